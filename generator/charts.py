@@ -1,0 +1,193 @@
+"""The two figures: Altair specs, compiled at build time to Vega and to a static SVG of the default."""
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass
+
+import altair as alt
+import vl_convert as vlc
+
+from .facts import Atlas, Facts
+
+GRID_DATA = "grid"  # the one dataset both live views share; the page inserts its rows
+FACTS_DATA = "facts"  # one row per selection: crossing, where a sequence runs out
+SIGNALS = ("sel_model", "sel_batch", "sel_network")
+WIDTH, HEIGHT = 560, 250
+FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
+# Okabe–Ito blue and vermilion: distinct under the common colour-vision deficiencies
+# and at least 3:1 against both the light and the dark page.
+SERIES = {"compute": ("#0072b2", []), "all-reduce": ("#d55e00", [6, 3])}
+SELECTED = " && ".join(f"datum.{k} == {s}" for k, s in zip(("model", "batch", "network"), SIGNALS))
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure: its id, compiled Vega spec (no data), and static SVG of the default selection."""
+
+    id: str
+    title: str
+    vega: dict
+    svg: str
+
+
+def grid_rows(atlas: Atlas) -> list[dict]:
+    """The rows both live views draw from: the grid, with ids the controls use."""
+    return [
+        {"model": r["model"], "batch": b, "network": r["network"], "replicas": r["replicas"],
+         "compute_s": r["compute_s"], "allreduce_s": r["allreduce_s"], "efficiency": r["efficiency"]}
+        for r in atlas.rows()
+        for b in [_batch_id(atlas, r["global_batch_tokens"])]
+    ]
+
+
+def _batch_id(atlas: Atlas, tokens: int) -> str:
+    return next(i for i, b in atlas.presets.batches.items() if b.tokens == tokens)
+
+
+def facts_rows(atlas: Atlas) -> list[dict]:
+    """One row per selection: where the lines cross and where a replica gets under one sequence."""
+    out = []
+    for sel in atlas.selections:
+        f: Facts = atlas.facts(sel)
+        out.append({
+            "model": sel.model, "batch": sel.batch, "network": sel.network,
+            "crossing": f.crossing_replicas,
+            "one_sequence": f.batch.tokens / atlas.presets.workshop.seq_len,
+            "max_replicas": int(atlas.grid.replicas[-1]),
+        })
+    return out
+
+
+def _params(default) -> list:
+    return [alt.param(name=s, value=v) for s, v in zip(SIGNALS, (default.model, default.batch, default.network))]
+
+
+def _x(max_replicas: int) -> alt.X:
+    return alt.X("replicas:Q", title="data-parallel replicas (GPUs)",
+                 scale=alt.Scale(type="log", base=2, domain=[1, max_replicas], nice=False),
+                 axis=alt.Axis(values=[4 ** k for k in range(0, 8)], format=",d", grid=False))
+
+
+def _band_and_rule(max_replicas: int, label_side: str) -> list:
+    """The shaded 'under one sequence per replica' band and the crossing rule, both labelled."""
+    facts = alt.Chart(alt.Data(name=FACTS_DATA)).transform_filter(SELECTED)
+    band = facts.mark_rect(opacity=0.13, color="#888888").encode(
+        x=alt.X("one_sequence:Q", scale=alt.Scale(type="log", base=2)), x2="max_replicas:Q",
+    ).transform_filter(f"datum.one_sequence < {max_replicas}")
+    # Labelled only when the band is wide enough (5 octaves) to hold its words.
+    band_label = facts.mark_text(align="right", baseline="top", dx=-4, dy=4, fontSize=11,
+                                 color="#555555").encode(
+        x="max_replicas:Q", y=alt.value(0), text=alt.value("< 1 sequence per replica"),
+    ).transform_filter(f"datum.one_sequence <= {max_replicas / 32}")
+    crossed = facts.transform_filter("datum.crossing != null")
+    rule = crossed.mark_rule(strokeWidth=1.5, color="#333333").encode(x="crossing:Q")
+    rule_label = crossed.transform_calculate(
+        label="'cross: ' + format(datum.crossing, ',d')",
+    ).mark_text(align=label_side, baseline="bottom", dx=-4 if label_side == "right" else 4, dy=-4,
+                fontSize=11, fontWeight="bold", color="#333333").encode(
+        x="crossing:Q", y=alt.value("height"), text="label:N")
+    return [band, band_label, rule, rule_label]
+
+
+def time_chart(default, max_replicas: int) -> alt.LayerChart:
+    """Figure 1: per-step compute and gradient all-reduce time against replicas, log–log."""
+    names, colours = list(SERIES), [c for c, _ in SERIES.values()]
+    base = alt.Chart(alt.Data(name=GRID_DATA)).transform_filter(SELECTED).transform_fold(
+        ["compute_s", "allreduce_s"], as_=["series", "seconds"],
+    ).transform_calculate(
+        series="datum.series == 'compute_s' ? 'compute' : 'all-reduce'",
+    ).transform_filter("datum.seconds > 0")
+    colour = alt.Color("series:N", scale=alt.Scale(domain=names, range=colours), legend=None)
+    dash = alt.StrokeDash("series:N", scale=alt.Scale(domain=names, range=[d for _, d in SERIES.values()]),
+                          legend=None)
+    y = alt.Y("seconds:Q", title="seconds per step", scale=alt.Scale(type="log"),
+              axis=alt.Axis(format=",~g", tickCount=5, grid=False))
+    lines = base.mark_line(strokeWidth=2.5).encode(x=_x(max_replicas), y=y, color=colour, strokeDash=dash)
+    dots = base.mark_point(filled=True, size=28).encode(
+        x="replicas:Q", y="seconds:Q", color=colour,
+        shape=alt.Shape("series:N", scale=alt.Scale(domain=names, range=["circle", "square"]), legend=None),
+    )
+    # Direct labels, so colour is never the only key to the series: compute above, all-reduce below.
+    labels = [
+        base.transform_filter(f"datum.replicas == 2 && datum.series == '{name}'").mark_text(
+            align="left", baseline=baseline, dx=6, dy=dy, fontSize=12, fontWeight="bold",
+        ).encode(x="replicas:Q", y="seconds:Q", text="series:N", color=colour)
+        for name, baseline, dy in (("compute", "bottom", -6), ("all-reduce", "top", 8))
+    ]
+    return alt.layer(*_band_and_rule(max_replicas, "right"), lines, dots, *labels).add_params(*_params(default)).properties(
+        width=WIDTH, height=HEIGHT,
+    )
+
+
+def efficiency_chart(default, max_replicas: int) -> alt.LayerChart:
+    """Figure 2: scaling efficiency (compute / step time) against replicas."""
+    base = alt.Chart(alt.Data(name=GRID_DATA)).transform_filter(SELECTED)
+    line = base.mark_line(strokeWidth=2.5, color="#0072b2", point=alt.OverlayMarkDef(filled=True, size=28)).encode(
+        x=_x(max_replicas),
+        y=alt.Y("efficiency:Q", title="scaling efficiency", scale=alt.Scale(domain=[0, 1]),
+                axis=alt.Axis(format="%", values=[0, 0.25, 0.5, 0.75, 1], grid=True)),
+    )
+    return alt.layer(*_band_and_rule(max_replicas, "left"), line).add_params(*_params(default)).properties(
+        width=WIDTH, height=HEIGHT * 0.72,
+    )
+
+
+def theme() -> dict:
+    """Vega-Lite config shared by both figures; colours the page's CSS may restyle in dark mode."""
+    return {
+        "font": FONT,
+        "background": None,
+        "view": {"stroke": None},
+        "axis": {"labelFontSize": 12, "titleFontSize": 12, "titleFontWeight": "normal",
+                 "labelColor": "#333333", "titleColor": "#333333", "domainColor": "#666666",
+                 "tickColor": "#666666", "gridColor": "#dddddd"},
+        "autosize": {"type": "fit-x", "contains": "padding"},
+    }
+
+
+def to_vega(chart: alt.TopLevelMixin, description: str) -> dict:
+    """Compile an Altair chart to a Vega spec without data values."""
+    spec = chart.properties(description=description).to_dict()
+    spec["config"] = theme()
+    spec.pop("datasets", None)
+    vega = vlc.vegalite_to_vega(spec)
+    vega.pop("$schema", None)
+    return vega
+
+
+def with_data(vega: dict, data: dict[str, list[dict]]) -> dict:
+    """A copy of a Vega spec with values put into its named datasets."""
+    spec = copy.deepcopy(vega)
+    for entry in spec.get("data", []):
+        if entry["name"] in data:
+            entry["values"] = data[entry["name"]]
+    return spec
+
+
+def static_svg(vega: dict, data: dict[str, list[dict]], figure_id: str) -> str:
+    """The figure for the default selection as SVG, with ids made unique to this figure."""
+    svg = vlc.vega_to_svg(with_data(vega, data))
+    svg = re.sub(r"<\?xml[^>]*>\s*", "", svg)
+    ids = set(re.findall(r'\bid="([^"]+)"', svg))
+    for old in sorted(ids, key=len, reverse=True):
+        svg = svg.replace(f'id="{old}"', f'id="{figure_id}-{old}"').replace(
+            f"url(#{old})", f"url(#{figure_id}-{old})")
+    return svg.strip()
+
+
+def figures(atlas: Atlas, default) -> list[Figure]:
+    """Both figures, compiled for the page and drawn for the default selection."""
+    max_replicas = int(atlas.grid.replicas[-1])
+    data = {GRID_DATA: grid_rows(atlas), FACTS_DATA: facts_rows(atlas)}
+    made = []
+    for fid, title, chart, description in (
+        ("fig-time", "Compute and all-reduce time per step", time_chart(default, max_replicas),
+         "Per-step compute time and gradient all-reduce time against data-parallel replicas, log–log."),
+        ("fig-efficiency", "Scaling efficiency", efficiency_chart(default, max_replicas),
+         "Scaling efficiency against data-parallel replicas."),
+    ):
+        vega = to_vega(chart, description)
+        made.append(Figure(id=fid, title=title, vega=vega, svg=static_svg(vega, data, fid)))
+    return made
+
