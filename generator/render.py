@@ -1,0 +1,346 @@
+"""Turn content, facts and figures into the one HTML page (a string): prose, readouts, data, CSP."""
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import html
+import io
+import json
+import math
+import re
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+import markdown
+import nh3
+from markupsafe import Markup
+
+from .charts import FACTS_DATA, GRID_DATA, SIGNALS, Figure, facts_rows, grid_rows
+from .content import Content, ContentError, Prose, Selection
+from .facts import CSV_COLUMNS, Atlas, Facts
+
+TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+CSV_NAME = "data-parallelism.csv"
+
+# What prose may contain once it is HTML: structure and emphasis, links, nothing that runs.
+PROSE_TAGS = {"p", "em", "strong", "a", "ul", "ol", "li", "h2", "h3", "h4", "code", "blockquote", "sup",
+              "sub", "br", "hr", "abbr", "b", "i", "span"}
+PROSE_ATTRIBUTES = {"a": {"href", "title"}, "abbr": {"title"}}
+CITE_TOKEN = "\u27e6cite:{}\u27e7"  # survives Markdown and sanitising, then becomes a link
+
+
+# --- numbers as the prose writes them -----------------------------------------------------------
+
+def num(value, digits: int = 0) -> str:
+    """1024 → '1,024'; num(128.48, 1) → '128.5'."""
+    return f"{value:,.{digits}f}"
+
+
+def seconds(value, digits: int = 2) -> str:
+    """0.6424 → '0.64 s'."""
+    return f"{num(value, digits)} s"
+
+
+def percent(fraction, digits: int = 0) -> str:
+    """0.45 → '45%'."""
+    return f"{fraction * 100:.{digits}f}%"
+
+
+def billions(value, digits: int = 1) -> str:
+    """6_979_588_096 → '7.0'."""
+    return f"{value / 1e9:,.{digits}f}"
+
+
+def fraction(value) -> str:
+    """0.5 → 'half', 0.0625 → '1/16'; other shares as a decimal."""
+    words = {1.0: "all", 0.5: "half", 0.25: "a quarter"}
+    if value in words:
+        return words[value]
+    if 0 < value < 1 and (1 / value).is_integer():
+        return f"1/{int(1 / value)}"
+    return f"{value:.3g}"
+
+
+FILTERS = {"num": num, "seconds": seconds, "percent": percent, "billions": billions, "fraction": fraction}
+
+
+# --- prose ---------------------------------------------------------------------------------------
+
+def _prose_line(error: BaseException, name: str) -> int | None:
+    """The template line an error in prose was raised from, if the traceback knows it."""
+    if getattr(error, "lineno", None) and isinstance(error, jinja2.TemplateSyntaxError):
+        return error.lineno
+    lines = [f.lineno for f in traceback.extract_tb(error.__traceback__) if f.filename == name]
+    return lines[-1] if lines else None
+
+
+@dataclass
+class ProseContext:
+    """What prose slots may name: the default selection's facts, other scenarios, presets, cite()."""
+
+    content: Content
+    atlas: Atlas
+
+    def variables(self) -> dict:
+        """The names a prose template can use."""
+        p = self.content.presets
+        default = self.content.plate.default
+        return {
+            "default": self.atlas.facts(default),
+            "scenario": self.scenario,
+            "cite": self.cite,
+            "workshop": p.workshop, "gpu": p.gpu,
+            "models": p.models, "batches": p.batches, "networks": p.networks,
+        }
+
+    def scenario(self, model: str | None = None, batch: str | None = None, network: str | None = None) -> Facts:
+        """Facts for the default selection with some presets swapped."""
+        d = self.content.plate.default
+        sel = Selection(model or d.model, batch or d.batch, network or d.network)
+        p = self.content.presets
+        for kind, chosen, table in (("model", sel.model, p.models), ("batch", sel.batch, p.batches),
+                                    ("network", sel.network, p.networks)):
+            if chosen not in table:
+                raise LookupError(f"scenario(): {kind} {chosen!r} is not a preset (known: {', '.join(table)})")
+        return self.atlas.facts(sel)
+
+    def cite(self, source_id: str) -> str:
+        """A citation mark for a source of sources.toml."""
+        if source_id not in self.content.sources:
+            known = ", ".join(self.content.sources) or "none"
+            raise LookupError(f"cite(): no source {source_id!r} in sources.toml (known: {known})")
+        return CITE_TOKEN.format(source_id)
+
+
+def prose_environment() -> jinja2.Environment:
+    """Jinja for prose: strict about names, no HTML escaping (Markdown and the sanitiser follow)."""
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    env.filters.update(FILTERS)
+    return env
+
+
+def fill_slots(prose: Prose, context: ProseContext, problems: list[str], root: Path) -> str:
+    """Prose with its {{ slots }} filled from the model; mistakes appended to problems with their line."""
+    name = str(prose.path)
+    try:
+        shown = prose.path.relative_to(root.parent)
+    except ValueError:
+        shown = prose.path
+    try:
+        template = prose_environment().from_string(prose.text)
+        template.filename = name
+        return template.render(context.variables())
+    except jinja2.TemplateSyntaxError as error:
+        line = prose.first_line + error.lineno - 1
+        problems.append(f"{shown}, line {line}: template syntax error in prose: {error.message}")
+    except Exception as error:  # noqa: BLE001 - any failure of a slot is the author's to fix
+        where = _prose_line(error, name)
+        line = f", line {prose.first_line + where - 1}" if where else ""
+        message = error.message if isinstance(error, jinja2.UndefinedError) else str(error)
+        if isinstance(error, jinja2.UndefinedError):
+            message = f"undefined fact in prose: {message}"
+        problems.append(f"{shown}{line}: {message}")
+    return ""
+
+
+def slug(text: str) -> str:
+    """'Linear until it is not' → 'linear-until-it-is-not'."""
+    return re.sub(r"[^a-z0-9]+", "-", html.unescape(text).lower()).strip("-") or "section"
+
+
+def markdown_to_html(text: str) -> str:
+    """Markdown → HTML with raw HTML sanitised away and headings given ids."""
+    rendered = markdown.markdown(text, extensions=["smarty"], output_format="html")
+    clean = nh3.clean(rendered, tags=PROSE_TAGS, attributes=PROSE_ATTRIBUTES,
+                      url_schemes={"http", "https", "mailto"}, link_rel="noopener noreferrer")
+    return re.sub(r"<h([234])>(.*?)</h\1>",
+                  lambda m: f'<h{m.group(1)} id="{slug(re.sub("<[^>]+>", "", m.group(2)))}">{m.group(2)}</h{m.group(1)}>',
+                  clean)
+
+
+def link_citations(prose_html: str, content: Content) -> str:
+    """Replace citation tokens with numbered links to the source list."""
+    order = list(content.sources)
+
+    def link(match: re.Match) -> str:
+        sid = match.group(1)
+        return f'<sup class="cite"><a href="#source-{sid}" aria-label="source {order.index(sid) + 1}">' \
+               f'[{order.index(sid) + 1}]</a></sup>'
+    return re.sub("\u27e6cite:([^\u27e7]+)\u27e7", link, prose_html)
+
+
+def link_terms(parts: list[str], content: Content) -> list[str]:
+    """Link each glossary term at its first use across the prose parts (outside links and headings)."""
+    pending = {}
+    for term in content.terms.values():
+        spellings = sorted({term.name, *term.matches}, key=len, reverse=True)
+        pending[term.id] = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, spellings)) + r")(?![\w-])",
+                                      re.IGNORECASE)
+    out = []
+    for part in parts:
+        pieces = re.split(r"(<[^>]+>)", part)
+        blocked = 0
+        for i, piece in enumerate(pieces):
+            if piece.startswith("<"):
+                tag = re.match(r"</?([a-zA-Z0-9]+)", piece)
+                if tag and tag.group(1).lower() in {"a", "h2", "h3", "h4", "sup"}:
+                    blocked += -1 if piece.startswith("</") else 1
+                continue
+            if blocked or not pending:
+                continue
+            pieces[i] = _link_first(piece, pending, content)
+        out.append("".join(pieces))
+    return out
+
+
+def _link_first(text: str, pending: dict, content: Content) -> str:
+    """Link, in one run of text, the earliest use of each term not linked yet."""
+    result, position = [], 0
+    while True:
+        best = None
+        for term_id, pattern in pending.items():
+            found = pattern.search(text, position)
+            if found and (best is None or found.start() < best[1].start()):
+                best = (term_id, found)
+        if best is None:
+            break
+        term_id, found = best
+        del pending[term_id]
+        result.append(text[position:found.start()])
+        result.append(f'<a class="term" href="#term-{term_id}" aria-describedby="def-{term_id}">'
+                      f"{found.group(0)}</a>")
+        position = found.end()
+    result.append(text[position:])
+    return "".join(result)
+
+
+# --- views of the grid ---------------------------------------------------------------------------
+
+def caption(content: Content, sel: Selection) -> str:
+    """'Llama 3 8B · 4M tokens · 400 Gb/s': what a figure shows."""
+    p = content.presets
+    return f"{p.models[sel.model].name} · {p.batches[sel.batch].name} · {p.networks[sel.network].short}"
+
+
+def readout(f: Facts) -> str:
+    """The status line for one selection: crossing, all-reduce, tokens per replica, memory."""
+    n_max = int(f.grid.replicas[-1])
+    if f.crossing_replicas is None:
+        crossing = (f"Compute stays longer than the all-reduce ({seconds(f.at(n_max).allreduce_s, 3)}) "
+                    f"all the way to {num(n_max)} replicas: efficiency is still "
+                    f"{percent(f.at(n_max).efficiency)}.")
+    else:
+        at = f.at_crossing
+        share = at.sequences_per_replica
+        seqs = f"{fraction(share)} of a sequence" if share < 1 else f"{num(share, 0 if share >= 10 else 1)} sequences"
+        crossing = (f"The lines cross at {num(f.crossing_replicas)} replicas: the all-reduce takes "
+                    f"{seconds(at.allreduce_s, 3 if at.allreduce_s < 0.1 else 2)} against "
+                    f"{seconds(at.compute_s, 3 if at.compute_s < 0.1 else 2)} of compute, "
+                    f"efficiency {percent(at.efficiency)}, and each replica processes "
+                    f"{num(at.tokens_per_replica)} tokens per step ({seqs}).")
+    fits = "fit on" if f.fits_in_memory else "do not fit on"
+    memory = (f"Model states: {num(f.model_states_gb, 1)} GB per replica, which {fits} one "
+              f"{num(f.gpu_memory_gb)} GB GPU.")
+    return f"{crossing} {memory}"
+
+
+def selection_key(sel: Selection) -> str:
+    """How the page looks up a selection's texts."""
+    return f"{sel.model}|{sel.batch}|{sel.network}"
+
+
+def csv_text(atlas: Atlas) -> str:
+    """The grid as CSV, one row per model, batch, network and replica count."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in atlas.rows():
+        writer.writerow({k: (repr(v) if isinstance(v, float) else str(v).lower() if isinstance(v, bool) else v)
+                         for k, v in row.items()})
+    return out.getvalue()
+
+
+def _round(value):
+    """Floats to 6 significant digits for the page (the CSV keeps full precision)."""
+    if isinstance(value, float) and math.isfinite(value):
+        return float(f"{value:.6g}")
+    return value
+
+
+def page_data(content: Content, atlas: Atlas, figures: list[Figure]) -> dict:
+    """Everything the page script needs, in one JSON object."""
+    p = content.presets
+    return {
+        "signals": dict(zip(("model", "batch", "network"), SIGNALS)),
+        "default": {"model": content.plate.default.model, "batch": content.plate.default.batch,
+                    "network": content.plate.default.network},
+        "choices": {"model": list(p.models), "batch": list(p.batches), "network": list(p.networks)},
+        "datasets": {
+            GRID_DATA: [{k: _round(v) for k, v in r.items()} for r in grid_rows(atlas)],
+            FACTS_DATA: facts_rows(atlas),
+        },
+        "texts": {selection_key(s): {"readout": readout(atlas.facts(s)), "caption": caption(content, s)}
+                  for s in atlas.selections},
+        "figures": [{"id": f.id, "vega": f.vega} for f in figures],
+    }
+
+
+def script_json(data) -> Markup:
+    """JSON safe inside <script>: no '</', '<!--', U+2028 or U+2029 can end or confuse the element."""
+    text = json.dumps(data, separators=(",", ":"), sort_keys=True, ensure_ascii=False, allow_nan=False)
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return Markup(text)
+
+
+def csp_hash(code: str) -> str:
+    """A CSP source expression allowing exactly this inline script or style."""
+    return "'sha256-" + base64.b64encode(hashlib.sha256(code.encode("utf-8")).digest()).decode() + "'"
+
+
+def raw_template(env: jinja2.Environment, name: str) -> str:
+    """A template file's text as written (CSS and JavaScript are not Jinja templates)."""
+    return env.loader.get_source(env, name)[0]
+
+
+def script_safe(code: str) -> str:
+    """JavaScript that cannot close its <script> element early (the page hashes this exact text)."""
+    return re.sub(r"</(script)", r"<\\/\1", code, flags=re.IGNORECASE).replace("<!--", "<\\!--")
+
+
+def page_environment() -> jinja2.Environment:
+    """Jinja for the page: autoescaped, strict about names."""
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
+                             autoescape=True, trim_blocks=True, lstrip_blocks=True)
+    env.filters.update(FILTERS)
+    return env
+
+
+def page(content: Content, atlas: Atlas, figures: list[Figure], runtime_js: str) -> str:
+    """The whole plate as one HTML string."""
+    problems: list[str] = []
+    context = ProseContext(content, atlas)
+    plate = content.plate
+    parts = [fill_slots(plate.before_figures, context, problems, content.root),
+             fill_slots(plate.after_figures, context, problems, content.root)]
+    if problems:
+        raise ContentError(problems)
+    parts = [link_citations(markdown_to_html(p), content) for p in parts]
+    parts = link_terms(parts, content)
+    env = page_environment()
+    style = raw_template(env, "plate.css")
+    script = raw_template(env, "plate.js")
+    runtime_js = script_safe(runtime_js)
+    default_facts = atlas.facts(plate.default)
+    return env.get_template("page.html.j2").render(
+        plate=plate, presets=content.presets, terms=content.terms, sources=content.sources,
+        before=Markup(parts[0]), after=Markup(parts[1]), figures=figures,
+        svgs={f.id: Markup(f.svg) for f in figures},
+        readout=readout(default_facts), caption=caption(content, plate.default), csv_name=CSV_NAME,
+        data=script_json(page_data(content, atlas, figures)),
+        style=Markup(style), runtime=Markup(runtime_js), script=Markup(script),
+        csp_scripts=" ".join([csp_hash(runtime_js), csp_hash(script)]), csp_style=csp_hash(style),
+    )
