@@ -46,12 +46,13 @@ def _batch_id(atlas: Atlas, tokens: int) -> str:
 
 
 def facts_rows(atlas: Atlas) -> list[dict]:
-    """One row per selection: where the lines cross and where a replica gets under one sequence."""
+    """One row per selection: its label, where the lines cross, where a replica gets under one sequence."""
     out = []
     for sel in atlas.selections:
         f: Facts = atlas.facts(sel)
         out.append({
             "model": sel.model, "batch": sel.batch, "network": sel.network,
+            "label": f"{f.model.name} · {f.batch.name} · {f.network.short}",
             "crossing": f.crossing_replicas,
             "one_sequence": f.batch.tokens / atlas.presets.workshop.seq_len,
             "max_replicas": int(atlas.grid.replicas[-1]),
@@ -87,7 +88,10 @@ def _band_and_rule(max_replicas: int, label_side: str) -> list:
     ).mark_text(align=label_side, baseline="bottom", dx=-4 if label_side == "right" else 4, dy=-4,
                 fontSize=11, fontWeight="bold", color="#333333").encode(
         x="crossing:Q", y=alt.value("height"), text="label:N")
-    return [band, band_label, rule, rule_label]
+    # The selection drawn into the figure, so a saved or printed SVG says what it shows.
+    selection = facts.mark_text(align="left", baseline="bottom", dx=6, dy=-4, fontSize=11,
+                                color="#555555").encode(x=alt.value(0), y=alt.value("height"), text="label:N")
+    return [band, band_label, rule, rule_label, selection]
 
 
 def time_chart(default, max_replicas: int) -> alt.LayerChart:

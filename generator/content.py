@@ -348,11 +348,23 @@ def _unknown_tables(problems: Problems, path: Path, text: str, data: dict, known
 
 # --- the files -----------------------------------------------------------------------------------
 
-def load_presets(problems: Problems, path: Path) -> Presets | None:
-    """Read presets.toml: the workshop, the GPU, models, batches and networks."""
+def declared_ids(data: dict | None) -> dict[str, list[str]]:
+    """The preset ids written in presets.toml, valid or not (so one mistake is not reported twice)."""
+    data = data or {}
+    return {kind: list(data.get(kind)) if isinstance(data.get(kind), dict) else []
+            for kind in ("models", "batches", "networks")}
+
+
+def load_presets(problems: Problems, path: Path) -> tuple[Presets | None, dict[str, list[str]] | None]:
+    """Read presets.toml: the workshop, the GPU, models, batches and networks; and the ids declared."""
     data, text = _read_toml(problems, path)
     if data is None:
-        return None
+        return None, None
+    return _presets(problems, path, text, data), declared_ids(data)
+
+
+def _presets(problems: Problems, path: Path, text: str, data: dict) -> Presets | None:
+    """Check the tables of presets.toml into Presets."""
     _unknown_tables(problems, path, text, data, ("workshop", "gpus", "models", "batches", "networks"))
     workshop = _fields(problems, path, text, ("workshop",), data.get("workshop", {}), {
         "gpu": "text", "mfu": "fraction", "bytes_per_grad": "count", "bytes_per_param_states": "count",
@@ -475,11 +487,11 @@ def load_plate(problems: Problems, path: Path) -> Plate | None:
     )
 
 
-def _check_default(problems: Problems, path: Path, plate: Plate, presets: Presets) -> None:
-    """The default selection must name existing presets."""
+def _check_default(problems: Problems, path: Path, plate: Plate, ids: dict[str, list[str]]) -> None:
+    """The default selection must name presets that presets.toml declares."""
     front = split_front_matter(Problems(problems.root), path, path.read_text(encoding="utf-8"))
     front_text = front[0] if front else ""
-    for key, table in (("model", presets.models), ("batch", presets.batches), ("network", presets.networks)):
+    for key, table in (("model", ids["models"]), ("batch", ids["batches"]), ("network", ids["networks"])):
         chosen = getattr(plate.default, key)
         if chosen not in table:
             problems.add(path, locate(front_text, ("default", key), 1),
@@ -492,11 +504,11 @@ def load(root: Path) -> Content:
     root = Path(root)
     problems = Problems(root)
     plate = load_plate(problems, root / "plate.md")
-    presets = load_presets(problems, root / "presets.toml")
+    presets, ids = load_presets(problems, root / "presets.toml")
     terms = load_terms(problems, root / "terms.toml")
     sources = load_sources(problems, root / "sources.toml")
-    if plate and presets:
-        _check_default(problems, root / "plate.md", plate, presets)
+    if plate and ids:
+        _check_default(problems, root / "plate.md", plate, ids)
     problems.raise_if_any()
     assert plate is not None and presets is not None
     return Content(root=root, plate=plate, presets=presets, terms=terms, sources=sources)

@@ -64,7 +64,21 @@ def fraction(value) -> str:
     return f"{value:.3g}"
 
 
-FILTERS = {"num": num, "seconds": seconds, "percent": percent, "billions": billions, "fraction": fraction}
+def _needs_value(name: str, function):
+    """A filter that explains a missing value instead of failing inside Python's formatting."""
+    def checked(value, *args):
+        if value is None:
+            raise ValueError(f"'{name}' got no value: the fact is empty for this selection "
+                             f"(a crossing that does not happen within the grid?)")
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            raise ValueError(f"'{name}' needs a number, got {value!r}")
+        return function(value, *args)
+    checked.__doc__ = function.__doc__
+    return checked
+
+
+FILTERS = {name: _needs_value(name, f) for name, f in
+           {"num": num, "seconds": seconds, "percent": percent, "billions": billions, "fraction": fraction}.items()}
 
 
 # --- prose ---------------------------------------------------------------------------------------
@@ -342,5 +356,5 @@ def page(content: Content, atlas: Atlas, figures: list[Figure], runtime_js: str)
         readout=readout(default_facts), caption=caption(content, plate.default), csv_name=CSV_NAME,
         data=script_json(page_data(content, atlas, figures)),
         style=Markup(style), runtime=Markup(runtime_js), script=Markup(script),
-        csp_scripts=" ".join([csp_hash(runtime_js), csp_hash(script)]), csp_style=csp_hash(style),
+        csp_scripts=Markup(" ".join([csp_hash(runtime_js), csp_hash(script)])), csp_style=Markup(csp_hash(style)),
     )

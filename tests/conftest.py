@@ -1,0 +1,106 @@
+"""Shared fixtures: built sites (real content and a small fixture) and a Chromium driven by Playwright."""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from generator import build
+
+try:
+    from playwright.sync_api import sync_playwright
+except ImportError:  # the test extra is not installed
+    sync_playwright = None
+
+ROOT = Path(__file__).resolve().parent.parent
+CONTENT = ROOT / "content"
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "mini"
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--disable-default-apps",
+]
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory) -> Path:
+    """The real plate, built once for the session."""
+    out = tmp_path_factory.mktemp("real") / "site"
+    build.build(CONTENT, out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def mini_site(tmp_path_factory) -> Path:
+    """The small fixture plate, built once for the session."""
+    out = tmp_path_factory.mktemp("mini") / "site"
+    build.build(FIXTURE, out)
+    return out
+
+
+def chromium_path() -> str | None:
+    """The system's Chromium (Debian package `chromium`), never a downloaded browser."""
+    for name in ("chromium", "chromium-browser"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """A headless Chromium for the session; skipped only when it is absent outside CI."""
+    path = chromium_path()
+    missing = "Chromium is not on PATH (Debian package 'chromium')" if path is None else \
+        "Playwright is not installed (pip install -e '.[test]')" if sync_playwright is None else None
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(f"{missing}, and CI is set: browser tests must run in CI")
+        pytest.skip(missing)
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+class Watched:
+    """A page with everything it logged and every request it made recorded."""
+
+    def __init__(self, page):
+        self.page = page
+        self.console: list[tuple[str, str]] = []
+        self.requests: list[str] = []
+        page.on("console", lambda m: self.console.append((m.type, m.text)))
+        page.on("pageerror", lambda e: self.console.append(("pageerror", str(e))))
+        page.on("request", lambda r: self.requests.append(r.url))
+
+    def outside_requests(self, site_dir: Path) -> list[str]:
+        """Requests for anything but the page's own file."""
+        own = (site_dir / "index.html").resolve().as_uri()
+        return [u for u in self.requests if u.split("#")[0] != own]
+
+    def problems(self) -> list[tuple[str, str]]:
+        """Console errors and warnings, and uncaught exceptions."""
+        return [(t, m) for t, m in self.console if t in ("error", "warning", "pageerror")]
+
+
+@pytest.fixture
+def open_page(browser):
+    """Open a built page from disk with the network off; yields a function returning a Watched page."""
+    contexts = []
+
+    def opener(site_dir: Path, hash: str = "", wait_ready: bool = True, **context_options) -> Watched:
+        options = {"offline": True, "viewport": {"width": 1100, "height": 900}}
+        options.update(context_options)
+        context = browser.new_context(**options)
+        contexts.append(context)
+        watched = Watched(context.new_page())
+        watched.page.goto((site_dir / "index.html").resolve().as_uri() + hash)
+        if wait_ready:
+            watched.page.wait_for_function("document.documentElement.dataset.ready", timeout=15000)
+        return watched
+
+    yield opener
+    for context in contexts:
+        context.close()

@@ -1,0 +1,78 @@
+"""What a reader does, in the system's Chromium with the network off: open, choose, share the link."""
+import pytest
+
+from conftest import CONTENT
+
+pytestmark = pytest.mark.browser
+
+TIMER = """() => {
+  window.__timing = {};
+  document.getElementById('controls').addEventListener('change', () => {
+    window.__timing.changed = performance.now();
+  }, true);
+  new MutationObserver(() => {
+    if (window.__timing.changed && !window.__timing.drawn) window.__timing.drawn = performance.now();
+  }).observe(document.documentElement, {attributes: true, attributeFilter: ['data-shown']});
+}"""
+
+SNAPSHOT = """() => ({
+  figures: [...document.querySelectorAll('.chart')].map(c => c.innerHTML),
+  readout: document.getElementById('readout').textContent,
+  captions: [...document.querySelectorAll('figcaption [data-selection]')].map(c => c.textContent),
+})"""
+
+
+def test_opens_offline_with_two_live_charts_and_no_requests(site, open_page):
+    watched = open_page(site)
+    page = watched.page
+    assert page.evaluate("document.documentElement.dataset.ready") == "true"
+    assert page.locator(".chart[data-live='true'] svg").count() == 2
+    assert page.evaluate("typeof window.vega.View") == "function"
+    assert page.evaluate("window.plate.views.length") == 2
+    assert watched.outside_requests(site) == []
+    assert watched.problems() == []
+
+
+@pytest.mark.parametrize("label, option, shown, readout_part", [
+    ("Model", "Llama 3 70B", "llama3-70b|4M|ib-400", "1,128.9 GB"),
+    ("Global batch", "1M tokens", "llama3-8b|1M|ib-400", "cross at 256 replicas"),
+    ("Network", "NVLink (H100)", "llama3-8b|4M|nvlink", "cross at 8,192 replicas"),
+])
+def test_each_control_redraws_both_figures_and_the_readout(site, open_page, label, option, shown, readout_part):
+    watched = open_page(site)
+    page = watched.page
+    before = page.evaluate(SNAPSHOT)
+    page.evaluate(TIMER)
+    page.get_by_label(label, exact=True).select_option(label=option)
+    page.wait_for_function(f"document.documentElement.dataset.shown === '{shown}'")
+    after = page.evaluate(SNAPSHOT)
+    timing = page.evaluate("window.__timing")
+    assert timing["drawn"] - timing["changed"] <= 250, timing
+    assert all(a != b for a, b in zip(after["figures"], before["figures"])), "a figure did not redraw"
+    assert after["readout"] != before["readout"] and readout_part in after["readout"]
+    assert after["captions"] != before["captions"] and option.split(" (")[0] in after["captions"][0]
+    assert watched.outside_requests(site) == []
+    assert watched.problems() == []
+
+
+def test_url_keeps_and_restores_the_selection(site, open_page):
+    watched = open_page(site)
+    page = watched.page
+    page.get_by_label("Model", exact=True).select_option(label="Llama 3.1 405B")
+    page.get_by_label("Global batch", exact=True).select_option(label="16M tokens")
+    page.get_by_label("Network", exact=True).select_option(label="NVLink (H100)")
+    page.wait_for_function("document.documentElement.dataset.shown === 'llama3-405b|16M|nvlink'")
+    url = page.url
+    assert url.endswith("#model=llama3-405b&batch=16M&network=nvlink")
+    reopened = open_page(site, hash="#" + url.split("#", 1)[1]).page
+    assert reopened.evaluate("document.documentElement.dataset.shown") == "llama3-405b|16M|nvlink"
+    for label, value in (("Model", "llama3-405b"), ("Global batch", "16M"), ("Network", "nvlink")):
+        assert reopened.get_by_label(label, exact=True).input_value() == value
+    assert "Llama 3.1 405B · 16M tokens · NVLink" in reopened.locator("#fig-time figcaption").text_content()
+    assert "all the way to 16,384 replicas" in reopened.locator("#readout").text_content()
+
+
+def test_unknown_ids_in_the_url_fall_back_to_the_default(site, open_page):
+    watched = open_page(site, hash="#model=gpt-9&batch=4M&network=<script>")
+    assert watched.page.evaluate("document.documentElement.dataset.shown") == "llama3-8b|4M|ib-400"
+    assert watched.problems() == []

@@ -1,0 +1,97 @@
+"""End-to-end builds of the real plate and of the small fixture: files, claims, size, self-containment."""
+import csv
+import gzip
+import html
+import re
+
+from generator import build, render
+
+from conftest import CONTENT, FIXTURE
+
+MAX_GZIP_BYTES = 230 * 1024
+
+
+def text_of(page: str) -> str:
+    """The page's visible prose as plain text, whitespace folded."""
+    body = re.sub(r"<(script|style|svg)\b.*?</\1>", " ", page, flags=re.S)
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", "", body)))
+
+
+def test_build_writes_page_and_csv(site):
+    assert sorted(p.name for p in site.iterdir()) == sorted(["index.html", render.CSV_NAME])
+    page = (site / "index.html").read_text()
+    assert f'href="{render.CSV_NAME}"' in page and "Download the data" in page
+
+
+def test_page_states_the_claims_of_model_md(site):
+    words = text_of((site / "index.html").read_text())
+    assert "cross only at about 1,024 replicas" in words
+    assert "all-reduce stays close to 0.64 s" in words
+    assert "each replica handles 4,096 tokens per step: half of one 8,192-token sequence" in words
+    assert "at 1,024 replicas the efficiency is still 100%" in words
+    assert "With a 1M tokens batch the crossing comes sooner, at 256 replicas" in words
+    assert "model states take 128.5 GB per replica, more than the 80 GB" in words
+    assert "64 to 128 data-parallel replicas" in words
+    assert "plate XIV.5" in words and "plate XI.2" in words
+
+
+def test_page_has_plate_header_terms_takeaway_and_sources(site):
+    page = (site / "index.html").read_text()
+    words = text_of(page)
+    assert "Vol. XIV · Parallelism" in words and "Plate 4 of 11" in words
+    assert "<h1>Data Parallelism</h1>" in page
+    for term in ("Data parallelism", "Replica", "Global batch", "Overlap"):
+        assert f"<dt>{term}</dt>" in page
+    assert 'href="https://doi.org/10.14778/3415478.3415530"' in page
+    assert 'href="https://arxiv.org/abs/1812.06162"' in page
+    assert "only if the whole model fits on every replica" in words
+    assert "What you will learn" in words
+    assert page.count("<li>") >= 5
+
+
+def test_default_readout_is_in_the_page(site):
+    page = (site / "index.html").read_text()
+    readout = re.search(r'<p class="readout" id="readout" role="status"[^>]*>(.*?)</p>', page, re.S).group(1)
+    assert "cross at 1,024 replicas" in readout and "0.64 s" in readout and "4,096 tokens" in readout
+    assert "128.5 GB" in readout and "do not fit" in readout
+
+
+def test_page_is_self_contained(site):
+    page = (site / "index.html").read_text()
+    assert not re.search(r'<(script|link|img|iframe)\b[^>]*\b(src|href)=', page)
+    assert "@import" not in page and "url(http" not in page
+    assert "cdn.jsdelivr" not in page
+
+
+def test_page_fits_the_size_budget(site):
+    size = len(gzip.compress((site / "index.html").read_bytes(), 9))
+    assert size <= MAX_GZIP_BYTES, f"index.html is {size / 1024:.1f} KB gzip, budget 230 KB"
+
+
+def test_csv_has_the_agreed_columns(site):
+    with open(site / render.CSV_NAME, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert list(rows[0]) == ["model", "gpu", "network", "global_batch_tokens", "replicas", "params",
+                             "gpu_peak_tflops", "mfu", "link_gbytes_per_s", "compute_s", "allreduce_s",
+                             "step_s", "efficiency", "tokens_per_replica", "sequences_per_replica",
+                             "model_states_gb", "gpu_memory_gb", "fits_in_memory"]
+    assert len(rows) == 3 * 3 * 2 * 15
+
+
+def test_fixture_content_builds(mini_site):
+    page = (mini_site / "index.html").read_text()
+    words = text_of(page)
+    assert "A Small Plate" in page and "Vol. IX · Fixtures" in words
+    assert "crosses at 32 replicas over the slow link" in words
+    assert "On the fast link it crosses at 64 replicas" in words
+    rows = list(csv.DictReader(open(mini_site / render.CSV_NAME)))
+    assert len(rows) == 2 * 1 * 2 * 7
+
+
+def test_build_replaces_the_previous_site(tmp_path):
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / "stale.txt").write_text("old")
+    build.build(FIXTURE, out)
+    assert not (out / "stale.txt").exists() and (out / "index.html").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["site"]
