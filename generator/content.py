@@ -1,6 +1,9 @@
 """Read content/ into validated dataclasses; every mistake is reported as `file, line N: …`."""
 from __future__ import annotations
 
+import codecs
+import difflib
+import json
 import math
 import re
 import tomllib
@@ -160,6 +163,15 @@ class Content:
     sources: dict[str, Source]
 
 
+# --- limits --------------------------------------------------------------------------------------
+
+ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+MAX_COUNT = 2**53  # whole numbers above this lose precision as floats, in the model and in JSON
+MAX_REPLICAS = 2**20  # the page embeds every replica count; beyond this it only grows
+SINGULAR = {"models": "model", "batches": "batch", "networks": "network", "gpus": "gpu", "terms": "term",
+            "sources": "source"}
+
+
 # --- locating mistakes ---------------------------------------------------------------------------
 
 _HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
@@ -217,14 +229,23 @@ class Problems:
 
 # --- checking fields -----------------------------------------------------------------------------
 
+def quote(value: str) -> str:
+    """A name or id as messages show it: "ib-400"."""
+    return json.dumps(value, ensure_ascii=False)
+
+
 def _describe(value: Any) -> str:
     """A value as the author wrote it, for error messages."""
     if isinstance(value, str):
-        return repr(value)
+        return quote(value if len(value) <= 60 else value[:57] + "…")
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, (dict, list)):
-        return "a table" if isinstance(value, dict) else "a list"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf") if math.isinf(value) else repr(value)
     return str(value)
 
 
@@ -238,8 +259,13 @@ def _check(kind: str, value: Any) -> str | None:
         if not isinstance(value, str) or not value.strip():
             return f"must be non-empty text, got {_describe(value)}"
     elif kind == "count":
+        if isinstance(value, float) and math.isfinite(value) and value.is_integer() and value > 0:
+            return (f"must be a whole number written without a decimal point or exponent "
+                    f"(e.g. {int(value):_}), got {_describe(value)}")
         if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
             return f"must be a positive whole number, got {_describe(value)}"
+        if value > MAX_COUNT:
+            return f"must be at most 2^53 = {MAX_COUNT:,}, got {value:,}"
     elif kind == "positive":
         if not _is_number(value) or not math.isfinite(value) or value <= 0:
             return f"must be a positive number, got {_describe(value)}"
@@ -247,106 +273,212 @@ def _check(kind: str, value: Any) -> str | None:
         if not _is_number(value) or not math.isfinite(value) or not 0 < value <= 1:
             return f"must be a number greater than 0 and at most 1, got {_describe(value)}"
     elif kind == "texts":
-        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-            return f"must be a list of non-empty texts, got {_describe(value)}"
+        if not isinstance(value, list):
+            return f"must be a list of texts like [\"a\", \"b\"], got {_describe(value)}"
+        bad = [v for v in value if not isinstance(v, str) or not v.strip()]
+        if bad:
+            return f"must be a list of non-empty texts, but holds {_describe(bad[0])}"
     elif kind == "url":
-        if not isinstance(value, str) or not re.match(r"^https?://[^\s\"'<>]+$", value):
-            return f"must be an http(s) address, got {_describe(value)}"
+        if not isinstance(value, str) or not re.fullmatch(r"https?://[^\s\"'<>/]+[^\s\"'<>]*", value):
+            return f"must be an http:// or https:// address, got {_describe(value)}"
     elif kind == "table":
         if not isinstance(value, dict):
             return f"must be a table, got {_describe(value)}"
     return None
 
 
+def _unknown(name: str, known, hints: dict[str, str] | None) -> str:
+    """'unknown key "x"' with a hint: where it belongs, or the key it may be a typo of."""
+    if hints and name in hints:
+        return f"unknown key {quote(name)} here ({hints[name]})"
+    close = difflib.get_close_matches(name, list(known), n=1)
+    if close:
+        return f"unknown key {quote(name)} (did you mean {quote(close[0])}?)"
+    return f"unknown key {quote(name)} (known keys: {', '.join(known)})"
+
+
 def _fields(problems: Problems, path: Path, text: str, where: tuple[str, ...], table: Any,
             schema: dict[str, str], optional: dict[str, Any] | None = None,
-            line_offset: int = 0, label: str = "") -> dict[str, Any] | None:
+            line_offset: int = 0, label: str = "", fallback_line: int | None = None,
+            hints: dict[str, str] | None = None) -> dict[str, Any] | None:
     """Check a table against a schema {field: kind}; the checked values, or None on a mistake."""
     optional = optional or {}
     prefix = f"{label}: " if label else ""
+    table_line = locate(text, where, line_offset) if where else None
+    table_line = table_line or fallback_line
     if not isinstance(table, dict):
-        problems.add(path, locate(text, where, line_offset), f"{prefix}must be a table, got {_describe(table)}")
+        problems.add(path, table_line, f"{prefix}must be a table, got {_describe(table)}")
         return None
     ok = True
     values: dict[str, Any] = {}
     for name in table:
         if name not in schema:
-            known = ", ".join(schema)
-            problems.add(path, locate(text, where + (name,), line_offset),
-                         f"{prefix}unknown key {name!r} (known keys: {known})")
+            line = locate(text, where + (name,), line_offset) or table_line
+            problems.add(path, line, f"{prefix}{_unknown(name, schema, hints)}")
             ok = False
     for name, kind in schema.items():
         if name not in table:
             if name in optional:
                 values[name] = optional[name]
                 continue
-            problems.add(path, locate(text, where, line_offset), f"{prefix}missing key {name!r}")
+            problems.add(path, table_line, f"{prefix}missing key {quote(name)}")
             ok = False
             continue
         why = _check(kind, table[name])
         if why:
-            problems.add(path, locate(text, where + (name,), line_offset), f"{prefix}{name} {why}")
+            problems.add(path, locate(text, where + (name,), line_offset) or table_line, f"{prefix}{name} {why}")
             ok = False
         else:
             values[name] = table[name]
     return values if ok else None
 
 
-def _read_toml(problems: Problems, path: Path, text: str | None = None, line_offset: int = 0):
-    """Parse TOML, recording a syntax error with its line."""
-    if text is None:
+def _read_text(problems: Problems, path: Path) -> str | None:
+    """A content file's text (UTF-8, a leading byte-order mark dropped), or None with the reason recorded."""
+    if not path.exists():
+        siblings = [p.name for p in path.parent.iterdir()] if path.parent.is_dir() else []
+        close = difflib.get_close_matches(path.name, siblings, n=1)
+        hint = f" (found {quote(close[0])}: a typo in its name?)" if close else ""
+        problems.add(path, None, f"file is missing{hint}")
+        return None
+    if path.is_dir():
+        problems.add(path, None, "is a folder, not a file")
+        return None
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        problems.add(path, None, f"cannot be read: {error.strerror or error}")
+        return None
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8):]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[:error.start].count(b"\n") + 1
+        problems.add(path, line, f"is not UTF-8 text (byte 0x{data[error.start]:02x} cannot be decoded); "
+                                 f"save the file as UTF-8")
+        return None
+
+
+def _parse_error_line(text: str, message: str) -> int | None:
+    """Where an error tomllib places 'at end of document' starts: the first line of the run of
+    prefixes of text that all fail the same way (a duplicate last key, an unclosed string or array)."""
+    lines = text.splitlines()
+    found = None
+    for k in range(len(lines), 0, -1):
         try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            problems.add(path, None, "file is missing")
-            return None, ""
-        except (OSError, UnicodeDecodeError) as error:
-            problems.add(path, None, f"cannot be read: {error}")
+            tomllib.loads("\n".join(lines[:k]))
+            break
+        except tomllib.TOMLDecodeError as error:
+            if re.sub(r"\s*\(at .*\)$", "", str(error)) != message:
+                break
+            found = k
+    return found
+
+
+def _read_toml(problems: Problems, path: Path, text: str | None = None, line_offset: int = 0):
+    """Parse TOML, recording a syntax error with its line; (data or None, text)."""
+    if text is None:
+        text = _read_text(problems, path)
+        if text is None:
             return None, ""
     try:
         return tomllib.loads(text), text
     except tomllib.TOMLDecodeError as error:
+        message = re.sub(r"\s*\(at .*\)$", "", str(error))
         match = re.search(r"\(at line (\d+), column (\d+)\)", str(error))
-        line = int(match.group(1)) + line_offset if match else None
-        message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(error))
         if match:
+            line = int(match.group(1))
             message += f" (column {match.group(2)})"
-        problems.add(path, line, f"TOML syntax error: {message}")
+        else:
+            line = _parse_error_line(text, message)
+        if message.startswith("Cannot overwrite a value") or message.startswith("Cannot declare"):
+            message += ": a key or table is written twice"
+        problems.add(path, line + line_offset if line else None, f"TOML syntax error: {message}")
         return None, text
 
 
 def _keyed(problems: Problems, path: Path, text: str, data: dict, section: str,
-           schema: dict[str, str], make, optional: dict[str, Any] | None = None) -> dict:
+           schema: dict[str, str], make, optional: dict[str, Any] | None = None,
+           unique: tuple[str, ...] = ("name",)) -> dict:
     """Read a table of tables ([section.id]) into {id: make(id, **fields)}."""
+    one = SINGULAR.get(section, section)
     tables = data.get(section)
     if tables is None:
-        problems.add(path, None, f"missing table [{section}.<id>]")
+        problems.add(path, None, f"missing table [{section}.<id>]: at least one {one} is needed")
         return {}
     if not isinstance(tables, dict) or not tables:
-        problems.add(path, locate(text, (section,)), f"[{section}] must hold at least one [{section}.<id>] table")
+        problems.add(path, locate(text, (section,)),
+                     f"[{section}] must hold at least one [{section}.<id>] table, got {_describe(tables)}")
         return {}
     out = {}
+    seen: dict[tuple[str, str], str] = {}
     for ident, table in tables.items():
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", ident):
-            problems.add(path, locate(text, (section, ident)),
-                         f"id {ident!r} must be letters, digits, '-' or '_' (it appears in links)")
+        line = locate(text, (section, ident))
+        if not isinstance(table, dict):
+            hint = f" ({quote(ident)} belongs inside a [{section}.<id>] table)" if ident in schema else ""
+            problems.add(path, line, f"[{section}]: {ident} = {_describe(table)} is not a "
+                                     f"[{section}.<id>] table{hint}")
             continue
-        label = f"{section.rstrip('s')} {ident!r}"
+        if not ID_PATTERN.fullmatch(ident):
+            problems.add(path, line, f"{one} id {quote(ident)} must start with a letter or digit and hold only "
+                                     f"letters, digits, '-' and '_' (it appears in links)")
+            continue
+        label = f"{one} {quote(ident)}"
         values = _fields(problems, path, text, (section, ident), table, schema, optional, label=label)
-        if values is not None:
+        if values is None:
+            continue
+        clash = False
+        for name in unique:
+            key = (name, str(values[name]).strip().casefold())
+            if key in seen:
+                problems.add(path, locate(text, (section, ident, name)),
+                             f"{label}: {name} {_describe(values[name])} is also the {name} of {one} "
+                             f"{quote(seen[key])}; readers could not tell them apart")
+                clash = True
+            else:
+                seen[key] = ident
+        if not clash:
             out[ident] = make(ident, values)
     return out
 
 
-def _unknown_tables(problems: Problems, path: Path, text: str, data: dict, known: tuple[str, ...]) -> None:
+def _unknown_tables(problems: Problems, path: Path, text: str, data: dict, known: tuple[str, ...],
+                    hints: dict[str, str] | None = None) -> None:
     """Report top-level keys the loader does not read."""
     for name in data:
         if name not in known:
-            problems.add(path, locate(text, (name,)),
-                         f"unknown table {name!r} (known: {', '.join(known)})")
+            hint = hints.get(name) if hints else None
+            close = difflib.get_close_matches(name, known, n=1)
+            why = f" ({hint})" if hint else f" (did you mean [{close[0]}]?)" if close else \
+                f" (known: {', '.join(known)})"
+            problems.add(path, locate(text, (name,)), f"unknown table or key {quote(name)}{why}")
 
 
 # --- the files -----------------------------------------------------------------------------------
+
+WORKSHOP_SCHEMA = {"gpu": "text", "mfu": "fraction", "bytes_per_grad": "count", "bytes_per_param_states": "count",
+                   "seq_len": "count", "max_replicas": "count"}
+GPU_SCHEMA = {"name": "text", "peak_tflops": "positive", "memory_gb": "positive", "nvlink_gbytes_per_s": "positive"}
+MODEL_SCHEMA = {"name": "text", "params": "count", "layers": "count", "d_model": "count", "ffn": "count",
+                "vocab": "count"}
+BATCH_SCHEMA = {"name": "text", "tokens": "count"}
+NETWORK_SCHEMA = {"name": "text", "short": "text", "link_gbytes_per_s": "positive"}
+TERM_SCHEMA = {"name": "text", "definition": "text", "matches": "texts"}
+SOURCE_SCHEMA = {"authors": "text", "title": "text", "venue": "text", "url": "url", "label": "text", "note": "text"}
+FRONT_MATTER_SCHEMA = {"volume": "text", "volume_title": "text", "plate": "count", "plates_in_volume": "count",
+                       "title": "text", "deck": "text", "keywords": "texts", "takeaway": "text", "default": "table"}
+DEFAULT_SCHEMA = {"model": "text", "batch": "text", "network": "text"}
+
+
+def _belongs(schemas: dict[str, dict[str, str]]) -> dict[str, str]:
+    """{key: 'it belongs in [table]'} for keys written at the wrong level."""
+    hints: dict[str, str] = {}
+    for table, schema in schemas.items():
+        for key in schema:
+            hints.setdefault(key, f"it belongs in a {table} table")
+    return hints
+
 
 def declared_ids(data: dict | None) -> dict[str, list[str]]:
     """The preset ids written in presets.toml, valid or not (so one mistake is not reported twice)."""
@@ -365,37 +497,67 @@ def load_presets(problems: Problems, path: Path) -> tuple[Presets | None, dict[s
 
 def _presets(problems: Problems, path: Path, text: str, data: dict) -> Presets | None:
     """Check the tables of presets.toml into Presets."""
-    _unknown_tables(problems, path, text, data, ("workshop", "gpus", "models", "batches", "networks"))
-    workshop = _fields(problems, path, text, ("workshop",), data.get("workshop", {}), {
-        "gpu": "text", "mfu": "fraction", "bytes_per_grad": "count", "bytes_per_param_states": "count",
-        "seq_len": "count", "max_replicas": "count"}, label="[workshop]")
-    gpus = _keyed(problems, path, text, data, "gpus",
-                  {"name": "text", "peak_tflops": "positive", "memory_gb": "positive",
-                   "nvlink_gbytes_per_s": "positive"},
-                  lambda i, v: Gpu(id=i, **v))
-    models = _keyed(problems, path, text, data, "models",
-                    {"name": "text", "params": "count", "layers": "count", "d_model": "count",
-                     "ffn": "count", "vocab": "count"},
-                    lambda i, v: Model(id=i, **v))
-    batches = _keyed(problems, path, text, data, "batches", {"name": "text", "tokens": "count"},
-                     lambda i, v: Batch(id=i, **v))
-    networks = _keyed(problems, path, text, data, "networks",
-                      {"name": "text", "short": "text", "link_gbytes_per_s": "positive"},
-                      lambda i, v: Network(id=i, **v))
-    if workshop is None:
-        return None
-    if workshop["max_replicas"] & (workshop["max_replicas"] - 1):
-        problems.add(path, locate(text, ("workshop", "max_replicas")),
-                     f"[workshop]: max_replicas must be a power of two, got {workshop['max_replicas']}")
-        return None
-    if workshop["gpu"] not in gpus:
-        problems.add(path, locate(text, ("workshop", "gpu")),
-                     f"[workshop]: gpu {workshop['gpu']!r} is not a preset (known: {', '.join(gpus) or 'none'})")
-        return None
-    if not (models and batches and networks):
+    hints = _belongs({"[workshop]": WORKSHOP_SCHEMA, "[gpus.<id>]": GPU_SCHEMA, "[models.<id>]": MODEL_SCHEMA,
+                      "[batches.<id>]": BATCH_SCHEMA, "[networks.<id>]": NETWORK_SCHEMA})
+    _unknown_tables(problems, path, text, data, ("workshop", "gpus", "models", "batches", "networks"), hints)
+    workshop = None
+    if "workshop" not in data:
+        problems.add(path, None, "missing table [workshop] (gpu, mfu, bytes_per_grad, bytes_per_param_states, "
+                                 "seq_len, max_replicas)")
+    else:
+        workshop = _fields(problems, path, text, ("workshop",), data["workshop"], WORKSHOP_SCHEMA,
+                           label="[workshop]", hints=hints)
+    gpus = _keyed(problems, path, text, data, "gpus", GPU_SCHEMA, lambda i, v: Gpu(id=i, **v))
+    models = _keyed(problems, path, text, data, "models", MODEL_SCHEMA, lambda i, v: Model(id=i, **v))
+    batches = _keyed(problems, path, text, data, "batches", BATCH_SCHEMA, lambda i, v: Batch(id=i, **v))
+    networks = _keyed(problems, path, text, data, "networks", NETWORK_SCHEMA, lambda i, v: Network(id=i, **v),
+                      unique=("name", "short"))
+    ok = workshop is not None
+    for ident, m in list(models.items()):
+        embedding = 2 * m.vocab * m.d_model
+        if m.params <= embedding:
+            problems.add(path, locate(text, ("models", ident, "params")),
+                         f"model {quote(ident)}: params {m.params:,} must exceed the embedding and output "
+                         f"head, 2 · vocab · d_model = {embedding:,}")
+            ok = False
+    if workshop is not None:
+        n = workshop["max_replicas"]
+        if n & (n - 1) or n > MAX_REPLICAS:
+            problems.add(path, locate(text, ("workshop", "max_replicas")),
+                         f"[workshop]: max_replicas must be a power of two from 1 to {MAX_REPLICAS:,} "
+                         f"(the replica axis runs 1, 2, 4, …), got {n:,}")
+            ok = False
+        declared = data.get("gpus") if isinstance(data.get("gpus"), dict) else {}
+        if workshop["gpu"] not in gpus:
+            if workshop["gpu"] not in declared:  # a declared GPU with mistakes is reported already
+                problems.add(path, locate(text, ("workshop", "gpu")),
+                             f"[workshop]: gpu {quote(workshop['gpu'])} is not a [gpus.<id>] table "
+                             f"(known: {', '.join(declared) or 'none'})")
+            ok = False
+    if not (ok and models and batches and networks):
         return None
     return Presets(workshop=WorkshopSettings(**workshop), gpu=gpus[workshop["gpu"]],
                    models=models, batches=batches, networks=networks)
+
+
+def _check_spellings(problems: Problems, path: Path, text: str, terms: dict[str, Term]) -> dict[str, Term]:
+    """Each spelling of a term (its name and matches) may belong to one term only."""
+    owner: dict[str, str] = {}
+    out = {}
+    for term in terms.values():
+        clash = False
+        for spelling in (term.name, *term.matches):
+            key = spelling.strip().casefold()
+            if owner.get(key, term.id) != term.id:
+                field_name = "name" if spelling == term.name else "matches"
+                problems.add(path, locate(text, ("terms", term.id, field_name)),
+                             f"term {quote(term.id)}: {quote(spelling)} is already a spelling of term "
+                             f"{quote(owner[key])}; each spelling may link to one term only")
+                clash = True
+            owner.setdefault(key, term.id)
+        if not clash:
+            out[term.id] = term
+    return out
 
 
 def load_terms(problems: Problems, path: Path) -> dict[str, Term]:
@@ -403,12 +565,12 @@ def load_terms(problems: Problems, path: Path) -> dict[str, Term]:
     data, text = _read_toml(problems, path)
     if data is None:
         return {}
-    _unknown_tables(problems, path, text, data, ("terms",))
-    return _keyed(problems, path, text, data, "terms",
-                  {"name": "text", "definition": "text", "matches": "texts"},
-                  lambda i, v: Term(id=i, name=v["name"], definition=v["definition"],
-                                    matches=tuple(v["matches"])),
-                  optional={"matches": []})
+    _unknown_tables(problems, path, text, data, ("terms",), _belongs({"[terms.<id>]": TERM_SCHEMA}))
+    terms = _keyed(problems, path, text, data, "terms", TERM_SCHEMA,
+                   lambda i, v: Term(id=i, name=v["name"], definition=v["definition"],
+                                     matches=tuple(v["matches"])),
+                   optional={"matches": []}, unique=())
+    return _check_spellings(problems, path, text, terms)
 
 
 def load_sources(problems: Problems, path: Path) -> dict[str, Source]:
@@ -416,19 +578,22 @@ def load_sources(problems: Problems, path: Path) -> dict[str, Source]:
     data, text = _read_toml(problems, path)
     if data is None:
         return {}
-    _unknown_tables(problems, path, text, data, ("sources",))
-    return _keyed(problems, path, text, data, "sources",
-                  {"authors": "text", "title": "text", "venue": "text", "url": "url", "label": "text",
-                   "note": "text"},
-                  lambda i, v: Source(id=i, **v), optional={"note": ""})
+    _unknown_tables(problems, path, text, data, ("sources",), _belongs({"[sources.<id>]": SOURCE_SCHEMA}))
+    return _keyed(problems, path, text, data, "sources", SOURCE_SCHEMA, lambda i, v: Source(id=i, **v),
+                  optional={"note": ""}, unique=("label",))
 
 
 def split_front_matter(problems: Problems, path: Path, text: str) -> tuple[str, str, int] | None:
     """(front matter, body, line where the body starts) of a Markdown file fenced by ---."""
     lines = text.splitlines()
     if not lines or lines[0].strip() != FRONT_MATTER_FENCE:
-        problems.add(path, 1, f"must start with a front matter block: a line '{FRONT_MATTER_FENCE}', "
-                              f"TOML, and another line '{FRONT_MATTER_FENCE}'")
+        first = next((i for i, line in enumerate(lines, 1) if line.strip() == FRONT_MATTER_FENCE), None)
+        if first is not None and all(not line.strip() for line in lines[:first - 1]):
+            problems.add(path, 1, f"the front matter must start on line 1, but its '{FRONT_MATTER_FENCE}' "
+                                  f"is on line {first}: remove the blank lines above it")
+        else:
+            problems.add(path, 1, f"must start with a front matter block: a line '{FRONT_MATTER_FENCE}', "
+                                  f"TOML, and another line '{FRONT_MATTER_FENCE}'")
         return None
     for number, line in enumerate(lines[1:], start=2):
         if line.strip() == FRONT_MATTER_FENCE:
@@ -437,44 +602,56 @@ def split_front_matter(problems: Problems, path: Path, text: str) -> tuple[str, 
     return None
 
 
-def load_plate(problems: Problems, path: Path) -> Plate | None:
-    """Read plate.md: TOML front matter, then Markdown prose with one [[figures]] line."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        problems.add(path, None, "file is missing")
+def _figures_marks(problems: Problems, path: Path, body: str, body_line: int) -> list[int] | None:
+    """The index of the one [[figures]] line in body, or None with the mistake recorded."""
+    lines = body.splitlines()
+    marks = [i for i, line in enumerate(lines) if line.strip() == FIGURES_MARK]
+    inline = [i for i, line in enumerate(lines) if FIGURES_MARK in line and line.strip() != FIGURES_MARK]
+    for i in inline:
+        problems.add(path, body_line + i, f"'{FIGURES_MARK}' must stand on a line of its own")
+    if inline:
         return None
-    except (OSError, UnicodeDecodeError) as error:
-        problems.add(path, None, f"cannot be read: {error}")
+    if not marks:
+        problems.add(path, None, f"the prose has no line '{FIGURES_MARK}' (it marks where the workshop's "
+                                 f"controls and figures go; exactly one is needed)")
         return None
+    for i in marks[1:]:
+        problems.add(path, body_line + i, f"a second line '{FIGURES_MARK}' (the first is on line "
+                                          f"{body_line + marks[0]}); exactly one is needed")
+    return marks if len(marks) == 1 else None
+
+
+def load_plate(problems: Problems, path: Path) -> tuple[Plate | None, str]:
+    """Read plate.md: TOML front matter, then Markdown prose with one [[figures]] line; (plate, front matter)."""
+    text = _read_text(problems, path)
+    if text is None:
+        return None, ""
     parts = split_front_matter(problems, path, text)
     if parts is None:
-        return None
+        return None, ""
     front, body, body_line = parts
     data, _ = _read_toml(problems, path, front, line_offset=1)
+    marks = _figures_marks(problems, path, body, body_line)
     if data is None:
-        return None
-    values = _fields(problems, path, front, (), data, {
-        "volume": "text", "volume_title": "text", "plate": "count", "plates_in_volume": "count",
-        "title": "text", "deck": "text", "keywords": "texts", "takeaway": "text", "default": "table"},
-        line_offset=1, label="front matter")
+        return None, front
+    if not data:
+        problems.add(path, 1, f"the front matter is empty; it needs {', '.join(FRONT_MATTER_SCHEMA)}")
+        return None, front
+    hints = _belongs({"[default]": DEFAULT_SCHEMA})
+    hints["figures"] = f"the line '{FIGURES_MARK}' belongs in the prose, after the closing '{FRONT_MATTER_FENCE}'"
+    values = _fields(problems, path, front, (), data, FRONT_MATTER_SCHEMA, line_offset=1,
+                     label="front matter", fallback_line=1, hints=hints)
     default = None
-    if values is not None:
-        default = _fields(problems, path, front, ("default",), values["default"],
-                          {"model": "text", "batch": "text", "network": "text"},
-                          line_offset=1, label="[default]")
-        if values["plate"] > values["plates_in_volume"]:
-            problems.add(path, locate(front, ("plate",), 1),
-                         f"front matter: plate {values['plate']} is beyond plates_in_volume "
-                         f"{values['plates_in_volume']}")
-    marks = [i for i, line in enumerate(body.splitlines()) if line.strip() == FIGURES_MARK]
-    if len(marks) != 1:
-        where = body_line + marks[1] if len(marks) > 1 else None
-        problems.add(path, where, f"the prose must contain exactly one line '{FIGURES_MARK}' "
-                                  f"(where the workshop's figures go), found {len(marks)}")
-        return None
-    if values is None or default is None:
-        return None
+    if isinstance(data.get("default"), dict):
+        default = _fields(problems, path, front, ("default",), data["default"], DEFAULT_SCHEMA,
+                          line_offset=1, label="[default]", fallback_line=1)
+    if values is not None and values["plate"] > values["plates_in_volume"]:
+        problems.add(path, locate(front, ("plate",), 1),
+                     f"front matter: plate {values['plate']} is beyond plates_in_volume "
+                     f"{values['plates_in_volume']}")
+        values = None
+    if values is None or default is None or marks is None:
+        return None, front
     body_lines = body.splitlines()
     mark = marks[0]
     return Plate(
@@ -484,31 +661,35 @@ def load_plate(problems: Problems, path: Path) -> Plate | None:
         default=Selection(**default),
         before_figures=Prose("\n".join(body_lines[:mark]), path, body_line),
         after_figures=Prose("\n".join(body_lines[mark + 1:]), path, body_line + mark + 1),
-    )
+    ), front
 
 
-def _check_default(problems: Problems, path: Path, plate: Plate, ids: dict[str, list[str]]) -> None:
+def _check_default(problems: Problems, path: Path, front: str, plate: Plate, ids: dict[str, list[str]]) -> None:
     """The default selection must name presets that presets.toml declares."""
-    front = split_front_matter(Problems(problems.root), path, path.read_text(encoding="utf-8"))
-    front_text = front[0] if front else ""
     for key, table in (("model", ids["models"]), ("batch", ids["batches"]), ("network", ids["networks"])):
         chosen = getattr(plate.default, key)
         if chosen not in table:
-            problems.add(path, locate(front_text, ("default", key), 1),
-                         f"[default]: {key} {chosen!r} is not a preset in presets.toml "
-                         f"(known: {', '.join(table)})")
+            close = difflib.get_close_matches(chosen, table, n=1)
+            hint = f"did you mean {quote(close[0])}? " if close else ""
+            problems.add(path, locate(front, ("default", key), 1),
+                         f"[default]: {key} {quote(chosen)} is not a preset in presets.toml "
+                         f"({hint}known: {', '.join(table) or 'none'})")
 
 
 def load(root: Path) -> Content:
     """Read and check every content file under root; raise ContentError listing all mistakes."""
     root = Path(root)
     problems = Problems(root)
-    plate = load_plate(problems, root / "plate.md")
+    if not root.is_dir():
+        problems.add(root, None, "the content folder does not exist" if not root.exists() else
+                     "the content folder is a file, not a folder")
+        problems.raise_if_any()
+    plate, front = load_plate(problems, root / "plate.md")
     presets, ids = load_presets(problems, root / "presets.toml")
     terms = load_terms(problems, root / "terms.toml")
     sources = load_sources(problems, root / "sources.toml")
     if plate and ids:
-        _check_default(problems, root / "plate.md", plate, ids)
+        _check_default(problems, root / "plate.md", front, plate, ids)
     problems.raise_if_any()
     assert plate is not None and presets is not None
     return Content(root=root, plate=plate, presets=presets, terms=terms, sources=sources)

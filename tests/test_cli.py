@@ -21,7 +21,7 @@ def test_content_mistake_exits_1_and_names_the_file(tmp_path, capsys):
     (root / "terms.toml").write_text("[terms.x]\nname = 3\n")
     assert cli.main(["build", "--content", str(root), "--out", str(tmp_path / "out")]) == 1
     err = capsys.readouterr().err
-    assert "content/terms.toml, line 2: term 'x': name must be non-empty text, got 3" in err
+    assert 'content/terms.toml, line 2: term "x": name must be non-empty text, got 3' in err
     assert "Traceback" not in err
     assert not (tmp_path / "out").exists()
 

@@ -54,7 +54,7 @@ def test_bad_bandwidth_names_file_line_and_value(tmp_path):
         content.load(root)
     line = next(i for i, l in enumerate((root / "presets.toml").read_text().splitlines(), 1) if "= -1" in l)
     assert caught.value.problems == [
-        f'content/presets.toml, line {line}: network \'slow\': link_gbytes_per_s must be a positive number, got -1']
+        f'content/presets.toml, line {line}: network "slow": link_gbytes_per_s must be a positive number, got -1']
 
 
 def test_every_mistake_is_reported_together(tmp_path):
@@ -66,9 +66,9 @@ def test_every_mistake_is_reported_together(tmp_path):
         content.load(root)
     text = "\n".join(caught.value.problems)
     assert "content/presets.toml, line 3: [workshop]: mfu must be a number greater than 0 and at most 1, got nan" in text
-    assert "content/terms.toml, line 4: term 'replica': unknown key 'definiton'" in text
-    assert "content/terms.toml, line 1: term 'replica': missing key 'definition'" in text
-    assert "content/plate.md, line 12: [default]: model 'small' is not a preset" in text
+    assert 'content/terms.toml, line 4: term "replica": unknown key "definiton" (did you mean "definition"?)' in text
+    assert 'content/terms.toml, line 1: term "replica": missing key "definition"' in text
+    assert 'content/plate.md, line 12: [default]: model "small" is not a preset' in text
 
 
 def test_unclosed_front_matter(tmp_path):
