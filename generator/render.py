@@ -14,12 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
+import jinja2.sandbox
 import markdown
 import nh3
+import numpy as np
 from markupsafe import Markup
 
 from .charts import FACTS_DATA, GRID_DATA, SIGNALS, Figure, facts_rows, grid_rows
-from .content import Content, ContentError, Prose, Selection
+from .content import Content, ContentError, Prose, Selection, _describe as describe_value, quote
 from .facts import CSV_COLUMNS, Atlas, Facts
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
@@ -83,6 +85,14 @@ FILTERS = {name: _needs_value(name, f) for name, f in
 
 # --- prose ---------------------------------------------------------------------------------------
 
+PROSE_NAMES = ("default", "scenario", "cite", "workshop", "gpu", "models", "batches", "networks")
+# In-page links prose may write, checked at build time: [text](#term-overlap), [text](#source-li2020).
+_ANCHOR_LINK = re.compile(r"""(?:\]\(\s*<?|href\s*=\s*["']?)#(term|source)-([^)\s"'>]*)""")
+# What prose may read of numpy values (the grid): nothing that writes, to memory or to files.
+_NUMPY_READS = {"shape", "size", "ndim", "dtype", "min", "max", "sum", "mean", "prod", "argmin", "argmax",
+                "tolist", "item", "round", "any", "all", "real", "imag"}
+
+
 def _prose_line(error: BaseException, name: str) -> int | None:
     """The template line an error in prose was raised from, if the traceback knows it."""
     if getattr(error, "lineno", None) and isinstance(error, jinja2.TemplateSyntaxError):
@@ -110,54 +120,95 @@ class ProseContext:
             "models": p.models, "batches": p.batches, "networks": p.networks,
         }
 
-    def scenario(self, model: str | None = None, batch: str | None = None, network: str | None = None) -> Facts:
-        """Facts for the default selection with some presets swapped."""
+    def scenario(self, *args, **choice) -> Facts:
+        """Facts for the default selection with some presets swapped: scenario(network="nvlink")."""
+        if args or set(choice) - {"model", "batch", "network"}:
+            given = ", ".join([describe_value(a) for a in args] + [f"{k}=" for k in choice if k not in
+                                                               ("model", "batch", "network")])
+            raise LookupError(f"scenario() takes only model=, batch= and network= (preset ids), got {given}")
         d = self.content.plate.default
-        sel = Selection(model or d.model, batch or d.batch, network or d.network)
+        sel = Selection(choice.get("model", d.model), choice.get("batch", d.batch), choice.get("network", d.network))
         p = self.content.presets
         for kind, chosen, table in (("model", sel.model, p.models), ("batch", sel.batch, p.batches),
                                     ("network", sel.network, p.networks)):
-            if chosen not in table:
-                raise LookupError(f"scenario(): {kind} {chosen!r} is not a preset (known: {', '.join(table)})")
+            if not isinstance(chosen, str) or chosen not in table:
+                raise LookupError(f"scenario(): {kind} {describe_value(chosen)} is not a preset "
+                                  f"(known: {', '.join(table)})")
         return self.atlas.facts(sel)
 
-    def cite(self, source_id: str) -> str:
+    def cite(self, source_id: str, *rest) -> str:
         """A citation mark for a source of sources.toml."""
-        if source_id not in self.content.sources:
+        if rest:
+            raise LookupError("cite() takes one source id; cite each source on its own")
+        if not isinstance(source_id, str) or source_id not in self.content.sources:
             known = ", ".join(self.content.sources) or "none"
-            raise LookupError(f"cite(): no source {source_id!r} in sources.toml (known: {known})")
+            raise LookupError(f"cite(): no source {describe_value(source_id)} in sources.toml (known: {known})")
         return CITE_TOKEN.format(source_id)
 
 
+class ProseSandbox(jinja2.sandbox.ImmutableSandboxedEnvironment):
+    """Prose templates may read facts and presets, never change them, reach Python's internals or write files."""
+
+    def is_safe_attribute(self, obj, attr, value) -> bool:
+        if isinstance(obj, (np.ndarray, np.generic)) and attr not in _NUMPY_READS:
+            return False
+        return super().is_safe_attribute(obj, attr, value)
+
+
 def prose_environment() -> jinja2.Environment:
-    """Jinja for prose: strict about names, no HTML escaping (Markdown and the sanitiser follow)."""
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    """Jinja for prose: sandboxed, strict about names, no HTML escaping (Markdown and the sanitiser follow)."""
+    env = ProseSandbox(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
     env.filters.update(FILTERS)
     return env
+
+
+def _shown(path: Path, root: Path) -> Path:
+    """A content path as messages show it: content/plate.md."""
+    try:
+        return path.relative_to(root.parent)
+    except ValueError:
+        return path
+
+
+def _slot_message(error: Exception) -> str:
+    """What went wrong in a slot, in the author's terms."""
+    if isinstance(error, jinja2.UndefinedError):
+        message = re.sub(r"'(?:[\w.]+\.)?(\w+) object'", r"\1", error.message or str(error))
+        return f"undefined fact or name in prose: {message} (prose can use {', '.join(PROSE_NAMES)})"
+    if isinstance(error, jinja2.sandbox.SecurityError):
+        return f"not allowed in prose: {error}"
+    if isinstance(error, (LookupError, ValueError)) and str(error):
+        return str(error)
+    return f"a slot failed: {type(error).__name__}: {error}"
 
 
 def fill_slots(prose: Prose, context: ProseContext, problems: list[str], root: Path) -> str:
     """Prose with its {{ slots }} filled from the model; mistakes appended to problems with their line."""
     name = str(prose.path)
-    try:
-        shown = prose.path.relative_to(root.parent)
-    except ValueError:
-        shown = prose.path
+    shown = _shown(prose.path, root)
     try:
         template = prose_environment().from_string(prose.text)
         template.filename = name
         return template.render(context.variables())
     except jinja2.TemplateSyntaxError as error:
-        line = prose.first_line + error.lineno - 1
+        line = prose.first_line + (error.lineno or 1) - 1
         problems.append(f"{shown}, line {line}: template syntax error in prose: {error.message}")
     except Exception as error:  # noqa: BLE001 - any failure of a slot is the author's to fix
         where = _prose_line(error, name)
         line = f", line {prose.first_line + where - 1}" if where else ""
-        message = error.message if isinstance(error, jinja2.UndefinedError) else str(error)
-        if isinstance(error, jinja2.UndefinedError):
-            message = f"undefined fact in prose: {message}"
-        problems.append(f"{shown}{line}: {message}")
+        problems.append(f"{shown}{line}: {_slot_message(error)}")
     return ""
+
+
+def check_links(prose: Prose, content: Content, problems: list[str], root: Path) -> None:
+    """Links in prose to #term-<id> and #source-<id> must name a term or a source that exists."""
+    for number, line in enumerate(prose.text.splitlines(), start=prose.first_line):
+        for kind, ident in _ANCHOR_LINK.findall(line):
+            table = content.terms if kind == "term" else content.sources
+            if ident not in table:
+                file = "terms.toml" if kind == "term" else "sources.toml"
+                problems.append(f"{_shown(prose.path, root)}, line {number}: link to #{kind}-{ident}: no {kind} "
+                                f"{quote(ident)} in {file} (known: {', '.join(table) or 'none'})")
 
 
 def slug(text: str) -> str:
@@ -165,22 +216,31 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", html.unescape(text).lower()).strip("-") or "section"
 
 
-def markdown_to_html(text: str) -> str:
-    """Markdown → HTML with raw HTML sanitised away and headings given ids."""
+def markdown_to_html(text: str, used_ids: set[str] | None = None) -> str:
+    """Markdown → HTML with raw HTML sanitised away and headings given ids (unique across used_ids)."""
+    used = set() if used_ids is None else used_ids
     rendered = markdown.markdown(text, extensions=["smarty"], output_format="html")
     clean = nh3.clean(rendered, tags=PROSE_TAGS, attributes=PROSE_ATTRIBUTES,
                       url_schemes={"http", "https", "mailto"}, link_rel="noopener noreferrer")
-    return re.sub(r"<h([234])>(.*?)</h\1>",
-                  lambda m: f'<h{m.group(1)} id="{slug(re.sub("<[^>]+>", "", m.group(2)))}">{m.group(2)}</h{m.group(1)}>',
-                  clean)
+
+    def heading(m: re.Match) -> str:
+        base = slug(re.sub("<[^>]+>", "", m.group(2)))
+        ident, k = base, 2
+        while ident in used:
+            ident, k = f"{base}-{k}", k + 1
+        used.add(ident)
+        return f'<h{m.group(1)} id="{ident}">{m.group(2)}</h{m.group(1)}>'
+    return re.sub(r"<h([234])>(.*?)</h\1>", heading, clean, flags=re.S)
 
 
 def link_citations(prose_html: str, content: Content) -> str:
-    """Replace citation tokens with numbered links to the source list."""
+    """Replace citation tokens with numbered links to the source list (only tokens cite() made can match)."""
     order = list(content.sources)
 
     def link(match: re.Match) -> str:
         sid = match.group(1)
+        if sid not in content.sources:
+            return match.group(0)
         return f'<sup class="cite"><a href="#source-{sid}" aria-label="source {order.index(sid) + 1}">' \
                f'[{order.index(sid) + 1}]</a></sup>'
     return re.sub("\u27e6cite:([^\u27e7]+)\u27e7", link, prose_html)
@@ -231,7 +291,41 @@ def _link_first(text: str, pending: dict, content: Content) -> str:
     return "".join(result)
 
 
+def prose_html(content: Content, atlas: Atlas) -> list[str]:
+    """The prose before and after the figures as safe HTML; ContentError listing every mistake in it."""
+    problems: list[str] = []
+    context = ProseContext(content, atlas)
+    plate = content.plate
+    texts = []
+    for part in (plate.before_figures, plate.after_figures):
+        texts.append(fill_slots(part, context, problems, content.root))
+        check_links(part, content, problems, content.root)
+    if problems:
+        raise ContentError(problems)
+    used: set[str] = set()
+    parts = [link_citations(markdown_to_html(t, used), content) for t in texts]
+    return link_terms(parts, content)
+
+
 # --- views of the grid ---------------------------------------------------------------------------
+
+def shown(value: float, digits: int = 0) -> str:
+    """A number as the readout and the figures' tables print it: ties away from zero and thousands separated,
+    exactly as the page script's `fixed` (JavaScript's toFixed) prints the same value."""
+    exact = Decimal(float(value)).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
+    return f"{exact:,.{digits}f}"
+
+
+def step_time(value: float) -> str:
+    """A time per step as the page data carries it (6 significant digits): '0.64 s', '0.071 s', 'none'."""
+    value = _round(float(value))
+    return "none" if value == 0 else f"{shown(value, 3 if value < 0.1 else 2)} s"
+
+
+def efficiency_text(fraction: float) -> str:
+    """An efficiency as the page data carries it: '69%'."""
+    return f"{shown(_round(float(fraction)) * 100)}%"
+
 
 def caption(content: Content, sel: Selection) -> str:
     """'Llama 3 8B · 4M tokens · 400 Gb/s': what a figure shows."""
@@ -335,15 +429,8 @@ def page_environment() -> jinja2.Environment:
 
 def page(content: Content, atlas: Atlas, figures: list[Figure], runtime_js: str) -> str:
     """The whole plate as one HTML string."""
-    problems: list[str] = []
-    context = ProseContext(content, atlas)
     plate = content.plate
-    parts = [fill_slots(plate.before_figures, context, problems, content.root),
-             fill_slots(plate.after_figures, context, problems, content.root)]
-    if problems:
-        raise ContentError(problems)
-    parts = [link_citations(markdown_to_html(p), content) for p in parts]
-    parts = link_terms(parts, content)
+    parts = prose_html(content, atlas)
     env = page_environment()
     style = raw_template(env, "plate.css")
     script = raw_template(env, "plate.js")
