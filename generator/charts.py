@@ -15,9 +15,12 @@ FACTS_DATA = "facts"  # one row per selection: crossing, where a sequence runs o
 SIGNALS = ("sel_model", "sel_batch", "sel_network")
 WIDTH, HEIGHT = 560, 250
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
-# Okabe–Ito blue and vermilion: distinct under the common colour-vision deficiencies
-# and at least 3:1 against both the light and the dark page.
+# Okabe–Ito blue and vermilion: distinct under the common colour-vision deficiencies, at least 3:1 against
+# the light page, and told apart by dash and point shape too. Their direct labels use shades that reach 4.5:1
+# as text. The page's CSS re-inks every colour below by value for dark mode (templates/plate.css).
 SERIES = {"compute": ("#0072b2", []), "all-reduce": ("#d55e00", [6, 3])}
+LABEL_INK = {"compute": "#0072b2", "all-reduce": "#a94a00"}
+INK, MUTED = "#333333", "#555555"
 SELECTED = " && ".join(f"datum.{k} == {s}" for k, s in zip(("model", "batch", "network"), SIGNALS))
 
 
@@ -53,6 +56,7 @@ def facts_rows(atlas: Atlas) -> list[dict]:
         out.append({
             "model": sel.model, "batch": sel.batch, "network": sel.network,
             "label": f"{f.model.name} · {f.batch.name} · {f.network.short}",
+            "tokens": f.batch.tokens,
             "crossing": f.crossing_replicas,
             "one_sequence": f.batch.tokens / atlas.presets.workshop.seq_len,
             "max_replicas": int(atlas.grid.replicas[-1]),
@@ -75,22 +79,23 @@ def _band_and_rule(max_replicas: int, label_side: str) -> list:
     facts = alt.Chart(alt.Data(name=FACTS_DATA)).transform_filter(SELECTED)
     band = facts.mark_rect(opacity=0.13, color="#888888").encode(
         x=alt.X("one_sequence:Q", scale=alt.Scale(type="log", base=2)), x2="max_replicas:Q",
-    ).transform_filter(f"datum.one_sequence < {max_replicas}")
+    ).transform_filter(f"datum.one_sequence < {max_replicas}").properties(name="band")
     # Labelled only when the band is wide enough (5 octaves) to hold its words.
     band_label = facts.mark_text(align="right", baseline="top", dx=-4, dy=4, fontSize=11,
-                                 color="#555555").encode(
+                                 color=MUTED).encode(
         x="max_replicas:Q", y=alt.value(0), text=alt.value("< 1 sequence per replica"),
-    ).transform_filter(f"datum.one_sequence <= {max_replicas / 32}")
+    ).transform_filter(f"datum.one_sequence <= {max_replicas / 32}").properties(name="band_label")
     crossed = facts.transform_filter("datum.crossing != null")
-    rule = crossed.mark_rule(strokeWidth=1.5, color="#333333").encode(x="crossing:Q")
+    rule = crossed.mark_rule(strokeWidth=1.5, color=INK).encode(x="crossing:Q").properties(name="rule")
     rule_label = crossed.transform_calculate(
         label="'cross: ' + format(datum.crossing, ',d')",
     ).mark_text(align=label_side, baseline="bottom", dx=-4 if label_side == "right" else 4, dy=-4,
-                fontSize=11, fontWeight="bold", color="#333333").encode(
-        x="crossing:Q", y=alt.value("height"), text="label:N")
+                fontSize=11, fontWeight="bold", color=INK).encode(
+        x="crossing:Q", y=alt.value("height"), text="label:N").properties(name="rule_label")
     # The selection drawn into the figure, so a saved or printed SVG says what it shows.
     selection = facts.mark_text(align="left", baseline="bottom", dx=6, dy=-4, fontSize=11,
-                                color="#555555").encode(x=alt.value(0), y=alt.value("height"), text="label:N")
+                                color=MUTED).encode(x=alt.value(0), y=alt.value("height"), text="label:N",
+                                                    ).properties(name="selection_label")
     return [band, band_label, rule, rule_label, selection]
 
 
@@ -107,16 +112,17 @@ def time_chart(default, max_replicas: int) -> alt.LayerChart:
                           legend=None)
     y = alt.Y("seconds:Q", title="seconds per step", scale=alt.Scale(type="log"),
               axis=alt.Axis(format=",~g", tickCount=5, grid=False))
-    lines = base.mark_line(strokeWidth=2.5).encode(x=_x(max_replicas), y=y, color=colour, strokeDash=dash)
+    lines = base.mark_line(strokeWidth=2.5).encode(x=_x(max_replicas), y=y, color=colour, strokeDash=dash,
+                                                   ).properties(name="series")
     dots = base.mark_point(filled=True, size=28).encode(
         x="replicas:Q", y="seconds:Q", color=colour,
         shape=alt.Shape("series:N", scale=alt.Scale(domain=names, range=["circle", "square"]), legend=None),
-    )
+    ).properties(name="series_points")
     # Direct labels, so colour is never the only key to the series: compute above, all-reduce below.
     labels = [
         base.transform_filter(f"datum.replicas == 2 && datum.series == '{name}'").mark_text(
-            align="left", baseline=baseline, dx=6, dy=dy, fontSize=12, fontWeight="bold",
-        ).encode(x="replicas:Q", y="seconds:Q", text="series:N", color=colour)
+            align="left", baseline=baseline, dx=6, dy=dy, fontSize=12, fontWeight="bold", color=LABEL_INK[name],
+        ).encode(x="replicas:Q", y="seconds:Q", text="series:N").properties(name=f"label_{name.replace('-', '')}")
         for name, baseline, dy in (("compute", "bottom", -6), ("all-reduce", "top", 8))
     ]
     return alt.layer(*_band_and_rule(max_replicas, "right"), lines, dots, *labels).add_params(*_params(default)).properties(
@@ -127,7 +133,9 @@ def time_chart(default, max_replicas: int) -> alt.LayerChart:
 def efficiency_chart(default, max_replicas: int) -> alt.LayerChart:
     """Figure 2: scaling efficiency (compute / step time) against replicas."""
     base = alt.Chart(alt.Data(name=GRID_DATA)).transform_filter(SELECTED)
-    line = base.mark_line(strokeWidth=2.5, color="#0072b2", point=alt.OverlayMarkDef(filled=True, size=28)).encode(
+    line = base.mark_line(strokeWidth=2.5, color=SERIES["compute"][0],
+                          point=alt.OverlayMarkDef(filled=True, size=28, color=SERIES["compute"][0]),
+                          ).properties(name="efficiency").encode(
         x=_x(max_replicas),
         y=alt.Y("efficiency:Q", title="scaling efficiency", scale=alt.Scale(domain=[0, 1]),
                 axis=alt.Axis(format="%", values=[0, 0.25, 0.5, 0.75, 1], grid=True)),
@@ -144,7 +152,7 @@ def theme() -> dict:
         "background": None,
         "view": {"stroke": None},
         "axis": {"labelFontSize": 12, "titleFontSize": 12, "titleFontWeight": "normal",
-                 "labelColor": "#333333", "titleColor": "#333333", "domainColor": "#666666",
+                 "labelColor": INK, "titleColor": INK, "domainColor": "#666666",
                  "tickColor": "#666666", "gridColor": "#dddddd"},
         "autosize": {"type": "fit-x", "contains": "padding"},
     }
