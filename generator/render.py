@@ -11,6 +11,7 @@ import math
 import re
 import traceback
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import jinja2
@@ -337,22 +338,83 @@ def readout(f: Facts) -> str:
     """The status line for one selection: crossing, all-reduce, tokens per replica, memory."""
     n_max = int(f.grid.replicas[-1])
     if f.crossing_replicas is None:
-        crossing = (f"Compute stays longer than the all-reduce ({seconds(f.at(n_max).allreduce_s, 3)}) "
+        crossing = (f"Compute stays longer than the all-reduce ({step_time(f.at(n_max).allreduce_s)}) "
                     f"all the way to {num(n_max)} replicas: efficiency is still "
-                    f"{percent(f.at(n_max).efficiency)}.")
+                    f"{efficiency_text(f.at(n_max).efficiency)}.")
     else:
         at = f.at_crossing
         share = at.sequences_per_replica
         seqs = f"{fraction(share)} of a sequence" if share < 1 else f"{num(share, 0 if share >= 10 else 1)} sequences"
         crossing = (f"The lines cross at {num(f.crossing_replicas)} replicas: the all-reduce takes "
-                    f"{seconds(at.allreduce_s, 3 if at.allreduce_s < 0.1 else 2)} against "
-                    f"{seconds(at.compute_s, 3 if at.compute_s < 0.1 else 2)} of compute, "
-                    f"efficiency {percent(at.efficiency)}, and each replica processes "
+                    f"{step_time(at.allreduce_s)} against {step_time(at.compute_s)} of compute, "
+                    f"efficiency {efficiency_text(at.efficiency)}, and each replica processes "
                     f"{num(at.tokens_per_replica)} tokens per step ({seqs}).")
     fits = "fit on" if f.fits_in_memory else "do not fit on"
     memory = (f"Model states: {num(f.model_states_gb, 1)} GB per replica, which {fits} one "
               f"{num(f.gpu_memory_gb)} GB GPU.")
     return f"{crossing} {memory}"
+
+
+# What each figure's data table shows, column by column; plate.js fills the same columns for other selections.
+TABLE_COLUMNS = {
+    "fig-time": ("Replicas", "Compute per step", "All-reduce per step"),
+    "fig-efficiency": ("Replicas", "Tokens per replica", "Scaling efficiency"),
+}
+
+
+def table_rows(f: Facts, figure_id: str) -> list[list[str]]:
+    """A figure's data table for one selection, as text; the crossing's row says so."""
+    rows = []
+    for p in f.points:
+        replicas = num(p.replicas) + (" (cross)" if p.replicas == f.crossing_replicas else "")
+        if figure_id == "fig-time":
+            rows.append([replicas, step_time(p.compute_s), step_time(p.allreduce_s)])
+        else:
+            rows.append([replicas, shown(f.batch.tokens / p.replicas), efficiency_text(p.efficiency)])
+    return rows
+
+
+def describe(f: Facts, figure_id: str, seq_len: int) -> str:
+    """A figure in words for one selection: what is drawn, how it runs, where it turns."""
+    points = f.points
+    first, last = points[0], points[-1]
+    n_max = num(last.replicas)
+    cross = f.crossing_replicas
+    if figure_id == "fig-time":
+        reduce = [p.allreduce_s for p in points if p.replicas > 1]
+        text = (f"Log–log lines against replicas from 1 to {n_max}. Compute per step (solid blue line, circles) "
+                f"falls from {step_time(first.compute_s)} on one replica to {step_time(last.compute_s)} on "
+                f"{n_max}; the all-reduce (dashed vermilion line, squares) rises from {step_time(reduce[0])} on "
+                f"2 replicas to {step_time(reduce[-1])} on {n_max}. ")
+        text += (f"The lines cross at {num(cross)} replicas (vertical rule)." if cross else
+                 f"The lines do not cross within {n_max} replicas.")
+    else:
+        full = [p.replicas for p in points if efficiency_text(p.efficiency) == "100%"]
+        if cross is None:
+            text = f"Scaling efficiency (solid blue line) stays at {efficiency_text(last.efficiency)} up to {n_max} replicas."
+        else:
+            text = (f"Scaling efficiency (solid blue line) is 100% up to {num(max(full))} replicas, "
+                    f"then falls: {efficiency_text(f.at(cross).efficiency)} at {num(cross)} (vertical rule) and "
+                    f"{efficiency_text(last.efficiency)} at {n_max}." if full else
+                    f"Scaling efficiency (solid blue line) is {efficiency_text(first.efficiency)} on one replica and "
+                    f"{efficiency_text(last.efficiency)} at {n_max}.")
+    one_sequence = f.batch.tokens / seq_len
+    if one_sequence < last.replicas:
+        text += (f" Shaded beyond {num(one_sequence)} replicas, where a replica gets less than one "
+                 f"{num(seq_len)}-token sequence per step.")
+    return text
+
+
+def running_heads(content: Content) -> str:
+    """CSS for paper: the volume and plate at the head of every printed page, page numbers at the foot."""
+    plate = content.plate
+
+    def css_string(text: str) -> str:
+        return '"' + re.sub(r'[\\"<>\n]', lambda m: f"\\{ord(m.group(0)):x} ", text) + '"'
+    left = css_string(f"Vol. {plate.volume} · {plate.volume_title}")
+    right = css_string(f"Plate {plate.volume}.{plate.plate} · {plate.title}")
+    return (f"\n@page {{ @top-left {{ content: {left}; }} @top-right {{ content: {right}; }} "
+            f'@bottom-center {{ content: "Page " counter(page) " of " counter(pages); }} }}\n')
 
 
 def selection_key(sel: Selection) -> str:
@@ -390,7 +452,9 @@ def page_data(content: Content, atlas: Atlas, figures: list[Figure]) -> dict:
             GRID_DATA: [{k: _round(v) for k, v in r.items()} for r in grid_rows(atlas)],
             FACTS_DATA: facts_rows(atlas),
         },
-        "texts": {selection_key(s): {"readout": readout(atlas.facts(s)), "caption": caption(content, s)}
+        "texts": {selection_key(s): {"readout": readout(atlas.facts(s)), "caption": caption(content, s),
+                                     "describe": {f.id: describe(atlas.facts(s), f.id, p.workshop.seq_len)
+                                                  for f in figures}}
                   for s in atlas.selections},
         "figures": [{"id": f.id, "vega": f.vega} for f in figures],
     }
@@ -432,7 +496,7 @@ def page(content: Content, atlas: Atlas, figures: list[Figure], runtime_js: str)
     plate = content.plate
     parts = prose_html(content, atlas)
     env = page_environment()
-    style = raw_template(env, "plate.css")
+    style = raw_template(env, "plate.css") + running_heads(content)
     script = raw_template(env, "plate.js")
     runtime_js = script_safe(runtime_js)
     default_facts = atlas.facts(plate.default)
@@ -441,6 +505,8 @@ def page(content: Content, atlas: Atlas, figures: list[Figure], runtime_js: str)
         before=Markup(parts[0]), after=Markup(parts[1]), figures=figures,
         svgs={f.id: Markup(f.svg) for f in figures},
         readout=readout(default_facts), caption=caption(content, plate.default), csv_name=CSV_NAME,
+        columns=TABLE_COLUMNS, tables={f.id: table_rows(default_facts, f.id) for f in figures},
+        descriptions={f.id: describe(default_facts, f.id, content.presets.workshop.seq_len) for f in figures},
         data=script_json(page_data(content, atlas, figures)),
         style=Markup(style), runtime=Markup(runtime_js), script=Markup(script),
         csp_scripts=Markup(" ".join([csp_hash(runtime_js), csp_hash(script)])), csp_style=Markup(csp_hash(style)),
