@@ -14,7 +14,7 @@ from . import build
 from .content import ContentError
 from .render import TEMPLATES
 
-EXIT_CONTENT, EXIT_USAGE = 1, 2
+EXIT_CONTENT, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 
 
 class Parser(argparse.ArgumentParser):
@@ -34,9 +34,20 @@ def parser() -> Parser:
     for command in (b, s):
         command.add_argument("--content", default="content", type=Path, help="content folder (default: content)")
         command.add_argument("--out", default="site", type=Path, help="output folder (default: site)")
-        command.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
-    s.add_argument("--port", default=8000, type=int, help="port on 127.0.0.1 (default: 8000)")
+        command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    s.add_argument("--port", default=8000, type=port_number, help="port on 127.0.0.1 (default: 8000)")
     return p
+
+
+def port_number(text: str) -> int:
+    """A TCP port, 1 to 65535 (argparse reports anything else as a usage error)."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid port {text!r}: give a number from 1 to 65535") from None
+    if not 0 < port < 65536:
+        raise argparse.ArgumentTypeError(f"invalid port {port}: give a number from 1 to 65535")
+    return port
 
 
 def run_build(content_dir: Path, out: Path, debug: bool) -> int:
@@ -45,17 +56,29 @@ def run_build(content_dir: Path, out: Path, debug: bool) -> int:
     try:
         files = build.build(content_dir, out)
     except ContentError as error:
-        print(f"plate: the content has {len(error.problems)} mistake(s); nothing was written:", file=sys.stderr)
+        if debug:
+            traceback.print_exc()
+        count = len(error.problems)
+        print(f"plate: the content has {count} mistake{'s' if count != 1 else ''}; {out}/ was left as it was:",
+              file=sys.stderr)
         for problem in error.problems:
             print(f"  {problem}", file=sys.stderr)
-        if debug:
-            traceback.print_exc()
         return EXIT_CONTENT
-    except OSError as error:
+    except build.OutputError as error:
         if debug:
             traceback.print_exc()
-        print(f"plate: cannot write {out}: {error.strerror or error}", file=sys.stderr)
+        print(f"plate: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"plate: interrupted; {out}/ was left as it was", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as error:  # noqa: BLE001 - a bug or a broken install: one line, never a half-written site
+        if debug:
+            traceback.print_exc()
+        detail = " ".join(str(error).split())[:300]
+        print(f"plate: the build failed unexpectedly ({type(error).__name__}: {detail}); {out}/ was left as "
+              f"it was. Run again with --debug to see the traceback.", file=sys.stderr)
+        return EXIT_CONTENT
     elapsed = time.perf_counter() - started
     sizes = ", ".join(f"{name} {len(text.encode()) / 1024:,.0f} KB" for name, text in sorted(files.items()))
     print(f"plate: built {out}/ in {elapsed:.1f} s ({sizes})")
@@ -63,13 +86,21 @@ def run_build(content_dir: Path, out: Path, debug: bool) -> int:
 
 
 def snapshot(*folders: Path) -> dict:
-    """Modification times of every file below the folders."""
-    return {p: p.stat().st_mtime_ns for f in folders for p in sorted(Path(f).rglob("*")) if p.is_file()}
+    """Modification times of every file below the folders (files that vanish meanwhile are skipped)."""
+    seen = {}
+    for folder in folders:
+        for path in sorted(Path(folder).rglob("*")):
+            try:
+                seen[path] = path.stat().st_mtime_ns
+            except OSError:
+                continue
+    return seen
 
 
 def serve(content_dir: Path, out: Path, port: int, debug: bool) -> int:
     """Serve out on 127.0.0.1:port, rebuilding whenever content or templates change."""
-    run_build(content_dir, out, debug)
+    if run_build(content_dir, out, debug) == EXIT_USAGE:
+        return EXIT_USAGE
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(out))
     try:
         server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
@@ -95,8 +126,12 @@ def serve(content_dir: Path, out: Path, port: int, debug: bool) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `plate` command."""
     args = parser().parse_args(argv)
-    if not args.content.is_dir():
+    args.debug = getattr(args, "debug", False)
+    if not args.content.exists():
         print(f"plate: content folder {args.content} does not exist", file=sys.stderr)
+        return EXIT_USAGE
+    if not args.content.is_dir():
+        print(f"plate: content folder {args.content} is a file, not a folder", file=sys.stderr)
         return EXIT_USAGE
     if args.command == "serve":
         return serve(args.content, args.out, args.port, args.debug)

@@ -187,16 +187,21 @@ def _split_key(dotted: str) -> tuple[str, ...]:
 def locate(text: str, path: tuple[str, ...], line_offset: int = 0) -> int | None:
     """The line of a table or key in TOML text (1-based), or None if it is not written there."""
     table: tuple[str, ...] = ()
+    below = None  # the first table inside path, for a table only ever written as [path.sub]
     for number, line in enumerate(text.splitlines(), start=1):
         header = _HEADER.match(line)
         if header:
             table = _split_key(header.group(1))
             if table == path:
                 return number + line_offset
+            if path and table[:len(path)] == path and below is None:
+                below = number + line_offset
             continue
         key = _KEY.match(line)
         if key and table + (key.group(1).strip("\"'"),) == path:
             return number + line_offset
+    if below is not None:
+        return below
     if len(path) > 1:
         return locate(text, path[:-1], line_offset)
     return None
@@ -336,8 +341,9 @@ def _fields(problems: Problems, path: Path, text: str, where: tuple[str, ...], t
 def _read_text(problems: Problems, path: Path) -> str | None:
     """A content file's text (UTF-8, a leading byte-order mark dropped), or None with the reason recorded."""
     if not path.exists():
-        siblings = [p.name for p in path.parent.iterdir()] if path.parent.is_dir() else []
-        close = difflib.get_close_matches(path.name, siblings, n=1)
+        expected = {"plate.md", "presets.toml", "terms.toml", "sources.toml"}
+        siblings = [p.name for p in path.parent.iterdir() if p.name not in expected] if path.parent.is_dir() else []
+        close = difflib.get_close_matches(path.name, siblings, n=1, cutoff=0.75)
         hint = f" (found {quote(close[0])}: a typo in its name?)" if close else ""
         problems.add(path, None, f"file is missing{hint}")
         return None
@@ -376,6 +382,21 @@ def _parse_error_line(text: str, message: str) -> int | None:
     return found
 
 
+def _toml_message(message: str) -> str:
+    """tomllib's message, with what the author most likely did."""
+    declared = re.match(r"Cannot declare \((.*)\) twice", message)
+    if declared:
+        keys = ".".join(k.strip().strip("'\"") for k in declared.group(1).split(",") if k.strip())
+        return f"the table [{keys}] is written twice{message[declared.end():]}"
+    if message.startswith("Cannot overwrite a value"):
+        return f"a key is written twice in one table{message[len('Cannot overwrite a value'):]}"
+    if message.startswith("Illegal character '\\n'"):
+        return f"a text is not closed on this line: a closing quote is missing{message[len(chr(92)) + 21:]}"
+    if message.startswith("Invalid value"):
+        return f"invalid value{message[13:]}: text must be quoted (\"…\"), numbers written plainly"
+    return message
+
+
 def _read_toml(problems: Problems, path: Path, text: str | None = None, line_offset: int = 0):
     """Parse TOML, recording a syntax error with its line; (data or None, text)."""
     if text is None:
@@ -392,9 +413,7 @@ def _read_toml(problems: Problems, path: Path, text: str | None = None, line_off
             message += f" (column {match.group(2)})"
         else:
             line = _parse_error_line(text, message)
-        if message.startswith("Cannot overwrite a value") or message.startswith("Cannot declare"):
-            message += ": a key or table is written twice"
-        problems.add(path, line + line_offset if line else None, f"TOML syntax error: {message}")
+        problems.add(path, line + line_offset if line else None, f"TOML syntax error: {_toml_message(message)}")
         return None, text
 
 
@@ -668,7 +687,7 @@ def _check_default(problems: Problems, path: Path, front: str, plate: Plate, ids
     """The default selection must name presets that presets.toml declares."""
     for key, table in (("model", ids["models"]), ("batch", ids["batches"]), ("network", ids["networks"])):
         chosen = getattr(plate.default, key)
-        if chosen not in table:
+        if table and chosen not in table:  # no ids at all: presets.toml's own mistake is reported already
             close = difflib.get_close_matches(chosen, table, n=1)
             hint = f"did you mean {quote(close[0])}? " if close else ""
             problems.add(path, locate(front, ("default", key), 1),

@@ -74,7 +74,7 @@ def _needs_value(name: str, function):
             raise ValueError(f"'{name}' got no value: the fact is empty for this selection "
                              f"(a crossing that does not happen within the grid?)")
         if not isinstance(value, (int, float)) or isinstance(value, bool):
-            raise ValueError(f"'{name}' needs a number, got {value!r}")
+            raise ValueError(f"'{name}' needs a number, got {describe_value(value)}")
         return function(value, *args)
     checked.__doc__ = function.__doc__
     return checked
@@ -183,6 +183,23 @@ def _slot_message(error: Exception) -> str:
     return f"a slot failed: {type(error).__name__}: {error}"
 
 
+_BLOCK_TAG = re.compile(r"\{%[-+]?\s*(\w+)([^%]*?)[-+]?%\}")
+_BLOCKS = {"if", "for", "macro", "call", "filter", "block", "with", "raw", "autoescape", "trans"}
+
+
+def _unclosed_block(text: str) -> tuple[int, str] | None:
+    """(line, tag) of the innermost {% tag %} never closed by {% endtag %}, for Jinja's end-of-template errors."""
+    stack: list[tuple[int, str]] = []
+    for match in _BLOCK_TAG.finditer(text):
+        tag, rest = match.group(1), match.group(2)
+        line = text.count("\n", 0, match.start()) + 1
+        if tag in _BLOCKS or (tag == "set" and "=" not in rest):
+            stack.append((line, tag))
+        elif tag.startswith("end") and stack and stack[-1][1] == tag[3:]:
+            stack.pop()
+    return stack[-1] if stack else None
+
+
 def fill_slots(prose: Prose, context: ProseContext, problems: list[str], root: Path) -> str:
     """Prose with its {{ slots }} filled from the model; mistakes appended to problems with their line."""
     name = str(prose.path)
@@ -193,7 +210,12 @@ def fill_slots(prose: Prose, context: ProseContext, problems: list[str], root: P
         return template.render(context.variables())
     except jinja2.TemplateSyntaxError as error:
         line = prose.first_line + (error.lineno or 1) - 1
-        problems.append(f"{shown}, line {line}: template syntax error in prose: {error.message}")
+        message = error.message or str(error)
+        opened = _unclosed_block(prose.text) if "end of template" in message else None
+        if opened:
+            line = prose.first_line + opened[0] - 1
+            message = f"{{% {opened[1]} %}} is never closed by {{% end{opened[1]} %}}"
+        problems.append(f"{shown}, line {line}: template syntax error in prose: {message}")
     except Exception as error:  # noqa: BLE001 - any failure of a slot is the author's to fix
         where = _prose_line(error, name)
         line = f", line {prose.first_line + where - 1}" if where else ""
