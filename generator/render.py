@@ -435,8 +435,10 @@ def running_heads(content: Content) -> str:
         return '"' + re.sub(r'[\\"<>\n]', lambda m: f"\\{ord(m.group(0)):x} ", text) + '"'
     left = css_string(f"Vol. {plate.volume} · {plate.volume_title}")
     right = css_string(f"Plate {plate.volume}.{plate.plate} · {plate.title}")
-    return (f"\n@page {{ @top-left {{ content: {left}; }} @top-right {{ content: {right}; }} "
-            f'@bottom-center {{ content: "Page " counter(page) " of " counter(pages); }} }}\n')
+    box = "font: 8pt system-ui, sans-serif; color: #333;"
+    return (f"\n@page {{ @top-left {{ content: {left}; {box} }} @top-right {{ content: {right}; {box} }} "
+            f'@bottom-center {{ content: "Page " counter(page) " of " counter(pages); {box} }} }}\n'
+            "@page :first { @top-left { content: none; } @top-right { content: none; } }\n")
 
 
 def selection_key(sel: Selection) -> str:

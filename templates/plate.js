@@ -138,8 +138,10 @@ async function liveView(figure, sel) {
   return { view, holder };
 }
 
+/** Draw at the holder's width (text stays at its set size), but no wider than a printed page's measure
+ * (about 680 CSS px), so a figure scaled to the paper keeps legible text whatever screen it was drawn on. */
 function fitWidth(view, holder) {
-  const width = Math.max(260, Math.floor(holder.clientWidth));
+  const width = Math.min(720, Math.max(260, Math.floor(holder.clientWidth)));
   if (width && view.width() !== width) view.width(width);
 }
 

@@ -1,0 +1,135 @@
+"""Paper: the plate printed by Chromium to A4 and US Letter, read back from the PDF."""
+import io
+import re
+import unicodedata
+
+import pytest
+from pypdf import PdfReader
+
+from conftest import CONTENT
+from generator import content
+
+pytestmark = pytest.mark.browser
+
+FORMATS = ["A4", "Letter"]
+# What must never break across pages; only those printed (visible in print) are checked.
+BLOCKS = ".figure, .readout, .term-entry, .takeaway, .sources li, table, .plate-head"
+# Pins an invisible-in-layout marker to the top and the bottom of each block, so the PDF says on which
+# page each end landed. Absolutely positioned: the layout, and so the page breaks, do not move.
+MARK = """(selector) => {
+  let n = 0;
+  for (const el of document.querySelectorAll(selector)) {
+    if (!el.getClientRects().length) continue;
+    if (getComputedStyle(el).position === 'static') el.style.position = 'relative';
+    for (const [end, side] of [['top', 'top'], ['end', 'bottom']]) {
+      const mark = document.createElement('span');
+      mark.textContent = ` QQ${end}${n}QQ `;
+      Object.assign(mark.style, {position: 'absolute', left: '0', [side]: '0', fontSize: '4px', lineHeight: '1'});
+      el.append(mark);
+    }
+    n += 1;
+  }
+  return n;
+}"""
+
+
+def texts(pdf: bytes) -> list[str]:
+    """Each page's text, ligatures undone, whitespace collapsed."""
+    reader = PdfReader(io.BytesIO(pdf))
+    return [" ".join(unicodedata.normalize("NFKC", p.extract_text()).split()) for p in reader.pages]
+
+
+@pytest.fixture(scope="module")
+def printed(browser, site):
+    """Per paper format: page texts of the plate as printed, and of the same print with block markers."""
+    context = browser.new_context(offline=True, viewport={"width": 1100, "height": 900})
+    page = context.new_page()
+    page.goto((site / "index.html").resolve().as_uri())
+    page.wait_for_function("document.documentElement.dataset.ready === 'true'", timeout=15000)
+    page.emulate_media(media="print")
+    out = {"page": page}
+    for fmt in FORMATS:
+        pdf = page.pdf(format=fmt)
+        out[fmt] = {"pdf": pdf, "texts": texts(pdf), "images": sum(len(p.images) for p in PdfReader(io.BytesIO(pdf)).pages)}
+    out["blocks"] = page.evaluate(MARK, BLOCKS)
+    for fmt in FORMATS:
+        out[fmt]["marked"] = texts(page.pdf(format=fmt))
+    yield out
+    context.close()
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_fits_in_four_pages(printed, fmt):
+    assert 1 <= len(printed[fmt]["texts"]) <= 4
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_no_figure_table_or_term_entry_is_split(printed, fmt):
+    pages = printed[fmt]["marked"]
+    assert printed["blocks"] >= 10  # the readout, two figures, six terms, takeaway, sources, head
+    for n in range(printed["blocks"]):
+        top = [i for i, t in enumerate(pages) if f"QQtop{n}QQ" in t]
+        end = [i for i, t in enumerate(pages) if f"QQend{n}QQ" in t]
+        assert len(top) == 1 and top == end, f"block {n} runs from page {top} to page {end}"
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_figures_carry_the_selection_and_the_text_has_terms_and_sources(printed, fmt):
+    c = content.load(CONTENT)
+    text = " ".join(printed[fmt]["texts"])
+    for number in (1, 2):
+        assert re.search(rf"Figure {number}\. [^·]+ · Llama 3 8B · 4M tokens · 400 Gb/s", text), number
+    for term in c.terms.values():
+        assert term.name in text and " ".join(term.definition.split()) in text
+    squeezed = "".join(text.split())  # long addresses wrap anywhere
+    for source in c.sources.values():
+        assert source.title in text
+        assert f"<{source.url}>" in squeezed, f"the printed link does not show its target {source.url}"
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_running_head_names_volume_and_plate_with_page_numbers(printed, fmt):
+    pages = printed[fmt]["texts"]
+    assert "PLATE 4 OF 11" in pages[0].upper() and "VOL. XIV · PARALLELISM" in pages[0].upper()
+    for i, page_text in enumerate(pages, start=1):
+        assert f"Page {i} of {len(pages)}" in page_text
+        if i > 1:
+            assert "Vol. XIV · Parallelism" in page_text and "Plate XIV.4 · Data Parallelism" in page_text
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_figures_print_as_vector_svg(printed, fmt):
+    assert printed[fmt]["images"] == 0, "the PDF holds raster images"
+    text = " ".join(printed[fmt]["texts"])
+    assert "seconds per step" in text and "cross: 1,024" in text  # the figures' words are text, not pixels
+    page = printed["page"]
+    assert page.locator(".chart svg").count() == 2
+    assert page.locator(".chart canvas, .chart img").count() == 0
+
+
+def test_controls_and_screen_only_parts_are_hidden_in_print(printed):
+    page = printed["page"]
+    for selector in ("#controls", ".skip", ".figure-data", "#controls select"):
+        for box in page.locator(selector).all():
+            assert not box.is_visible(), selector
+
+
+def test_printed_captions_follow_the_chosen_selection(browser, site):
+    context = browser.new_context(offline=True, viewport={"width": 1100, "height": 900})
+    page = context.new_page()
+    page.goto((site / "index.html").resolve().as_uri() + "#model=llama3-70b&batch=1M&network=nvlink")
+    page.wait_for_function("document.documentElement.dataset.ready === 'true'", timeout=15000)
+    text = " ".join(texts(page.pdf(format="A4")))
+    context.close()
+    for number in (1, 2):
+        assert re.search(rf"Figure {number}\. [^·]+ · Llama 3 70B · 1M tokens · NVLink", text), number
+
+
+def test_prints_without_javascript_too(browser, site):
+    context = browser.new_context(offline=True, java_script_enabled=False)
+    page = context.new_page()
+    page.goto((site / "index.html").resolve().as_uri())
+    pages = texts(page.pdf(format="A4"))
+    context.close()
+    assert len(pages) <= 4
+    assert "Figure 1." in " ".join(pages) and "Llama 3 8B · 4M tokens · 400 Gb/s" in " ".join(pages)
