@@ -1,0 +1,222 @@
+"""Accessibility in Chromium: axe-core (WCAG 2.1 A/AA) in light and dark, the keyboard alone, focus rings,
+figures in words and numbers that follow the selection, the live readout, colours and what else tells apart."""
+import math
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import CONTENT
+from generator import content, facts, render
+
+pytestmark = pytest.mark.browser
+
+NODE = Path(__file__).resolve().parent / ".node"
+AXE = NODE / "node_modules" / "axe-core" / "axe.min.js"
+WCAG = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+
+
+@pytest.fixture(scope="session")
+def axe_js() -> str:
+    """axe-core from npm (never committed): $AXE_CORE_JS, else tests/.node, installed there if npm exists."""
+    path = Path(os.environ.get("AXE_CORE_JS") or AXE)
+    if not path.exists() and shutil.which("npm") and not os.environ.get("AXE_CORE_JS"):
+        subprocess.run(["npm", "install", "--no-save", "--no-package-lock", "--no-audit", "--no-fund",
+                        "--prefix", str(NODE), "axe-core@4"], check=False, capture_output=True, timeout=300)
+    if not path.exists():
+        message = f"axe-core is not at {path} (npm install --prefix tests/.node axe-core@4, or set AXE_CORE_JS)"
+        if os.environ.get("CI"):
+            pytest.fail(message + ", and CI is set")
+        pytest.skip(message)
+    return path.read_text(encoding="utf-8")
+
+
+AXE_RUN = """async (tags) => {
+  const result = await axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']});
+  return result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+    nodes: v.nodes.slice(0, 5).map(n => n.target.join(' ') + ': ' + n.failureSummary)}));
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe_finds_no_wcag_violation(site, open_page, axe_js, scheme):
+    # The page's CSP rightly blocks an injected script: this test alone bypasses it (test_page_modes keeps it).
+    page = open_page(site, bypass_csp=True, color_scheme=scheme).page
+    page.evaluate("for (const d of document.querySelectorAll('details')) d.open = true")
+    page.locator("a.term").first.focus()  # with a definition showing
+    page.add_script_tag(content=axe_js)
+    assert page.evaluate(AXE_RUN, WCAG) == []
+
+
+@pytest.mark.parametrize("width", [360])
+def test_axe_finds_no_wcag_violation_on_a_phone(site, open_page, axe_js, width):
+    page = open_page(site, bypass_csp=True, viewport={"width": width, "height": 740}, is_mobile=True,
+                     has_touch=True, color_scheme="dark").page
+    page.add_script_tag(content=axe_js)
+    assert page.evaluate(AXE_RUN, WCAG) == []
+
+
+FOCUSED = """() => {
+  const el = document.activeElement;
+  const style = getComputedStyle(el);
+  return {tag: el.tagName.toLowerCase(), id: el.id, cls: el.className, text: el.textContent.trim().slice(0, 40),
+          outline: style.outlineStyle, width: parseFloat(style.outlineWidth), colour: style.outlineColor,
+          visible: el.getBoundingClientRect().width > 0};
+}"""
+FOCUSABLE = """() => [...document.querySelectorAll('a[href], select, summary, button, input, [tabindex]')]
+  .filter(el => el.getClientRects().length && el.tabIndex >= 0).length"""
+
+
+def test_every_control_is_reachable_by_tab_with_a_visible_focus_ring(site, open_page):
+    page = open_page(site).page
+    expected = page.evaluate(FOCUSABLE)
+    seen = []
+    for _ in range(expected + 5):
+        page.keyboard.press("Tab")
+        now = page.evaluate(FOCUSED)
+        if seen and now == seen[0]:
+            break
+        seen.append(now)
+    stops = [s for s in seen if s["tag"] != "body"]
+    assert len(stops) >= expected
+    kinds = {s["tag"] for s in stops}
+    assert {"a", "select", "summary"} <= kinds
+    assert {s["id"] for s in stops} >= {"choose-model", "choose-batch", "choose-network"}
+    for stop in stops:
+        assert stop["visible"], stop
+        assert stop["outline"] == "solid" and stop["width"] >= 2, f"no visible focus ring on {stop}"
+
+
+def test_controls_operate_with_the_keyboard_alone(site, open_page):
+    page = open_page(site).page
+    # The first Tab shows the skip link, which leads to the figures.
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.className") == "skip"
+    box = page.locator(".skip").bounding_box()
+    assert box["x"] >= 0 and box["y"] >= 0
+    page.keyboard.press("Enter")
+    assert page.url.endswith("#workshop-figures")
+    shown = page.evaluate("document.documentElement.dataset.shown")
+    for key, expected in (("model", "llama3-70b|4M|ib-400"), ("batch", "llama3-70b|16M|ib-400"),
+                          ("network", "llama3-70b|16M|nvlink")):
+        page.focus(f"#choose-{key}")
+        page.keyboard.press("ArrowDown")
+        page.wait_for_function(f"document.documentElement.dataset.shown === '{expected}'")
+        assert page.evaluate("document.documentElement.dataset.shown") != shown
+    # The figures' words and numbers open from the keyboard too.
+    page.focus("#fig-time-data summary")
+    page.keyboard.press("Enter")
+    assert page.locator("#fig-time-data table").is_visible()
+    assert "Llama 3 70B · 16M tokens · NVLink" in page.locator("#fig-time-data caption").text_content()
+
+
+def test_readout_is_a_polite_live_region_that_changes_with_the_selection(site, open_page):
+    page = open_page(site).page
+    readout = page.locator("#readout")
+    assert readout.get_attribute("role") == "status"
+    assert readout.get_attribute("aria-live") == "polite" and readout.get_attribute("aria-atomic") == "true"
+    before = readout.text_content()
+    page.get_by_label("Network", exact=True).select_option("nvlink")
+    page.wait_for_function("document.documentElement.dataset.shown === 'llama3-8b|4M|nvlink'")
+    assert readout.text_content() != before
+
+
+def test_each_figure_is_an_image_named_by_its_caption_and_described(site, open_page):
+    page = open_page(site).page
+    for fid in ("fig-time", "fig-efficiency"):
+        chart = page.locator(f"#{fid} .chart")
+        assert chart.get_attribute("role") == "img"
+        caption = page.locator("#" + chart.get_attribute("aria-labelledby"))
+        describe = page.locator("#" + chart.get_attribute("aria-describedby"))
+        assert "Llama 3 8B · 4M tokens · 400 Gb/s" in caption.text_content()
+        assert len(describe.text_content()) > 80
+        assert page.locator(f"#{fid}-data table tbody tr").count() == 15
+    names = [page.get_by_role("img", name=n) for n in ("Figure 1. Compute", "Figure 2. Scaling")]
+    assert all(n.count() == 1 for n in names)
+
+
+SHOW_ALL = """async (selections) => {
+  const out = {};
+  for (const [model, batch, network] of selections) {
+    await window.plate.show({model, batch, network});
+    out[[model, batch, network].join('|')] = {
+      readout: document.getElementById('readout').textContent,
+      describe: Object.fromEntries([...document.querySelectorAll('[data-describe]')]
+        .map(el => [el.dataset.describe, el.textContent])),
+      tables: Object.fromEntries([...document.querySelectorAll('[data-table]')].map(t => [t.dataset.table,
+        [...t.tBodies[0].rows].map(r => [...r.cells].map(c => c.textContent))])),
+      captions: [...document.querySelectorAll('.figure-data caption')].map(c => c.textContent),
+    };
+  }
+  return out;
+}"""
+
+
+def test_descriptions_and_tables_follow_every_selection_with_the_readouts_numbers(site, open_page):
+    c = content.load(CONTENT)
+    atlas = facts.Atlas(c.presets)
+    page = open_page(site).page
+    shown = page.evaluate(SHOW_ALL, [[s.model, s.batch, s.network] for s in atlas.selections])
+    assert len(shown) == len(atlas.selections) == 18
+    for sel in atlas.selections:
+        got = shown[render.selection_key(sel)]
+        f = atlas.facts(sel)
+        assert got["readout"] == render.readout(f)
+        for fid in ("fig-time", "fig-efficiency"):
+            assert got["tables"][fid] == render.table_rows(f, fid), (sel, fid)
+            assert got["describe"][fid] == render.describe(f, fid, c.presets.workshop.seq_len)
+        assert all(render.caption(c, sel) in caption for caption in got["captions"])
+        if f.crossing_replicas:  # the readout's numbers are the table's, digit for digit
+            row = next(r for r in got["tables"]["fig-time"] if r[0].endswith("(cross)"))
+            assert f"takes {row[2]} against {row[1]} of compute" in got["readout"]
+            row = next(r for r in got["tables"]["fig-efficiency"] if r[0].endswith("(cross)"))
+            assert f"efficiency {row[2]}" in got["readout"]
+
+
+# Machado, Oliveira & Fernandes (2009), severity 1: linear-RGB matrices for the three dichromacies.
+CVD = {
+    "protanopia": [[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216], [-0.003882, -0.048116, 1.051998]],
+    "deuteranopia": [[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413], [-0.011820, 0.042940, 0.968881]],
+    "tritanopia": [[1.255528, -0.076749, -0.178779], [-0.078411, 0.930809, 0.147602], [0.004733, 0.691367, 0.303900]],
+}
+
+
+def _linear(rgb):
+    return [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in (v / 255 for v in rgb)]
+
+
+def _lab(lin):
+    x = (0.4124 * lin[0] + 0.3576 * lin[1] + 0.1805 * lin[2]) / 0.95047
+    y = 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+    z = (0.0193 * lin[0] + 0.1192 * lin[1] + 0.9505 * lin[2]) / 1.08883
+    f = [t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116 for t in (x, y, z)]
+    return (116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2]))
+
+
+def _seen(rgb, matrix):
+    lin = _linear(rgb)
+    return [min(1.0, max(0.0, sum(m * v for m, v in zip(row, lin)))) for row in matrix]
+
+
+SERIES = """() => [...document.querySelectorAll('#fig-time .series_marks path')].map(p => ({
+  stroke: getComputedStyle(p).stroke, dash: p.getAttribute('stroke-dasharray') || ''}))"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_series_colours_survive_colour_blindness_and_are_not_the_only_key(site, open_page, scheme):
+    page = open_page(site, color_scheme=scheme).page
+    series = page.evaluate(SERIES)
+    assert len(series) == 2
+    rgbs = [[int(v) for v in s["stroke"][s["stroke"].index("(") + 1:-1].split(",")[:3]] for s in series]
+    for name, matrix in CVD.items():
+        distance = math.dist(_lab(_seen(rgbs[0], matrix)), _lab(_seen(rgbs[1], matrix)))
+        assert distance >= 40, f"{scheme}: the two series are only ΔE {distance:.0f} apart under {name}"
+    # Not colour alone: one line dashed, the other solid, different point shapes, and direct labels.
+    assert sorted(bool(s["dash"]) for s in series) == [False, True]
+    labels = page.locator("#fig-time .label_compute_marks text, #fig-time .label_allreduce_marks text")
+    assert sorted(labels.all_text_contents()) == ["all-reduce", "compute"]
+    shapes = page.evaluate("[...document.querySelectorAll('#fig-time .series_points_marks path')]"
+                           ".map(p => p.getAttribute('d').slice(0, 12))")
+    assert len(set(shapes)) >= 2
