@@ -1,0 +1,269 @@
+"""The plate in every way it is read, in Chromium: offline through every control, without JavaScript, under its
+own strict CSP, in dark and light mode (figures too), on a 360 px phone, and its terms by hover, focus and tap."""
+import re
+from html.parser import HTMLParser
+
+import pytest
+
+from conftest import CONTENT
+from generator import content
+
+pytestmark = pytest.mark.browser
+
+PHONE = {"viewport": {"width": 360, "height": 740}, "is_mobile": True, "has_touch": True, "device_scale_factor": 2}
+
+
+# --- offline and self-contained ------------------------------------------------------------------
+
+EVERY_OPTION = """async () => {
+  const seen = [];
+  for (const select of document.querySelectorAll('#controls select')) {
+    for (const option of [...select.options]) {
+      select.value = option.value;
+      select.dispatchEvent(new Event('change', {bubbles: true}));
+      await new Promise(r => requestAnimationFrame(() => setTimeout(r, 30)));
+      seen.push(document.documentElement.dataset.shown);
+    }
+  }
+  return seen;
+}"""
+
+
+def test_no_request_leaves_the_page_through_every_control_and_no_console_complaint(site, open_page):
+    watched = open_page(site)
+    page = watched.page
+    shown = page.evaluate(EVERY_OPTION)
+    assert len(set(shown)) >= 6
+    for summary in page.locator("summary").all():
+        summary.click()
+    for term in page.locator("a.term").all():
+        term.hover()
+    page.locator("a.term").first.click()
+    page.locator("sup.cite a").first.click()
+    page.keyboard.press("Tab")
+    page.set_viewport_size({"width": 360, "height": 740})  # the figures redraw at a new width
+    page.wait_for_timeout(150)
+    assert watched.outside_requests(site) == []
+    assert watched.problems() == []
+
+
+class _Refs(HTMLParser):
+    """Every URL the page would fetch by itself (not links a reader follows)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fetched: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            if name in ("src", "srcset", "poster", "data", "background") or (tag == "link" and name == "href"):
+                self.fetched.append(f"{tag} {name}={value}")
+
+
+def test_page_fetches_nothing_by_itself(site):
+    html = (site / "index.html").read_text(encoding="utf-8")
+    refs = _Refs()
+    refs.feed(html)
+    assert refs.fetched == []
+    style = "".join(re.findall(r"<style>(.*?)</style>", html, re.S))
+    assert "url(" not in style and "@import" not in style
+
+
+# --- without JavaScript --------------------------------------------------------------------------
+
+def test_without_javascript_text_static_figures_and_tables_are_there(site, open_page):
+    c = content.load(CONTENT)
+    page = open_page(site, wait_ready=False, java_script_enabled=False).page
+    text = page.locator("body").inner_text()
+    assert "loading" not in text.lower()
+    for needle in (c.plate.title, c.plate.deck, c.plate.takeaway, "What you will learn", "Linear until it is not",
+                   "The lines cross at 1,024 replicas", "Llama 3 8B · 4M tokens · 400 Gb/s"):
+        assert needle.lower() in text.lower(), needle
+    for term in c.terms.values():
+        assert term.definition in text
+    for source in c.sources.values():
+        assert source.title in text
+    assert page.locator(".chart > svg").count() == 2  # the static figures of the default selection
+    assert page.locator(".chart svg text", has_text="cross: 1,024").count() == 2
+    assert not page.locator("#controls").is_visible()  # no controls that cannot work
+    for summary in page.locator("summary").all():
+        summary.click()  # <details> opens without script
+    for fid in ("fig-time", "fig-efficiency"):
+        table = page.locator(f"#{fid}-data table")
+        assert table.is_visible() and table.locator("tbody tr").count() == 15
+    assert page.locator("#fig-time-data tbody tr", has_text="1,024 (cross)").inner_text().split("\t")[1:] == [
+        "0.44 s", "0.64 s"]
+    assert page.locator("[aria-busy='true']").count() == 0
+
+
+# --- strict Content-Security-Policy --------------------------------------------------------------
+
+def _policy(html: str) -> dict[str, list[str]]:
+    meta = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)">', html).group(1)
+    return {d.split()[0]: d.split()[1:] for d in (p.strip() for p in meta.split(";")) if d}
+
+
+def test_policy_is_strict(site):
+    policy = _policy((site / "index.html").read_text(encoding="utf-8"))
+    assert policy["default-src"] == ["'none'"]
+    for directive in ("script-src", "style-src"):
+        assert policy[directive] and all(re.fullmatch(r"'sha256-[A-Za-z0-9+/]+=*'", s) for s in policy[directive])
+    flat = " ".join(" ".join(v) for v in policy.values())
+    assert "unsafe" not in flat and "*" not in flat and "http" not in flat and "nonce" not in flat
+    assert policy["base-uri"] == ["'none'"] and policy["form-action"] == ["'none'"]
+
+
+VIOLATIONS = """window.__violations = [];
+document.addEventListener('securitypolicyviolation',
+  e => window.__violations.push(e.violatedDirective + ' ' + e.blockedURI));"""
+
+
+def test_under_the_csp_charts_draw_controls_work_and_nothing_is_blocked(browser, site):
+    context = browser.new_context(offline=True, viewport={"width": 1100, "height": 900})  # CSP enforced
+    context.add_init_script(VIOLATIONS)
+    page = context.new_page()
+    problems = []
+    page.on("console", lambda m: m.type in ("error", "warning") and problems.append(m.text))
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    page.goto((site / "index.html").resolve().as_uri())
+    page.wait_for_function("document.documentElement.dataset.ready", timeout=15000)
+    assert page.evaluate("document.documentElement.dataset.ready") == "true"
+    assert page.locator(".chart[data-live='true'] svg").count() == 2
+    page.get_by_label("Model", exact=True).select_option("llama3-405b")
+    page.get_by_label("Network", exact=True).select_option("nvlink")
+    page.wait_for_function("document.documentElement.dataset.shown === 'llama3-405b|4M|nvlink'")
+    assert "Llama 3.1 405B · 4M tokens · NVLink" in page.locator("#fig-efficiency figcaption").text_content()
+    page.locator("a.term").first.hover()
+    assert page.locator(".term-tip").is_visible()
+    assert page.evaluate("window.__violations") == [] and problems == []
+    # The policy is in force: code from a string and an injected inline script are refused.
+    page.evaluate("""() => { setTimeout('window.__ran = 1', 0);
+                             const s = document.createElement('script'); s.textContent = 'window.__ran = 2';
+                             document.body.append(s); }""")
+    page.wait_for_function("window.__violations.length >= 2")
+    assert page.evaluate("window.__ran") is None
+    assert {v.split()[0] for v in page.evaluate("window.__violations")} <= {"script-src", "script-src-elem"}
+    context.close()
+
+
+# --- dark and light mode, figures included -------------------------------------------------------
+
+CHART_COLOURS = """() => {
+  const rgb = (s) => (s.match(/[\\d.]+/g) || []).slice(0, 3).map(Number);
+  const paper = rgb(getComputedStyle(document.documentElement).backgroundColor);
+  const band = document.querySelector('#fig-time .band_marks path');
+  const overlaps = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+  const texts = [...document.querySelectorAll('.chart svg text')].filter(t => t.textContent.trim())
+    .map(t => ({text: t.textContent, fill: rgb(getComputedStyle(t).fill),
+                onBand: [...t.closest('svg').querySelectorAll('.band_marks path')]
+                  .some(b => overlaps(b.getBoundingClientRect(), t.getBoundingClientRect()))}));
+  const lines = [...document.querySelectorAll('.chart .series_marks path, .chart .efficiency_marks path, .chart .rule_marks line')]
+    .map(p => ({cls: p.parentNode.className.baseVal, stroke: rgb(getComputedStyle(p).stroke)}));
+  return {paper, band: rgb(getComputedStyle(band).fill), bandOpacity: parseFloat(band.getAttribute('fill-opacity') || band.getAttribute('opacity') || 1), texts, lines,
+          ink: rgb(getComputedStyle(document.body).color)};
+}"""
+
+
+def _luminance(rgb):
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in (v / 255 for v in rgb)]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def _contrast(a, b):
+    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_page_and_figures_follow_the_colour_scheme_with_aa_contrast(site, open_page, scheme):
+    page = open_page(site, color_scheme=scheme).page
+    got = page.evaluate(CHART_COLOURS)
+    paper = got["paper"]
+    assert (_luminance(paper) < 0.05) == (scheme == "dark"), paper
+    assert _contrast(got["ink"], paper) >= 7
+    # Text on the shaded band must read on the band's shade.
+    a = got["bandOpacity"]
+    shaded = [round(p * (1 - a) + b * a) for p, b in zip(paper, got["band"])]
+    assert got["texts"] and got["lines"] and any(t["onBand"] for t in got["texts"])
+    for text in got["texts"]:
+        ground = shaded if text["onBand"] else paper
+        assert _contrast(text["fill"], ground) >= 4.5, (scheme, text, ground)
+    for line in got["lines"]:
+        assert _contrast(line["stroke"], paper) >= 3, (scheme, line)
+
+
+# --- phone ---------------------------------------------------------------------------------------
+
+def test_on_a_360px_phone_nothing_scrolls_sideways_figures_fit_and_controls_take_a_thumb(site, open_page):
+    page = open_page(site, **PHONE).page
+    for summary in page.locator("summary").all():
+        summary.tap()
+    width = page.evaluate("document.documentElement.clientWidth")
+    assert width == 360
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    for svg in page.locator(".chart svg").all():
+        box = svg.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= width and box["width"] >= 280
+    # Legible: chart text drawn at 10 CSS px or more once the figure is scaled to the screen.
+    smallest = page.evaluate("""() => Math.min(...[...document.querySelectorAll('.chart svg text')]
+      .filter(t => t.textContent.trim()).map(t => t.getBoundingClientRect().height))""")
+    assert smallest >= 10
+    for select in page.locator("#controls select").all():
+        box = select.bounding_box()
+        assert box["height"] >= 44 and box["width"] >= 44 and box["x"] + box["width"] <= width
+    for summary in page.locator("summary").all():
+        assert summary.bounding_box()["height"] >= 44
+    page.locator("#choose-batch").tap()
+    page.locator("#choose-batch").select_option("16M")
+    page.wait_for_function("document.documentElement.dataset.shown === 'llama3-8b|16M|ib-400'")
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+
+
+# --- terms ---------------------------------------------------------------------------------------
+
+def test_every_term_is_linked_once_from_the_prose_to_its_definition(site):
+    c = content.load(CONTENT)
+    html = (site / "index.html").read_text(encoding="utf-8")
+    for term in c.terms.values():
+        links = re.findall(rf'<a class="term" href="#term-{term.id}" aria-describedby="def-{term.id}">', html)
+        assert len(links) == 1, term.id
+        assert f'<dd id="def-{term.id}">{term.definition}</dd>' in html
+
+
+def test_definition_shows_on_hover_and_on_focus_and_escape_hides_it(site, open_page):
+    c = content.load(CONTENT)
+    page = open_page(site).page
+    tip = page.locator(".term-tip")
+    link = page.locator("a.term").nth(1)
+    term_id = link.get_attribute("href").removeprefix("#term-")
+    link.hover()
+    tip.wait_for(state="visible")
+    assert tip.text_content() == c.terms[term_id].definition
+    page.mouse.move(0, 0)
+    tip.wait_for(state="hidden")
+    link.focus()
+    tip.wait_for(state="visible")
+    assert tip.text_content() == c.terms[term_id].definition
+    tip_box, link_box = tip.bounding_box(), link.bounding_box()
+    assert tip_box["y"] >= link_box["y"] + link_box["height"] - 1  # beside the term, not over it
+    page.keyboard.press("Escape")
+    tip.wait_for(state="hidden")
+
+
+def test_a_tap_shows_the_definition_and_a_second_tap_opens_the_glossary_entry(site, open_page):
+    c = content.load(CONTENT)
+    page = open_page(site, hash="#model=llama3-70b&batch=1M&network=nvlink", **PHONE).page
+    link = page.locator("a.term").first
+    term_id = link.get_attribute("href").removeprefix("#term-")
+    link.tap()
+    tip = page.locator(".term-tip")
+    tip.wait_for(state="visible")
+    assert tip.text_content() == c.terms[term_id].definition
+    box = tip.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 360
+    link.tap()
+    page.wait_for_function(f"location.hash === '#term-{term_id}'")
+    assert page.evaluate("document.querySelector(':target').id") == f"term-{term_id}"
+    # Following a term link does not reset the reader's selection.
+    page.wait_for_timeout(100)
+    assert page.evaluate("document.documentElement.dataset.shown") == "llama3-70b|1M|nvlink"
