@@ -249,6 +249,8 @@ def _describe(value: Any) -> str:
         return "a table"
     if isinstance(value, list):
         return "a list"
+    if isinstance(value, int) and len(str(abs(value))) > 24:
+        return f"a {len(str(abs(value)))}-digit number"
     if isinstance(value, float):
         return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf") if math.isinf(value) else repr(value)
     return str(value)
@@ -256,6 +258,14 @@ def _describe(value: Any) -> str:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _finite(value: int | float) -> bool:
+    """Whether a number is finite as a float (TOML integers may be too large to be one)."""
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
 
 
 def _check(kind: str, value: Any) -> str | None:
@@ -270,12 +280,12 @@ def _check(kind: str, value: Any) -> str | None:
         if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
             return f"must be a positive whole number, got {_describe(value)}"
         if value > MAX_COUNT:
-            return f"must be at most 2^53 = {MAX_COUNT:,}, got {value:,}"
+            return f"must be at most 2^53 = {MAX_COUNT:,}, got {_describe(value)}"
     elif kind == "positive":
-        if not _is_number(value) or not math.isfinite(value) or value <= 0:
+        if not _is_number(value) or not _finite(value) or value <= 0:
             return f"must be a positive number, got {_describe(value)}"
     elif kind == "fraction":
-        if not _is_number(value) or not math.isfinite(value) or not 0 < value <= 1:
+        if not _is_number(value) or not _finite(value) or not 0 < value <= 1:
             return f"must be a number greater than 0 and at most 1, got {_describe(value)}"
     elif kind == "texts":
         if not isinstance(value, list):
