@@ -273,8 +273,9 @@ def link_terms(parts: list[str], content: Content) -> list[str]:
     """Link each glossary term at its first use across the prose parts (outside links and headings)."""
     pending = {}
     for term in content.terms.values():
-        spellings = sorted({term.name, *term.matches}, key=len, reverse=True)
-        pending[term.id] = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, spellings)) + r")(?![\w-])",
+        # as the sanitised HTML writes them (Q&A is Q&amp;A there); never inside an entity such as &amp;
+        spellings = sorted({html.escape(s, quote=False) for s in (term.name, *term.matches)}, key=len, reverse=True)
+        pending[term.id] = re.compile(r"(?<![\w&#-])(" + "|".join(map(re.escape, spellings)) + r")(?![\w-])",
                                       re.IGNORECASE)
     out = []
     for part in parts:
