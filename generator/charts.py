@@ -13,7 +13,7 @@ from .facts import Atlas, Facts
 GRID_DATA = "grid"  # the one dataset both live views share; the page inserts its rows
 FACTS_DATA = "facts"  # one row per selection: crossing, where a sequence runs out
 SIGNALS = ("sel_model", "sel_batch", "sel_network")
-WIDTH, HEIGHT = 560, 250
+WIDTH, HEIGHT = 720, 250  # WIDTH: what plate.js draws at most, so the static and live figures print alike
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
 # Okabe–Ito blue and vermilion: distinct under the common colour-vision deficiencies, at least 3:1 against
 # the light page, and told apart by dash and point shape too. Their direct labels use shades that reach 4.5:1

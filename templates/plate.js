@@ -140,8 +140,11 @@ async function liveView(figure, sel) {
 
 /** Draw at the holder's width (text stays at its set size), but no wider than a printed page's measure
  * (about 680 CSS px), so a figure scaled to the paper keeps legible text whatever screen it was drawn on. */
+const printing = window.matchMedia("print");
+let paper = false; // between beforeprint and afterprint
+
 function fitWidth(view, holder) {
-  const width = Math.min(720, Math.max(260, Math.floor(holder.clientWidth)));
+  const width = paper || printing.matches ? 720 : Math.min(720, Math.max(260, Math.floor(holder.clientWidth)));
   if (width && view.width() !== width) view.width(width);
 }
 
@@ -171,11 +174,15 @@ async function start() {
     for (const k of KEYS) selects[k].value = next[k];
     show(next);
   });
-  const resize = new ResizeObserver(() => {
+  const refit = () => {
     for (const { view, holder } of views) fitWidth(view, holder);
-    Promise.all(views.map(({ view }) => view.runAsync()));
-  });
+    return Promise.all(views.map(({ view }) => view.runAsync()));
+  };
+  const resize = new ResizeObserver(refit);
   for (const { holder } of views) resize.observe(holder);
+  // Paper: redraw at the page's measure before printing (a phone's narrow figure would print tall), back after.
+  window.addEventListener("beforeprint", () => { paper = true; refit(); });
+  window.addEventListener("afterprint", () => { paper = false; refit(); });
 
   form.hidden = false;
   await show(sel, true);

@@ -133,3 +133,21 @@ def test_prints_without_javascript_too(browser, site):
     context.close()
     assert len(pages) <= 4
     assert "Figure 1." in " ".join(pages) and "Llama 3 8B · 4M tokens · 400 Gb/s" in " ".join(pages)
+
+
+@pytest.mark.parametrize("width", [360, 800])
+def test_printing_from_a_phone_or_narrow_window_redraws_figures_for_paper(browser, site, width):
+    context = browser.new_context(offline=True, viewport={"width": width, "height": 800})
+    page = context.new_page()
+    page.goto((site / "index.html").resolve().as_uri())
+    page.wait_for_function("document.documentElement.dataset.ready === 'true'", timeout=15000)
+    on_screen = page.evaluate("window.plate.views.map(v => v.width())")
+    page.evaluate("addEventListener('beforeprint', () => { window.__paper = window.plate.views.map(v => v.width()); })")
+    counts = [len(texts(page.pdf(format=fmt))) for fmt in FORMATS]
+    paper = page.evaluate("window.__paper")
+    assert all(p > s for p, s in zip(paper, on_screen)), (paper, on_screen)  # redrawn wider, for the paper
+    page.wait_for_timeout(100)
+    after = page.evaluate("window.plate.views.map(v => v.width())")
+    context.close()
+    assert all(n <= 4 for n in counts), counts
+    assert after == on_screen  # back to the screen's width once printed
