@@ -59,7 +59,7 @@ def check_grid(atlas: Atlas, root: Path) -> None:
 
 def gather(content_dir: Path) -> dict[str, str]:
     """Every file of the site as {relative path: text}, computed without writing anything."""
-    plate = content.load(content_dir)
+    plate = content.load(content_dir, check_prose=render.check_prose)
     atlas = Atlas(plate.presets)
     check_grid(atlas, plate.root)
     render.prose_html(plate, atlas)  # prose mistakes surface before the figures are drawn

@@ -650,22 +650,28 @@ def _figures_marks(problems: Problems, path: Path, body: str, body_line: int) ->
     return marks if len(marks) == 1 else None
 
 
-def load_plate(problems: Problems, path: Path) -> tuple[Plate | None, str]:
-    """Read plate.md: TOML front matter, then Markdown prose with one [[figures]] line; (plate, front matter)."""
+def load_plate(problems: Problems, path: Path) -> tuple[Plate | None, str, tuple[Prose, Prose] | None]:
+    """Read plate.md: TOML front matter, then Markdown prose with one [[figures]] line;
+    (plate, front matter, the two parts of the prose even when the front matter has mistakes)."""
     text = _read_text(problems, path)
     if text is None:
-        return None, ""
+        return None, "", None
     parts = split_front_matter(problems, path, text)
     if parts is None:
-        return None, ""
+        return None, "", None
     front, body, body_line = parts
     data, _ = _read_toml(problems, path, front, line_offset=1)
     marks = _figures_marks(problems, path, body, body_line)
+    prose = None
+    if marks is not None:
+        body_lines = body.splitlines()
+        prose = (Prose("\n".join(body_lines[:marks[0]]), path, body_line),
+                 Prose("\n".join(body_lines[marks[0] + 1:]), path, body_line + marks[0] + 1))
     if data is None:
-        return None, front
+        return None, front, prose
     if not data:
         problems.add(path, 1, f"the front matter is empty; it needs {', '.join(FRONT_MATTER_SCHEMA)}")
-        return None, front
+        return None, front, prose
     hints = _belongs({"[default]": DEFAULT_SCHEMA})
     hints["figures"] = f"the line '{FIGURES_MARK}' belongs in the prose, after the closing '{FRONT_MATTER_FENCE}'"
     values = _fields(problems, path, front, (), data, FRONT_MATTER_SCHEMA, line_offset=1,
@@ -679,18 +685,14 @@ def load_plate(problems: Problems, path: Path) -> tuple[Plate | None, str]:
                      f"front matter: plate {values['plate']} is beyond plates_in_volume "
                      f"{values['plates_in_volume']}")
         values = None
-    if values is None or default is None or marks is None:
-        return None, front
-    body_lines = body.splitlines()
-    mark = marks[0]
+    if values is None or default is None or prose is None:
+        return None, front, prose
     return Plate(
         volume=values["volume"], volume_title=values["volume_title"], plate=values["plate"],
         plates_in_volume=values["plates_in_volume"], title=values["title"], deck=values["deck"],
         keywords=tuple(values["keywords"]), takeaway=values["takeaway"],
-        default=Selection(**default),
-        before_figures=Prose("\n".join(body_lines[:mark]), path, body_line),
-        after_figures=Prose("\n".join(body_lines[mark + 1:]), path, body_line + mark + 1),
-    ), front
+        default=Selection(**default), before_figures=prose[0], after_figures=prose[1],
+    ), front, prose
 
 
 def _check_default(problems: Problems, path: Path, front: str, plate: Plate, ids: dict[str, list[str]]) -> None:
@@ -705,20 +707,34 @@ def _check_default(problems: Problems, path: Path, front: str, plate: Plate, ids
                          f"({hint}known: {', '.join(table) or 'none'})")
 
 
-def load(root: Path) -> Content:
-    """Read and check every content file under root; raise ContentError listing all mistakes."""
+def load(root: Path, check_prose=None) -> Content:
+    """Read and check every content file under root; raise ContentError listing all mistakes.
+
+    When the files have mistakes, check_prose(prose parts, terms, sources, preset ids, problems), if given,
+    checks what of the prose can be checked without the model (template syntax, cited sources, scenarios,
+    links), so those are reported together with the files' own; it gets None for a file with mistakes of its
+    own. (Slots that need the model's facts are checked by rendering, once the files are right.)"""
     root = Path(root)
     problems = Problems(root)
     if not root.is_dir():
         problems.add(root, None, "the content folder does not exist" if not root.exists() else
                      "the content folder is a file, not a folder")
         problems.raise_if_any()
-    plate, front = load_plate(problems, root / "plate.md")
+    plate, front, prose = load_plate(problems, root / "plate.md")
+    before = len(problems.items)
     presets, ids = load_presets(problems, root / "presets.toml")
+    ids_ok = len(problems.items) == before
+    before = len(problems.items)
     terms = load_terms(problems, root / "terms.toml")
+    terms_ok = len(problems.items) == before
+    before = len(problems.items)
     sources = load_sources(problems, root / "sources.toml")
+    sources_ok = len(problems.items) == before
     if plate and ids:
         _check_default(problems, root / "plate.md", front, plate, ids)
+    if check_prose is not None and prose is not None and problems.items:  # else the full check follows
+        check_prose(prose, terms if terms_ok else None, sources if sources_ok else None,
+                    ids if ids_ok else None, problems.items)
     problems.raise_if_any()
     assert plate is not None and presets is not None
     return Content(root=root, plate=plate, presets=presets, terms=terms, sources=sources)

@@ -200,6 +200,53 @@ def _unclosed_block(text: str) -> tuple[int, str] | None:
     return stack[-1] if stack else None
 
 
+def _syntax_problem(prose: Prose, error: jinja2.TemplateSyntaxError, root: Path) -> str:
+    """A template syntax error in prose, at the line an author would look at."""
+    line = prose.first_line + (error.lineno or 1) - 1
+    message = error.message or str(error)
+    opened = _unclosed_block(prose.text) if "end of template" in message else None
+    if opened:
+        line = prose.first_line + opened[0] - 1
+        message = f"{{% {opened[1]} %}} is never closed by {{% end{opened[1]} %}}"
+    return f"{_shown(prose.path, root)}, line {line}: template syntax error in prose: {message}"
+
+
+_SLOT = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.S)
+_CITE_CALL = re.compile(r"""\bcite\(\s*(["'])([^"'\n]*)\1\s*\)""")
+_SCENARIO_CALL = re.compile(r"\bscenario\(([^)\n]*)\)")
+_KEYWORD = re.compile(r"""\b(model|batch|network)\s*=\s*(["'])([^"'\n]*)\2""")
+
+
+def check_prose(parts, terms: dict | None, sources: dict | None, ids: dict | None, problems: list[str]) -> None:
+    """What of the prose can be checked before the model runs: template syntax, cite("…") and
+    scenario(…="…") naming what exists, #term-/#source- links. (content.load calls this, so these mistakes
+    are reported with those of the files; a None table is one whose file has mistakes: not checked against.)"""
+    for prose in parts:
+        root = prose.path.parent
+        try:
+            prose_environment().parse(prose.text)
+        except jinja2.TemplateSyntaxError as error:
+            problems.append(_syntax_problem(prose, error, root))
+            continue
+        _check_links(prose, terms, sources, problems, root)
+        for slot in _SLOT.finditer(prose.text):  # only code, not words that happen to read cite("x")
+            line = slot.group(0)
+            number = prose.first_line + prose.text.count("\n", 0, slot.start())
+            where = f"{_shown(prose.path, root)}, line {number}"
+            if sources is not None:
+                for _, ident in _CITE_CALL.findall(line):
+                    if ident not in sources:
+                        problems.append(f"{where}: cite(): no source {quote(ident)} in sources.toml "
+                                        f"(known: {', '.join(sources) or 'none'})")
+            if ids is not None:
+                for call in _SCENARIO_CALL.findall(line):
+                    for kind, _, ident in _KEYWORD.findall(call):
+                        table = ids[{"model": "models", "batch": "batches", "network": "networks"}[kind]]
+                        if ident not in table:
+                            problems.append(f"{where}: scenario(): {kind} {quote(ident)} is not a preset "
+                                            f"(known: {', '.join(table)})")
+
+
 def fill_slots(prose: Prose, context: ProseContext, problems: list[str], root: Path) -> str:
     """Prose with its {{ slots }} filled from the model; mistakes appended to problems with their line."""
     name = str(prose.path)
@@ -209,13 +256,7 @@ def fill_slots(prose: Prose, context: ProseContext, problems: list[str], root: P
         template.filename = name
         return template.render(context.variables())
     except jinja2.TemplateSyntaxError as error:
-        line = prose.first_line + (error.lineno or 1) - 1
-        message = error.message or str(error)
-        opened = _unclosed_block(prose.text) if "end of template" in message else None
-        if opened:
-            line = prose.first_line + opened[0] - 1
-            message = f"{{% {opened[1]} %}} is never closed by {{% end{opened[1]} %}}"
-        problems.append(f"{shown}, line {line}: template syntax error in prose: {message}")
+        problems.append(_syntax_problem(prose, error, root))
     except Exception as error:  # noqa: BLE001 - any failure of a slot is the author's to fix
         where = _prose_line(error, name)
         line = f", line {prose.first_line + where - 1}" if where else ""
@@ -225,10 +266,14 @@ def fill_slots(prose: Prose, context: ProseContext, problems: list[str], root: P
 
 def check_links(prose: Prose, content: Content, problems: list[str], root: Path) -> None:
     """Links in prose to #term-<id> and #source-<id> must name a term or a source that exists."""
+    _check_links(prose, content.terms, content.sources, problems, root)
+
+
+def _check_links(prose: Prose, terms: dict | None, sources: dict | None, problems: list[str], root: Path) -> None:
     for number, line in enumerate(prose.text.splitlines(), start=prose.first_line):
         for kind, ident in _ANCHOR_LINK.findall(line):
-            table = content.terms if kind == "term" else content.sources
-            if ident not in table:
+            table = terms if kind == "term" else sources
+            if table is not None and ident not in table:
                 file = "terms.toml" if kind == "term" else "sources.toml"
                 problems.append(f"{_shown(prose.path, root)}, line {number}: link to #{kind}-{ident}: no {kind} "
                                 f"{quote(ident)} in {file} (known: {', '.join(table) or 'none'})")

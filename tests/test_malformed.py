@@ -292,6 +292,18 @@ def test_prose_mistakes_are_all_reported_with_content_mistakes(tmp_path, capsys)
     assert "undefined fact" in report and 'network "nope" is not a preset' in report
 
 
+def test_prose_mistakes_found_without_the_model_come_with_the_files_mistakes(tmp_path, capsys):
+    root = tmp_path / "content"
+    shutil.copytree(FIXTURE, root)
+    apply(root, Case("x", "presets.toml", (("link_gbytes_per_s = 10", "link_gbytes_per_s = -1"),), "", None))
+    apply(root, Case("x", "plate.md", (('cite("only")', 'cite("nope")'), ("Replicas split the batch.", "[x](#term-no)"),
+                                       ("## After", "## After {% if true %}")), "", None))
+    status, report = run(root, tmp_path / "site", capsys)
+    assert status == 1 and "the content has 4 mistakes" in report, report
+    for fragment in ("presets.toml, line", 'cite(): no source "nope"', "link to #term-no", "{% if %} is never closed"):
+        assert fragment in report
+
+
 # --- through the real command, in a process of its own ----------------------------------------------
 
 def plate(*args, cwd=ROOT) -> subprocess.CompletedProcess:

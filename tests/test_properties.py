@@ -174,7 +174,7 @@ prose_texts = st.one_of(texts, st.lists(st.one_of(prose_alphabet, st.text(max_si
 def check(root: Path) -> None:
     """Load and render the prose in-process: either it works, or a ContentError names content files."""
     try:
-        c = content.load(root)
+        c = content.load(root, check_prose=render.check_prose)
         atlas = facts.Atlas(c.presets)
         build.check_grid(atlas, c.root)
         parts = render.prose_html(c, atlas)
