@@ -21,6 +21,7 @@ FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, s
 SERIES = {"compute": ("#0072b2", []), "all-reduce": ("#d55e00", [6, 3])}
 LABEL_INK = {"compute": "#0072b2", "all-reduce": "#a94a00"}
 INK, MUTED = "#333333", "#555555"
+LEFT_OF_RULE = 16  # from this crossing on, its label sits left of the rule (else right, to stay in the frame)
 SELECTED = " && ".join(f"datum.{k} == {s}" for k, s in zip(("model", "batch", "network"), SIGNALS))
 
 
@@ -71,10 +72,10 @@ def _params(default) -> list:
 def _x(max_replicas: int) -> alt.X:
     return alt.X("replicas:Q", title="data-parallel replicas (GPUs)",
                  scale=alt.Scale(type="log", base=2, domain=[1, max_replicas], nice=False),
-                 axis=alt.Axis(values=[4 ** k for k in range(0, 8)], format=",d", grid=False))
+                 axis=alt.Axis(values=[4 ** k for k in range(0, 8)], format=",d", grid=False, labelOverlap=True))
 
 
-def _band_and_rule(max_replicas: int, label_side: str) -> list:
+def _band_and_rule(max_replicas: int) -> list:
     """The shaded 'under one sequence per replica' band and the crossing rule, both labelled."""
     facts = alt.Chart(alt.Data(name=FACTS_DATA)).transform_filter(SELECTED)
     band = facts.mark_rect(opacity=0.13, color="#888888").encode(
@@ -89,12 +90,15 @@ def _band_and_rule(max_replicas: int, label_side: str) -> list:
     rule = crossed.mark_rule(strokeWidth=1.5, color=INK).encode(x="crossing:Q").properties(name="rule")
     rule_label = crossed.transform_calculate(
         label="'cross: ' + format(datum.crossing, ',d')",
-    ).mark_text(align=label_side, baseline="bottom", dx=-4 if label_side == "right" else 4, dy=-4,
+    ).mark_text(align=alt.ExprRef(f"datum.crossing >= {LEFT_OF_RULE} ? 'right' : 'left'"), baseline="bottom",
+                dx=alt.ExprRef(f"datum.crossing >= {LEFT_OF_RULE} ? -4 : 4"), dy=-4,
                 fontSize=11, fontWeight="bold", color=INK).encode(
         x="crossing:Q", y=alt.value("height"), text="label:N").properties(name="rule_label")
-    # The selection drawn into the figure, so a saved or printed SVG says what it shows.
-    selection = facts.mark_text(align="left", baseline="bottom", dx=6, dy=-4, fontSize=11,
-                                color=MUTED).encode(x=alt.value(0), y=alt.value("height"), text="label:N",
+    # The selection drawn into the figure, so a saved or printed SVG says what it shows; left out where it
+    # would collide with the crossing's label (a narrow figure, an early crossing): the caption says it too.
+    selection = facts.mark_text(align="left", baseline="bottom", dx=6, dy=-4, fontSize=11, color=MUTED,
+                                opacity=alt.ExprRef(f"width < 600 || (datum.crossing != null && "
+                                                    f"datum.crossing < {LEFT_OF_RULE * 4}) ? 0 : 1")).encode(x=alt.value(0), y=alt.value("height"), text="label:N",
                                                     ).properties(name="selection_label")
     return [band, band_label, rule, rule_label, selection]
 
@@ -125,7 +129,7 @@ def time_chart(default, max_replicas: int) -> alt.LayerChart:
         ).encode(x="replicas:Q", y="seconds:Q", text="series:N").properties(name=f"label_{name.replace('-', '')}")
         for name, baseline, dy in (("compute", "bottom", -6), ("all-reduce", "top", 8))
     ]
-    return alt.layer(*_band_and_rule(max_replicas, "right"), lines, dots, *labels).add_params(*_params(default)).properties(
+    return alt.layer(*_band_and_rule(max_replicas), lines, dots, *labels).add_params(*_params(default)).properties(
         width=WIDTH, height=HEIGHT,
     )
 
@@ -140,7 +144,7 @@ def efficiency_chart(default, max_replicas: int) -> alt.LayerChart:
         y=alt.Y("efficiency:Q", title="scaling efficiency", scale=alt.Scale(domain=[0, 1]),
                 axis=alt.Axis(format="%", values=[0, 0.25, 0.5, 0.75, 1], grid=True)),
     )
-    return alt.layer(*_band_and_rule(max_replicas, "left"), line).add_params(*_params(default)).properties(
+    return alt.layer(*_band_and_rule(max_replicas), line).add_params(*_params(default)).properties(
         width=WIDTH, height=HEIGHT * 0.72,
     )
 
