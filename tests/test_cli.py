@@ -43,3 +43,31 @@ def test_python_dash_m_builds(tmp_path):
                              "--out", str(tmp_path / "o")], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "o" / "index.html").exists()
+
+
+def test_debug_works_before_or_after_the_command(tmp_path, capsys):
+    import shutil
+    root = tmp_path / "content"
+    shutil.copytree(FIXTURE, root)
+    (root / "terms.toml").write_text("[terms.x]\nname = 3\n")
+    for args in (["--debug", "build"], ["build", "--debug"]):
+        assert cli.main([*args, "--content", str(root), "--out", str(tmp_path / "out")]) == 1
+        assert "Traceback" in capsys.readouterr().err
+    assert cli.main(["build", "--content", str(root), "--out", str(tmp_path / "out")]) == 1
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_an_unreadable_file_is_a_content_error(tmp_path, capsys, monkeypatch):
+    import pathlib
+    import shutil
+    root = tmp_path / "content"
+    shutil.copytree(FIXTURE, root)
+    real = pathlib.Path.read_bytes
+
+    def read_bytes(self):
+        if self.name == "sources.toml":
+            raise PermissionError(13, "Permission denied")
+        return real(self)
+    monkeypatch.setattr(pathlib.Path, "read_bytes", read_bytes)
+    assert cli.main(["build", "--content", str(root), "--out", str(tmp_path / "out")]) == 1
+    assert "content/sources.toml: cannot be read: Permission denied" in capsys.readouterr().err
