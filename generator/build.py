@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import charts, content, render, runtime
+from . import charts, content, prose, render, runtime, schema
 from .facts import Atlas
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
@@ -52,17 +52,17 @@ def check_grid(atlas: Atlas, root: Path) -> None:
     arrays = (g.compute_s, g.allreduce_s, g.step_s, g.efficiency, g.tokens_per_replica, g.model_states_bytes,
               g.continuous_crossing)
     if not all(np.isfinite(a).all() for a in arrays):
-        shown = content.Problems(root).where(root / "presets.toml", None)
-        raise content.ContentError([f"{shown}: the presets are too large or too small for the model: some "
-                                    f"times or efficiencies come out infinite or undefined"])
+        shown = schema.Problems(root).where(root / "presets.toml", None)
+        raise schema.ContentError([f"{shown}: the presets are too large or too small for the model: some "
+                                   f"times or efficiencies come out infinite or undefined"])
 
 
 def gather(content_dir: Path) -> dict[str, str]:
     """Every file of the site as {relative path: text}, computed without writing anything."""
-    plate = content.load(content_dir, check_prose=render.check_prose)
+    plate = content.load(content_dir, check_prose=prose.check_prose)
     atlas = Atlas(plate.presets)
     check_grid(atlas, plate.root)
-    render.prose_html(plate, atlas)  # prose mistakes surface before the figures are drawn
+    prose.prose_html(plate, atlas)  # prose mistakes surface before the figures are drawn
     figures = charts.figures(atlas, plate.plate.default)
     html = render.page(plate, atlas, figures, runtime_js())
     return {"index.html": html, render.CSV_NAME: render.csv_text(atlas)}

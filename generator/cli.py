@@ -11,7 +11,7 @@ import traceback
 from pathlib import Path
 
 from . import build
-from .content import ContentError
+from .schema import ContentError
 from .render import TEMPLATES
 
 EXIT_CONTENT, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130

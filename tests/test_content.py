@@ -4,7 +4,7 @@ import shutil
 import pytest
 
 from generator import content
-from generator.content import ContentError
+from generator.schema import ContentError
 
 from conftest import CONTENT, FIXTURE
 

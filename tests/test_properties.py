@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from generator import build, content, facts, model, render
-from generator.content import ContentError
+from generator import build, content, facts, model, prose
+from generator.schema import ContentError
 
 from conftest import FIXTURE
 
@@ -174,10 +174,10 @@ prose_texts = st.one_of(texts, st.lists(st.one_of(prose_alphabet, st.text(max_si
 def check(root: Path) -> None:
     """Load and render the prose in-process: either it works, or a ContentError names content files."""
     try:
-        c = content.load(root, check_prose=render.check_prose)
+        c = content.load(root, check_prose=prose.check_prose)
         atlas = facts.Atlas(c.presets)
         build.check_grid(atlas, c.root)
-        parts = render.prose_html(c, atlas)
+        parts = prose.prose_html(c, atlas)
     except ContentError as error:
         assert error.problems
         for problem in error.problems:
@@ -201,7 +201,7 @@ def assert_safe_html(fragment: str) -> None:
     parser = _Tags()
     parser.feed(fragment)
     for tag, attrs in parser.tags:
-        assert tag in render.PROSE_TAGS, tag
+        assert tag in prose.PROSE_TAGS, tag
         for name, value in attrs:
             assert name in {"href", "title", "rel", "class", "id", "aria-describedby", "aria-label"}, name
             if name == "href":

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from generator import build, render
+from generator import build, prose
 
 from conftest import FIXTURE
 
@@ -126,7 +126,7 @@ def test_no_injected_script_runs_in_chromium(policy, hostile_site, mini_site, op
 
 
 def test_raw_html_is_sanitised_by_the_allow_list():
-    out = render.markdown_to_html(PROSE_ATTACKS)
+    out = prose.markdown_to_html(PROSE_ATTACKS)
     for bad in ("<script", "<img", "<iframe", "<svg", "<object", "<math", "<style", "<base", "<meta",
                 "onerror", "onload", "onclick", "ontoggle", "javascript:", "srcdoc"):
         assert bad not in out, bad

@@ -1,0 +1,367 @@
+"""Prose: fill fact slots from the model, Markdown to sanitised HTML, link terms and citations."""
+from __future__ import annotations
+
+import html
+import re
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+import jinja2.sandbox
+import markdown
+import nh3
+import numpy as np
+
+from .content import Content, Prose, Selection
+from .facts import Atlas, Facts
+from .schema import ContentError, describe_value, quote
+
+# What prose may contain once it is HTML: structure and emphasis, links, nothing that runs.
+PROSE_TAGS = {"p", "em", "strong", "a", "ul", "ol", "li", "h2", "h3", "h4", "code", "blockquote", "sup",
+              "sub", "br", "hr", "abbr", "b", "i", "span"}
+PROSE_ATTRIBUTES = {"a": {"href", "title"}, "abbr": {"title"}}
+CITE_TOKEN = "\u27e6cite:{}\u27e7"  # survives Markdown and sanitising, then becomes a link
+
+
+# --- numbers as the prose writes them -----------------------------------------------------------
+
+def num(value, digits: int = 0) -> str:
+    """1024 → '1,024'; num(128.48, 1) → '128.5'."""
+    return f"{value:,.{digits}f}"
+
+
+def seconds(value, digits: int = 2) -> str:
+    """0.6424 → '0.64 s'."""
+    return f"{num(value, digits)} s"
+
+
+def percent(fraction, digits: int = 0) -> str:
+    """0.45 → '45%'."""
+    return f"{fraction * 100:.{digits}f}%"
+
+
+def billions(value, digits: int = 1) -> str:
+    """6_979_588_096 → '7.0'."""
+    return f"{value / 1e9:,.{digits}f}"
+
+
+def fraction(value) -> str:
+    """0.5 → 'half', 0.0625 → '1/16'; other shares as a decimal."""
+    words = {1.0: "all", 0.5: "half", 0.25: "a quarter"}
+    if value in words:
+        return words[value]
+    if 0 < value < 1 and (1 / value).is_integer():
+        return f"1/{int(1 / value)}"
+    return f"{value:.3g}"
+
+
+def _needs_value(name: str, function):
+    """A filter that explains a missing value instead of failing inside Python's formatting."""
+    def checked(value, *args):
+        if value is None:
+            raise ValueError(f"'{name}' got no value: the fact is empty for this selection "
+                             f"(a crossing that does not happen within the grid?)")
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            raise ValueError(f"'{name}' needs a number, got {describe_value(value)}")
+        return function(value, *args)
+    checked.__doc__ = function.__doc__
+    return checked
+
+
+FILTERS = {name: _needs_value(name, f) for name, f in
+           {"num": num, "seconds": seconds, "percent": percent, "billions": billions, "fraction": fraction}.items()}
+
+
+# --- slots ---------------------------------------------------------------------------------------
+
+PROSE_NAMES = ("default", "scenario", "cite", "workshop", "gpu", "models", "batches", "networks")
+# In-page links prose may write, checked at build time: [text](#term-overlap), [text](#source-li2020).
+_ANCHOR_LINK = re.compile(r"""(?:\]\(\s*<?|href\s*=\s*["']?)#(term|source)-([^)\s"'>]*)""")
+# What prose may read of numpy values (the grid): nothing that writes, to memory or to files.
+_NUMPY_READS = {"shape", "size", "ndim", "dtype", "min", "max", "sum", "mean", "prod", "argmin", "argmax",
+                "tolist", "item", "round", "any", "all", "real", "imag"}
+
+
+def _prose_line(error: BaseException, name: str) -> int | None:
+    """The template line an error in prose was raised from, if the traceback knows it."""
+    if getattr(error, "lineno", None) and isinstance(error, jinja2.TemplateSyntaxError):
+        return error.lineno
+    lines = [f.lineno for f in traceback.extract_tb(error.__traceback__) if f.filename == name]
+    return lines[-1] if lines else None
+
+
+@dataclass
+class ProseContext:
+    """What prose slots may name: the default selection's facts, other scenarios, presets, cite()."""
+
+    content: Content
+    atlas: Atlas
+
+    def variables(self) -> dict:
+        """The names a prose template can use."""
+        p = self.content.presets
+        default = self.content.plate.default
+        return {
+            "default": self.atlas.facts(default),
+            "scenario": self.scenario,
+            "cite": self.cite,
+            "workshop": p.workshop, "gpu": p.gpu,
+            "models": p.models, "batches": p.batches, "networks": p.networks,
+        }
+
+    def scenario(self, *args, **choice) -> Facts:
+        """Facts for the default selection with some presets swapped: scenario(network="nvlink")."""
+        if args or set(choice) - {"model", "batch", "network"}:
+            given = ", ".join([describe_value(a) for a in args] + [f"{k}=" for k in choice if k not in
+                                                               ("model", "batch", "network")])
+            raise LookupError(f"scenario() takes only model=, batch= and network= (preset ids), got {given}")
+        d = self.content.plate.default
+        sel = Selection(choice.get("model", d.model), choice.get("batch", d.batch), choice.get("network", d.network))
+        p = self.content.presets
+        for kind, chosen, table in (("model", sel.model, p.models), ("batch", sel.batch, p.batches),
+                                    ("network", sel.network, p.networks)):
+            if not isinstance(chosen, str) or chosen not in table:
+                raise LookupError(f"scenario(): {kind} {describe_value(chosen)} is not a preset "
+                                  f"(known: {', '.join(table)})")
+        return self.atlas.facts(sel)
+
+    def cite(self, source_id: str, *rest) -> str:
+        """A citation mark for a source of sources.toml."""
+        if rest:
+            raise LookupError("cite() takes one source id; cite each source on its own")
+        if not isinstance(source_id, str) or source_id not in self.content.sources:
+            known = ", ".join(self.content.sources) or "none"
+            raise LookupError(f"cite(): no source {describe_value(source_id)} in sources.toml (known: {known})")
+        return CITE_TOKEN.format(source_id)
+
+
+class ProseSandbox(jinja2.sandbox.ImmutableSandboxedEnvironment):
+    """Prose templates may read facts and presets, never change them, reach Python's internals or write files."""
+
+    def is_safe_attribute(self, obj, attr, value) -> bool:
+        if isinstance(obj, (np.ndarray, np.generic)) and attr not in _NUMPY_READS:
+            return False
+        return super().is_safe_attribute(obj, attr, value)
+
+
+def prose_environment() -> jinja2.Environment:
+    """Jinja for prose: sandboxed, strict about names, no HTML escaping (Markdown and the sanitiser follow)."""
+    env = ProseSandbox(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    env.filters.update(FILTERS)
+    return env
+
+
+def _shown(path: Path, root: Path) -> Path:
+    """A content path as messages show it: content/plate.md."""
+    try:
+        return path.relative_to(root.parent)
+    except ValueError:
+        return path
+
+
+def _slot_message(error: Exception) -> str:
+    """What went wrong in a slot, in the author's terms."""
+    if isinstance(error, jinja2.UndefinedError):
+        message = re.sub(r"'(?:[\w.]+\.)?(\w+) object'", r"\1", error.message or str(error))
+        return f"undefined fact or name in prose: {message} (prose can use {', '.join(PROSE_NAMES)})"
+    if isinstance(error, jinja2.sandbox.SecurityError):
+        return f"not allowed in prose: {error}"
+    if isinstance(error, (LookupError, ValueError)) and str(error):
+        return str(error)
+    return f"a slot failed: {type(error).__name__}: {error}"
+
+
+_BLOCK_TAG = re.compile(r"\{%[-+]?\s*(\w+)([^%]*?)[-+]?%\}")
+_BLOCKS = {"if", "for", "macro", "call", "filter", "block", "with", "raw", "autoescape", "trans"}
+
+
+def _unclosed_block(text: str) -> tuple[int, str] | None:
+    """(line, tag) of the innermost {% tag %} never closed by {% endtag %}, for Jinja's end-of-template errors."""
+    stack: list[tuple[int, str]] = []
+    for match in _BLOCK_TAG.finditer(text):
+        tag, rest = match.group(1), match.group(2)
+        line = text.count("\n", 0, match.start()) + 1
+        if tag in _BLOCKS or (tag == "set" and "=" not in rest):
+            stack.append((line, tag))
+        elif tag.startswith("end") and stack and stack[-1][1] == tag[3:]:
+            stack.pop()
+    return stack[-1] if stack else None
+
+
+def _syntax_problem(prose: Prose, error: jinja2.TemplateSyntaxError, root: Path) -> str:
+    """A template syntax error in prose, at the line an author would look at."""
+    line = prose.first_line + (error.lineno or 1) - 1
+    message = error.message or str(error)
+    opened = _unclosed_block(prose.text) if "end of template" in message else None
+    if opened:
+        line = prose.first_line + opened[0] - 1
+        message = f"{{% {opened[1]} %}} is never closed by {{% end{opened[1]} %}}"
+    return f"{_shown(prose.path, root)}, line {line}: template syntax error in prose: {message}"
+
+
+_SLOT = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.S)
+_CITE_CALL = re.compile(r"""\bcite\(\s*(["'])([^"'\n]*)\1\s*\)""")
+_SCENARIO_CALL = re.compile(r"\bscenario\(([^)\n]*)\)")
+_KEYWORD = re.compile(r"""\b(model|batch|network)\s*=\s*(["'])([^"'\n]*)\2""")
+
+
+def check_prose(parts, terms: dict | None, sources: dict | None, ids: dict | None, problems: list[str]) -> None:
+    """What of the prose can be checked before the model runs: template syntax, cite("…") and
+    scenario(…="…") naming what exists, #term-/#source- links. (content.load calls this, so these mistakes
+    are reported with those of the files; a None table is one whose file has mistakes: not checked against.)"""
+    for prose in parts:
+        root = prose.path.parent
+        try:
+            prose_environment().parse(prose.text)
+        except jinja2.TemplateSyntaxError as error:
+            problems.append(_syntax_problem(prose, error, root))
+            continue
+        _check_links(prose, terms, sources, problems, root)
+        for slot in _SLOT.finditer(prose.text):  # only code, not words that happen to read cite("x")
+            line = slot.group(0)
+            number = prose.first_line + prose.text.count("\n", 0, slot.start())
+            where = f"{_shown(prose.path, root)}, line {number}"
+            if sources is not None:
+                for _, ident in _CITE_CALL.findall(line):
+                    if ident not in sources:
+                        problems.append(f"{where}: cite(): no source {quote(ident)} in sources.toml "
+                                        f"(known: {', '.join(sources) or 'none'})")
+            if ids is not None:
+                for call in _SCENARIO_CALL.findall(line):
+                    for kind, _, ident in _KEYWORD.findall(call):
+                        table = ids[{"model": "models", "batch": "batches", "network": "networks"}[kind]]
+                        if ident not in table:
+                            problems.append(f"{where}: scenario(): {kind} {quote(ident)} is not a preset "
+                                            f"(known: {', '.join(table)})")
+
+
+def fill_slots(prose: Prose, context: ProseContext, problems: list[str], root: Path) -> str:
+    """Prose with its {{ slots }} filled from the model; mistakes appended to problems with their line."""
+    name = str(prose.path)
+    shown = _shown(prose.path, root)
+    try:
+        template = prose_environment().from_string(prose.text)
+        template.filename = name
+        return template.render(context.variables())
+    except jinja2.TemplateSyntaxError as error:
+        problems.append(_syntax_problem(prose, error, root))
+    except Exception as error:  # noqa: BLE001 - any failure of a slot is the author's to fix
+        where = _prose_line(error, name)
+        line = f", line {prose.first_line + where - 1}" if where else ""
+        problems.append(f"{shown}{line}: {_slot_message(error)}")
+    return ""
+
+
+def check_links(prose: Prose, content: Content, problems: list[str], root: Path) -> None:
+    """Links in prose to #term-<id> and #source-<id> must name a term or a source that exists."""
+    _check_links(prose, content.terms, content.sources, problems, root)
+
+
+def _check_links(prose: Prose, terms: dict | None, sources: dict | None, problems: list[str], root: Path) -> None:
+    for number, line in enumerate(prose.text.splitlines(), start=prose.first_line):
+        for kind, ident in _ANCHOR_LINK.findall(line):
+            table = terms if kind == "term" else sources
+            if table is not None and ident not in table:
+                file = "terms.toml" if kind == "term" else "sources.toml"
+                problems.append(f"{_shown(prose.path, root)}, line {number}: link to #{kind}-{ident}: no {kind} "
+                                f"{quote(ident)} in {file} (known: {', '.join(table) or 'none'})")
+
+
+# --- Markdown and links --------------------------------------------------------------------------
+
+def slug(text: str) -> str:
+    """'Linear until it is not' → 'linear-until-it-is-not'."""
+    return re.sub(r"[^a-z0-9]+", "-", html.unescape(text).lower()).strip("-") or "section"
+
+
+def markdown_to_html(text: str, used_ids: set[str] | None = None) -> str:
+    """Markdown → HTML with raw HTML sanitised away and headings given ids (unique across used_ids)."""
+    used = set() if used_ids is None else used_ids
+    rendered = markdown.markdown(text, extensions=["smarty"], output_format="html")
+    clean = nh3.clean(rendered, tags=PROSE_TAGS, attributes=PROSE_ATTRIBUTES,
+                      url_schemes={"http", "https", "mailto"}, link_rel="noopener noreferrer")
+
+    def heading(m: re.Match) -> str:
+        base = slug(re.sub("<[^>]+>", "", m.group(2)))
+        ident, k = base, 2
+        while ident in used:
+            ident, k = f"{base}-{k}", k + 1
+        used.add(ident)
+        return f'<h{m.group(1)} id="{ident}">{m.group(2)}</h{m.group(1)}>'
+    return re.sub(r"<h([234])>(.*?)</h\1>", heading, clean, flags=re.S)
+
+
+def link_citations(prose_html: str, content: Content) -> str:
+    """Replace citation tokens with numbered links to the source list (only tokens cite() made can match)."""
+    order = list(content.sources)
+
+    def link(match: re.Match) -> str:
+        sid = match.group(1)
+        if sid not in content.sources:
+            return match.group(0)
+        return f'<sup class="cite"><a href="#source-{sid}" aria-label="source {order.index(sid) + 1}">' \
+               f'[{order.index(sid) + 1}]</a></sup>'
+    return re.sub("\u27e6cite:([^\u27e7]+)\u27e7", link, prose_html)
+
+
+def link_terms(parts: list[str], content: Content) -> list[str]:
+    """Link each glossary term at its first use across the prose parts (outside links and headings)."""
+    pending = {}
+    for term in content.terms.values():
+        # as the sanitised HTML writes them (Q&A is Q&amp;A there); never inside an entity such as &amp;
+        spellings = sorted({html.escape(s, quote=False) for s in (term.name, *term.matches)}, key=len, reverse=True)
+        pending[term.id] = re.compile(r"(?<![\w&#-])(" + "|".join(map(re.escape, spellings)) + r")(?![\w-])",
+                                      re.IGNORECASE)
+    out = []
+    for part in parts:
+        pieces = re.split(r"(<[^>]+>)", part)
+        blocked = 0
+        for i, piece in enumerate(pieces):
+            if piece.startswith("<"):
+                tag = re.match(r"</?([a-zA-Z0-9]+)", piece)
+                if tag and tag.group(1).lower() in {"a", "h2", "h3", "h4", "sup"}:
+                    blocked += -1 if piece.startswith("</") else 1
+                continue
+            if blocked or not pending:
+                continue
+            pieces[i] = _link_first(piece, pending, content)
+        out.append("".join(pieces))
+    return out
+
+
+def _link_first(text: str, pending: dict, content: Content) -> str:
+    """Link, in one run of text, the earliest use of each term not linked yet."""
+    result, position = [], 0
+    while True:
+        best = None
+        for term_id, pattern in pending.items():
+            found = pattern.search(text, position)
+            if found and (best is None or found.start() < best[1].start()):
+                best = (term_id, found)
+        if best is None:
+            break
+        term_id, found = best
+        del pending[term_id]
+        result.append(text[position:found.start()])
+        result.append(f'<a class="term" href="#term-{term_id}" aria-describedby="def-{term_id}">'
+                      f"{found.group(0)}</a>")
+        position = found.end()
+    result.append(text[position:])
+    return "".join(result)
+
+
+def prose_html(content: Content, atlas: Atlas) -> list[str]:
+    """The prose before and after the figures as safe HTML; ContentError listing every mistake in it."""
+    problems: list[str] = []
+    context = ProseContext(content, atlas)
+    plate = content.plate
+    texts = []
+    for part in (plate.before_figures, plate.after_figures):
+        texts.append(fill_slots(part, context, problems, content.root))
+        check_links(part, content, problems, content.root)
+    if problems:
+        raise ContentError(problems)
+    used: set[str] = set()
+    parts = [link_citations(markdown_to_html(t, used), content) for t in texts]
+    return link_terms(parts, content)
