@@ -7,7 +7,7 @@ from functools import cached_property
 import numpy as np
 
 from . import model
-from .content import Batch, Model, Network, Presets, Selection
+from .content import Batch, Gpu, Model, Network, Presets, Selection
 
 CSV_COLUMNS = (
     "model", "gpu", "network", "global_batch_tokens", "replicas", "params", "gpu_peak_tflops", "mfu",
@@ -60,6 +60,7 @@ class Facts:
     model: Model
     batch: Batch
     network: Network
+    gpu: Gpu
     grid: model.Grid
     index: tuple[int, int, int]
 
@@ -154,6 +155,7 @@ class Atlas:
             model=self.presets.models[selection.model],
             batch=self.presets.batches[selection.batch],
             network=self.presets.networks[selection.network],
+            gpu=self.presets.gpu,
             grid=self.grid,
             index=(self._models.index(selection.model), self._batches.index(selection.batch),
                    self._networks.index(selection.network)),

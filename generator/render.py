@@ -66,7 +66,7 @@ def readout(f: Facts) -> str:
                     f"{num(at.tokens_per_replica)} tokens per step ({seqs}).")
     fits = "fit on" if f.fits_in_memory else "do not fit on"
     memory = (f"Model states: {num(f.model_states_gb, 1)} GB per replica, which {fits} one "
-              f"{num(f.gpu_memory_gb)} GB GPU.")
+              f"{f.gpu.name} ({num(f.gpu_memory_gb)} GB).")
     return f"{crossing} {memory}"
 
 

@@ -53,7 +53,7 @@ def test_default_readout_is_in_the_page(site):
     page = (site / "index.html").read_text()
     readout = re.search(r'<p class="readout" id="readout" role="status"[^>]*>(.*?)</p>', page, re.S).group(1)
     assert "cross at 1,024 replicas" in readout and "0.64 s" in readout and "4,096 tokens" in readout
-    assert "128.5 GB" in readout and "do not fit" in readout
+    assert "128.5 GB" in readout and "do not fit on one H100 SXM (80 GB)" in readout
 
 
 def test_page_is_self_contained(site):
