@@ -15,7 +15,7 @@ import numpy as np
 
 from .content import Content, Prose, Selection
 from .facts import Atlas, Facts
-from .schema import ContentError, describe_value, quote
+from .schema import ContentError, describe_value, quote, shown_path
 
 # What prose may contain once it is HTML: structure and emphasis, links, nothing that runs.
 PROSE_TAGS = {"p", "em", "strong", "a", "ul", "ol", "li", "h2", "h3", "h4", "code", "blockquote", "sup",
@@ -152,14 +152,6 @@ def prose_environment() -> jinja2.Environment:
     return env
 
 
-def _shown(path: Path, root: Path) -> Path:
-    """A content path as messages show it: content/plate.md."""
-    try:
-        return path.relative_to(root.parent)
-    except ValueError:
-        return path
-
-
 def _slot_message(error: Exception) -> str:
     """What went wrong in a slot, in the author's terms."""
     if isinstance(error, jinja2.UndefinedError):
@@ -197,7 +189,7 @@ def _syntax_problem(prose: Prose, error: jinja2.TemplateSyntaxError, root: Path)
     if opened:
         line = prose.first_line + opened[0] - 1
         message = f"{{% {opened[1]} %}} is never closed by {{% end{opened[1]} %}}"
-    return f"{_shown(prose.path, root)}, line {line}: template syntax error in prose: {message}"
+    return f"{shown_path(prose.path, root)}, line {line}: template syntax error in prose: {message}"
 
 
 _SLOT = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.S)
@@ -221,7 +213,7 @@ def check_prose(parts, terms: dict | None, sources: dict | None, ids: dict | Non
         for slot in _SLOT.finditer(prose.text):  # only code, not words that happen to read cite("x")
             line = slot.group(0)
             number = prose.first_line + prose.text.count("\n", 0, slot.start())
-            where = f"{_shown(prose.path, root)}, line {number}"
+            where = f"{shown_path(prose.path, root)}, line {number}"
             if sources is not None:
                 for _, ident in _CITE_CALL.findall(line):
                     if ident not in sources:
@@ -239,7 +231,7 @@ def check_prose(parts, terms: dict | None, sources: dict | None, ids: dict | Non
 def fill_slots(prose: Prose, context: ProseContext, problems: list[str], root: Path) -> str:
     """Prose with its {{ slots }} filled from the model; mistakes appended to problems with their line."""
     name = str(prose.path)
-    shown = _shown(prose.path, root)
+    shown = shown_path(prose.path, root)
     try:
         template = prose_environment().from_string(prose.text)
         template.filename = name
@@ -264,7 +256,7 @@ def _check_links(prose: Prose, terms: dict | None, sources: dict | None, problem
             table = terms if kind == "term" else sources
             if table is not None and ident not in table:
                 file = "terms.toml" if kind == "term" else "sources.toml"
-                problems.append(f"{_shown(prose.path, root)}, line {number}: link to #{kind}-{ident}: no {kind} "
+                problems.append(f"{shown_path(prose.path, root)}, line {number}: link to #{kind}-{ident}: no {kind} "
                                 f"{quote(ident)} in {file} (known: {', '.join(table) or 'none'})")
 
 

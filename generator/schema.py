@@ -62,6 +62,14 @@ def locate(text: str, path: tuple[str, ...], line_offset: int = 0) -> int | None
     return None
 
 
+def shown_path(path: Path, root: Path) -> Path:
+    """A content path as messages show it: content/plate.md."""
+    try:
+        return path.relative_to(root.parent)
+    except ValueError:
+        return path
+
+
 class Problems:
     """Collects content mistakes so a build can report all of them at once."""
 
@@ -71,10 +79,7 @@ class Problems:
 
     def where(self, path: Path, line: int | None) -> str:
         """`content/x.toml, line 3` relative to the content folder's parent."""
-        try:
-            shown = path.relative_to(self.root.parent)
-        except ValueError:
-            shown = path
+        shown = shown_path(path, self.root)
         return f"{shown}, line {line}" if line else f"{shown}"
 
     def add(self, path: Path, line: int | None, message: str) -> None:
