@@ -56,7 +56,7 @@ def facts_rows(atlas: Atlas) -> list[dict]:
         f: Facts = atlas.facts(sel)
         out.append({
             "model": sel.model, "batch": sel.batch, "network": sel.network,
-            "label": f"{f.model.name} · {f.batch.name} · {f.network.short}",
+            "label": atlas.presets.caption(sel),
             "tokens": f.batch.tokens,
             "crossing": f.crossing_replicas,
             "one_sequence": f.batch.tokens / atlas.presets.workshop.seq_len,

@@ -104,6 +104,11 @@ class Presets:
     batches: dict[str, Batch]
     networks: dict[str, Network]
 
+    def caption(self, selection: "Selection") -> str:
+        """'Llama 3 8B · 4M tokens · 400 Gb/s': how figures and captions name a selection."""
+        return (f"{self.models[selection.model].name} · {self.batches[selection.batch].name} · "
+                f"{self.networks[selection.network].short}")
+
 
 @dataclass(frozen=True)
 class Selection:

@@ -45,8 +45,7 @@ def efficiency_text(fraction: float) -> str:
 
 def caption(content: Content, sel: Selection) -> str:
     """'Llama 3 8B · 4M tokens · 400 Gb/s': what a figure shows."""
-    p = content.presets
-    return f"{p.models[sel.model].name} · {p.batches[sel.batch].name} · {p.networks[sel.network].short}"
+    return content.presets.caption(sel)
 
 
 def readout(f: Facts) -> str:
