@@ -138,6 +138,45 @@ class Facts:
                 return p.replicas
         return None
 
+    # --- exact statements for the prose (issue 8) ---
+
+    @property
+    def meeting_replicas(self) -> float:
+        """n* where the drawn lines meet, with the exact ring factor: c/n = a·(n−1)/n gives n* = 1 + c/a
+        (c the one-replica compute, a the all-reduce's limit); 1 + 1.5·T·B/(P·u) for BF16 gradients."""
+        return 1 + self.at(1).compute_s / self.allreduce_limit_s
+
+    @property
+    def hiding_tokens_per_replica(self) -> float:
+        """Tokens per replica per step at and above which compute outlasts even the all-reduce's limit,
+        so the all-reduce stays hidden: T·a/c = b·P·u/(3·B), i.e. P·u/(1.5·B) for BF16 gradients."""
+        return self.batch.tokens * self.allreduce_limit_s / self.at(1).compute_s
+
+    @property
+    def model_states_bytes(self) -> float:
+        """Bytes of model states per replica (the memory verdict compares bytes with bytes)."""
+        return float(self.grid.model_states_bytes[self.index[0]])
+
+    @property
+    def gpu_memory_bytes(self) -> float:
+        """One GPU's memory as NVIDIA quotes it, in GB, read as 10^9 B: the unit the verdict uses."""
+        return float(self.grid.workshop.gpu_memory_bytes)
+
+    @property
+    def gpu_memory_gib_bytes(self) -> float:
+        """The same quoted figure read as GiB (2^30 B), as HBM capacities are built: 80 GiB = 85.9 × 10^9 B."""
+        return self.gpu_memory_bytes / model.GB * 2**30
+
+    @property
+    def fits_in_gib(self) -> bool:
+        """Whether the model states would fit if the quoted memory were GiB."""
+        return self.model_states_bytes <= self.gpu_memory_gib_bytes
+
+    @property
+    def embedding_params(self) -> int:
+        """Parameters of the input embedding and the untied output projection: 2 · vocab · d_model."""
+        return self.model.params - self.model.non_embedding_params
+
 
 class Atlas:
     """The grid with the presets that index it: facts for any selection, rows for the CSV."""

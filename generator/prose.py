@@ -5,6 +5,7 @@ import html
 import re
 import traceback
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import jinja2
@@ -75,7 +76,8 @@ FILTERS = {name: _needs_value(name, f) for name, f in
 
 # --- slots ---------------------------------------------------------------------------------------
 
-PROSE_NAMES = ("default", "scenario", "cite", "workshop", "gpu", "models", "batches", "networks")
+PROSE_NAMES = ("default", "scenario", "cite", "workshop", "gpu", "models", "batches", "networks", "compare",
+               "scales", "check")
 # In-page links prose may write, checked at build time: [text](#term-overlap), [text](#source-li2020).
 _ANCHOR_LINK = re.compile(r"""(?:\]\(\s*<?|href\s*=\s*["']?)#(term|source)-([^)\s"'>]*)""")
 # What prose may read of numpy values (the grid): nothing that writes, to memory or to files.
@@ -149,6 +151,8 @@ def prose_environment() -> jinja2.Environment:
     """Jinja for prose: sandboxed, strict about names, no HTML escaping (Markdown and the sanitiser follow)."""
     env = ProseSandbox(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
     env.filters.update(FILTERS)
+    env.filters.update(WORD_FILTERS)
+    env.globals.update(HELPERS)
     return env
 
 
@@ -284,21 +288,48 @@ def markdown_to_html(text: str, used_ids: set[str] | None = None) -> str:
     return re.sub(r"<h([234])>(.*?)</h\1>", heading, clean, flags=re.S)
 
 
-def link_citations(prose_html: str, content: Content) -> str:
-    """Replace citation tokens with numbered links to the source list (only tokens cite() made can match)."""
-    order = list(content.sources)
+_CITE_TOKEN = re.compile("\u27e6cite:([^\u27e7]+)\u27e7")
+
+
+def citation_order(texts: list[str], content: Content) -> list[str]:
+    """Source ids in the order the prose first cites them (cite() tokens only, not forged ones)."""
+    order: list[str] = []
+    for text in texts:
+        for sid in _CITE_TOKEN.findall(text):
+            if sid in content.sources and sid not in order:
+                order.append(sid)
+    return order
+
+
+def sources_in_order(content: Content, order: list[str]) -> dict:
+    """The sources as the page lists them: cited ones in reading order, then any never cited, in file order."""
+    return {sid: content.sources[sid] for sid in [*order, *(s for s in content.sources if s not in order)]}
+
+
+def link_citations(prose_html: str, content: Content, order: list[str] | None = None) -> str:
+    """Replace citation tokens with links numbered in reading order (only tokens cite() made can match)."""
+    numbers = list(sources_in_order(content, order or []))
 
     def link(match: re.Match) -> str:
         sid = match.group(1)
         if sid not in content.sources:
             return match.group(0)
-        return f'<sup class="cite"><a href="#source-{sid}" aria-label="source {order.index(sid) + 1}">' \
-               f'[{order.index(sid) + 1}]</a></sup>'
-    return re.sub("\u27e6cite:([^\u27e7]+)\u27e7", link, prose_html)
+        number = numbers.index(sid) + 1
+        return f'<sup class="cite"><a href="#source-{sid}" aria-label="source {number}">[{number}]</a></sup>'
+    return _CITE_TOKEN.sub(link, prose_html)
+
+
+def _term_link(term_id: str, text: str) -> str:
+    """A link to a glossary term, as automatic and hand-written links both come out."""
+    return f'<a class="term" href="#term-{term_id}" aria-describedby="def-{term_id}">{text}</a>'
+
+
+_HAND_TERM_LINK = re.compile(r'<a\b[^>]*?\bhref="#term-([^"]*)"[^>]*>')
 
 
 def link_terms(parts: list[str], content: Content) -> list[str]:
-    """Link each glossary term at its first use across the prose parts (outside links and headings)."""
+    """Link each glossary term at its first use across the prose parts (outside links and headings); a term
+    the author linked by hand ([x](#term-id)) gets the same link and is not linked again after it."""
     pending = {}
     for term in content.terms.values():
         # as the sanitised HTML writes them (Q&A is Q&amp;A there); never inside an entity such as &amp;
@@ -311,6 +342,10 @@ def link_terms(parts: list[str], content: Content) -> list[str]:
         blocked = 0
         for i, piece in enumerate(pieces):
             if piece.startswith("<"):
+                hand = _HAND_TERM_LINK.match(piece)
+                if hand and hand.group(1) in content.terms:
+                    pending.pop(hand.group(1), None)
+                    pieces[i] = _term_link(hand.group(1), "")[:-len("</a>")]
                 tag = re.match(r"</?([a-zA-Z0-9]+)", piece)
                 if tag and tag.group(1).lower() in {"a", "h2", "h3", "h4", "sup"}:
                     blocked += -1 if piece.startswith("</") else 1
@@ -336,14 +371,24 @@ def _link_first(text: str, pending: dict, content: Content) -> str:
         term_id, found = best
         del pending[term_id]
         result.append(text[position:found.start()])
-        result.append(f'<a class="term" href="#term-{term_id}" aria-describedby="def-{term_id}">'
-                      f"{found.group(0)}</a>")
+        result.append(_term_link(term_id, found.group(0)))
         position = found.end()
     result.append(text[position:])
     return "".join(result)
 
 
-def prose_html(content: Content, atlas: Atlas) -> list[str]:
+class ProseHtml(tuple):
+    """The prose before and after the figures as safe HTML (index 0 and 1), and the sources in citation order."""
+
+    sources: dict
+
+    def __new__(cls, parts: list[str], sources: dict):
+        made = super().__new__(cls, parts)
+        made.sources = sources
+        return made
+
+
+def prose_html(content: Content, atlas: Atlas) -> ProseHtml:
     """The prose before and after the figures as safe HTML; ContentError listing every mistake in it."""
     problems: list[str] = []
     context = ProseContext(content, atlas)
@@ -355,5 +400,71 @@ def prose_html(content: Content, atlas: Atlas) -> list[str]:
     if problems:
         raise ContentError(problems)
     used: set[str] = set()
-    parts = [link_citations(markdown_to_html(t, used), content) for t in texts]
-    return link_terms(parts, content)
+    order = citation_order(texts, content)
+    parts = [link_citations(markdown_to_html(t, used), content, order) for t in texts]
+    return ProseHtml(link_terms(parts, content), sources_in_order(content, order))
+
+
+# --- words that follow the facts: prose states no relation its numbers contradict (issue 8) -------
+
+def _number(name: str, value) -> float:
+    if value is None:
+        raise ValueError(f"{name}() got no value: a fact is empty for this selection "
+                         f"(a crossing that does not happen within the grid?)")
+    if not isinstance(value, (int, float, np.integer, np.floating)) or isinstance(value, bool):
+        raise ValueError(f"{name}() needs numbers, got {describe_value(value)}")
+    return float(value)
+
+
+def compare(a, b, less: str, same: str, more: str) -> str:
+    """The word for how a stands to b: compare(x, y, "sooner", "at the same count", "later")."""
+    x, y = _number("compare", a), _number("compare", b)
+    if abs(x - y) <= 1e-9 * max(abs(x), abs(y)):
+        return same
+    return less if x < y else more
+
+
+_SCALES = {2: "doubles", 3: "triples", 4: "quadruples", 0.5: "halves", 1: "leaves unchanged"}
+
+
+def scales(ratio) -> str:
+    """What multiplying by a ratio does, as a verb: 2 → 'doubles', 0.5 → 'halves'."""
+    r = _number("scales", ratio)
+    for value, word in _SCALES.items():
+        if abs(r - value) <= 1e-9 * value:
+            return word
+    return f"multiplies by {num(r, 2)}"
+
+
+def check(condition, message: str) -> str:
+    """Refuse the build when a claim the prose makes without a number is false: {{ check(a == b, "why") }}."""
+    if not isinstance(condition, (bool, np.bool_)):
+        raise ValueError(f"check() needs a true-or-false condition, got {describe_value(condition)}")
+    if not condition:
+        raise ValueError(f"the prose claims something its facts contradict: {message}")
+    return ""
+
+
+def about(value, figures: int = 2) -> str:
+    """A rounded figure for 'about …', to significant figures, ties away from zero: 5934 → '5,900'."""
+    exact = Decimal(float(value))
+    if exact == 0:
+        return "0"
+    places = figures - exact.adjusted() - 1
+    rounded = exact.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    text = f"{rounded:,.{max(places, 0)}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text  # no padded digits: 25, not 25.0
+
+
+def modifier(name: str) -> str:
+    """A preset name as a compound modifier: '1M tokens' → '1M-token' (a 1M-token batch)."""
+    if not isinstance(name, str):
+        raise ValueError(f"'modifier' needs a name, got {describe_value(name)}")
+    head, _, unit = name.strip().rpartition(" ")
+    if not head:
+        return name
+    return f"{head}-{unit[:-1] if unit.endswith('s') and not unit.endswith('ss') else unit}"
+
+
+HELPERS = {"compare": compare, "scales": scales, "check": check}
+WORD_FILTERS = {"about": _needs_value("about", about), "modifier": modifier}

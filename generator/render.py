@@ -217,7 +217,7 @@ def page(content: Content, atlas: Atlas, figures: list[Figure], runtime_js: str)
     runtime_js = script_safe(runtime_js)
     default_facts = atlas.facts(plate.default)
     return env.get_template("page.html.j2").render(
-        plate=plate, presets=content.presets, terms=content.terms, sources=content.sources,
+        plate=plate, presets=content.presets, terms=content.terms, sources=parts.sources,
         before=Markup(parts[0]), after=Markup(parts[1]), figures=figures,
         svgs={f.id: Markup(f.svg) for f in figures},
         readout=readout(default_facts), caption=caption(content, plate.default), csv_name=CSV_NAME,
