@@ -4,7 +4,7 @@ import gzip
 import html
 import re
 
-from generator import build, render
+from generator import build, content, render
 
 from conftest import CONTENT, FIXTURE
 
@@ -25,13 +25,16 @@ def test_build_writes_page_and_csv(site):
 
 def test_page_states_the_claims_of_model_md(site):
     words = text_of((site / "index.html").read_text())
-    assert "cross only at about 1,024 replicas" in words
-    assert "all-reduce stays close to 0.64 s" in words
-    assert "each replica handles 4,096 tokens per step: half of one 8,192-token sequence" in words
-    assert "at 1,024 replicas the efficiency is still 100%" in words
-    assert "With a 1M tokens batch the crossing comes sooner, at 256 replicas" in words
-    assert "model states take 128.5 GB per replica, more than the 80 GB" in words
-    assert "64 to 128 data-parallel replicas" in words
+    assert "≈ 708 replicas. The first power of two past that point is 1,024" in words
+    assert "approaching 0.642 s" in words
+    assert "each replica gets 4,096 tokens per step, half of one 8,192-token sequence" in words
+    assert "0.071 s over NVLink, where the efficiency is still 100%" in words
+    assert "With a 1M-token batch the crossing comes sooner: n* ≈ 178, first passed on the grid at 256" in words
+    assert "model states take 128.5 × 10⁹ B per replica" in words
+    assert "memory as 80 GB, which the plate reads as 80 × 10⁹ B: the states take more than that" in words
+    assert "read as 80 GiB, the same memory is 85.9 × 10⁹ B" in words
+    assert "64 ranks on 8,192 GPUs and 128 on 16,384" in words
+    assert "about 5,900 tokens at 50 GB/s and about 660 over NVLink" in words
     assert "plate XIV.5" in words and "plate XI.2" in words
 
 
@@ -44,7 +47,7 @@ def test_page_has_plate_header_terms_takeaway_and_sources(site):
         assert f"<dt>{term}</dt>" in page
     assert 'href="https://doi.org/10.14778/3415478.3415530"' in page
     assert 'href="https://arxiv.org/abs/1812.06162"' in page
-    assert "only if the whole model fits on every replica" in words
+    assert content.load(CONTENT).plate.takeaway in words
     assert "What you will learn" in words
     assert page.count("<li>") >= 5
 

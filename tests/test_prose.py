@@ -1,6 +1,7 @@
 """Prose: number formats, sandboxed slots, sanitising, checked links, term links that respect entities, unique ids."""
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import pytest
@@ -141,4 +142,98 @@ def test_unknown_citation_names_its_line():
     problems = []
     prose.fill_slots(Prose('x\n{{ cite("nobody") }}', CONTENT / "plate.md", 10), ctx, problems, CONTENT)
     assert problems == ["content/plate.md, line 11: cite(): no source \"nobody\" in sources.toml "
-                        "(known: li2020, mccandlish2018)"]
+                        f"(known: {', '.join(c.sources)})"]
+
+
+# --- citations in reading order, hand-written term links, computed words (issue 8) -------------
+
+def two_sources(c):
+    """The fixture with a second source, listed after the first in the file."""
+    first = c.sources["only"]
+    return replace(c, sources={"only": first, "later": replace(first, id="later", title="Another Paper")})
+
+
+def test_citations_are_numbered_and_listed_in_reading_order(mini):
+    c, atlas = mini
+    c = two_sources(c)
+    parts = prose.prose_html(with_prose(c, "First {{ cite('later') }}, then {{ cite('only') }}.",
+                                        "Again {{ cite('later') }}."), atlas)
+    marks = re.findall(r'href="#source-(\w+)" aria-label="source (\d)">\[(\d)\]', "".join(parts))
+    assert marks == [("later", "1", "1"), ("only", "2", "2"), ("later", "1", "1")]
+    assert list(parts.sources) == ["later", "only"]
+
+
+def test_sources_never_cited_are_listed_after_the_cited_ones(mini):
+    c, atlas = mini
+    parts = prose.prose_html(with_prose(two_sources(c), "Only {{ cite('later') }}."), atlas)
+    assert list(parts.sources) == ["later", "only"]
+
+
+def test_the_page_lists_sources_in_the_order_the_prose_cites_them(site):
+    page = (site / "index.html").read_text()
+    cited = []
+    for sid, number in re.findall(r'<sup class="cite"><a href="#source-([^"]+)" aria-label="source (\d+)">', page):
+        if sid not in cited:
+            cited.append(sid)
+        assert int(number) == cited.index(sid) + 1
+    listed = re.findall(r'<li id="source-([^"]+)">', page)
+    assert cited and listed[:len(cited)] == cited
+
+
+def test_a_term_linked_by_hand_is_linked_like_an_automatic_one_and_not_again(mini):
+    c, atlas = mini
+    parts = prose.prose_html(with_prose(c, "Some [copies](#term-replica) here.", "Later replicas."), atlas)
+    assert '<a class="term" href="#term-replica" aria-describedby="def-replica">copies</a>' in parts[0]
+    assert "term-replica" not in parts[1] and parts[0].count("term-replica") == 1
+
+
+def test_a_hand_link_after_an_automatic_one_gets_the_same_attributes(mini):
+    c, atlas = mini
+    parts = prose.prose_html(with_prose(c, "Two replicas, and [a copy](#term-replica)."), atlas)
+    links = re.findall(r"<a [^>]*>", parts[0])
+    assert links == ['<a class="term" href="#term-replica" aria-describedby="def-replica">'] * 2
+
+
+@pytest.mark.parametrize("a, b, word", [(1, 2, "less"), (2, 2, "same"), (3, 2, "more"), (707.8257499157398,
+                                                                                       707.8257499157397, "same")])
+def test_compare_picks_the_word_the_numbers_give(a, b, word):
+    assert prose.compare(a, b, "less", "same", "more") == word
+
+
+def test_compare_refuses_a_missing_value():
+    with pytest.raises(ValueError, match="got no value"):
+        prose.compare(None, 2, "a", "b", "c")
+
+
+def test_scales_names_the_change():
+    assert [prose.scales(r) for r in (2, 0.5, 1, 4)] == ["doubles", "halves", "leaves unchanged", "quadruples"]
+    assert prose.scales(1.5) == "multiplies by 1.50"
+
+
+def test_a_false_check_stops_the_build_at_its_line(mini):
+    c, atlas = mini
+    problems: list[str] = []
+    text = "x\n{{ check(default.crossing_replicas > 10**9, 'crosses late') }}"
+    prose.fill_slots(Prose(text, FIXTURE / "plate.md", 10), prose.ProseContext(c, atlas), problems, FIXTURE)
+    assert problems == ["mini/plate.md, line 11: the prose claims something its facts contradict: crosses late"]
+    assert prose.check(True, "fine") == ""
+
+
+def test_about_rounds_to_significant_figures_half_up():
+    assert prose.about(5934) == "5,900" and prose.about(659.33) == "660"
+    assert prose.about(0.125) == "0.13" and prose.about(2.5, 1) == "3" and prose.about(0.0069349, 3) == "0.00693"
+    assert prose.about(25.0, 3) == "25" and prose.about(0) == "0"
+
+
+def test_a_batch_name_reads_as_a_compound_modifier():
+    assert prose.modifier("1M tokens") == "1M-token" and prose.modifier("16M tokens") == "16M-token"
+    assert prose.modifier("tiny") == "tiny"
+
+
+def test_typography_of_the_shipped_plate(site):
+    from test_build import text_of
+    words = text_of((site / "index.html").read_text())
+    assert not re.search(r"\d %", words), re.findall(r".{30}\d %.{10}", words)
+    assert not re.search(r"\d\S* tokens batch", words)
+    c = content.load(CONTENT)
+    assert f"{prose.modifier(c.presets.batches[c.plate.default.batch].name)} batch" in words
