@@ -63,3 +63,31 @@ def test_csv_rows_agree_with_model_md_formulas(atlas):
         assert_allclose(float(r["model_states_gb"]), 16 * N / 1e9)
         assert r["fits_in_memory"] == ("true" if 16 * N <= float(r["gpu_memory_gb"]) * 1e9 else "false")
         assert r["gpu"] == "h100-sxm" and float(r["gpu_peak_tflops"]) == 989 and float(r["mfu"]) == 0.45
+
+
+def test_exact_statements_for_the_prose(atlas):
+    """Issue 8's numbers, recomputed from MODEL.md's formulas rather than read back from facts.py."""
+    P, u, T, N = 989e12, 0.45, 2**22, 8_030_261_248
+    ib = atlas.facts(Selection("llama3-8b", "4M", "ib-400"))
+    nv = atlas.facts(Selection("llama3-8b", "4M", "nvlink"))
+    assert_allclose(ib.meeting_replicas, 1 + 1.5 * T * 50e9 / (P * u), rtol=1e-12)
+    assert round(ib.meeting_replicas) == 708 and ib.crossing_replicas == 1024
+    assert_allclose([ib.hiding_tokens_per_replica, nv.hiding_tokens_per_replica],
+                    [P * u / (1.5 * 50e9), P * u / (1.5 * 450e9)], rtol=1e-12)
+    assert round(ib.hiding_tokens_per_replica) == 5934 and round(nv.hiding_tokens_per_replica) == 659
+    assert_allclose(ib.model_states_bytes, 16 * N) and ib.gpu_memory_bytes == 80e9
+    assert_allclose(ib.gpu_memory_gib_bytes, 80 * 2**30) and not ib.fits_in_gib
+    assert ib.embedding_params == 2 * 128256 * 4096 and ib.model.params - ib.embedding_params == 6_979_588_096
+
+
+@pytest.mark.parametrize("sel", [Selection(m, b, n) for m in ("llama3-8b", "llama3-405b") for b in ("1M", "16M")
+                                 for n in ("ib-400", "nvlink")])
+def test_the_lines_meet_at_n_star(atlas, sel):
+    """Compute equals the all-reduce at n*, and the grid's crossing is the first power of two past it."""
+    f = atlas.facts(sel)
+    n = f.meeting_replicas
+    compute = 6 * f.model.params * f.batch.tokens / (n * 989e12 * 0.45)
+    allreduce = 2 * (n - 1) / n * 2 * f.model.params / (f.network.link_gbytes_per_s * 1e9)
+    assert_allclose(compute, allreduce, rtol=1e-12)
+    past = [int(r) for r in f.grid.replicas if r > n]
+    assert f.crossing_replicas == (past[0] if past else None)
