@@ -101,7 +101,7 @@ def test_crossing_comparisons_hold(built):
 def test_grid_crossing_and_efficiency_words_hold(built):
     c, text = built
     past = re.search(r"The first power of two past that point is ([\d,]+): there each replica gets ([\d,]+) tokens "
-                     r"per step, (.+?) ([\d,]+)-token sequence, and the efficiency is down to (\d+)%", text)
+                     r"per step, (.+?) ([\d,]+)-token sequence, and the efficiency is (?:down to|just under) (\d+)%", text)
     if past is None:
         assert "The two lines would meet only at" in text
         return
@@ -110,7 +110,7 @@ def test_grid_crossing_and_efficiency_words_hold(built):
     ratio = number(tokens) / number(seq)
     expected = {0.5: "half of one", 1.0: "exactly one"}.get(ratio)
     assert share == expected or (expected is None and share.startswith(f"1/{int(1 / ratio)}" if ratio < 1 else ""))
-    assert int(eff) < 100
+    assert int(eff) < 100 or "the efficiency is just under 100%" in text
     nv = re.search(r"over NVLink, where the efficiency (is still|is) (\d+)%", text)
     assert nv and (nv.group(1) == "is still") == (nv.group(2) == "100")
 
