@@ -25,16 +25,18 @@ def test_build_writes_page_and_csv(site):
 
 def test_page_states_the_claims_of_model_md(site):
     words = text_of((site / "index.html").read_text())
-    assert "≈ 708 replicas. The first power of two past that point is 1,024" in words
-    assert "approaching 0.642 s" in words
+    assert "The lines meet at n* = 1 + 1.5·T·B/(P·u) ≈ 708 replicas; the first power of two past it is 1,024" in words
+    assert "the all-reduce climbs from 0.321 s towards 0.642 s" in words
     assert "each replica gets 4,096 tokens per step, half of one 8,192-token sequence" in words
-    assert "0.071 s over NVLink, where the efficiency is still 100%" in words
+    assert "0.071 s over NVLink, where the efficiency is still 100%. That is a thought experiment" in words
     assert "With a 1M-token batch the crossing comes sooner: n* ≈ 178, first passed on the grid at 256" in words
     assert "model states take 128.5 × 10⁹ B per replica" in words
     assert "memory as 80 GB, which the plate reads as 80 × 10⁹ B: the states take more than that" in words
-    assert "read as 80 GiB, the same memory is 85.9 × 10⁹ B" in words
-    assert "64 ranks on 8,192 GPUs and 128 on 16,384" in words
+    assert "Read as 80 GiB (HBM is built in binary units), the memory is 85.9 × 10⁹ B" in words
+    assert "a group of 128 GPUs (tensor parallel 8 × pipeline parallel 16), so 64 ranks on 8,192 GPUs and 128 on " \
+           "16,384" in words
     assert "about 5,900 tokens at 50 GB/s and about 660 over NVLink" in words
+    assert "6.98 billion outside the embeddings and 1.05 billion in the input embedding" in words
     assert "plate XIV.5" in words and "plate XI.2" in words
 
 

@@ -4,6 +4,7 @@ import re
 from html.parser import HTMLParser
 
 import pytest
+from markupsafe import escape
 
 from conftest import CONTENT
 from generator import content
@@ -76,7 +77,8 @@ def test_without_javascript_text_static_figures_and_tables_are_there(site, open_
     page = open_page(site, wait_ready=False, java_script_enabled=False).page
     text = page.locator("body").inner_text()
     assert "loading" not in text.lower()
-    for needle in (c.plate.title, c.plate.deck, c.plate.takeaway, "What you will learn", "Linear until it is not",
+    headings = re.findall(r"(?m)^## (.+)$", c.plate.before_figures.text + c.plate.after_figures.text)
+    for needle in (c.plate.title, c.plate.deck, c.plate.takeaway, *headings,
                    "The lines cross at 1,024 replicas", "Llama 3 8B · 4M tokens · 400 Gb/s"):
         assert needle.lower() in text.lower(), needle
     for term in c.terms.values():
@@ -227,7 +229,7 @@ def test_every_term_is_linked_once_from_the_prose_to_its_definition(site):
     for term in c.terms.values():
         links = re.findall(rf'<a class="term" href="#term-{term.id}" aria-describedby="def-{term.id}">', html)
         assert len(links) == 1, term.id
-        assert f'<dd id="def-{term.id}">{term.definition}</dd>' in html
+        assert f'<dd id="def-{term.id}">{escape(term.definition)}</dd>' in html
 
 
 def test_definition_shows_on_hover_and_on_focus_and_escape_hides_it(site, open_page):

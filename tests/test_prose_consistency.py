@@ -100,10 +100,10 @@ def test_crossing_comparisons_hold(built):
 
 def test_grid_crossing_and_efficiency_words_hold(built):
     c, text = built
-    past = re.search(r"The first power of two past that point is ([\d,]+): there each replica gets ([\d,]+) tokens "
+    past = re.search(r"the first power of two past it is ([\d,]+), where each replica gets ([\d,]+) tokens "
                      r"per step, (.+?) ([\d,]+)-token sequence, and the efficiency is (?:down to|just under) (\d+)%", text)
     if past is None:
-        assert "The two lines would meet only at" in text
+        assert "lines would meet only at" in text
         return
     n, tokens, share, seq, eff = past.groups()
     assert number(n) > number(re.search(r"≈ ([\d,]+) replicas", text).group(1))
@@ -118,13 +118,13 @@ def test_grid_crossing_and_efficiency_words_hold(built):
 def test_nvlink_domain_caveat_only_past_its_size(built):
     _, text = built
     n = number(re.search(r"At ([\d,]+) replicas the all-reduce takes", text).group(1))
-    assert ("thought experiment" in text) == (n > 256)
+    assert ("That is a thought experiment" in text) == (n > 256)
     assert ("assumes the NVLink Switch System" in text) == (8 < n <= 256)
 
 
 def test_hidden_all_reduce_rule_words_hold(built):
     _, text = built
-    rule = re.search(r"about ([\d,]+) tokens at [\d,]+ GB/s and about ([\d,]+) over NVLink\. .*? the threshold is "
+    rule = re.search(r"about ([\d,]+) tokens at [\d,]+ GB/s and about ([\d,]+) over NVLink, .*? the threshold is "
                      r"(less than|exactly|more than) one ([\d,]+)-token sequence, so (.+?):", text)
     assert rule, text
     threshold, seq = number(rule.group(1)), number(rule.group(4))
@@ -137,7 +137,7 @@ def test_memory_comparisons_hold(built):
     memory = re.search(r"model states take ([\d,.]+) × 10⁹ B per replica\. NVIDIA quotes the (.+?)’s memory as "
                        r"([\d,.]+) GB, which the plate reads as ([\d,.]+) × 10⁹ B: the states take "
                        r"(less than|exactly|more than) that, and so (fit|do not fit), with ([\d,.]+) × 10⁹ B "
-                       r"(to spare|too many)\. .*? read as ([\d,.]+) GiB, the same memory is ([\d,.]+) × 10⁹ B, and "
+                       r"(to spare|too many)\. Read as ([\d,.]+) GiB \(.*?\), the memory is ([\d,.]+) × 10⁹ B, and "
                        r"(the verdict stands|the states would fit)", text)
     assert memory, text
     states, gpu, quoted, read, rel, fits, gap, spare, gib, gib_bytes, verdict = memory.groups()
