@@ -143,7 +143,7 @@ class Facts:
     @property
     def meeting_replicas(self) -> float:
         """n* where the drawn lines meet, with the exact ring factor: c/n = a·(n−1)/n gives n* = 1 + c/a
-        (c the one-replica compute, a the all-reduce's limit); 1 + 1.5·T·B/(P·u) for BF16 gradients."""
+        (c the one-replica compute, a the flat ring's limit; whole-step overlap); 1 + 1.5·T·B/(P·u) for BF16."""
         return 1 + self.at(1).compute_s / self.allreduce_limit_s
 
     @property
