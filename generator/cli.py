@@ -10,7 +10,7 @@ import time
 import traceback
 from pathlib import Path
 
-from . import build
+from . import __version__, build
 from .schema import ContentError
 from .render import TEMPLATES
 
@@ -28,6 +28,7 @@ def parser() -> Parser:
     """The command line of `plate`."""
     p = Parser(prog="plate", description="Build Plate XIV.4, 'Data Parallelism', as one self-contained HTML page.")
     p.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
+    p.add_argument("--version", action="version", version=f"plate {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
     b = sub.add_parser("build", help="write the site (index.html and the CSV)")
     s = sub.add_parser("serve", help="build, serve on 127.0.0.1 and rebuild when content or templates change")

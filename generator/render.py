@@ -19,7 +19,10 @@ from .content import Content, Selection
 from .facts import CSV_COLUMNS, Atlas, Facts
 from .prose import FILTERS, fraction, num, prose_html
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+# An installed package carries the templates as package data (generator/templates, mapped from the
+# repository's templates/ by pyproject.toml); a source checkout reads templates/ beside generator/.
+_HERE = Path(__file__).resolve().parent
+TEMPLATES = _HERE / "templates" if (_HERE / "templates" / "page.html.j2").is_file() else _HERE.parent / "templates"
 CSV_NAME = "data-parallelism.csv"
 
 
