@@ -2,17 +2,13 @@
 from __future__ import annotations
 
 import argparse
-import functools
-import http.server
 import sys
-import threading
 import time
 import traceback
 from pathlib import Path
 
-from . import __version__, build
+from . import __version__, build, server
 from .schema import ContentError
-from .render import TEMPLATES
 
 EXIT_CONTENT, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 
@@ -51,8 +47,9 @@ def port_number(text: str) -> int:
     return port
 
 
-def run_build(content_dir: Path, out: Path, debug: bool) -> int:
-    """Build once and report; the exit status."""
+def run_build(content_dir: Path, out: Path, debug: bool, mistakes: list[str] | None = None) -> int:
+    """Build once and report; the exit status. A failed build's messages are also added to mistakes."""
+    mistakes = [] if mistakes is None else mistakes
     started = time.perf_counter()
     try:
         files = build.build(content_dir, out)
@@ -64,11 +61,13 @@ def run_build(content_dir: Path, out: Path, debug: bool) -> int:
               file=sys.stderr)
         for problem in error.problems:
             print(f"  {problem}", file=sys.stderr)
+        mistakes.extend(error.problems)
         return EXIT_CONTENT
     except build.OutputError as error:
         if debug:
             traceback.print_exc()
         print(f"plate: {error}", file=sys.stderr)
+        mistakes.append(str(error))
         return EXIT_USAGE
     except KeyboardInterrupt:
         print(f"plate: interrupted; {out}/ was left as it was", file=sys.stderr)
@@ -79,49 +78,12 @@ def run_build(content_dir: Path, out: Path, debug: bool) -> int:
         detail = " ".join(str(error).split())[:300]
         print(f"plate: the build failed unexpectedly ({type(error).__name__}: {detail}); {out}/ was left as "
               f"it was. Run again with --debug to see the traceback.", file=sys.stderr)
+        mistakes.append(f"the build failed unexpectedly ({type(error).__name__}: {detail})")
         return EXIT_CONTENT
     elapsed = time.perf_counter() - started
     sizes = ", ".join(f"{name} {len(text.encode()) / 1024:,.0f} KB" for name, text in sorted(files.items()))
     print(f"plate: built {out}/ in {elapsed:.1f} s ({sizes})")
     return 0
-
-
-def snapshot(*folders: Path) -> dict:
-    """Modification times of every file below the folders (files that vanish meanwhile are skipped)."""
-    seen = {}
-    for folder in folders:
-        for path in sorted(Path(folder).rglob("*")):
-            try:
-                seen[path] = path.stat().st_mtime_ns
-            except OSError:
-                continue
-    return seen
-
-
-def serve(content_dir: Path, out: Path, port: int, debug: bool) -> int:
-    """Serve out on 127.0.0.1:port, rebuilding whenever content or templates change."""
-    if run_build(content_dir, out, debug) == EXIT_USAGE:
-        return EXIT_USAGE
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(out))
-    try:
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
-    except OSError as error:
-        print(f"plate: cannot serve on 127.0.0.1:{port}: {error.strerror or error}", file=sys.stderr)
-        return EXIT_USAGE
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    print(f"plate: serving {out}/ at http://127.0.0.1:{port}/ (Ctrl-C to stop)")
-    seen = snapshot(content_dir, TEMPLATES)
-    try:
-        while True:
-            time.sleep(0.5)
-            now = snapshot(content_dir, TEMPLATES)
-            if now != seen:
-                seen = now
-                print("plate: change seen, rebuilding")
-                run_build(content_dir, out, debug)
-    except KeyboardInterrupt:
-        server.shutdown()
-        return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -135,7 +97,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"plate: content folder {args.content} is a file, not a folder", file=sys.stderr)
         return EXIT_USAGE
     if args.command == "serve":
-        return serve(args.content, args.out, args.port, args.debug)
+        return server.serve(args.content, args.out, args.port,
+                            lambda mistakes: run_build(args.content, args.out, args.debug, mistakes),
+                            interrupted=EXIT_INTERRUPTED, usage=EXIT_USAGE)
     return run_build(args.content, args.out, args.debug)
 
 
