@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import charts, content, prose, render, runtime, schema
+from . import charts, checks, render, runtime, schema
 from .facts import Atlas
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
@@ -57,12 +57,13 @@ def check_grid(atlas: Atlas, root: Path) -> None:
                                    f"times or efficiencies come out infinite or undefined"])
 
 
-def gather(content_dir: Path) -> dict[str, str]:
-    """Every file of the site as {relative path: text}, computed without writing anything."""
-    plate = content.load(content_dir, check_prose=prose.check_prose)
-    atlas = Atlas(plate.presets)
-    check_grid(atlas, plate.root)
-    prose.prose_html(plate, atlas)  # prose mistakes surface before the figures are drawn
+def gather(content_dir: Path, warnings: list[str] | None = None) -> dict[str, str]:
+    """Every file of the site as {relative path: text}, computed without writing anything; the content's
+    warnings (what `plate check` reports) are added to warnings."""
+    result = checks.checked(content_dir)  # every mistake surfaces before the figures are drawn
+    if warnings is not None:
+        warnings.extend(result.warnings)
+    plate, atlas = result.content, result.atlas
     figures = charts.figures(atlas, plate.plate.default)
     html = render.page(plate, atlas, figures, runtime_js())
     return {"index.html": html, render.CSV_NAME: render.csv_text(atlas)}
@@ -153,9 +154,9 @@ def write(files: dict[str, str], out: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def build(content_dir: Path, out: Path) -> dict[str, str]:
-    """Build the site from content_dir into out; returns what was written."""
+def build(content_dir: Path, out: Path, warnings: list[str] | None = None) -> dict[str, str]:
+    """Build the site from content_dir into out; returns what was written (warnings added to warnings)."""
     check_output(out, content_dir)
-    files = gather(Path(content_dir))
+    files = gather(Path(content_dir), warnings)
     write(files, Path(out))
     return files

@@ -7,7 +7,7 @@ import time
 import traceback
 from pathlib import Path
 
-from . import __version__, build, server
+from . import __version__, build, checks, server
 from .schema import ContentError
 
 EXIT_CONTENT, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
@@ -28,9 +28,11 @@ def parser() -> Parser:
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
     b = sub.add_parser("build", help="write the site (index.html and the CSV)")
     s = sub.add_parser("serve", help="build, serve on 127.0.0.1 and rebuild when content or templates change")
-    for command in (b, s):
+    c = sub.add_parser("check", help="check the content and report every mistake and warning; writes nothing")
+    for command in (b, s, c):
         command.add_argument("--content", default="content", type=Path, help="content folder (default: content)")
-        command.add_argument("--out", default="site", type=Path, help="output folder (default: site)")
+        if command is not c:
+            command.add_argument("--out", default="site", type=Path, help="output folder (default: site)")
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     s.add_argument("--port", default=8000, type=port_number, help="port on 127.0.0.1 (default: 8000)")
     return p
@@ -47,20 +49,51 @@ def port_number(text: str) -> int:
     return port
 
 
+def report_mistakes(problems: list[str], after: str = "") -> None:
+    """The content's mistakes, each on its own line, after one line counting them."""
+    count = len(problems)
+    print(f"plate: the content has {count} mistake{'s' if count != 1 else ''}{after}:", file=sys.stderr)
+    for problem in problems:
+        print(f"  {problem}", file=sys.stderr)
+
+
+def report_warnings(warnings: list[str]) -> None:
+    """What `plate check` warns about; build and check print the same lines."""
+    for warning in warnings:
+        print(f"plate: warning: {warning}", file=sys.stderr)
+
+
+def run_check(content_dir: Path, debug: bool) -> int:
+    """Check the content without writing anything; the exit status (warnings alone do not fail)."""
+    started = time.perf_counter()
+    try:
+        result = checks.checked(content_dir)
+    except ContentError as error:
+        if debug:
+            traceback.print_exc()
+        report_mistakes(error.problems)
+        return EXIT_CONTENT
+    except KeyboardInterrupt:
+        print("plate: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    report_warnings(result.warnings)
+    count = len(result.warnings)
+    print(f"plate: {content_dir}/ has no mistakes ({count} warning{'s' if count != 1 else ''}); checked in "
+          f"{time.perf_counter() - started:.1f} s")
+    return 0
+
+
 def run_build(content_dir: Path, out: Path, debug: bool, mistakes: list[str] | None = None) -> int:
     """Build once and report; the exit status. A failed build's messages are also added to mistakes."""
     mistakes = [] if mistakes is None else mistakes
     started = time.perf_counter()
+    warnings: list[str] = []
     try:
-        files = build.build(content_dir, out)
+        files = build.build(content_dir, out, warnings)
     except ContentError as error:
         if debug:
             traceback.print_exc()
-        count = len(error.problems)
-        print(f"plate: the content has {count} mistake{'s' if count != 1 else ''}; {out}/ was left as it was:",
-              file=sys.stderr)
-        for problem in error.problems:
-            print(f"  {problem}", file=sys.stderr)
+        report_mistakes(error.problems, f"; {out}/ was left as it was")
         mistakes.extend(error.problems)
         return EXIT_CONTENT
     except build.OutputError as error:
@@ -80,6 +113,7 @@ def run_build(content_dir: Path, out: Path, debug: bool, mistakes: list[str] | N
               f"it was. Run again with --debug to see the traceback.", file=sys.stderr)
         mistakes.append(f"the build failed unexpectedly ({type(error).__name__}: {detail})")
         return EXIT_CONTENT
+    report_warnings(warnings)
     elapsed = time.perf_counter() - started
     sizes = ", ".join(f"{name} {len(text.encode()) / 1024:,.0f} KB" for name, text in sorted(files.items()))
     print(f"plate: built {out}/ in {elapsed:.1f} s ({sizes})")
@@ -96,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.content.is_dir():
         print(f"plate: content folder {args.content} is a file, not a folder", file=sys.stderr)
         return EXIT_USAGE
+    if args.command == "check":
+        return run_check(args.content, args.debug)
     if args.command == "serve":
         return server.serve(args.content, args.out, args.port,
                             lambda mistakes: run_build(args.content, args.out, args.debug, mistakes),
