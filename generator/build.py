@@ -127,8 +127,8 @@ def write(files: dict[str, str], out: Path) -> None:
         for name, text in sorted(files.items()):
             target = staging / name
             target.parent.mkdir(parents=True, exist_ok=True)
-            with open(target, "w", encoding="utf-8", newline="\n") as handle:
-                handle.write(text)
+            with open(target, "wb") as handle:  # text as UTF-8 with \n line ends; PDFs and images as they are
+                handle.write(text.encode("utf-8") if isinstance(text, str) else text)
                 handle.flush()
                 os.fsync(handle.fileno())
             target.chmod(0o644)
@@ -154,9 +154,12 @@ def write(files: dict[str, str], out: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def build(content_dir: Path, out: Path, warnings: list[str] | None = None) -> dict[str, str]:
-    """Build the site from content_dir into out; returns what was written (warnings added to warnings)."""
+def build(content_dir: Path, out: Path, warnings: list[str] | None = None, also=None) -> dict[str, str | bytes]:
+    """Build the site from content_dir into out; returns what was written (warnings added to warnings).
+    also(files), if given, returns more files made from the site (the PDFs), written with it in one swap."""
     check_output(out, content_dir)
     files = gather(Path(content_dir), warnings)
+    if also is not None:
+        files.update(also(files))
     write(files, Path(out))
     return files

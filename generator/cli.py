@@ -7,7 +7,7 @@ import time
 import traceback
 from pathlib import Path
 
-from . import __version__, build, checks, server
+from . import __version__, build, checks, content, pdf, render, server
 from .schema import ContentError
 
 EXIT_CONTENT, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
@@ -29,7 +29,11 @@ def parser() -> Parser:
     b = sub.add_parser("build", help="write the site (index.html and the CSV)")
     s = sub.add_parser("serve", help="build, serve on 127.0.0.1 and rebuild when content or templates change")
     c = sub.add_parser("check", help="check the content and report every mistake and warning; writes nothing")
-    for command in (b, s, c):
+    d = sub.add_parser("pdf", help="build the site and print the plate into it as A4 and Letter PDFs "
+                                   "(needs the system's Chromium)")
+    d.add_argument("--select", default="", metavar="model=ID,batch=ID,network=ID",
+                   help="the selection to print (default: the plate's default)")
+    for command in (b, s, c, d):
         command.add_argument("--content", default="content", type=Path, help="content folder (default: content)")
         if command is not c:
             command.add_argument("--out", default="site", type=Path, help="output folder (default: site)")
@@ -83,20 +87,43 @@ def run_check(content_dir: Path, debug: bool) -> int:
     return 0
 
 
-def run_build(content_dir: Path, out: Path, debug: bool, mistakes: list[str] | None = None) -> int:
+def run_pdf(content_dir: Path, out: Path, selection: str, debug: bool) -> int:
+    """Build the site with the plate printed on A4 and Letter; the exit status."""
+    try:
+        pdf.chromium()  # before building: say at once that it cannot print
+        try:
+            presets = content.load(content_dir).presets
+            choices = {"model": list(presets.models), "batch": list(presets.batches),
+                       "network": list(presets.networks)}
+            fragment = pdf.fragment_of(selection, choices)
+        except ContentError:
+            fragment = ""  # the build reports the content's mistakes
+    except (pdf.PrintError, ValueError) as error:
+        print(f"plate: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    stem = Path(render.CSV_NAME).stem
+    status = run_build(content_dir, out, debug, also=lambda files: pdf.printed(files, fragment, stem))
+    if status == 0:
+        for paper, name in pdf.pdf_names(stem).items():
+            pages = pdf.page_count((out / name).read_bytes())
+            print(f"plate: printed {out / name}: {pages} page{'s' if pages != 1 else ''} ({paper})")
+    return status
+
+
+def run_build(content_dir: Path, out: Path, debug: bool, mistakes: list[str] | None = None, also=None) -> int:
     """Build once and report; the exit status. A failed build's messages are also added to mistakes."""
     mistakes = [] if mistakes is None else mistakes
     started = time.perf_counter()
     warnings: list[str] = []
     try:
-        files = build.build(content_dir, out, warnings)
+        files = build.build(content_dir, out, warnings, also)
     except ContentError as error:
         if debug:
             traceback.print_exc()
         report_mistakes(error.problems, f"; {out}/ was left as it was")
         mistakes.extend(error.problems)
         return EXIT_CONTENT
-    except build.OutputError as error:
+    except (build.OutputError, pdf.PrintError) as error:
         if debug:
             traceback.print_exc()
         print(f"plate: {error}", file=sys.stderr)
@@ -115,7 +142,8 @@ def run_build(content_dir: Path, out: Path, debug: bool, mistakes: list[str] | N
         return EXIT_CONTENT
     report_warnings(warnings)
     elapsed = time.perf_counter() - started
-    sizes = ", ".join(f"{name} {len(text.encode()) / 1024:,.0f} KB" for name, text in sorted(files.items()))
+    sizes = ", ".join(f"{name} {len(data if isinstance(data, bytes) else data.encode()) / 1024:,.0f} KB"
+                      for name, data in sorted(files.items()))
     print(f"plate: built {out}/ in {elapsed:.1f} s ({sizes})")
     return 0
 
@@ -130,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.content.is_dir():
         print(f"plate: content folder {args.content} is a file, not a folder", file=sys.stderr)
         return EXIT_USAGE
+    if args.command == "pdf":
+        return run_pdf(args.content, args.out, args.select, args.debug)
     if args.command == "check":
         return run_check(args.content, args.debug)
     if args.command == "serve":
