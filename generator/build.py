@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import charts, checks, render, runtime, schema
+from . import charts, checks, publish, render, runtime, schema
 from .facts import Atlas
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
@@ -66,7 +66,7 @@ def gather(content_dir: Path, warnings: list[str] | None = None) -> dict[str, st
     plate, atlas = result.content, result.atlas
     figures = charts.figures(atlas, plate.plate.default)
     html = render.page(plate, atlas, figures, runtime_js())
-    return {"index.html": html, render.CSV_NAME: render.csv_text(atlas)}
+    return {"index.html": html, render.CSV_NAME: render.csv_text(atlas), **publish.files(plate.plate, figures)}
 
 
 def _inside(inner: Path, outer: Path) -> bool:

@@ -143,6 +143,7 @@ class Plate:
     default: Selection
     before_figures: Prose
     after_figures: Prose
+    base_url: str = ""
 
 
 @dataclass(frozen=True)
@@ -169,7 +170,9 @@ NETWORK_SCHEMA = {"name": "text", "short": "text", "link_gbytes_per_s": "positiv
 TERM_SCHEMA = {"name": "text", "definition": "text", "matches": "texts"}
 SOURCE_SCHEMA = {"authors": "text", "title": "text", "venue": "text", "url": "url", "label": "text", "note": "text"}
 FRONT_MATTER_SCHEMA = {"volume": "text", "volume_title": "text", "plate": "count", "plates_in_volume": "count",
-                       "title": "text", "deck": "text", "keywords": "texts", "takeaway": "text", "default": "table"}
+                       "title": "text", "deck": "text", "keywords": "texts", "takeaway": "text", "default": "table",
+                       "base_url": "url"}
+FRONT_MATTER_OPTIONAL = {"base_url": ""}  # where the site is published: canonical link, previews, sitemap
 DEFAULT_SCHEMA = {"model": "text", "batch": "text", "network": "text"}
 
 
@@ -347,7 +350,7 @@ def load_plate(problems: Problems, path: Path) -> tuple[Plate | None, str, tuple
         return None, front, prose
     hints = _belongs({"[default]": DEFAULT_SCHEMA})
     hints["figures"] = f"the line '{FIGURES_MARK}' belongs in the prose, after the closing '{FRONT_MATTER_FENCE}'"
-    values = fields(problems, path, front, (), data, FRONT_MATTER_SCHEMA, line_offset=1,
+    values = fields(problems, path, front, (), data, FRONT_MATTER_SCHEMA, FRONT_MATTER_OPTIONAL, line_offset=1,
                     label="front matter", fallback_line=1, hints=hints)
     default = None
     if isinstance(data.get("default"), dict):
@@ -364,7 +367,7 @@ def load_plate(problems: Problems, path: Path) -> tuple[Plate | None, str, tuple
         volume=values["volume"], volume_title=values["volume_title"], plate=values["plate"],
         plates_in_volume=values["plates_in_volume"], title=values["title"], deck=values["deck"],
         keywords=tuple(values["keywords"]), takeaway=values["takeaway"],
-        default=Selection(**default), before_figures=prose[0], after_figures=prose[1],
+        default=Selection(**default), before_figures=prose[0], after_figures=prose[1], base_url=values["base_url"],
     ), front, prose
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
+from . import publish
 from .charts import FACTS_DATA, GRID_DATA, SIGNALS, Figure, facts_rows, grid_rows
 from .content import Content, Selection
 from .facts import CSV_COLUMNS, Atlas, Facts
@@ -224,6 +225,7 @@ def page(content: Content, atlas: Atlas, figures: list[Figure], runtime_js: str)
         before=Markup(parts[0]), after=Markup(parts[1]), figures=figures,
         svgs={f.id: Markup(f.svg) for f in figures},
         readout=readout(default_facts), caption=caption(content, plate.default), csv_name=CSV_NAME,
+        url=publish.page_url(plate), preview=publish.PREVIEW_NAME,
         columns=TABLE_COLUMNS, tables={f.id: table_rows(default_facts, f.id) for f in figures},
         descriptions={f.id: describe(default_facts, f.id, content.presets.workshop.seq_len) for f in figures},
         data=script_json(page_data(content, atlas, figures)),
