@@ -18,7 +18,7 @@ def text_of(page: str) -> str:
 
 
 def test_build_writes_page_and_csv(site):
-    assert sorted(p.name for p in site.iterdir()) == sorted(["index.html", render.CSV_NAME])
+    assert sorted(p.name for p in site.iterdir()) == sorted(["index.html", render.CSV_NAME, "robots.txt"])
     page = (site / "index.html").read_text()
     assert f'href="{render.CSV_NAME}"' in page and "Download the data" in page
 

@@ -80,3 +80,14 @@ def test_a_base_url_that_is_not_http_is_a_content_error_at_its_line(tmp_path, ba
         content.load(root)
     assert any(p.startswith(f"content/plate.md, line {line}: front matter: base_url must be an http")
                for p in caught.value.problems), caught.value.problems
+
+
+def test_a_published_build_is_byte_identical_when_repeated(published, tmp_path):
+    out, c = published
+    again = tmp_path / "again"
+    build.build(c.root, again)
+    files = sorted(p.name for p in out.iterdir())
+    assert files == sorted(p.name for p in again.iterdir())
+    assert files == ["data-parallelism.csv", "index.html", "preview.png", "robots.txt", "sitemap.xml"]
+    for name in files:
+        assert (out / name).read_bytes() == (again / name).read_bytes(), name
