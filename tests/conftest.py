@@ -15,7 +15,7 @@ except ImportError:  # the test extra is not installed
     sync_playwright = None
 
 ROOT = Path(__file__).resolve().parent.parent
-CONTENT = ROOT / "content"
+CONTENT = Path(os.environ.get("PLATE_CONTENT") or ROOT / "content").resolve()
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "mini"
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
