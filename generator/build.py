@@ -66,7 +66,7 @@ def gather(content_dir: Path, warnings: list[str] | None = None) -> dict[str, st
     plate, atlas = result.content, result.atlas
     figures = charts.figures(atlas, plate.plate.default)
     html = render.page(plate, atlas, figures, runtime_js())
-    return {"index.html": html, render.CSV_NAME: render.csv_text(atlas), **publish.files(plate.plate, figures)}
+    return {"index.html": html, plate.plate.data_file: render.csv_text(atlas), **publish.files(plate.plate, figures)}
 
 
 def _inside(inner: Path, outer: Path) -> bool:

@@ -4,10 +4,11 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import tomllib
 import traceback
 from pathlib import Path
 
-from . import __version__, build, checks, content, pdf, render, server
+from . import __version__, build, checks, content, pdf, server
 from .schema import ContentError
 
 EXIT_CONTENT, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
@@ -20,9 +21,26 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"plate: {message} (see 'plate --help')\n")
 
 
-def parser() -> Parser:
+def describe_plate(argv: list[str]) -> str:
+    """The command's description, naming the plate of the content folder given (--content) or ./content."""
+    folder = Path("content")
+    for i, arg in enumerate(argv):
+        if arg == "--content" and i + 1 < len(argv):
+            folder = Path(argv[i + 1])
+        elif arg.startswith("--content="):
+            folder = Path(arg.partition("=")[2])
+    try:
+        text = (folder / "plate.md").read_text(encoding="utf-8-sig")
+        front = tomllib.loads(text.split("\n---", 1)[0].removeprefix("---"))
+        plate = f"Plate {front['volume']}.{front['plate']}, '{front['title']}'"
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError, ValueError):
+        plate = "a plate"  # no readable content here: the command still explains itself
+    return f"Build {plate}, from {folder}/ as one self-contained HTML page."
+
+
+def parser(argv: list[str] | None = None) -> Parser:
     """The command line of `plate`."""
-    p = Parser(prog="plate", description="Build Plate XIV.4, 'Data Parallelism', as one self-contained HTML page.")
+    p = Parser(prog="plate", description=describe_plate(sys.argv[1:] if argv is None else argv))
     p.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
     p.add_argument("--version", action="version", version=f"plate {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
@@ -92,16 +110,17 @@ def run_pdf(content_dir: Path, out: Path, selection: str, debug: bool) -> int:
     try:
         pdf.chromium()  # before building: say at once that it cannot print
         try:
-            presets = content.load(content_dir).presets
+            loaded = content.load(content_dir)
+            presets = loaded.presets
             choices = {"model": list(presets.models), "batch": list(presets.batches),
                        "network": list(presets.networks)}
             fragment = pdf.fragment_of(selection, choices)
+            stem = Path(loaded.plate.data_file).stem
         except ContentError:
-            fragment = ""  # the build reports the content's mistakes
+            fragment, stem = "", "plate"  # the build reports the content's mistakes
     except (pdf.PrintError, ValueError) as error:
         print(f"plate: {error}", file=sys.stderr)
         return EXIT_USAGE
-    stem = Path(render.CSV_NAME).stem
     status = run_build(content_dir, out, debug, also=lambda files: pdf.printed(files, fragment, stem))
     if status == 0:
         for paper, name in pdf.pdf_names(stem).items():
@@ -150,7 +169,7 @@ def run_build(content_dir: Path, out: Path, debug: bool, mistakes: list[str] | N
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `plate` command."""
-    args = parser().parse_args(argv)
+    args = parser(argv).parse_args(argv)
     args.debug = getattr(args, "debug", False)
     if not args.content.exists():
         print(f"plate: content folder {args.content} does not exist", file=sys.stderr)

@@ -24,7 +24,6 @@ from .prose import FILTERS, fraction, num, prose_html
 # repository's templates/ by pyproject.toml); a source checkout reads templates/ beside generator/.
 _HERE = Path(__file__).resolve().parent
 TEMPLATES = _HERE / "templates" if (_HERE / "templates" / "page.html.j2").is_file() else _HERE.parent / "templates"
-CSV_NAME = "data-parallelism.csv"
 
 
 # --- views of the grid ---------------------------------------------------------------------------
@@ -224,7 +223,7 @@ def page(content: Content, atlas: Atlas, figures: list[Figure], runtime_js: str)
         plate=plate, presets=content.presets, terms=content.terms, sources=content.sources,
         before=Markup(parts[0]), after=Markup(parts[1]), figures=figures,
         svgs={f.id: Markup(f.svg) for f in figures},
-        readout=readout(default_facts), caption=caption(content, plate.default), csv_name=CSV_NAME,
+        readout=readout(default_facts), caption=caption(content, plate.default), csv_name=plate.data_file,
         url=publish.page_url(plate), preview=publish.PREVIEW_NAME,
         columns=TABLE_COLUMNS, tables={f.id: table_rows(default_facts, f.id) for f in figures},
         descriptions={f.id: describe(default_facts, f.id, content.presets.workshop.seq_len) for f in figures},

@@ -39,7 +39,8 @@ def test_pdf_prints_the_chosen_selection_on_a4_and_letter(tmp_path):
     out = tmp_path / "site"
     result = plate("pdf", "--out", out, "--select", f"model={model},batch={batch}", cwd=ROOT)
     assert result.returncode == 0, result.stderr
-    names = pdf.pdf_names("data-parallelism")
+    plate = content.load(CONTENT).plate
+    names = pdf.pdf_names(plate.data_file.removesuffix(".csv"))
     for paper, name in names.items():
         reader = PdfReader(io.BytesIO((out / name).read_bytes()))
         pages = len(reader.pages)
@@ -50,7 +51,7 @@ def test_pdf_prints_the_chosen_selection_on_a4_and_letter(tmp_path):
         caption = f"{presets.models[model].name} · {presets.batches[batch].name} · " \
                   f"{presets.networks[default.network].short}"
         assert caption in text, caption
-    assert (out / "index.html").exists() and (out / "data-parallelism.csv").exists()
+    assert (out / "index.html").exists() and (out / plate.data_file).exists()
 
 
 @pytest.mark.browser
@@ -60,7 +61,7 @@ def test_the_default_prints_on_as_many_pages_as_the_readme_says(tmp_path):
     out = tmp_path / "site"
     result = plate("pdf", "--out", out, cwd=ROOT)
     assert result.returncode == 0, result.stderr
-    for paper, name in pdf.pdf_names("data-parallelism").items():
+    for paper, name in pdf.pdf_names(content.load(CONTENT).plate.data_file.removesuffix(".csv")).items():
         pages = len(PdfReader(io.BytesIO((out / name).read_bytes())).pages)
         assert pages == readme_pages(), (paper, pages)
         assert pdf.page_count((out / name).read_bytes()) == pages  # the count plate reports, without pypdf

@@ -15,7 +15,7 @@ import urllib.request
 import pytest
 
 from conftest import FIXTURE, ROOT
-from generator import server
+from generator import content, server
 
 
 def free_port() -> int:
@@ -149,13 +149,14 @@ def get(port: int, path: str) -> http.client.HTTPResponse:
 
 
 def test_responses_carry_charset_and_safety_headers(in_process):
-    for path in ("/", "/index.html", "/data-parallelism.csv", "/nope.html", server.VERSION_PATH):
+    csv_path = "/" + content.load(FIXTURE).plate.data_file
+    for path in ("/", "/index.html", csv_path, "/nope.html", server.VERSION_PATH):
         response = get(in_process, path)
         assert response.getheader("X-Content-Type-Options") == "nosniff", path
         assert response.getheader("Referrer-Policy") == "no-referrer", path
         assert response.getheader("Content-Type").endswith("; charset=utf-8"), path
     assert get(in_process, "/nope.html").status == 404
-    assert get(in_process, "/data-parallelism.csv").getheader("Content-Type") == "text/csv; charset=utf-8"
+    assert get(in_process, csv_path).getheader("Content-Type") == "text/csv; charset=utf-8"
 
 
 def test_malformed_paths_get_400_or_404_without_a_traceback(in_process, capfd):
