@@ -76,7 +76,10 @@ def test_csv_has_the_agreed_columns(site):
                              "gpu_peak_tflops", "mfu", "link_gbytes_per_s", "compute_s", "allreduce_s",
                              "step_s", "efficiency", "tokens_per_replica", "sequences_per_replica",
                              "model_states_gb", "gpu_memory_gb", "fits_in_memory"]
-    assert len(rows) == 3 * 3 * 2 * 15
+    c = content.load(CONTENT)
+    replicas = c.presets.workshop.max_replicas.bit_length()  # 1, 2, 4, … max_replicas
+    assert len(rows) == len(c.presets.models) * len(c.presets.batches) * len(c.presets.networks) * replicas
+    assert {r["model"] for r in rows} == {m.name for m in c.presets.models.values()}
 
 
 def test_fixture_content_builds(mini_site):

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import FIXTURE, ROOT
+from conftest import CONTENT, FIXTURE, ROOT
 
 
 def plate(*args, cwd):
@@ -101,6 +101,6 @@ def test_unused_term_source_and_gpu_are_warned_about_by_check_and_build(content,
 
 
 def test_the_shipped_content_has_no_mistakes_and_no_warnings(tmp_path):
-    result = plate("check", "--content", ROOT / "content", cwd=tmp_path)
+    result = plate("check", "--content", CONTENT, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""

@@ -37,7 +37,7 @@ def test_pdf_prints_the_chosen_selection_on_a4_and_letter(tmp_path):
     model = next(m for m in presets.models if m != default.model)
     batch = next(b for b in presets.batches if b != default.batch)
     out = tmp_path / "site"
-    result = plate("pdf", "--out", out, "--select", f"model={model},batch={batch}", cwd=ROOT)
+    result = plate("pdf", "--content", CONTENT, "--out", out, "--select", f"model={model},batch={batch}", cwd=ROOT)
     assert result.returncode == 0, result.stderr
     plate = content.load(CONTENT).plate
     names = pdf.pdf_names(plate.data_file.removesuffix(".csv"))
@@ -59,7 +59,7 @@ def test_the_default_prints_on_as_many_pages_as_the_readme_says(tmp_path):
     if chromium_path() is None and not os.environ.get("CI"):
         pytest.skip("Chromium is not on PATH")
     out = tmp_path / "site"
-    result = plate("pdf", "--out", out, cwd=ROOT)
+    result = plate("pdf", "--content", CONTENT, "--out", out, cwd=ROOT)
     assert result.returncode == 0, result.stderr
     for paper, name in pdf.pdf_names(content.load(CONTENT).plate.data_file.removesuffix(".csv")).items():
         pages = len(PdfReader(io.BytesIO((out / name).read_bytes())).pages)
@@ -78,7 +78,7 @@ def test_missing_chromium_is_said_clearly_before_building(tmp_path):
 
 def test_an_unknown_selection_is_refused_with_the_known_ids(tmp_path):
     models = list(content.load(CONTENT).presets.models)
-    result = plate("pdf", "--out", tmp_path / "site", "--select", "model=nope", cwd=ROOT)
+    result = plate("pdf", "--content", CONTENT, "--out", tmp_path / "site", "--select", "model=nope", cwd=ROOT)
     assert result.returncode == 2 and not (tmp_path / "site").exists()
     assert f"no model 'nope' among the presets (known: {', '.join(models)})" in result.stderr
     result = plate("pdf", "--out", tmp_path / "site", "--select", "gpu=x", cwd=ROOT)
