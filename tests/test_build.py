@@ -79,7 +79,7 @@ def test_csv_has_the_agreed_columns(site):
     c = content.load(CONTENT)
     replicas = c.presets.workshop.max_replicas.bit_length()  # 1, 2, 4, … max_replicas
     assert len(rows) == len(c.presets.models) * len(c.presets.batches) * len(c.presets.networks) * replicas
-    assert {r["model"] for r in rows} == {m.name for m in c.presets.models.values()}
+    assert {r["model"] for r in rows} == set(c.presets.models)
 
 
 def test_fixture_content_builds(mini_site):
