@@ -23,8 +23,8 @@ def test_real_content_loads_with_the_spec_presets():
     assert {n.link_gbytes_per_s for n in c.presets.networks.values()} >= {50, 450}
     assert (c.presets.gpu.peak_tflops, c.presets.gpu.memory_gb) == (989, 80)
     assert {"data-parallelism", "replica", "global-batch", "overlap"} <= set(c.terms)
-    assert [s.url for s in c.sources.values()] == ["https://doi.org/10.14778/3415478.3415530",
-                                                   "https://arxiv.org/abs/1812.06162"]
+    assert {"https://doi.org/10.14778/3415478.3415530", "https://arxiv.org/abs/1812.06162"} <= \
+        {s.url for s in c.sources.values()}
     assert p.default == content.Selection("llama3-8b", "4M", "ib-400")
 
 

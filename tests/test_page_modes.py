@@ -44,7 +44,8 @@ def test_no_request_leaves_the_page_through_every_control_and_no_console_complai
     widths = page.evaluate("() => window.plate.views.map(v => v.width())")
     page.set_viewport_size({"width": 360, "height": 740})  # the figures redraw at a new width
     page.wait_for_function("(before) => window.plate.views.every((v, i) => v.width() !== before[i])", arg=widths)
-    page.evaluate("() => Promise.all(window.plate.views.map(v => v.runAsync()))")  # the redraw is done
+    # The redraw is done once every view has run.
+    page.evaluate("() => Promise.all(window.plate.views.map(v => v.runAsync())).then(() => true)")
     assert watched.outside_requests(site) == []
     assert watched.problems() == []
 
@@ -269,7 +270,7 @@ def test_a_tap_shows_the_definition_and_a_second_tap_opens_the_glossary_entry(si
     page.wait_for_function(f"() => location.hash === '#term-{term_id}' && window.hashHandled")
     assert page.evaluate("document.querySelector(':target').id") == f"term-{term_id}"
     # Following a term link does not reset the reader's selection (nor start redrawing another one).
-    page.evaluate("() => Promise.all(window.plate.views.map(v => v.runAsync()))")
+    page.evaluate("() => Promise.all(window.plate.views.map(v => v.runAsync())).then(() => true)")
     assert page.evaluate("document.documentElement.dataset.shown") == "llama3-70b|1M|nvlink"
     assert [page.locator(f"#choose-{k}").input_value() for k in ("model", "batch", "network")] == \
         ["llama3-70b", "1M", "nvlink"]

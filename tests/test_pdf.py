@@ -39,8 +39,8 @@ def test_pdf_prints_the_chosen_selection_on_a4_and_letter(tmp_path):
     out = tmp_path / "site"
     result = plate("pdf", "--content", CONTENT, "--out", out, "--select", f"model={model},batch={batch}", cwd=ROOT)
     assert result.returncode == 0, result.stderr
-    plate = content.load(CONTENT).plate
-    names = pdf.pdf_names(plate.data_file.removesuffix(".csv"))
+    front = content.load(CONTENT).plate
+    names = pdf.pdf_names(front.data_file.removesuffix(".csv"))
     for paper, name in names.items():
         reader = PdfReader(io.BytesIO((out / name).read_bytes()))
         pages = len(reader.pages)
@@ -51,7 +51,7 @@ def test_pdf_prints_the_chosen_selection_on_a4_and_letter(tmp_path):
         caption = f"{presets.models[model].name} · {presets.batches[batch].name} · " \
                   f"{presets.networks[default.network].short}"
         assert caption in text, caption
-    assert (out / "index.html").exists() and (out / plate.data_file).exists()
+    assert (out / "index.html").exists() and (out / front.data_file).exists()
 
 
 @pytest.mark.browser
