@@ -238,3 +238,20 @@ def test_the_open_page_reloads_keeps_its_selection_and_shows_a_broken_build(serv
     finally:
         context.close()
     assert os.path.exists(served.out / "index.html")
+
+
+def test_a_first_build_that_fails_is_served_as_its_mistakes(tmp_path):
+    content_dir = tmp_path / "content"
+    shutil.copytree(FIXTURE, content_dir)
+    (content_dir / "terms.toml").write_text("[terms.x]\nname = 3\n")
+    port = free_port()
+    serving = Serving(content_dir, tmp_path / "site", port)
+    try:
+        serving.wait_for("serving")
+        state = fetch(f"http://127.0.0.1:{port}{server.VERSION_PATH}")
+        assert "content/terms.toml, line 2" in state
+        page = fetch(f"http://127.0.0.1:{port}/")
+        assert "No plate has been built yet" in page and server.VERSION_PATH in page
+        assert not (tmp_path / "site").exists()
+    finally:
+        serving.stop()
