@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import charts, content, prose, render, runtime, schema
+from . import charts, checks, publish, render, runtime, schema
 from .facts import Atlas
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
@@ -57,15 +57,16 @@ def check_grid(atlas: Atlas, root: Path) -> None:
                                    f"times or efficiencies come out infinite or undefined"])
 
 
-def gather(content_dir: Path) -> dict[str, str]:
-    """Every file of the site as {relative path: text}, computed without writing anything."""
-    plate = content.load(content_dir, check_prose=prose.check_prose)
-    atlas = Atlas(plate.presets)
-    check_grid(atlas, plate.root)
-    prose.prose_html(plate, atlas)  # prose mistakes surface before the figures are drawn
+def gather(content_dir: Path, warnings: list[str] | None = None) -> dict[str, str]:
+    """Every file of the site as {relative path: text}, computed without writing anything; the content's
+    warnings (what `plate check` reports) are added to warnings."""
+    result = checks.checked(content_dir)  # every mistake surfaces before the figures are drawn
+    if warnings is not None:
+        warnings.extend(result.warnings)
+    plate, atlas = result.content, result.atlas
     figures = charts.figures(atlas, plate.plate.default)
     html = render.page(plate, atlas, figures, runtime_js())
-    return {"index.html": html, render.CSV_NAME: render.csv_text(atlas)}
+    return {"index.html": html, plate.plate.data_file: render.csv_text(atlas), **publish.files(plate.plate, figures)}
 
 
 def _inside(inner: Path, outer: Path) -> bool:
@@ -126,8 +127,8 @@ def write(files: dict[str, str], out: Path) -> None:
         for name, text in sorted(files.items()):
             target = staging / name
             target.parent.mkdir(parents=True, exist_ok=True)
-            with open(target, "w", encoding="utf-8", newline="\n") as handle:
-                handle.write(text)
+            with open(target, "wb") as handle:  # text as UTF-8 with \n line ends; PDFs and images as they are
+                handle.write(text.encode("utf-8") if isinstance(text, str) else text)
                 handle.flush()
                 os.fsync(handle.fileno())
             target.chmod(0o644)
@@ -153,9 +154,12 @@ def write(files: dict[str, str], out: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def build(content_dir: Path, out: Path) -> dict[str, str]:
-    """Build the site from content_dir into out; returns what was written."""
+def build(content_dir: Path, out: Path, warnings: list[str] | None = None, also=None) -> dict[str, str | bytes]:
+    """Build the site from content_dir into out; returns what was written (warnings added to warnings).
+    also(files), if given, returns more files made from the site (the PDFs), written with it in one swap."""
     check_output(out, content_dir)
-    files = gather(Path(content_dir))
+    files = gather(Path(content_dir), warnings)
+    if also is not None:
+        files.update(also(files))
     write(files, Path(out))
     return files

@@ -2,17 +2,14 @@
 from __future__ import annotations
 
 import argparse
-import functools
-import http.server
 import sys
-import threading
 import time
+import tomllib
 import traceback
 from pathlib import Path
 
-from . import build
+from . import __version__, build, checks, content, pdf, server
 from .schema import ContentError
-from .render import TEMPLATES
 
 EXIT_CONTENT, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 
@@ -24,16 +21,40 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"plate: {message} (see 'plate --help')\n")
 
 
-def parser() -> Parser:
+def describe_plate(argv: list[str]) -> str:
+    """The command's description, naming the plate of the content folder given (--content) or ./content."""
+    folder = Path("content")
+    for i, arg in enumerate(argv):
+        if arg == "--content" and i + 1 < len(argv):
+            folder = Path(argv[i + 1])
+        elif arg.startswith("--content="):
+            folder = Path(arg.partition("=")[2])
+    try:
+        text = (folder / "plate.md").read_text(encoding="utf-8-sig")
+        front = tomllib.loads(text.split("\n---", 1)[0].removeprefix("---"))
+        plate = f"Plate {front['volume']}.{front['plate']}, '{front['title']}'"
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError, ValueError):
+        plate = "a plate"  # no readable content here: the command still explains itself
+    return f"Build {plate}, from {folder}/ as one self-contained HTML page."
+
+
+def parser(argv: list[str] | None = None) -> Parser:
     """The command line of `plate`."""
-    p = Parser(prog="plate", description="Build Plate XIV.4, 'Data Parallelism', as one self-contained HTML page.")
+    p = Parser(prog="plate", description=describe_plate(sys.argv[1:] if argv is None else argv))
     p.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
+    p.add_argument("--version", action="version", version=f"plate {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
     b = sub.add_parser("build", help="write the site (index.html and the CSV)")
     s = sub.add_parser("serve", help="build, serve on 127.0.0.1 and rebuild when content or templates change")
-    for command in (b, s):
+    c = sub.add_parser("check", help="check the content and report every mistake and warning; writes nothing")
+    d = sub.add_parser("pdf", help="build the site and print the plate into it as A4 and Letter PDFs "
+                                   "(needs the system's Chromium)")
+    d.add_argument("--select", default="", metavar="model=ID,batch=ID,network=ID",
+                   help="the selection to print (default: the plate's default)")
+    for command in (b, s, c, d):
         command.add_argument("--content", default="content", type=Path, help="content folder (default: content)")
-        command.add_argument("--out", default="site", type=Path, help="output folder (default: site)")
+        if command is not c:
+            command.add_argument("--out", default="site", type=Path, help="output folder (default: site)")
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     s.add_argument("--port", default=8000, type=port_number, help="port on 127.0.0.1 (default: 8000)")
     return p
@@ -50,24 +71,82 @@ def port_number(text: str) -> int:
     return port
 
 
-def run_build(content_dir: Path, out: Path, debug: bool) -> int:
-    """Build once and report; the exit status."""
+def report_mistakes(problems: list[str], after: str = "") -> None:
+    """The content's mistakes, each on its own line, after one line counting them."""
+    count = len(problems)
+    print(f"plate: the content has {count} mistake{'s' if count != 1 else ''}{after}:", file=sys.stderr)
+    for problem in problems:
+        print(f"  {problem}", file=sys.stderr)
+
+
+def report_warnings(warnings: list[str]) -> None:
+    """What `plate check` warns about; build and check print the same lines."""
+    for warning in warnings:
+        print(f"plate: warning: {warning}", file=sys.stderr)
+
+
+def run_check(content_dir: Path, debug: bool) -> int:
+    """Check the content without writing anything; the exit status (warnings alone do not fail)."""
     started = time.perf_counter()
     try:
-        files = build.build(content_dir, out)
+        result = checks.checked(content_dir)
     except ContentError as error:
         if debug:
             traceback.print_exc()
-        count = len(error.problems)
-        print(f"plate: the content has {count} mistake{'s' if count != 1 else ''}; {out}/ was left as it was:",
-              file=sys.stderr)
-        for problem in error.problems:
-            print(f"  {problem}", file=sys.stderr)
+        report_mistakes(error.problems)
         return EXIT_CONTENT
-    except build.OutputError as error:
+    except KeyboardInterrupt:
+        print("plate: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    report_warnings(result.warnings)
+    count = len(result.warnings)
+    print(f"plate: {content_dir}/ has no mistakes ({count} warning{'s' if count != 1 else ''}); checked in "
+          f"{time.perf_counter() - started:.1f} s")
+    return 0
+
+
+def run_pdf(content_dir: Path, out: Path, selection: str, debug: bool) -> int:
+    """Build the site with the plate printed on A4 and Letter; the exit status."""
+    try:
+        pdf.chromium()  # before building: say at once that it cannot print
+        try:
+            loaded = content.load(content_dir)
+            presets = loaded.presets
+            choices = {"model": list(presets.models), "batch": list(presets.batches),
+                       "network": list(presets.networks)}
+            fragment = pdf.fragment_of(selection, choices)
+            stem = Path(loaded.plate.data_file).stem
+        except ContentError:
+            fragment, stem = "", "plate"  # the build reports the content's mistakes
+    except (pdf.PrintError, ValueError) as error:
+        print(f"plate: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    status = run_build(content_dir, out, debug, also=lambda files: pdf.printed(files, fragment, stem))
+    if status == 0:
+        for paper, name in pdf.pdf_names(stem).items():
+            pages = pdf.page_count((out / name).read_bytes())
+            print(f"plate: printed {out / name}: {pages} page{'s' if pages != 1 else ''} ({paper})")
+    return status
+
+
+def run_build(content_dir: Path, out: Path, debug: bool, mistakes: list[str] | None = None, also=None) -> int:
+    """Build once and report; the exit status. A failed build's messages are also added to mistakes."""
+    mistakes = [] if mistakes is None else mistakes
+    started = time.perf_counter()
+    warnings: list[str] = []
+    try:
+        files = build.build(content_dir, out, warnings, also)
+    except ContentError as error:
+        if debug:
+            traceback.print_exc()
+        report_mistakes(error.problems, f"; {out}/ was left as it was")
+        mistakes.extend(error.problems)
+        return EXIT_CONTENT
+    except (build.OutputError, pdf.PrintError) as error:
         if debug:
             traceback.print_exc()
         print(f"plate: {error}", file=sys.stderr)
+        mistakes.append(str(error))
         return EXIT_USAGE
     except KeyboardInterrupt:
         print(f"plate: interrupted; {out}/ was left as it was", file=sys.stderr)
@@ -78,54 +157,19 @@ def run_build(content_dir: Path, out: Path, debug: bool) -> int:
         detail = " ".join(str(error).split())[:300]
         print(f"plate: the build failed unexpectedly ({type(error).__name__}: {detail}); {out}/ was left as "
               f"it was. Run again with --debug to see the traceback.", file=sys.stderr)
+        mistakes.append(f"the build failed unexpectedly ({type(error).__name__}: {detail})")
         return EXIT_CONTENT
+    report_warnings(warnings)
     elapsed = time.perf_counter() - started
-    sizes = ", ".join(f"{name} {len(text.encode()) / 1024:,.0f} KB" for name, text in sorted(files.items()))
+    sizes = ", ".join(f"{name} {len(data if isinstance(data, bytes) else data.encode()) / 1024:,.0f} KB"
+                      for name, data in sorted(files.items()))
     print(f"plate: built {out}/ in {elapsed:.1f} s ({sizes})")
     return 0
 
 
-def snapshot(*folders: Path) -> dict:
-    """Modification times of every file below the folders (files that vanish meanwhile are skipped)."""
-    seen = {}
-    for folder in folders:
-        for path in sorted(Path(folder).rglob("*")):
-            try:
-                seen[path] = path.stat().st_mtime_ns
-            except OSError:
-                continue
-    return seen
-
-
-def serve(content_dir: Path, out: Path, port: int, debug: bool) -> int:
-    """Serve out on 127.0.0.1:port, rebuilding whenever content or templates change."""
-    if run_build(content_dir, out, debug) == EXIT_USAGE:
-        return EXIT_USAGE
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(out))
-    try:
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
-    except OSError as error:
-        print(f"plate: cannot serve on 127.0.0.1:{port}: {error.strerror or error}", file=sys.stderr)
-        return EXIT_USAGE
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    print(f"plate: serving {out}/ at http://127.0.0.1:{port}/ (Ctrl-C to stop)")
-    seen = snapshot(content_dir, TEMPLATES)
-    try:
-        while True:
-            time.sleep(0.5)
-            now = snapshot(content_dir, TEMPLATES)
-            if now != seen:
-                seen = now
-                print("plate: change seen, rebuilding")
-                run_build(content_dir, out, debug)
-    except KeyboardInterrupt:
-        server.shutdown()
-        return 0
-
-
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `plate` command."""
-    args = parser().parse_args(argv)
+    args = parser(argv).parse_args(argv)
     args.debug = getattr(args, "debug", False)
     if not args.content.exists():
         print(f"plate: content folder {args.content} does not exist", file=sys.stderr)
@@ -133,8 +177,14 @@ def main(argv: list[str] | None = None) -> int:
     if not args.content.is_dir():
         print(f"plate: content folder {args.content} is a file, not a folder", file=sys.stderr)
         return EXIT_USAGE
+    if args.command == "pdf":
+        return run_pdf(args.content, args.out, args.select, args.debug)
+    if args.command == "check":
+        return run_check(args.content, args.debug)
     if args.command == "serve":
-        return serve(args.content, args.out, args.port, args.debug)
+        return server.serve(args.content, args.out, args.port,
+                            lambda mistakes: run_build(args.content, args.out, args.debug, mistakes),
+                            interrupted=EXIT_INTERRUPTED, usage=EXIT_USAGE)
     return run_build(args.content, args.out, args.debug)
 
 

@@ -1,7 +1,9 @@
 """Read content/ into validated dataclasses, checked by schema.py: every mistake as `file, line N: …`."""
 from __future__ import annotations
 
+import dataclasses
 import difflib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -143,6 +145,9 @@ class Plate:
     default: Selection
     before_figures: Prose
     after_figures: Prose
+    base_url: str = ""
+    data_file: str = "data.csv"
+    labels: dict = dataclasses.field(default_factory=lambda: dict(LABELS))
 
 
 @dataclass(frozen=True)
@@ -169,7 +174,14 @@ NETWORK_SCHEMA = {"name": "text", "short": "text", "link_gbytes_per_s": "positiv
 TERM_SCHEMA = {"name": "text", "definition": "text", "matches": "texts"}
 SOURCE_SCHEMA = {"authors": "text", "title": "text", "venue": "text", "url": "url", "label": "text", "note": "text"}
 FRONT_MATTER_SCHEMA = {"volume": "text", "volume_title": "text", "plate": "count", "plates_in_volume": "count",
-                       "title": "text", "deck": "text", "keywords": "texts", "takeaway": "text", "default": "table"}
+                       "title": "text", "deck": "text", "keywords": "texts", "takeaway": "text", "default": "table",
+                       "base_url": "url", "data_file": "text", "labels": "table"}
+# base_url: where the site is published (canonical link, previews, sitemap); data_file: the CSV's name in the
+# site (else the title's slug); labels: the page's fixed texts, each replaceable.
+FRONT_MATTER_OPTIONAL = {"base_url": "", "data_file": "", "labels": {}}
+LABELS = {"skip": "Skip to the figures", "figure_data": "in words and numbers",
+          "download": "Download the data (CSV)", "terms": "Terms", "sources": "Sources", "takeaway": "Takeaway"}
+LABELS_SCHEMA = {key: "text" for key in LABELS}
 DEFAULT_SCHEMA = {"model": "text", "batch": "text", "network": "text"}
 
 
@@ -343,12 +355,24 @@ def load_plate(problems: Problems, path: Path) -> tuple[Plate | None, str, tuple
     if data is None:
         return None, front, prose
     if not data:
-        problems.add(path, 1, f"the front matter is empty; it needs {', '.join(FRONT_MATTER_SCHEMA)}")
+        required = [key for key in FRONT_MATTER_SCHEMA if key not in FRONT_MATTER_OPTIONAL]
+        problems.add(path, 1, f"the front matter is empty; it needs {', '.join(required)}")
         return None, front, prose
     hints = _belongs({"[default]": DEFAULT_SCHEMA})
     hints["figures"] = f"the line '{FIGURES_MARK}' belongs in the prose, after the closing '{FRONT_MATTER_FENCE}'"
-    values = fields(problems, path, front, (), data, FRONT_MATTER_SCHEMA, line_offset=1,
+    values = fields(problems, path, front, (), data, FRONT_MATTER_SCHEMA, FRONT_MATTER_OPTIONAL, line_offset=1,
                     label="front matter", fallback_line=1, hints=hints)
+    labels = None
+    if values is not None:
+        labels = fields(problems, path, front, ("labels",), values["labels"], LABELS_SCHEMA, LABELS,
+                        line_offset=1, label="[labels]", fallback_line=1)
+        if not values["data_file"]:
+            values["data_file"] = f"{re.sub(r'[^a-z0-9]+', '-', values['title'].lower()).strip('-') or 'data'}.csv"
+        elif not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*\.csv", values["data_file"]) or \
+                values["data_file"] == "index.html":
+            problems.add(path, locate(front, ("data_file",), 1), f"front matter: data_file must be a file name "
+                         f"ending in .csv (letters, digits, '.', '-', '_'), got {quote(values['data_file'])}")
+            values = None
     default = None
     if isinstance(data.get("default"), dict):
         default = fields(problems, path, front, ("default",), data["default"], DEFAULT_SCHEMA,
@@ -358,13 +382,14 @@ def load_plate(problems: Problems, path: Path) -> tuple[Plate | None, str, tuple
                      f"front matter: plate {values['plate']} is beyond plates_in_volume "
                      f"{values['plates_in_volume']}")
         values = None
-    if values is None or default is None or prose is None:
+    if values is None or default is None or prose is None or labels is None:
         return None, front, prose
     return Plate(
         volume=values["volume"], volume_title=values["volume_title"], plate=values["plate"],
         plates_in_volume=values["plates_in_volume"], title=values["title"], deck=values["deck"],
         keywords=tuple(values["keywords"]), takeaway=values["takeaway"],
-        default=Selection(**default), before_figures=prose[0], after_figures=prose[1],
+        default=Selection(**default), before_figures=prose[0], after_figures=prose[1], base_url=values["base_url"],
+        data_file=values["data_file"], labels=labels,
     ), front, prose
 
 

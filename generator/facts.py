@@ -130,14 +130,6 @@ class Facts:
         """Whether the model states fit on one GPU."""
         return bool(self.grid.fits_in_memory[self.index[0]])
 
-    @property
-    def sequence_runs_out_at(self) -> int | None:
-        """The first replica count at which a replica gets less than one sequence."""
-        for p in self.points:
-            if p.sequences_per_replica < 1:
-                return p.replicas
-        return None
-
     # --- exact statements for the prose (issue 8) ---
 
     @property

@@ -14,13 +14,16 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
+from . import publish
 from .charts import FACTS_DATA, GRID_DATA, SIGNALS, Figure, facts_rows, grid_rows
 from .content import Content, Selection
 from .facts import CSV_COLUMNS, Atlas, Facts
 from .prose import FILTERS, fraction, num, prose_html
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
-CSV_NAME = "data-parallelism.csv"
+# An installed package carries the templates as package data (generator/templates, mapped from the
+# repository's templates/ by pyproject.toml); a source checkout reads templates/ beside generator/.
+_HERE = Path(__file__).resolve().parent
+TEMPLATES = _HERE / "templates" if (_HERE / "templates" / "page.html.j2").is_file() else _HERE.parent / "templates"
 
 
 # --- views of the grid ---------------------------------------------------------------------------
@@ -220,7 +223,8 @@ def page(content: Content, atlas: Atlas, figures: list[Figure], runtime_js: str)
         plate=plate, presets=content.presets, terms=content.terms, sources=parts.sources,
         before=Markup(parts[0]), after=Markup(parts[1]), figures=figures,
         svgs={f.id: Markup(f.svg) for f in figures},
-        readout=readout(default_facts), caption=caption(content, plate.default), csv_name=CSV_NAME,
+        readout=readout(default_facts), caption=caption(content, plate.default), csv_name=plate.data_file,
+        url=publish.page_url(plate), preview=publish.PREVIEW_NAME,
         columns=TABLE_COLUMNS, tables={f.id: table_rows(default_facts, f.id) for f in figures},
         descriptions={f.id: describe(default_facts, f.id, content.presets.workshop.seq_len) for f in figures},
         data=script_json(page_data(content, atlas, figures)),

@@ -15,7 +15,7 @@ except ImportError:  # the test extra is not installed
     sync_playwright = None
 
 ROOT = Path(__file__).resolve().parent.parent
-CONTENT = ROOT / "content"
+CONTENT = Path(os.environ.get("PLATE_CONTENT") or ROOT / "content").resolve()
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "mini"
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
@@ -98,7 +98,10 @@ def open_page(browser):
         watched = Watched(context.new_page())
         watched.page.goto((site_dir / "index.html").resolve().as_uri() + hash)
         if wait_ready:
-            watched.page.wait_for_function("document.documentElement.dataset.ready", timeout=15000)
+            # Set to "true" when the live figures started, "failed" when they could not: only "true" will do.
+            watched.page.wait_for_function("() => document.documentElement.dataset.ready", timeout=15000)
+            ready = watched.page.evaluate("() => document.documentElement.dataset.ready")
+            assert ready == "true", f"the page's live figures did not start (ready={ready!r}): {watched.problems()}"
         return watched
 
     yield opener

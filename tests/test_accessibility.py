@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from conftest import CONTENT
+from spec_model import check_descriptions, check_readout
+from spec_model import expected as spec
 from generator import content, facts, render
 
 pytestmark = pytest.mark.browser
@@ -98,18 +100,23 @@ def test_controls_operate_with_the_keyboard_alone(site, open_page):
     assert box["x"] >= 0 and box["y"] >= 0
     page.keyboard.press("Enter")
     assert page.url.endswith("#workshop-figures")
-    shown = page.evaluate("document.documentElement.dataset.shown")
-    for key, expected in (("model", "llama3-70b|4M|ib-400"), ("batch", "llama3-70b|16M|ib-400"),
-                          ("network", "llama3-70b|16M|nvlink")):
+    c = content.load(CONTENT)
+    chosen = dict(vars(c.plate.default))
+    for key, table in (("model", c.presets.models), ("batch", c.presets.batches), ("network", c.presets.networks)):
+        ids = list(table)
+        if ids.index(chosen[key]) + 1 == len(ids):
+            continue  # the default is the last option: ArrowDown has nowhere to go
+        chosen[key] = ids[ids.index(chosen[key]) + 1]  # ArrowDown picks the next option
+        shown = "|".join(chosen[k] for k in ("model", "batch", "network"))
         page.focus(f"#choose-{key}")
         page.keyboard.press("ArrowDown")
-        page.wait_for_function(f"document.documentElement.dataset.shown === '{expected}'")
-        assert page.evaluate("document.documentElement.dataset.shown") != shown
+        page.wait_for_function(f"() => document.documentElement.dataset.shown === '{shown}'")
     # The figures' words and numbers open from the keyboard too.
     page.focus("#fig-time-data summary")
     page.keyboard.press("Enter")
     assert page.locator("#fig-time-data table").is_visible()
-    assert "Llama 3 70B · 16M tokens · NVLink" in page.locator("#fig-time-data caption").text_content()
+    caption = c.presets.caption(content.Selection(**chosen))
+    assert chosen != vars(c.plate.default) and caption in page.locator("#fig-time-data caption").text_content()
 
 
 def test_readout_is_a_polite_live_region_that_changes_with_the_selection(site, open_page):
@@ -118,8 +125,10 @@ def test_readout_is_a_polite_live_region_that_changes_with_the_selection(site, o
     assert readout.get_attribute("role") == "status"
     assert readout.get_attribute("aria-live") == "polite" and readout.get_attribute("aria-atomic") == "true"
     before = readout.text_content()
-    page.get_by_label("Network", exact=True).select_option("nvlink")
-    page.wait_for_function("document.documentElement.dataset.shown === 'llama3-8b|4M|nvlink'")
+    d = content.load(CONTENT).plate.default
+    other = next(n for n in content.load(CONTENT).presets.networks if n != d.network)
+    page.get_by_label("Network", exact=True).select_option(other)
+    page.wait_for_function(f"() => document.documentElement.dataset.shown === '{d.model}|{d.batch}|{other}'")
     assert readout.text_content() != before
 
 
@@ -159,14 +168,15 @@ def test_descriptions_and_tables_follow_every_selection_with_the_readouts_number
     atlas = facts.Atlas(c.presets)
     page = open_page(site).page
     shown = page.evaluate(SHOW_ALL, [[s.model, s.batch, s.network] for s in atlas.selections])
-    assert len(shown) == len(atlas.selections) == 18
+    count = len(c.presets.models) * len(c.presets.batches) * len(c.presets.networks)
+    assert len(shown) == len(atlas.selections) == count
     for sel in atlas.selections:
         got = shown[render.selection_key(sel)]
         f = atlas.facts(sel)
-        assert got["readout"] == render.readout(f)
+        check_readout(got["readout"], spec(c.presets, sel), c.presets)
+        check_descriptions(got["describe"], spec(c.presets, sel))
         for fid in ("fig-time", "fig-efficiency"):
-            assert got["tables"][fid] == render.table_rows(f, fid), (sel, fid)
-            assert got["describe"][fid] == render.describe(f, fid, c.presets.workshop.seq_len)
+            assert got["tables"][fid] == render.table_rows(f, fid), (sel, fid)  # the page script's = Python's
         assert all(render.caption(c, sel) in caption for caption in got["captions"])
         if f.crossing_replicas:  # the readout's numbers are the table's, digit for digit
             row = next(r for r in got["tables"]["fig-time"] if r[0].endswith("(cross)"))

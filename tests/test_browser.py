@@ -44,7 +44,7 @@ def test_each_control_redraws_both_figures_and_the_readout(site, open_page, labe
     before = page.evaluate(SNAPSHOT)
     page.evaluate(TIMER)
     page.get_by_label(label, exact=True).select_option(label=option)
-    page.wait_for_function(f"document.documentElement.dataset.shown === '{shown}'")
+    page.wait_for_function(f"() => document.documentElement.dataset.shown === '{shown}'")
     after = page.evaluate(SNAPSHOT)
     timing = page.evaluate("window.__timing")
     assert timing["drawn"] - timing["changed"] <= 250, timing
@@ -61,7 +61,7 @@ def test_url_keeps_and_restores_the_selection(site, open_page):
     page.get_by_label("Model", exact=True).select_option(label="Llama 3.1 405B")
     page.get_by_label("Global batch", exact=True).select_option(label="16M tokens")
     page.get_by_label("Network", exact=True).select_option(label="NVLink (H100)")
-    page.wait_for_function("document.documentElement.dataset.shown === 'llama3-405b|16M|nvlink'")
+    page.wait_for_function("() => document.documentElement.dataset.shown === 'llama3-405b|16M|nvlink'")
     url = page.url
     assert url.endswith("#model=llama3-405b&batch=16M&network=nvlink")
     reopened = open_page(site, hash="#" + url.split("#", 1)[1]).page

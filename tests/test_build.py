@@ -18,9 +18,10 @@ def text_of(page: str) -> str:
 
 
 def test_build_writes_page_and_csv(site):
-    assert sorted(p.name for p in site.iterdir()) == sorted(["index.html", render.CSV_NAME])
+    plate = content.load(CONTENT).plate
+    assert sorted(p.name for p in site.iterdir()) == sorted(["index.html", plate.data_file, "robots.txt"])
     page = (site / "index.html").read_text()
-    assert f'href="{render.CSV_NAME}"' in page and "Download the data" in page
+    assert f'href="{plate.data_file}" download>{plate.labels["download"]}<' in page
 
 
 def test_page_states_the_claims_of_model_md(site):
@@ -74,13 +75,16 @@ def test_page_fits_the_size_budget(site):
 
 
 def test_csv_has_the_agreed_columns(site):
-    with open(site / render.CSV_NAME, newline="") as handle:
+    with open(site / content.load(CONTENT).plate.data_file, newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert list(rows[0]) == ["model", "gpu", "network", "global_batch_tokens", "replicas", "params",
                              "gpu_peak_tflops", "mfu", "link_gbytes_per_s", "compute_s", "allreduce_s",
                              "step_s", "efficiency", "tokens_per_replica", "sequences_per_replica",
                              "model_states_gb", "gpu_memory_gb", "fits_in_memory"]
-    assert len(rows) == 3 * 3 * 2 * 15
+    c = content.load(CONTENT)
+    replicas = c.presets.workshop.max_replicas.bit_length()  # 1, 2, 4, … max_replicas
+    assert len(rows) == len(c.presets.models) * len(c.presets.batches) * len(c.presets.networks) * replicas
+    assert {r["model"] for r in rows} == set(c.presets.models)
 
 
 def test_fixture_content_builds(mini_site):
@@ -89,7 +93,7 @@ def test_fixture_content_builds(mini_site):
     assert "A Small Plate" in page and "Vol. IX · Fixtures" in words
     assert "crosses at 32 replicas over the slow link" in words
     assert "On the fast link it crosses at 64 replicas" in words
-    rows = list(csv.DictReader(open(mini_site / render.CSV_NAME)))
+    rows = list(csv.DictReader(open(mini_site / content.load(FIXTURE).plate.data_file)))
     assert len(rows) == 2 * 1 * 2 * 7
 
 

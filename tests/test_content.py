@@ -16,15 +16,16 @@ def test_real_content_loads_with_the_spec_presets():
     assert p.title == "Data Parallelism"
     assert {"data parallelism", "gradient all-reduce", "scaling efficiency"} <= set(p.keywords)
     models = {m.name: m.params for m in c.presets.models.values()}
-    assert models == {"Llama 3 8B": 8_030_261_248, "Llama 3 70B": 70_553_706_496,
-                      "Llama 3.1 405B": 405_853_388_800}
+    # The spec's models (MODEL.md) are among the presets; an author may add more.
+    assert models.items() >= {"Llama 3 8B": 8_030_261_248, "Llama 3 70B": 70_553_706_496,
+                              "Llama 3.1 405B": 405_853_388_800}.items()
     assert {b.tokens for b in c.presets.batches.values()} >= {2**20, 2**22}
     assert {n.link_gbytes_per_s for n in c.presets.networks.values()} >= {50, 450}
     assert (c.presets.gpu.peak_tflops, c.presets.gpu.memory_gb) == (989, 80)
     assert {"data-parallelism", "replica", "global-batch", "overlap"} <= set(c.terms)
-    assert {s.url for s in c.sources.values()} == {"https://doi.org/10.14778/3415478.3415530",
-                                                   "https://arxiv.org/abs/1812.06162",
-                                                   "https://arxiv.org/abs/2407.21783"}
+    assert {"https://doi.org/10.14778/3415478.3415530", "https://arxiv.org/abs/1812.06162",
+         "https://arxiv.org/abs/2407.21783"} <= \
+        {s.url for s in c.sources.values()}
     assert p.default == content.Selection("llama3-8b", "4M", "ib-400")
 
 

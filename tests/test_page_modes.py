@@ -42,8 +42,11 @@ def test_no_request_leaves_the_page_through_every_control_and_no_console_complai
     page.locator("a.term").first.click()
     page.locator("sup.cite a").first.click()
     page.keyboard.press("Tab")
+    widths = page.evaluate("() => window.plate.views.map(v => v.width())")
     page.set_viewport_size({"width": 360, "height": 740})  # the figures redraw at a new width
-    page.wait_for_timeout(150)
+    page.wait_for_function("(before) => window.plate.views.every((v, i) => v.width() !== before[i])", arg=widths)
+    # The redraw is done once every view has run.
+    page.evaluate("() => Promise.all(window.plate.views.map(v => v.runAsync())).then(() => true)")
     assert watched.outside_requests(site) == []
     assert watched.problems() == []
 
@@ -128,12 +131,12 @@ def test_under_the_csp_charts_draw_controls_work_and_nothing_is_blocked(browser,
     page.on("console", lambda m: m.type in ("error", "warning") and problems.append(m.text))
     page.on("pageerror", lambda e: problems.append(str(e)))
     page.goto((site / "index.html").resolve().as_uri())
-    page.wait_for_function("document.documentElement.dataset.ready", timeout=15000)
+    page.wait_for_function("() => document.documentElement.dataset.ready", timeout=15000)
     assert page.evaluate("document.documentElement.dataset.ready") == "true"
     assert page.locator(".chart[data-live='true'] svg").count() == 2
     page.get_by_label("Model", exact=True).select_option("llama3-405b")
     page.get_by_label("Network", exact=True).select_option("nvlink")
-    page.wait_for_function("document.documentElement.dataset.shown === 'llama3-405b|4M|nvlink'")
+    page.wait_for_function("() => document.documentElement.dataset.shown === 'llama3-405b|4M|nvlink'")
     assert "Llama 3.1 405B · 4M tokens · NVLink" in page.locator("#fig-efficiency figcaption").text_content()
     page.locator("a.term").first.hover()
     assert page.locator(".term-tip").is_visible()
@@ -142,7 +145,7 @@ def test_under_the_csp_charts_draw_controls_work_and_nothing_is_blocked(browser,
     page.evaluate("""() => { setTimeout('window.__ran = 1', 0);
                              const s = document.createElement('script'); s.textContent = 'window.__ran = 2';
                              document.body.append(s); }""")
-    page.wait_for_function("window.__violations.length >= 2")
+    page.wait_for_function("() => window.__violations.length >= 2")
     assert page.evaluate("window.__ran") is None
     assert {v.split()[0] for v in page.evaluate("window.__violations")} <= {"script-src", "script-src-elem"}
     context.close()
@@ -217,7 +220,7 @@ def test_on_a_360px_phone_nothing_scrolls_sideways_figures_fit_and_controls_take
         assert summary.bounding_box()["height"] >= 44
     page.locator("#choose-batch").tap()
     page.locator("#choose-batch").select_option("16M")
-    page.wait_for_function("document.documentElement.dataset.shown === 'llama3-8b|16M|ib-400'")
+    page.wait_for_function("() => document.documentElement.dataset.shown === 'llama3-8b|16M|ib-400'")
     assert page.evaluate("document.documentElement.scrollWidth") <= width
 
 
@@ -263,9 +266,13 @@ def test_a_tap_shows_the_definition_and_a_second_tap_opens_the_glossary_entry(si
     assert tip.text_content() == c.terms[term_id].definition
     box = tip.bounding_box()
     assert box["x"] >= 0 and box["x"] + box["width"] <= 360
+    # Registered after the page's own listener, so it runs after it: a sign the page has handled the change.
+    page.evaluate("() => addEventListener('hashchange', () => { window.hashHandled = true; })")
     link.tap()
-    page.wait_for_function(f"location.hash === '#term-{term_id}'")
+    page.wait_for_function(f"() => location.hash === '#term-{term_id}' && window.hashHandled")
     assert page.evaluate("document.querySelector(':target').id") == f"term-{term_id}"
-    # Following a term link does not reset the reader's selection.
-    page.wait_for_timeout(100)
+    # Following a term link does not reset the reader's selection (nor start redrawing another one).
+    page.evaluate("() => Promise.all(window.plate.views.map(v => v.runAsync())).then(() => true)")
     assert page.evaluate("document.documentElement.dataset.shown") == "llama3-70b|1M|nvlink"
+    assert [page.locator(f"#choose-{k}").input_value() for k in ("model", "batch", "network")] == \
+        ["llama3-70b", "1M", "nvlink"]

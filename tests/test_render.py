@@ -23,3 +23,47 @@ def test_csp_hashes_match_the_inline_scripts_and_style(site):
         assert digest(code) in csp
     style = re.search(r"<style>(.*?)</style>", page, re.S).group(1)
     assert digest(style) in csp
+
+
+def test_readouts_and_descriptions_agree_with_model_md_for_every_selection():
+    """Every readout's and description's numbers, against the formulas of MODEL.md computed in the test."""
+    from conftest import CONTENT
+    from generator import content, facts
+    from spec_model import check_descriptions, check_readout, expected
+    c = content.load(CONTENT)
+    atlas = facts.Atlas(c.presets)
+    for sel in atlas.selections:
+        f = atlas.facts(sel)
+        check_readout(render.readout(f), expected(c.presets, sel), c.presets)
+        check_descriptions({fid: render.describe(f, fid, c.presets.workshop.seq_len)
+                            for fid in ("fig-time", "fig-efficiency")}, expected(c.presets, sel))
+
+
+def test_the_spec_claim_for_nvlink_at_16m_tokens_is_quoted():
+    """MODEL.md: Llama 3 8B over NVLink never crosses at 16M tokens; its all-reduce stays at 0.071 s."""
+    from conftest import CONTENT
+    from generator import content, facts
+    c = content.load(CONTENT)
+    f = facts.Atlas(c.presets).facts(content.Selection("llama3-8b", "16M", "nvlink"))
+    assert f.crossing_replicas is None
+    assert "Compute stays longer than the all-reduce (0.071 s)" in render.readout(f)
+
+
+def test_the_independent_checks_catch_planted_mistakes():
+    """The checks above can fail: a wrong quoted time, and an all-reduce that 'rises from none'."""
+    import pytest
+    from conftest import CONTENT
+    from generator import content, facts
+    from spec_model import check_descriptions, check_readout, expected
+    c = content.load(CONTENT)
+    atlas = facts.Atlas(c.presets)
+    quiet = content.Selection("llama3-8b", "16M", "nvlink")
+    f = atlas.facts(quiet)
+    with pytest.raises(AssertionError):
+        check_readout(render.readout(f).replace("(0.071 s)", "(0.064 s)"), expected(c.presets, quiet), c.presets)
+    sel = c.plate.default
+    f = atlas.facts(sel)
+    words = {fid: render.describe(f, fid, c.presets.workshop.seq_len) for fid in ("fig-time", "fig-efficiency")}
+    words["fig-time"] = re.sub(r"rises from [\d.]+ s", "rises from none", words["fig-time"])
+    with pytest.raises(AssertionError):
+        check_descriptions(words, expected(c.presets, sel))

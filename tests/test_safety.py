@@ -99,11 +99,13 @@ def test_no_injected_script_runs_in_chromium(policy, hostile_site, mini_site, op
     page = watched.page
     dialogs = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    page.wait_for_timeout(300)
+    settle = "() => new Promise(r => requestAnimationFrame(() => setTimeout(r, 0)))"  # a frame and a task
+    page.wait_for_load_state("load")
+    page.evaluate(settle)
     for selector in ("#js-link", "#clicky", "a[href^='#term-']"):
         if page.locator(selector).count():
             page.locator(selector).first.click()
-    page.wait_for_timeout(200)
+    page.evaluate(settle)
     assert page.evaluate("typeof window.__pwned") == "undefined"
     assert not dialogs
     found = page.evaluate("""() => {

@@ -1,12 +1,21 @@
-"""`plate serve`: builds, serves on 127.0.0.1, and rebuilds when content changes."""
+"""`plate serve`: port checked first, safe responses, a page that reloads on a saved edit and shows a broken build."""
+import http.client
+import os
+import queue
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+import tomllib
 import urllib.request
 
+import pytest
+
 from conftest import FIXTURE, ROOT
+from generator import content, server
 
 
 def free_port() -> int:
@@ -28,24 +37,221 @@ def fetch(url: str, timeout: float = 20.0) -> str:
             time.sleep(0.2)
 
 
-def test_serve_builds_serves_and_rebuilds(tmp_path):
+class Serving:
+    """`plate serve` in a subprocess, its output lines collected as they come."""
+
+    def __init__(self, content, out, port):
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.seen: list[str] = []
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "generator", "serve", "--content", str(content), "--out", str(out),
+             "--port", str(port)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.process.stdout:
+            self.lines.put(line.rstrip("\n"))
+
+    def wait_for(self, text: str, timeout: float = 30.0) -> None:
+        """Block until a line containing text is printed."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                line = self.lines.get(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"serve never printed {text!r}; it printed {self.seen}") from None
+            self.seen.append(line)
+            if text in line:
+                return
+
+    def stop(self) -> list[str]:
+        """Stop the server (if still running) and return everything it printed."""
+        if self.process.poll() is None:
+            self.process.terminate()
+        self.process.wait(timeout=10)
+        time.sleep(0.1)
+        while not self.lines.empty():
+            self.seen.append(self.lines.get())
+        return self.seen
+
+
+@pytest.fixture
+def served(tmp_path):
+    """The fixture content copied to tmp_path and served from a subprocess."""
     content = tmp_path / "content"
     shutil.copytree(FIXTURE, content)
     port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "generator", "serve", "--content", str(content), "--out", str(tmp_path / "site"),
-         "--port", str(port)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    serving = Serving(content, tmp_path / "site", port)
+    serving.content, serving.out, serving.url = content, tmp_path / "site", f"http://127.0.0.1:{port}/"
+    yield serving
+    serving.stop()
+
+
+def test_serve_builds_serves_and_rebuilds(served):
+    served.wait_for("serving")
+    assert "A Small Plate" in fetch(served.url + "index.html")
+    plate = served.content / "plate.md"
+    plate.write_text(plate.read_text().replace('title = "A Small Plate"', 'title = "A Renamed Plate"'))
+    served.wait_for("change seen, rebuilding")
+    served.wait_for("plate: built")
+    assert "A Renamed Plate" in fetch(served.url + "index.html")
+    # The reload script is only in what serve sends, never in the site it wrote.
+    assert server.VERSION_PATH in fetch(served.url)
+    assert server.VERSION_PATH not in (served.out / "index.html").read_text()
+
+
+def test_a_busy_port_is_refused_before_building(tmp_path):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = subprocess.run([sys.executable, "-m", "generator", "serve", "--content", str(FIXTURE), "--out",
+                                 str(tmp_path / "site"), "--port", str(port)], cwd=ROOT, capture_output=True,
+                                text=True, timeout=60)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "--port" in result.stderr and str(port) in result.stderr
+    assert "built" not in result.stdout and not (tmp_path / "site").exists()
+
+
+def test_ctrl_c_during_a_rebuild_stops_the_server(served):
+    served.wait_for("serving")
+    plate = served.content / "plate.md"
+    plate.write_text(plate.read_text().replace('title = "A Small Plate"', 'title = "Interrupted"'))
+    served.wait_for("change seen, rebuilding")
+    served.process.send_signal(signal.SIGINT)
+    assert served.process.wait(timeout=20) == 130
+    after = served.stop()[served.seen.index("plate: change seen, rebuilding") + 1:]
+    assert len(after) == 1 and "interrupted" in after[0], after
+    assert "A Small Plate" in (served.out / "index.html").read_text()  # the old site, intact
+
+
+@pytest.fixture
+def in_process(mini_site, monkeypatch):
+    """The server's handler on a free port in this process, over the built fixture site."""
+    monkeypatch.setattr(server, "IDLE_TIMEOUT_S", 1)
+    state = server.State()
+    state.finished([])
+    httpd = server.Server(("127.0.0.1", 0), server.handler_class(mini_site, state))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield httpd.server_address[1]
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def get(port: int, path: str) -> http.client.HTTPResponse:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    connection.request("GET", path)
+    response = connection.getresponse()
+    response.body = response.read()
+    connection.close()
+    return response
+
+
+def test_responses_carry_charset_and_safety_headers(in_process):
+    csv_path = "/" + content.load(FIXTURE).plate.data_file
+    for path in ("/", "/index.html", csv_path, "/nope.html", server.VERSION_PATH):
+        response = get(in_process, path)
+        assert response.getheader("X-Content-Type-Options") == "nosniff", path
+        assert response.getheader("Referrer-Policy") == "no-referrer", path
+        assert response.getheader("Content-Type").endswith("; charset=utf-8"), path
+    assert get(in_process, "/nope.html").status == 404
+    assert get(in_process, csv_path).getheader("Content-Type") == "text/csv; charset=utf-8"
+
+
+def test_malformed_paths_get_400_or_404_without_a_traceback(in_process, capfd):
+    for path in ("/%00", "/index.html%00.csv", "/%2e%2e/%2e%2e/etc/passwd", "/../README.md", "/%ff", "/.plate-site"):
+        assert get(in_process, path).status in (400, 404), path
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "%00" in err
+
+
+def test_idle_connections_time_out(in_process):
+    with socket.create_connection(("127.0.0.1", in_process), timeout=10) as idle:
+        started = time.monotonic()
+        assert idle.recv(1) == b""  # closed by the server, not by our own timeout
+        assert time.monotonic() - started < 9
+
+
+# --- in a browser: the reload and the overlay ----------------------------------------------------
+
+def wait_until(page, predicate: str, timeout: float = 15.0):
+    """Poll a JavaScript function (not an eval'd string, which the page's CSP forbids) until it is truthy."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            value = page.evaluate(predicate)
+        except Exception:  # noqa: BLE001 - the page is reloading: its context is gone for a moment
+            value = None
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{predicate} stayed false for {timeout} s")
+        time.sleep(0.05)
+
+
+@pytest.mark.browser
+def test_the_open_page_reloads_keeps_its_selection_and_shows_a_broken_build(served, browser):
+    served.wait_for("serving")
+    presets = tomllib.loads((served.content / "presets.toml").read_text())
+    front = tomllib.loads((served.content / "plate.md").read_text().split("---")[1])
+    # A selection other than the default, chosen from the fixture's own presets.
+    choice = {kind: next(i for i in reversed(list(presets[table])) if i != front["default"][kind] or
+                         len(presets[table]) == 1)
+              for kind, table in (("model", "models"), ("batch", "batches"), ("network", "networks"))}
+    fragment = "#" + "&".join(f"{k}={v}" for k, v in choice.items())
+    context = browser.new_context()
     try:
-        url = f"http://127.0.0.1:{port}/index.html"
-        assert "A Small Plate" in fetch(url)
-        plate = content / "plate.md"
-        plate.write_text(plate.read_text().replace('title = "A Small Plate"', 'title = "A Renamed Plate"'))
-        deadline = time.monotonic() + 20
-        while "A Renamed Plate" not in fetch(url):
-            assert time.monotonic() < deadline, "serve did not rebuild after the content changed"
-            time.sleep(0.3)
+        page = context.new_page()
+        problems = []
+        page.on("console", lambda m: problems.append(m.text) if m.type in ("error", "warning") else None)
+        page.on("pageerror", lambda e: problems.append(str(e)))
+        page.goto(served.url + fragment)
+        wait_until(page, "() => document.documentElement.dataset.ready === 'true'")
+        page.evaluate("() => { window.notReloaded = true; }")
+
+        plate = served.content / "plate.md"
+        good = plate.read_text()
+        plate.write_text(good.replace('title = "A Small Plate"', 'title = "A Renamed Plate"'))
+        saved = time.monotonic()
+        wait_until(page, "() => !window.notReloaded && document.querySelector('h1').textContent === "
+                         "'A Renamed Plate' && document.documentElement.dataset.ready === 'true'")
+        print(f"reloaded {time.monotonic() - saved:.2f} s after the save")
+        assert page.evaluate("() => location.hash") == fragment
+        for kind, value in choice.items():
+            assert page.locator(f"#choose-{kind}").input_value() == value
+
+        page.evaluate("() => { window.notReloaded = true; }")
+        terms = served.content / "terms.toml"
+        terms_text = terms.read_text()
+        terms.write_text("[terms.x]\nname = 3\n")
+        overlay = wait_until(page, "() => document.getElementById('plate-serve-problems')?.textContent")
+        assert "terms.toml, line 2" in overlay and 'term "x"' in overlay
+        assert page.evaluate("() => window.notReloaded === true")  # still the last good plate, not reloaded
+        assert page.locator("h1").text_content() == "A Renamed Plate"
+
+        terms.write_text(terms_text)
+        wait_until(page, "() => !window.notReloaded && document.documentElement.dataset.ready === 'true'")
+        assert page.locator("#plate-serve-problems").count() == 0
+        assert page.evaluate("() => location.hash") == fragment
+        assert problems == []  # in particular no CSP complaint about the reload script or its fetch
     finally:
-        server.terminate()
-        output = server.communicate(timeout=10)[0]
-    assert f"serving {tmp_path / 'site'}/ at http://127.0.0.1:{port}/" in output
-    assert "change seen, rebuilding" in output
+        context.close()
+    assert os.path.exists(served.out / "index.html")
+
+
+def test_a_first_build_that_fails_is_served_as_its_mistakes(tmp_path):
+    content_dir = tmp_path / "content"
+    shutil.copytree(FIXTURE, content_dir)
+    (content_dir / "terms.toml").write_text("[terms.x]\nname = 3\n")
+    port = free_port()
+    serving = Serving(content_dir, tmp_path / "site", port)
+    try:
+        serving.wait_for("serving")
+        state = fetch(f"http://127.0.0.1:{port}{server.VERSION_PATH}")
+        assert "content/terms.toml, line 2" in state
+        page = fetch(f"http://127.0.0.1:{port}/")
+        assert "No plate has been built yet" in page and server.VERSION_PATH in page
+        assert not (tmp_path / "site").exists()
+    finally:
+        serving.stop()

@@ -1,0 +1,250 @@
+"""The content checks `plate check` and `plate build` share: every mistake at file:line, names in prose slots
+with a "did you mean", and warnings about content nothing uses."""
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import inspect
+import tomllib
+import types
+import typing
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import jinja2
+from jinja2 import nodes
+
+from . import content, prose
+from .content import Batch, Content, Gpu, Model, Network, WorkshopSettings
+from .facts import Atlas, Facts
+from .schema import ContentError, Problems, locate, quote, shown_path
+
+# What each name a prose slot starts from is, for checking the names read off it.
+TABLES = {"models": Model, "batches": Batch, "networks": Network}
+ROOTS = {"default": Facts, "workshop": WorkshopSettings, "gpu": Gpu}
+
+
+@dataclass(frozen=True)
+class Table:
+    """A preset table as prose sees it: ids to objects of one class."""
+
+    name: str
+    item: type
+
+
+@dataclass(frozen=True)
+class Method:
+    """A method read off an object; calling it gives its return type."""
+
+    returns: object
+
+
+@dataclass
+class Checked:
+    """Validated content, the model's facts and the prose as HTML: what a build goes on from."""
+
+    content: Content
+    atlas: Atlas
+    prose_parts: list[str]
+    warnings: list[str]
+
+
+def _did_you_mean(name: str, known) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    return f" (did you mean {quote(close[0])}?)" if close else ""
+
+
+def _public_names(cls: type) -> list[str]:
+    names = {f.name for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else set()
+    names |= {n for n in dir(cls) if not n.startswith("_")}
+    return sorted(names)
+
+
+def _plain(annotation) -> object:
+    """The class behind an annotation (X | None is X); None for anything not checked further."""
+    if isinstance(annotation, (types.UnionType,)) or typing.get_origin(annotation) is typing.Union:
+        found = [a for a in typing.get_args(annotation) if a is not type(None)]
+        annotation = found[0] if len(found) == 1 else None
+    return annotation if inspect.isclass(annotation) and dataclasses.is_dataclass(annotation) else None
+
+
+def _hints(obj) -> dict:
+    try:
+        return typing.get_type_hints(obj)
+    except Exception:  # noqa: BLE001 - an annotation that cannot be resolved is simply not followed
+        return {}
+
+
+def _attribute(cls: type, name: str) -> object:
+    """What reading name off an instance of cls gives, as far as the checks follow it."""
+    member = inspect.getattr_static(cls, name, None)
+    if isinstance(member, property):
+        return _plain(_hints(member.fget).get("return"))
+    if isinstance(member, cached_property):
+        return _plain(_hints(member.func).get("return"))
+    if inspect.isfunction(member):
+        return Method(_plain(_hints(member).get("return")))
+    return _plain(_hints(cls).get(name))
+
+
+class SlotNames:
+    """Checks every name a prose part reads off facts and presets, and every filter it applies."""
+
+    def __init__(self, part: content.Prose, ids: dict | None, problems: list[str]):
+        self.part, self.ids, self.problems = part, ids, problems
+        self.env = prose.prose_environment()
+        self.scope: dict[str, object] = dict(ROOTS)
+        self.scope.update({name: Table(name, item) for name, item in TABLES.items()})
+        self.where = shown_path(part.path, part.path.parent)
+
+    def run(self) -> None:
+        try:
+            tree = self.env.parse(self.part.text)
+        except jinja2.TemplateSyntaxError:
+            return  # prose.check_prose reports it
+        for node in tree.find_all((nodes.Assign, nodes.For)):
+            if isinstance(node, nodes.Assign) and isinstance(node.target, nodes.Name):
+                self.scope[node.target.name] = self.kind(node.node)
+            elif isinstance(node, nodes.For) and isinstance(node.target, nodes.Name):
+                self.scope[node.target.name] = self.item_of(node.iter)
+        for node in tree.find_all((nodes.Getattr, nodes.Getitem, nodes.Filter)):
+            if isinstance(node, nodes.Filter):
+                self.check_filter(node)
+            else:
+                self.check_read(node)
+
+    def add(self, node: nodes.Node, message: str) -> None:
+        line = self.part.first_line + (node.lineno or 1) - 1
+        self.problems.append(f"{self.where}, line {line}: {message}")
+
+    def check_filter(self, node: nodes.Filter) -> None:
+        if node.name in self.env.filters:
+            return
+        hint = _did_you_mean(node.name, prose.FILTERS) or _did_you_mean(node.name, self.env.filters)
+        self.add(node, f"no filter {quote(node.name)} in prose{hint} (prose's number filters: "
+                       f"{', '.join(prose.FILTERS)})")
+
+    def check_read(self, node: nodes.Getattr | nodes.Getitem) -> None:
+        owner = self.kind(node.node)
+        name = node.attr if isinstance(node, nodes.Getattr) else \
+            node.arg.value if isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str) else None
+        if name is None or owner is None or name.startswith("_"):
+            return  # Python's internals are the sandbox's to refuse, with its own message
+        if isinstance(owner, Table):
+            if isinstance(node, nodes.Getattr) and name in dir(dict):
+                return
+            known = (self.ids or {}).get(owner.name)
+            if known is not None and name not in known:
+                self.add(node, f"undefined fact or name in prose: {self.text(node)}: no preset {quote(name)} in "
+                               f"[{owner.name}]{_did_you_mean(name, known)} (known: {', '.join(known)})")
+            return
+        if isinstance(owner, type) and name not in _public_names(owner):
+            what = "fact" if owner is Facts else "field"
+            self.add(node, f"undefined fact or name in prose: {self.text(node)}: no {what} {quote(name)} in "
+                           f"{owner.__name__}{_did_you_mean(name, _public_names(owner))}")
+
+    def kind(self, node: nodes.Node) -> object:
+        """What an expression is, as far as the checks follow it: a class, a Table, a Method, or None."""
+        if isinstance(node, nodes.Name):
+            return self.scope.get(node.name)
+        if isinstance(node, nodes.Call):
+            if isinstance(node.node, nodes.Name) and node.node.name == "scenario":
+                return Facts
+            called = self.kind(node.node)
+            return called.returns if isinstance(called, Method) else None
+        if isinstance(node, (nodes.Getattr, nodes.Getitem)):
+            owner = self.kind(node.node)
+            if isinstance(owner, Table):
+                return owner.item
+            name = node.attr if isinstance(node, nodes.Getattr) else None
+            if isinstance(owner, type) and name:
+                return _attribute(owner, name)
+        return None
+
+    def item_of(self, node: nodes.Node) -> object:
+        """What a for loop over node gives: a preset table's values are its class."""
+        if isinstance(node, nodes.Call) and isinstance(node.node, nodes.Getattr) and node.node.attr == "values":
+            owner = self.kind(node.node.node)
+            return owner.item if isinstance(owner, Table) else None
+        return None
+
+    def text(self, node: nodes.Node) -> str:
+        """A read as the author wrote it, near enough: default.at_crossing.tokens."""
+        if isinstance(node, nodes.Name):
+            return node.name
+        if isinstance(node, nodes.Getattr):
+            return f"{self.text(node.node)}.{node.attr}"
+        if isinstance(node, nodes.Getitem) and isinstance(node.arg, nodes.Const):
+            return f"{self.text(node.node)}[{quote(str(node.arg.value))}]"
+        if isinstance(node, nodes.Call):
+            return f"{self.text(node.node)}(…)"
+        return "…"
+
+
+def check_prose(parts, terms, sources, ids, problems: list[str]) -> None:
+    """prose.check_prose, and the names every slot reads (content.load calls this when files have mistakes)."""
+    prose.check_prose(parts, terms, sources, ids, problems)
+    for part in parts:
+        SlotNames(part, ids, problems).run()
+
+
+def _lines(path: Path) -> tuple[str, dict]:
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+        return text, tomllib.loads(text)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return "", {}
+
+
+def unused(checked_content: Content, prose_parts: list[str]) -> list[str]:
+    """Warnings, each at file:line: terms and sources the prose never uses, GPUs nothing refers to."""
+    c = checked_content
+    problems = Problems(c.root)
+    html = "".join(prose_parts)
+    terms_text, _ = _lines(c.root / "terms.toml")
+    for term in c.terms.values():
+        if f'href="#term-{term.id}"' not in html:
+            spellings = ", ".join(quote(s) for s in (term.name, *term.matches))
+            problems.add(c.root / "terms.toml", locate(terms_text, ("terms", term.id)),
+                         f"term {quote(term.id)} is never used: the prose never writes {spellings} "
+                         f"nor links to #term-{term.id}")
+    sources_text, _ = _lines(c.root / "sources.toml")
+    for source in c.sources.values():
+        if f'href="#source-{source.id}"' not in html:
+            problems.add(c.root / "sources.toml", locate(sources_text, ("sources", source.id)),
+                         f"source {quote(source.id)} is never cited: the prose has no cite({quote(source.id)}) "
+                         f"nor a link to #source-{source.id}")
+    presets_text, data = _lines(c.root / "presets.toml")
+    offered = {name for name in ("gpus", *TABLES) if isinstance(getattr(c.presets, name, None), dict)}
+    for table, entries in data.items():
+        if table == "workshop" or table in offered or not isinstance(entries, dict):
+            continue
+        for ident in entries:
+            referred = any(value == ident for value in data.get("workshop", {}).values())
+            if not referred:
+                problems.add(c.root / "presets.toml", locate(presets_text, (table, ident)),
+                             f"[{table}.{ident}] is never used: no control offers it and the workshop does not "
+                             f"refer to it (the workshop's gpu is {quote(c.presets.workshop.gpu)})")
+    return problems.items
+
+
+def checked(content_dir: Path) -> Checked:
+    """Validate all content and run the model and the prose (no figures, nothing written); ContentError lists
+    every mistake at file:line."""
+    from .build import check_grid  # build imports this module
+    c = content.load(Path(content_dir), check_prose=check_prose)
+    problems: list[str] = []
+    ids = {name: list(getattr(c.presets, name)) for name in TABLES}
+    check_prose((c.plate.before_figures, c.plate.after_figures), c.terms, c.sources, ids, problems)
+    atlas = Atlas(c.presets)
+    check_grid(atlas, c.root)
+    try:
+        parts = prose.prose_html(c, atlas)
+    except ContentError as error:
+        # Rendering stops at a part's first failing slot: keep what it found on lines not reported above.
+        seen = {p.split(": ", 1)[0] for p in problems}
+        problems += [p for p in error.problems if p.split(": ", 1)[0] not in seen and p not in problems]
+    if problems:
+        raise ContentError(problems)
+    return Checked(c, atlas, parts, unused(c, parts))

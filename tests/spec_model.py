@@ -1,0 +1,102 @@
+"""The plate's scaling model written out again from spec/MODEL.md, in plain Python (no numpy, no generator code),
+so that tests compare what the page says with numbers computed independently of the code under test."""
+import math
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Expected:
+    """One selection's numbers at every replica count, from MODEL.md's formulas."""
+
+    replicas: list[int]
+    compute_s: dict[int, float]
+    allreduce_s: dict[int, float]
+    efficiency: dict[int, float]
+    crossing: int | None
+    tokens: int
+    seq_len: int
+    model_states_gb: float
+    gpu_memory_gb: float
+
+
+def expected(presets, sel) -> Expected:
+    """compute_s = 6·N·T/(n·P·u); allreduce_s = 2(n−1)/n · b·N/B; efficiency = compute/max(compute, allreduce)."""
+    w = presets.workshop
+    n_params = presets.models[sel.model].params
+    tokens = presets.batches[sel.batch].tokens
+    link = presets.networks[sel.network].link_gbytes_per_s * 1e9
+    peak = presets.gpu.peak_tflops * 1e12
+    replicas, n = [], 1
+    while n <= w.max_replicas:
+        replicas.append(n)
+        n *= 2
+    compute = {n: 6 * n_params * tokens / (n * peak * w.mfu) for n in replicas}
+    reduce = {n: 2 * (n - 1) / n * w.bytes_per_grad * n_params / link for n in replicas}
+    efficiency = {n: compute[n] / max(compute[n], reduce[n]) for n in replicas}
+    crossing = next((n for n in replicas if reduce[n] > compute[n]), None)
+    return Expected(replicas, compute, reduce, efficiency, crossing, tokens, w.seq_len,
+                    w.bytes_per_param_states * n_params / 1e9, presets.gpu.memory_gb)
+
+
+def number(text: str) -> tuple[float, int]:
+    """'1,024' → (1024.0, 0); '0.071' → (0.071, 3): a printed number and its decimals."""
+    digits = text.replace(",", "")
+    return float(digits), len(digits.split(".")[1]) if "." in digits else 0
+
+
+def agrees(text: str, value: float, scale: float = 1.0) -> bool:
+    """Whether a printed number is value (times scale) rounded to the digits it shows. The page's data carries
+    6 significant digits, so a long time may show a digit it does not have (15,958.10 s for 15,958.136 s):
+    that much more is allowed."""
+    shown, decimals = number(text)
+    value = value * scale
+    carried = 0.5 * 10 ** (math.floor(math.log10(abs(value))) - 5) if value else 0
+    return abs(shown - value) <= (0.5 * 10 ** -decimals + carried) * (1 + 1e-9) + 1e-12
+
+
+NUM = r"(\d[\d,]*(?:\.\d+)?)"
+
+
+def check_readout(readout: str, e, presets) -> None:
+    """The readout's numbers against MODEL.md's formulas, computed in the test (spec_model.py)."""
+    states = re.search(rf"Model states: {NUM} GB per replica, which (fit|do not fit) on one .+ \({NUM} GB\)", readout)
+    assert states and agrees(states[1], e.model_states_gb) and agrees(states[3], e.gpu_memory_gb), readout
+    assert (states[2] == "fit") == (e.model_states_gb <= e.gpu_memory_gb), readout
+    if e.crossing is None:
+        last = e.replicas[-1]
+        found = re.search(rf"all-reduce \({NUM} s\) all the way to {NUM} replicas: efficiency is still {NUM}%",
+                          readout)
+        assert found, readout
+        assert agrees(found[1], e.allreduce_s[last]) and number(found[2])[0] == last, readout
+        assert agrees(found[3], e.efficiency[last], 100), readout
+        return
+    n = e.crossing
+    found = re.search(rf"cross at {NUM} replicas: the all-reduce takes {NUM} s against {NUM} s of compute, "
+                      rf"efficiency {NUM}%, and each replica processes {NUM} tokens per step", readout)
+    assert found and number(found[1])[0] == n, readout
+    assert agrees(found[2], e.allreduce_s[n]) and agrees(found[3], e.compute_s[n]), readout
+    assert agrees(found[4], e.efficiency[n], 100) and agrees(found[5], e.tokens / n), readout
+
+
+def check_descriptions(describe: dict, e) -> None:
+    """The figures in words against MODEL.md's formulas: the ends of each line, the crossing, the shading."""
+    last = e.replicas[-1]
+    time = describe["fig-time"]
+    found = re.search(rf"falls from {NUM} s on one replica to {NUM} s on {NUM}; .* rises from {NUM} s on "
+                      rf"2 replicas to {NUM} s on {NUM}", time)
+    assert found, time
+    assert agrees(found[1], e.compute_s[1]) and agrees(found[2], e.compute_s[last]), time
+    assert agrees(found[4], e.allreduce_s[2]) and agrees(found[5], e.allreduce_s[last]), time
+    assert number(found[3])[0] == number(found[6])[0] == last, time
+    crossing = re.search(rf"cross at {NUM} replicas", time)
+    assert (number(crossing[1])[0] if crossing else None) == e.crossing, time
+    efficiency = describe["fig-efficiency"]
+    ends = re.search(rf"{NUM}% at {NUM}\.", efficiency) or re.search(rf"stays at {NUM}% up to {NUM} replicas",
+                                                                     efficiency)
+    assert ends and agrees(ends[1], e.efficiency[last], 100) and number(ends[2])[0] == last, efficiency
+    one_sequence = e.tokens / e.seq_len
+    shaded = re.search(rf"Shaded beyond {NUM} replicas", time)
+    assert (shaded is not None) == (one_sequence < last), time
+    if shaded:
+        assert agrees(shaded[1], one_sequence), time
