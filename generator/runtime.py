@@ -1,4 +1,4 @@
-"""The Vega runtime for the page: only the Vega packages its specs need, bundled by vl-convert and cached outside git."""
+"""The Vega runtime for the page: only the Vega packages its specs need, bundled by vl-convert, cached outside git."""
 from __future__ import annotations
 
 import hashlib
