@@ -146,8 +146,8 @@ def test_the_runtime_runs_every_spec_and_lacks_what_it_left_out(specs, code, bro
         page.close()
 
 
-WHOLE_VEGA = f"""import * as V from "https://cdn.jsdelivr.net/npm/vega@{runtime.VEGA_VERSION}/+esm";
-import {{expressionInterpreter}} from "https://cdn.jsdelivr.net/npm/vega-interpreter@{runtime.INTERPRETER_VERSION}/+esm";
+WHOLE_VEGA = f"""import * as V from "{runtime.CDN}vega@{runtime.VEGA_VERSION}/+esm";
+import {{expressionInterpreter}} from "{runtime.CDN}{runtime.INTERPRETER}/+esm";
 window.vega = V;
 window.vegaExpressionInterpreter = expressionInterpreter;
 """
