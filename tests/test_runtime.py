@@ -172,3 +172,22 @@ def test_the_page_draws_the_same_figures_as_with_the_whole_of_vega(mini_site, co
         drawn.append(page.evaluate("[...document.querySelectorAll('.chart')].map(c => c.innerHTML)"))
         context.close()
     assert drawn[0] == drawn[1]
+
+
+@pytest.mark.browser
+def test_each_package_exports_exactly_the_transforms_listed_for_it(browser):
+    """runtime.TRANSFORMS is read off the packages: a name they lack would register `undefined` in the page."""
+    packages = list(runtime.TRANSFORMS)
+    snippet = "".join(f'import * as P{i} from "{runtime.CDN}{p}/+esm";\n' for i, p in enumerate(packages))
+    snippet += "window.exported = {" + ", ".join(
+        f'"{p}": Object.keys(P{i}).filter((k) => typeof P{i}[k] === "function")' for i, p in enumerate(packages))
+    snippet += "};\n"
+    code = render.script_safe(vlc.javascript_bundle(snippet))
+    page = browser.new_page()
+    try:
+        page.set_content(f"<!doctype html><body><script type='module'>{code}</script></body>")
+        exported = page.wait_for_function("window.exported").json_value()
+    finally:
+        page.close()
+    assert {p: sorted(names) for p, names in exported.items()} == \
+        {p: sorted(names) for p, names in runtime.TRANSFORMS.items()}
