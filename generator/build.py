@@ -28,14 +28,14 @@ def cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "plate"
 
 
-def runtime_js() -> str:
-    """The Vega runtime, bundled once per vl-convert version and kept in the cache."""
-    path = cache_dir() / runtime.cache_name()
+def runtime_js(specs: dict[str, dict]) -> str:
+    """The Vega runtime these specs need ({figure id: Vega spec}), bundled once and kept in the cache."""
+    path = cache_dir() / runtime.cache_name(specs)
     try:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         pass
-    code = runtime.bundle()
+    code = runtime.bundle(specs)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
@@ -65,7 +65,7 @@ def gather(content_dir: Path, warnings: list[str] | None = None) -> dict[str, st
         warnings.extend(result.warnings)
     plate, atlas = result.content, result.atlas
     figures = charts.figures(atlas, plate.plate.default)
-    html = render.page(plate, atlas, figures, runtime_js())
+    html = render.page(plate, atlas, figures, runtime_js({f.id: f.vega for f in figures}))
     return {"index.html": html, plate.plate.data_file: render.csv_text(atlas), **publish.files(plate.plate, figures)}
 
 

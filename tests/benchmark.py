@@ -1,75 +1,427 @@
-"""Speed and size figures of the plate (prints them; asserts nothing). Run: python tests/benchmark.py"""
+"""The plate against Altair's own `save(inline=True)` page of the same figures, measured in one run (prints; asserts
+nothing). Run: python tests/benchmark.py [--loads 5] [--lighthouse-runs 5]"""
 from __future__ import annotations
 
+import argparse
+import functools
 import gzip
+import http.server
+import io
+import itertools
+import json
+import os
+import re
+import resource
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
+import threading
 import time
+from html.parser import HTMLParser
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import CHROMIUM_ARGS, CONTENT, chromium_path  # noqa: E402
+import altair as alt
+import vl_convert as vlc
 
-from generator import build, runtime  # noqa: E402
+# This checkout's generator, not one installed elsewhere; then the tests' helpers.
+sys.path[:0] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).resolve().parent)]
+from conftest import CHROMIUM_ARGS, CONTENT, ROOT, chromium_path  # noqa: E402
+
+from generator import build  # noqa: E402
+
+try:
+    import brotli
+except ImportError:  # the test extra is not installed
+    brotli = None
+
+LIGHTHOUSE = ROOT / "tests" / ".node" / "node_modules" / ".bin" / "lighthouse"
+# Recorded from the first frame on: when a figure (an SVG or canvas at least 200 px wide) is laid out, when the
+# browser first paints content (a frame can run before paint is allowed, so a figure is painted at the later of
+# the two), and when the figures follow the controls (the plate says so on <html>; Altair's page once vega-embed
+# hands over its view, after its first render).
+PROBE = """window.__bench = {};
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) if (e.name === 'first-contentful-paint') window.__bench.fcp = e.startTime;
+}).observe({type: 'paint', buffered: true});
+const tick = () => {
+  const t = performance.now(), b = window.__bench;
+  if (!b.laid && [...document.querySelectorAll('svg, canvas')].some(e => e.getBoundingClientRect().width >= 200))
+    b.laid = t;
+  if (!b.live && (document.documentElement.dataset.ready === 'true' || window.__view)) b.live = t;
+  if (!(b.laid && b.live)) requestAnimationFrame(tick);
+};
+requestAnimationFrame(tick);"""
+# One change of selection, from setting the <select>s to the next frame after every view has redrawn.
+CHANGE_PLATE = """async (values) => {
+  const root = document.documentElement, before = root.dataset.shown;
+  const t0 = performance.now();
+  let last = null;
+  for (const [id, value] of values) {
+    const select = document.getElementById(id);
+    if (select.value !== value) { select.value = value; last = select; }
+  }
+  if (last === null) return null;
+  last.dispatchEvent(new Event('change', {bubbles: true}));
+  while (root.dataset.shown === before) await new Promise(requestAnimationFrame);
+  await new Promise(requestAnimationFrame);
+  return performance.now() - t0;
+}"""
+CHANGE_ALTAIR = """async (values) => {
+  const t0 = performance.now();
+  let changed = false;
+  for (const [signal, value] of values) {
+    const select = document.querySelector(`select[name="${signal}"]`);
+    if (select.value === value) continue;
+    select.value = value;
+    select.dispatchEvent(new Event('change', {bubbles: true}));
+    changed = true;
+  }
+  if (!changed) return null;
+  while (values.some(([signal, value]) => window.__view.signal(signal) !== value))
+    await new Promise(requestAnimationFrame);
+  await window.__view.runAsync();
+  await new Promise(requestAnimationFrame);
+  return performance.now() - t0;
+}"""
 
 
-def timed(function, repeat: int = 3) -> tuple[float, object]:
-    """Median wall time of function over repeat runs, and its last result."""
-    times, result = [], None
+class Selects(HTMLParser):
+    """The page's <select>s: [(id, name, [(value, label)])], in document order."""
+
+    def __init__(self):
+        super().__init__()
+        self.found, self._option, self._in = [], None, False
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "select":
+            self.found.append((a.get("id"), a.get("name"), []))
+        elif tag == "option" and self.found:
+            self._option, self._in = [a.get("value"), ""], True
+
+    def handle_data(self, data):
+        if self._in:
+            self._option[1] += data
+
+    def handle_endtag(self, tag):
+        if tag == "option" and self._in:
+            value, label = self._option
+            self.found[-1][2].append((value if value is not None else label.strip(), label.strip()))
+            self._in = False
+
+
+def timed(function, repeat: int) -> tuple[float, float, object]:
+    """Median wall and CPU time (all threads) of function over repeat runs, and its last result."""
+    walls, cpus, result = [], [], None
     for _ in range(repeat):
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         result = function()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times), result
+        walls.append(time.perf_counter() - started)
+        cpus.append(time.process_time() - cpu)
+    return statistics.median(walls), statistics.median(cpus), result
+
+
+def build_capturing(out: Path) -> tuple[dict[str, str], list[dict], list[dict]]:
+    """Build the plate, keeping every Vega-Lite spec compiled on the way and its Vega."""
+    compiled, original = [], vlc.vegalite_to_vega
+
+    def capture(spec, *args, **kwargs):
+        vega = original(spec, *args, **kwargs)
+        compiled.append((json.loads(json.dumps(spec)), vega))
+        return vega
+
+    vlc.vegalite_to_vega = capture
+    try:
+        files = build.build(CONTENT, out)
+    finally:
+        vlc.vegalite_to_vega = original
+    return files, [vl for vl, _ in compiled], [vega for _, vega in compiled]
+
+
+def page_signals(html: str, controls: list) -> dict[str, str]:
+    """Which Vega signal each control drives: the page's data block says so, else sel_<name>."""
+    match = re.search(r'<script type="application/json" id="plate-data">(.*?)</script>', html, re.S)
+    named = json.loads(match.group(1)).get("signals", {}) if match else {}
+    return {name: named.get(name, f"sel_{name}") for _, name, _ in controls}
+
+
+def live_rows(browser, page_path: Path, vega_specs: list[dict], selections: list, controls: list) -> dict:
+    """Every row the live page gives its views, over every selection (the Altair page gets the same)."""
+    roots = {d["name"] for spec in vega_specs for d in spec.get("data", [])
+             if "source" not in d and "values" not in d and "url" not in d}
+    context = browser.new_context(offline=True)
+    page = context.new_page()
+    page.goto(page_path.as_uri())
+    page.wait_for_function("document.documentElement.dataset.ready === 'true'")
+    rows: dict[str, dict[str, dict]] = {name: {} for name in roots}
+    for selection in selections:
+        page.evaluate(CHANGE_PLATE, [[c[0], v] for c, v in zip(controls, selection)])
+        got = page.evaluate("""(names) => {
+            const out = {};
+            for (const item of window.plate.views) {
+              const view = item.view || item;
+              for (const name of names) { try { (out[name] ||= []).push(...view.data(name)); } catch (e) {} }
+            }
+            return out;
+        }""", sorted(roots))
+        for name, values in got.items():
+            for row in values:
+                rows[name][json.dumps(row, sort_keys=True)] = row
+    context.close()
+    return {name: list(found.values()) for name, found in rows.items()}
+
+
+def altair_page(vl_specs: list[dict], datasets: dict, controls: list, signals: dict, out: Path) -> Path:
+    """Altair's own inline page of the same figures: the data inline, the controls as bound Vega params."""
+    names = set(signals.values())
+    charts = []
+    for spec in vl_specs:
+        spec = {k: v for k, v in spec.items() if k not in ("$schema", "config", "datasets")}
+        spec["params"] = [p for p in spec.get("params", []) if p.get("name") not in names]
+        if not spec["params"]:
+            del spec["params"]
+        charts.append(spec)
+    defaults = {p["name"]: p.get("value") for spec in vl_specs for p in spec.get("params", [])}
+    params = [{"name": signals[name], "value": defaults.get(signals[name], options[0][0]),
+               "bind": {"input": "select", "options": [v for v, _ in options], "labels": [lab for _, lab in options],
+                        "name": name}}
+              for _, name, options in controls]
+    # Altair's schema has no null background (the plate's transparent one); its default white stands in.
+    config = {k: v for k, v in vl_specs[0].get("config", {}).items() if v is not None}
+    top = {"vconcat": charts, "params": params, "datasets": datasets, "config": config}
+    path = out / "altair" / "index.html"
+    path.parent.mkdir(parents=True)
+    alt.VConcatChart.from_dict(top, validate=False).save(str(path), inline=True)
+    return path
+
+
+def sizes(path: Path) -> dict[str, float]:
+    """Raw, gzip (level 9) and brotli (quality 11) bytes of a file, in KB."""
+    data = path.read_bytes()
+    found = {"raw": len(data) / 1024, "gzip": len(gzip.compress(data, 9)) / 1024}
+    if brotli is not None:
+        found["brotli"] = len(brotli.compress(data, quality=11)) / 1024
+    return found
+
+
+def open_probed(browser, path: Path):
+    """A fresh offline context on path, once its first figure is painted and its figures are live."""
+    context = browser.new_context(offline=True, viewport={"width": 1100, "height": 900})
+    context.add_init_script(PROBE)
+    page = context.new_page()
+    page.goto(path.as_uri())
+    page.wait_for_function("window.__bench.laid && window.__bench.live && window.__bench.fcp", timeout=30000)
+    return context, page
+
+
+def measure(browser, pages: dict[str, tuple[Path, str, list]], loads: int) -> dict[str, dict[str, list[float]]]:
+    """First figure and live over fresh loads, then one redraw per selection, for {name: (path, change script,
+    selections)}; the pages take turns, load by load and change by change, so a busy machine slows both alike."""
+    found = {name: {"figure": [], "live": [], "changes": []} for name in pages}
+    for _ in range(loads):
+        for name, (path, _, _) in pages.items():
+            context, page = open_probed(browser, path)
+            bench = page.evaluate("window.__bench")
+            found[name]["figure"].append(max(bench["laid"], bench["fcp"]))
+            found[name]["live"].append(bench["live"])
+            context.close()
+    opened = {name: open_probed(browser, path) for name, (path, _, _) in pages.items()}
+    for step in range(max(len(values) for _, _, values in pages.values())):
+        for name, (_, change, values) in pages.items():
+            if step < len(values):
+                took = opened[name][1].evaluate(change, values[step])
+                if took is not None:
+                    found[name]["changes"].append(took)
+    for context, _ in opened.values():
+        context.close()
+    return found
+
+
+class GzipHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves files gzip-compressed, as a static host does; quiet."""
+
+    def send_head(self):
+        path = Path(self.translate_path(self.path))
+        if path.is_dir():
+            path = path / "index.html"
+        if not path.is_file():
+            self.send_error(404)
+            return None
+        body = gzip.compress(path.read_bytes(), 6)
+        self.send_response(200)
+        self.send_header("Content-Type", self.guess_type(str(path)))
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        return io.BytesIO(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def lighthouse(url: str, runs: int) -> dict[str, float] | None:
+    """Median of runs Lighthouse mobile performance runs: score, FCP, LCP, TBT (ms) and CLS."""
+    keys = {"fcp": "first-contentful-paint", "lcp": "largest-contentful-paint", "tbt": "total-blocking-time",
+            "cls": "cumulative-layout-shift"}
+    found: dict[str, list[float]] = {k: [] for k in ["score", *keys]}
+    env = dict(os.environ, CHROME_PATH=chromium_path() or "/usr/bin/chromium")
+    for _ in range(runs):
+        done = subprocess.run(
+            [str(LIGHTHOUSE), url, "--only-categories=performance", "--output=json", "--output-path=stdout",
+             "--quiet", "--chrome-flags=--headless --no-sandbox --disable-gpu"],
+            capture_output=True, text=True, env=env, timeout=180)
+        if done.returncode != 0:
+            print(f"  lighthouse failed: {done.stderr.strip()[-300:]}")
+            return None
+        report = json.loads(done.stdout)
+        found["score"].append(report["categories"]["performance"]["score"])
+        for key, audit in keys.items():
+            found[key].append(report["audits"][audit]["numericValue"])
+    return {k: statistics.median(v) for k, v in found.items()}
+
+
+def cli_build(out: Path, cache: Path) -> tuple[float, float]:
+    """Wall and CPU time of `python -m generator build` in a new process with this runtime cache."""
+    env = dict(os.environ, PLATE_CACHE=str(cache))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "generator", "build", "--out", str(out)], cwd=ROOT, env=env, check=True,
+                   capture_output=True)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def row(name: str, plate: float, anchor: float | None, unit: str, budget: str = "", ok: bool | None = None,
+        digits: int = 1) -> None:
+    """One printed line: the plate's figure, Altair's, their ratio, and the budget with its verdict."""
+    ratio = f"{plate / anchor:5.2f}x" if anchor else "      "
+    other = f"{anchor:9.{digits}f} {unit:<3}" if anchor is not None else " " * 13
+    verdict = "" if ok is None else ("  ok" if ok else "  OVER")
+    print(f"  {name:<34} {plate:9.{digits}f} {unit:<3} {other} {ratio}  {budget}{verdict}")
 
 
 def main() -> None:
-    out = Path(tempfile.mkdtemp()) / "site"
-    bundle_s, _ = timed(runtime.bundle, repeat=1)
-    print(f"runtime bundle (vl-convert, uncached):  {bundle_s:.2f} s")
-    build_s, files = timed(lambda: build.build(CONTENT, out))
-    page = files["index.html"].encode()
-    print(f"build (runtime cached), median of 3:    {build_s:.2f} s")
-    print(f"index.html:                             {len(page) / 1024:.1f} KB raw, "
-          f"{len(gzip.compress(page, 9)) / 1024:.1f} KB gzip (budget 230 KB)")
-    code = runtime.bundle().encode()
-    print(f"  of which the Vega runtime:            {len(code) / 1024:.1f} KB raw, "
-          f"{len(gzip.compress(code, 9)) / 1024:.1f} KB gzip")
+    args = argparse.ArgumentParser(description=__doc__)
+    args.add_argument("--loads", type=int, default=5, help="page loads per page for first figure and live")
+    args.add_argument("--lighthouse-runs", type=int, default=5)
+    args = args.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="plate-bench-"))
+    try:
+        run(work, args)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def run(work: Path, args) -> None:
+    """Everything, printed as it is measured."""
+    print(f"vl-convert {vlc.__version__}, altair {alt.__version__}; ratios are plate / Altair page")
+    print(f"  {'':<34} {'plate':>13} {'Altair page':>13} {'ratio':>6}  budget")
+
+    # Builds: cold in a new process (empty runtime cache, then cached), warm in-process as `serve` rebuilds.
+    cold = [cli_build(work / f"cold{i}", work / f"cache-empty-{i}") for i in range(3)]
+    cached = [cli_build(work / f"cached{i}", work / "cache-empty-0") for i in range(3)]
+    build.gather(CONTENT)  # a running `serve` has built once already
+    gather_s, gather_cpu, _ = timed(lambda: build.gather(CONTENT), repeat=5)
+    rebuild_s, rebuild_cpu, _ = timed(lambda: build.build(CONTENT, work / "serve-site"), repeat=5)
+
+    files, vl_specs, vega_specs = build_capturing(work / "plate")
+    plate = work / "plate" / "index.html"
+    html = files["index.html"]
+    parser = Selects()
+    parser.feed(html)
+    controls = [c for c in parser.found if c[0] and c[2]]
+    signals = page_signals(html, controls)
+    selections = list(itertools.product(*[[v for v, _ in options] for _, _, options in controls]))
+    print(f"  ({len(vega_specs)} figures, {len(controls)} controls: {', '.join(n for _, n, _ in controls)}; "
+          f"{len(selections)} selections)")
+
     path = chromium_path()
-    if path is None:
-        print("Chromium not on PATH: browser figures skipped")
+    browser_cm = None
+    if path is not None:
+        from playwright.sync_api import sync_playwright
+        browser_cm = sync_playwright().start()
+        browser = browser_cm.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+    try:
+        if path is None:
+            print("Chromium not on PATH: the Altair page needs the live page's rows; browser figures skipped")
+            datasets = None
+        else:
+            datasets = live_rows(browser, plate, vega_specs, selections, controls)
+        anchor = altair_page(vl_specs, datasets, controls, signals, work) if datasets else None
+
+        mine, theirs = sizes(plate), sizes(anchor) if anchor else {}
+        for kind in ("raw", "gzip", "brotli"):
+            if kind in mine:
+                budget = "<= 150 KB" if kind == "gzip" else ""
+                row(f"page bytes, {kind}", mine[kind], theirs.get(kind), "KB", budget,
+                    mine[kind] <= 150 if kind == "gzip" else None)
+        if brotli is None:
+            print("  (brotli not installed: pip install brotli for its figure)")
+        code = build.runtime_js({f"figure-{i}": spec for i, spec in enumerate(vega_specs)}).encode()
+        whole = vlc.javascript_bundle(
+            'import * as V from "https://cdn.jsdelivr.net/npm/vega@6.2.0/+esm";\nwindow.vega = V;\n').encode()
+        row("  of which the Vega runtime, gzip", len(gzip.compress(code, 9)) / 1024, None, "KB",
+            f"(the whole vega entry: {len(gzip.compress(whole, 9)) / 1024:.1f} KB)")
+
+        if path is not None:
+            values = [[[c[0], v] for c, v in zip(controls, s)] for s in selections[1:] + selections[:1]]
+            altair_values = [[[signals[c[1]], v] for c, v in zip(controls, s)] for s in selections[1:] + selections[:1]]
+            probed = work / "altair" / "probed.html"
+            probed.write_text(anchor.read_text().replace(
+                ".catch(console.error);", ".then((r) => { window.__view = r.view; }).catch(console.error);", 1))
+            both = measure(browser, {"plate": (plate, CHANGE_PLATE, values),
+                                     "altair": (probed, CHANGE_ALTAIR, altair_values)}, args.loads)
+            a, b = both["plate"], both["altair"]
+            med = statistics.median
+            row("first figure painted (median)", med(a["figure"]), med(b["figure"]), "ms")
+            row("live from opening the file", med(a["live"]), med(b["live"]), "ms", "<= 300 ms",
+                med(a["live"]) <= 300)
+            row("control change, median", med(a["changes"]), med(b["changes"]), "ms", "<= 30 ms",
+                med(a["changes"]) <= 30)
+            row("control change, max", max(a["changes"]), max(b["changes"]), "ms")
+            print(f"  ({args.loads} loads each; {len(values)} changes each, through every selection)")
+    finally:
+        if browser_cm is not None:
+            browser.close()
+            browser_cm.stop()
+
+    med = statistics.median
+    cold_s, cold_cpu = med(w for w, _ in cold), med(c for _, c in cold)
+    cached_s, cached_cpu = med(w for w, _ in cached), med(c for _, c in cached)
+    row("cold build, new process, no cache", cold_s, None, "s", f"<= 2.5 s (CPU {cold_cpu:.1f} s)", cold_s <= 2.5)
+    row("cold build, new process, cached", cached_s, None, "s", f"(CPU {cached_cpu:.1f} s)")
+    row("warm build (build.gather)", gather_s, None, "s", f"<= 0.6 s (CPU {gather_cpu:.1f} s)", gather_s <= 0.6)
+    row("serve rebuild (build.build)", rebuild_s, None, "s", f"(CPU {rebuild_cpu:.1f} s)")
+    print(f"  (medians of 3 cold and 5 warm builds; load average {os.getloadavg()[0]:.1f} on "
+          f"{os.cpu_count()} CPUs: wall times on a busy machine overstate, CPU times less so)")
+
+    if not LIGHTHOUSE.exists():
+        print("Lighthouse skipped: not installed (npm install --prefix tests/.node lighthouse)")
         return
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
-        loads, changes = [], []
-        for _ in range(5):
-            context = browser.new_context(offline=True)
-            page_ = context.new_page()
-            started = time.perf_counter()
-            page_.goto((out / "index.html").as_uri())
-            page_.wait_for_function("document.documentElement.dataset.ready === 'true'")
-            loads.append(time.perf_counter() - started)
-            for value in ("llama3-70b", "llama3-405b", "llama3-8b"):
-                changes.append(page_.evaluate("""async (value) => {
-                    const select = document.getElementById('choose-model');
-                    const t0 = performance.now();
-                    select.value = value;
-                    select.dispatchEvent(new Event('change', {bubbles: true}));
-                    while (!document.documentElement.dataset.shown.startsWith(value)) {
-                        await new Promise(requestAnimationFrame);
-                    }
-                    return performance.now() - t0;
-                }""", value))
-            context.close()
-        browser.close()
-    print(f"open from disk to live figures:         median {statistics.median(loads) * 1000:.0f} ms "
-          f"(max {max(loads) * 1000:.0f} ms, 5 loads)")
-    print(f"control change to both figures redrawn: median {statistics.median(changes):.0f} ms "
-          f"(max {max(changes):.0f} ms, {len(changes)} changes)")
-    shutil.rmtree(out.parent, ignore_errors=True)
+    if anchor is None:
+        print("Lighthouse skipped: no Altair page to compare with")
+        return
+    handler = functools.partial(GzipHandler, directory=str(work))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        a = lighthouse(f"{base}/plate/index.html", args.lighthouse_runs)
+        b = lighthouse(f"{base}/altair/index.html", args.lighthouse_runs)
+    finally:
+        server.shutdown()
+        server.server_close()
+    if a is None or b is None:
+        return
+    print(f"  Lighthouse mobile over gzip on 127.0.0.1, median of {args.lighthouse_runs}:")
+    row("performance score", a["score"], b["score"], "", ">= 0.95", a["score"] >= 0.95, digits=2)
+    row("FCP", a["fcp"], b["fcp"], "ms")
+    row("LCP", a["lcp"], b["lcp"], "ms")
+    row("TBT", a["tbt"], b["tbt"], "ms", "<= 150 ms", a["tbt"] <= 150)
+    row("CLS", a["cls"], b["cls"], "", "= 0", a["cls"] == 0, digits=3)
 
 
 if __name__ == "__main__":
