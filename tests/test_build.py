@@ -18,7 +18,8 @@ def text_of(page: str) -> str:
 
 
 def test_build_writes_page_and_csv(site):
-    assert sorted(p.name for p in site.iterdir()) == sorted(["index.html", render.CSV_NAME])
+    assert sorted(p.name for p in site.iterdir()) == sorted([build.MARKER, "index.html", render.CSV_NAME])
+    assert (site / build.MARKER).read_text().splitlines()[2:] == sorted(["index.html", render.CSV_NAME])
     page = (site / "index.html").read_text()
     assert f'href="{render.CSV_NAME}"' in page and "Download the data" in page
 
@@ -88,10 +89,9 @@ def test_fixture_content_builds(mini_site):
     assert len(rows) == 2 * 1 * 2 * 7
 
 
-def test_build_replaces_the_previous_site(tmp_path):
+def test_build_replaces_the_previous_site_it_wrote(tmp_path):
     out = tmp_path / "site"
-    out.mkdir()
-    (out / "stale.txt").write_text("old")
+    build.write({"index.html": "old", "gone.txt": "a file the previous build wrote"}, out)
     build.build(FIXTURE, out)
-    assert not (out / "stale.txt").exists() and (out / "index.html").exists()
+    assert not (out / "gone.txt").exists() and "A Small Plate" in (out / "index.html").read_text()
     assert [p.name for p in tmp_path.iterdir()] == ["site"]
