@@ -78,15 +78,32 @@ def runtime_js() -> str:
     return code
 
 
+MAX_STEP_SECONDS = 1e9  # about 32 years per step: beyond it a preset is a typo, and times no longer print
+
+
 def check_grid(atlas: Atlas, root: Path) -> None:
-    """Presets that are each valid can still overflow the model (say 1e300 parameters at mfu 1e-300)."""
+    """Presets that are each within bounds can still combine into absurd times (1e15 parameters on a
+    0.001 TFLOP/s GPU): the longest step is named at its model's line."""
     g = atlas.grid
     arrays = (g.compute_s, g.allreduce_s, g.step_s, g.efficiency, g.tokens_per_replica, g.model_states_bytes,
               g.continuous_crossing)
+    path = root / "presets.toml"
+    problems = schema.Problems(root)
     if not all(np.isfinite(a).all() for a in arrays):
-        shown = schema.Problems(root).where(root / "presets.toml", None)
-        raise schema.ContentError([f"{shown}: the presets are too large or too small for the model: some "
-                                   f"times or efficiencies come out infinite or undefined"])
+        problems.add(path, None, "the presets are too large or too small for the model: some times or "
+                                 "efficiencies come out infinite or undefined")
+        problems.raise_if_any()
+    worst = np.unravel_index(np.argmax(g.step_s), g.step_s.shape)
+    if g.step_s[worst] > MAX_STEP_SECONDS:
+        p = atlas.presets
+        model, batch, network = (list(table)[i] for table, i in zip((p.models, p.batches, p.networks), worst))
+        text = path.read_text(encoding="utf-8-sig")
+        problems.add(path, schema.locate(text, ("models", model, "params")),
+                     f"model {schema.quote(model)} with batch {schema.quote(batch)} over network "
+                     f"{schema.quote(network)}: one step would take {g.step_s[worst]:.3g} s, more than "
+                     f"{MAX_STEP_SECONDS:,.0f} s (about 32 years); check params, tokens, peak_tflops, mfu and "
+                     f"link_gbytes_per_s")
+        problems.raise_if_any()
 
 
 def gather(content_dir: Path) -> dict[str, str]:

@@ -5,7 +5,8 @@ import difflib
 from dataclasses import dataclass
 from pathlib import Path
 
-from .schema import Problems, fields, keyed, locate, quote, read_text, read_toml, unknown_tables
+from .schema import (MAX_GRID_ROWS, Problems, Range, fields, grid_rows, keyed, locate, quote, read_text, read_toml,
+                     unknown_tables)
 
 FIGURES_MARK = "[[figures]]"
 FRONT_MATTER_FENCE = "---"
@@ -159,13 +160,17 @@ class Content:
 # --- the files -----------------------------------------------------------------------------------
 
 MAX_REPLICAS = 2**20  # the page embeds every replica count; beyond this it only grows
-WORKSHOP_SCHEMA = {"gpu": "text", "mfu": "fraction", "bytes_per_grad": "count", "bytes_per_param_states": "count",
+WORKSHOP_SCHEMA = {"gpu": "text", "mfu": Range("fraction", 0.001, 1), "bytes_per_grad": "count", "bytes_per_param_states": "count",
                    "seq_len": "count", "max_replicas": "count"}
-GPU_SCHEMA = {"name": "text", "peak_tflops": "positive", "memory_gb": "positive", "nvlink_gbytes_per_s": "positive"}
+# Bounds far beyond any real accelerator or link, yet keeping every time of the model finite and printable.
+TFLOPS = Range("positive", 0.001, 1_000_000, " TFLOP/s")
+GIGABYTES = Range("positive", 0.001, 1_000_000, " GB")
+GB_PER_S = Range("positive", 0.001, 1_000_000, " GB/s per direction")
+GPU_SCHEMA = {"name": "text", "peak_tflops": TFLOPS, "memory_gb": GIGABYTES, "nvlink_gbytes_per_s": GB_PER_S}
 MODEL_SCHEMA = {"name": "text", "params": "count", "layers": "count", "d_model": "count", "ffn": "count",
                 "vocab": "count"}
 BATCH_SCHEMA = {"name": "text", "tokens": "count"}
-NETWORK_SCHEMA = {"name": "text", "short": "text", "link_gbytes_per_s": "positive"}
+NETWORK_SCHEMA = {"name": "text", "short": "text", "link_gbytes_per_s": GB_PER_S}
 TERM_SCHEMA = {"name": "text", "definition": "text", "matches": "texts"}
 SOURCE_SCHEMA = {"authors": "text", "title": "text", "venue": "text", "url": "url", "label": "text", "note": "text"}
 FRONT_MATTER_SCHEMA = {"volume": "text", "volume_title": "text", "plate": "count", "plates_in_volume": "count",
@@ -235,6 +240,15 @@ def _presets(problems: Problems, path: Path, text: str, data: dict) -> Presets |
                 problems.add(path, locate(text, ("workshop", "gpu")),
                              f"[workshop]: gpu {quote(workshop['gpu'])} is not a [gpus.<id>] table "
                              f"(known: {', '.join(declared) or 'none'})")
+            ok = False
+    if ok and models and batches and networks:
+        counts = (len(models), len(batches), len(networks), 1, workshop["max_replicas"].bit_length())
+        rows = grid_rows(*counts)
+        if rows > MAX_GRID_ROWS:
+            problems.add(path, locate(text, ("workshop", "max_replicas")),
+                         f"the grid would have {rows:,} rows ({counts[0]:,} models × {counts[1]:,} batches × "
+                         f"{counts[2]:,} networks × 1 GPU × {counts[4]} replica counts), more than the "
+                         f"{MAX_GRID_ROWS:,} a page can hold; remove presets or lower max_replicas")
             ok = False
     if not (ok and models and batches and networks):
         return None
