@@ -145,9 +145,23 @@ class ProseSandbox(jinja2.sandbox.ImmutableSandboxedEnvironment):
         return super().is_safe_attribute(obj, attr, value)
 
 
+_MARKDOWN_SPECIAL = re.compile(r"""([\\`*_{}\[\]()#+\-.!"'])""")  # what Python-Markdown (with smarty) unescapes
+_CITE_ONLY = re.compile("\u27e6cite:[^\u27e7]+\u27e7")
+
+
+def as_text(value) -> str:
+    """What a slot writes into the Markdown: its value as text, so `<turbo>` and `*3*` show as written
+    (HTML escaped, Markdown's characters backslash-escaped); cite()'s marks pass as they are."""
+    text = str(value)
+    if _CITE_ONLY.fullmatch(text):
+        return text
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
+
+
 def prose_environment() -> jinja2.Environment:
-    """Jinja for prose: sandboxed, strict about names, no HTML escaping (Markdown and the sanitiser follow)."""
-    env = ProseSandbox(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    """Jinja for prose: sandboxed, strict about names; what slots write is text (as_text), never markup."""
+    env = ProseSandbox(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True,
+                       finalize=as_text)
     env.filters.update(FILTERS)
     return env
 
