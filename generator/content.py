@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import difflib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -406,6 +407,11 @@ def load(root: Path, check_prose=None) -> Content:
     if not root.is_dir():
         problems.add(root, None, "the content folder does not exist" if not root.exists() else
                      "the content folder is a file, not a folder")
+        problems.raise_if_any()
+    try:
+        os.listdir(root)
+    except OSError as error:
+        problems.add(root, None, f"the content folder cannot be read: {error.strerror or error}")
         problems.raise_if_any()
     plate, front, prose = load_plate(problems, root / "plate.md")
     before = len(problems.items)

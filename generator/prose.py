@@ -1,8 +1,11 @@
 """Prose: fill fact slots from the model, Markdown to sanitised HTML, link terms and citations."""
 from __future__ import annotations
 
+import contextlib
 import html
 import re
+import signal
+import threading
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -173,7 +176,7 @@ def _slot_message(error: Exception) -> str:
         return f"undefined fact or name in prose: {message} (prose can use {', '.join(PROSE_NAMES)})"
     if isinstance(error, jinja2.sandbox.SecurityError):
         return f"not allowed in prose: {error}"
-    if isinstance(error, (LookupError, ValueError)) and str(error):
+    if isinstance(error, (LookupError, ValueError, TimeoutError)) and str(error):
         return str(error)
     return f"a slot failed: {type(error).__name__}: {error}"
 
@@ -310,6 +313,27 @@ def check_prose(parts, terms: dict | None, sources: dict | None, ids: dict | Non
                                             f"(known: {', '.join(table)})")
 
 
+MAX_FILL_SECONDS = 5  # the real plate fills in a few milliseconds; nested loops over range() could run for hours
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float):
+    """Raise TimeoutError in the block after seconds (main thread only: where signals arrive)."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def expired(signum, frame):
+        raise TimeoutError(f"filling the slots took more than {seconds} s: a loop that runs too often?")
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def fill_slots(prose: Prose, context: ProseContext, problems: list[str], root: Path) -> str:
     """Prose with its {{ slots }} filled from the model; mistakes appended to problems with their line."""
     name = str(prose.path)
@@ -317,7 +341,8 @@ def fill_slots(prose: Prose, context: ProseContext, problems: list[str], root: P
     try:
         template = prose_environment().from_string(prose.text)
         template.filename = name
-        return template.render(context.variables())
+        with _time_limit(MAX_FILL_SECONDS):
+            return template.render(context.variables())
     except jinja2.TemplateSyntaxError as error:
         problems.append(_syntax_problem(prose, error, root))
     except Exception as error:  # noqa: BLE001 - any failure of a slot is the author's to fix
