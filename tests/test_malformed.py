@@ -550,7 +550,7 @@ def test_extreme_numbers_raise_no_numpy_warning(tmp_path, capsys):
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero", "dev-null", "socket", "too-large", "too-large-sparse"])
 def test_a_content_file_that_is_no_ordinary_file_is_refused_without_waiting(kind, tmp_path, previous_site):
     import socket
-    root = tmp_path / "content"
+    root = tmp_path / "in" / "content"
     shutil.copytree(FIXTURE, root)
     target = root / "terms.toml"
     target.unlink()
@@ -571,7 +571,7 @@ def test_a_content_file_that_is_no_ordinary_file_is_refused_without_waiting(kind
     else:
         with open(target, "wb") as handle:
             handle.truncate(10_000_000_000)  # sparse: no disk used
-    out = tmp_path / "site"
+    out = tmp_path / "out" / "site"  # snapshot() reads out's parent: not the 10 GB file
     shutil.copytree(previous_site, out)
     before = snapshot(out)
     try:
