@@ -1,6 +1,7 @@
 """Prose: number formats, sandboxed slots, sanitising, checked links, term links that respect entities, unique ids."""
 from __future__ import annotations
 
+import html
 from dataclasses import replace
 
 import pytest
@@ -142,3 +143,24 @@ def test_unknown_citation_names_its_line():
     prose.fill_slots(Prose('x\n{{ cite("nobody") }}', CONTENT / "plate.md", 10), ctx, problems, CONTENT)
     assert problems == ["content/plate.md, line 11: cite(): no source \"nobody\" in sources.toml "
                         "(known: li2020, mccandlish2018)"]
+
+
+@pytest.mark.parametrize("name", ["<turbo>", "*3*", "a_b_c", "[x](https://example.com)", "Q&A", "# one",
+                                  '"quoted" -- it\'s', "`code`", "back\\slash"])
+def test_names_in_slots_come_out_as_written(name, mini):
+    c, _ = mini
+    model = replace(c.presets.models["tiny"], name=name)
+    presets = replace(c.presets, models={**c.presets.models, "tiny": model})
+    c = replace(c, presets=presets)
+    parts = prose.prose_html(with_prose(c, "Model: {{ default.model.name }}; also {{ models.tiny.name }}."),
+                             Atlas(presets))
+    shown = html.escape(name, quote=False)
+    assert f"<p>Model: {shown}; also {shown}.</p>" == parts[0].replace("&quot;", '"').replace("&#x27;", "'")
+
+
+def test_prose_markup_around_slots_still_works(mini):
+    c, atlas = mini
+    parts = prose.prose_html(with_prose(c, "**{{ default.model.name }}** at {{ default.crossing_replicas | num }}"),
+                             atlas)
+    crossing = prose.num(atlas.facts(c.plate.default).crossing_replicas)
+    assert parts[0] == f"<p><strong>{c.presets.models['tiny'].name}</strong> at {crossing}</p>"
