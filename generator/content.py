@@ -6,8 +6,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .schema import (MAX_GRID_ROWS, Problems, Range, fields, grid_rows, keyed, locate, quote, read_text, read_toml,
-                     unknown_tables)
+from .schema import (MAX_ENTRIES, MAX_GRID_ROWS, MAX_SELECTIONS, Problems, Range, fields, grid_rows, keyed, locate,
+                     quote, read_text, read_toml, unknown_tables)
 
 FIGURES_MARK = "[[figures]]"
 FRONT_MATTER_FENCE = "---"
@@ -245,7 +245,13 @@ def _presets(problems: Problems, path: Path, text: str, data: dict) -> Presets |
     if ok and models and batches and networks:
         counts = (len(models), len(batches), len(networks), 1, workshop["max_replicas"].bit_length())
         rows = grid_rows(*counts)
-        if rows > MAX_GRID_ROWS:
+        selections = grid_rows(*counts[:3])
+        if selections > MAX_SELECTIONS:
+            problems.add(path, locate(text, ("models",)),
+                         f"{selections:,} selections ({counts[0]:,} models × {counts[1]:,} batches × {counts[2]:,} "
+                         f"networks), more than the {MAX_SELECTIONS:,} a page can offer; remove presets")
+            ok = False
+        elif rows > MAX_GRID_ROWS:
             problems.add(path, locate(text, ("workshop", "max_replicas")),
                          f"the grid would have {rows:,} rows ({counts[0]:,} models × {counts[1]:,} batches × "
                          f"{counts[2]:,} networks × 1 GPU × {counts[4]} replica counts), more than the "
@@ -286,7 +292,7 @@ def load_terms(problems: Problems, path: Path) -> dict[str, Term]:
     terms = keyed(problems, path, text, data, "terms", TERM_SCHEMA,
                   lambda i, v: Term(id=i, name=v["name"], definition=v["definition"],
                                     matches=tuple(v["matches"])),
-                  optional={"matches": []}, unique=())
+                  optional={"matches": []}, unique=(), most=MAX_ENTRIES)
     return _check_spellings(problems, path, text, terms)
 
 
@@ -297,7 +303,7 @@ def load_sources(problems: Problems, path: Path) -> dict[str, Source]:
         return {}
     unknown_tables(problems, path, text, data, ("sources",), _belongs({"[sources.<id>]": SOURCE_SCHEMA}))
     return keyed(problems, path, text, data, "sources", SOURCE_SCHEMA, lambda i, v: Source(id=i, **v),
-                 optional={"note": ""}, unique=("label",))
+                 optional={"note": ""}, unique=("label",), most=MAX_ENTRIES)
 
 
 def split_front_matter(problems: Problems, path: Path, text: str) -> tuple[str, str, int] | None:

@@ -29,6 +29,9 @@ ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 MAX_COUNT = 2**53  # whole numbers above this lose precision as floats, in the model and in JSON
 MAX_FILE_BYTES = 2_000_000  # 2 MB: ten times the real plate's content, far below what would slow a build
 MAX_GRID_ROWS = 50_000  # rows of the grid (and of the CSV) beyond which the page is no longer usable
+# Each selection (model × batch × network) is a readout, a description and a table in the page: ~4 ms a build.
+MAX_SELECTIONS = 2_500
+MAX_ENTRIES = 1_000  # terms or sources: each term's spellings are searched for in every run of prose text
 CONTENT_FILES = ("plate.md", "presets.toml", "terms.toml", "sources.toml")
 # Characters no page can show (C0 and C1 controls but tab, line feed and carriage return): a NUL in a
 # preset name aborted vl-convert's Rust, other controls break HTML, CSV and JSON consumers.
@@ -416,8 +419,8 @@ def read_toml(problems: Problems, path: Path, text: str | None = None, line_offs
 
 def keyed(problems: Problems, path: Path, text: str, data: dict, section: str,
           schema: dict[str, str], make, optional: dict[str, Any] | None = None,
-          unique: tuple[str, ...] = ("name",)) -> dict:
-    """Read a table of tables ([section.id]) into {id: make(id, **fields)}."""
+          unique: tuple[str, ...] = ("name",), most: int | None = None) -> dict:
+    """Read a table of tables ([section.id]) into {id: make(id, **fields)}; at most `most` of them."""
     one = SINGULAR.get(section, section)
     tables = data.get(section)
     if tables is None:
@@ -426,6 +429,10 @@ def keyed(problems: Problems, path: Path, text: str, data: dict, section: str,
     if not isinstance(tables, dict) or not tables:
         problems.add(path, locate(text, (section,)),
                      f"[{section}] must hold at least one [{section}.<id>] table, got {describe_value(tables)}")
+        return {}
+    if most is not None and len(tables) > most:
+        problems.add(path, locate(text, (section,)), f"[{section}] holds {len(tables):,} tables, more than the "
+                                                     f"{most:,} a plate can show")
         return {}
     out = {}
     seen: dict[tuple[str, str], str] = {}

@@ -225,6 +225,12 @@ CASES = [
           ("max_replicas = 64", "max_replicas = 1_048_576")),
          f"the grid would have {2 * 601 * 2 * 21:,} rows (2 models × 601 batches × 2 networks × 1 GPU × 21 replica "
          f"counts), more than the 50,000", "max_replicas = 1_048_576"),
+    Case("too-many-selections", "presets.toml",
+         ((None, "{presets.toml}" + "".join(f'[batches.b{i}]\nname = "b{i}"\ntokens = 1024\n' for i in range(999))),),
+         "4,000 selections (2 models × 1,000 batches × 2 networks), more than the 2,500", "[models.tiny]"),
+    Case("too-many-terms", "terms.toml",
+         ((None, "{terms.toml}" + "".join(f'[terms.t{i}]\nname = "t{i}"\ndefinition = "d"\n' for i in range(1000))),),
+         "[terms] holds 1,001 tables, more than the 1,000 a plate can show", "[terms.replica]"),
     # prose nested or long enough to take Markdown or Jinja minutes (or a RecursionError)
     Case("prose-lists-too-deep", "plate.md",
          (("Replicas split the batch.", "".join("    " * i + "- x\n" for i in range(20))),),
