@@ -1,4 +1,5 @@
 """The plate command: build, its report, exit statuses, and python -m generator."""
+import shutil
 import subprocess
 import sys
 
@@ -15,7 +16,6 @@ def test_build_reports_where_and_how_long(tmp_path, capsys):
 
 
 def test_content_mistake_exits_1_and_names_the_file(tmp_path, capsys):
-    import shutil
     root = tmp_path / "content"
     shutil.copytree(FIXTURE, root)
     (root / "terms.toml").write_text("[terms.x]\nname = 3\n")
@@ -46,7 +46,6 @@ def test_python_dash_m_builds(tmp_path):
 
 
 def test_debug_works_before_or_after_the_command(tmp_path, capsys):
-    import shutil
     root = tmp_path / "content"
     shutil.copytree(FIXTURE, root)
     (root / "terms.toml").write_text("[terms.x]\nname = 3\n")
@@ -59,7 +58,6 @@ def test_debug_works_before_or_after_the_command(tmp_path, capsys):
 
 def test_an_unreadable_file_is_a_content_error(tmp_path, capsys, monkeypatch):
     import os
-    import shutil
     from generator import schema
     root = tmp_path / "content"
     shutil.copytree(FIXTURE, root)
@@ -137,25 +135,25 @@ def test_ctrl_c_after_the_swap_says_the_new_site_is_in_place(tmp_path, capsys, m
     from generator import build
     out = tmp_path / "site"
     build.write({"index.html": "<p>old</p>"}, out)
-    real = build.shutil.rmtree
+    real = shutil.rmtree
 
     def interrupt(path, *args, **kwargs):
         real(path, *args, **kwargs)
         raise KeyboardInterrupt  # Ctrl-C while the previous site is being removed, after the swap
-    monkeypatch.setattr(build.shutil, "rmtree", interrupt)
+    monkeypatch.setattr(shutil, "rmtree", interrupt)
     assert cli.main(["build", "--content", str(FIXTURE), "--out", str(out)]) == 130
     assert capsys.readouterr().err == f"plate: interrupted after the new site was swapped in; {out}/ holds the new build\n"
     assert "A Small Plate" in (out / "index.html").read_text()
 
 
 def test_ctrl_c_before_the_swap_says_the_site_was_left(tmp_path, capsys, monkeypatch):
-    from generator import build
+    from generator import build, output
     out = tmp_path / "site"
     build.write({"index.html": "<p>old</p>"}, out)
 
     def interrupt(staging, target):
         raise KeyboardInterrupt
-    monkeypatch.setattr(build, "_swap", interrupt)
+    monkeypatch.setattr(output, "_swap", interrupt)
     assert cli.main(["build", "--content", str(FIXTURE), "--out", str(out)]) == 130
     assert capsys.readouterr().err == f"plate: interrupted; {out}/ was left as it was\n"
     assert (out / "index.html").read_text() == "<p>old</p>" and [p.name for p in tmp_path.iterdir()] == ["site"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import build, charts, cli
+from generator import build, charts, cli, output
 
 from conftest import FIXTURE, ROOT
 
@@ -443,7 +443,7 @@ def test_a_failed_swap_puts_the_previous_site_back(tmp_path, previous_site, monk
     out = tmp_path / "site"
     shutil.copytree(previous_site, out)
     before = snapshot(out)
-    monkeypatch.setattr(build, "_exchange", lambda a, b: False)  # the two-rename fallback
+    monkeypatch.setattr(output, "_exchange", lambda a, b: False)  # the two-rename fallback
     real_rename = Path.rename
 
     def rename(self, target):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import build, cli, render
+from generator import build, cli, output, render
 
 from conftest import FIXTURE, ROOT
 
@@ -110,7 +110,7 @@ def test_out_inside_the_content_templates_or_generator_is_refused(inside, tmp_pa
 
 
 def test_a_site_without_the_marker_is_refused(tmp_path, capsys, previous):
-    (previous / build.MARKER).unlink()
+    (previous / output.MARKER).unlink()
     before = tree(tmp_path)
     status, report = plate_build(previous, capsys)
     assert_refused(status, report, f"holds files plate did not write (data-parallelism.csv, index.html)")
@@ -151,13 +151,13 @@ def test_an_empty_folder_and_a_previous_site_are_replaced(tmp_path, capsys):
     out = tmp_path / "site"
     out.mkdir()
     assert plate_build(out, capsys)[0] == 0
-    marker = (out / build.MARKER).read_text()
-    assert marker == build.marker_text(["index.html", render.CSV_NAME])
-    assert marker.splitlines()[0] == build.MARKER_HEAD
-    build.write({"index.html": "<p>old</p>", "removed.txt": "a file an earlier build wrote"}, out)
+    marker = (out / output.MARKER).read_text()
+    assert marker == output.marker_text(["index.html", render.CSV_NAME])
+    assert marker.splitlines()[0] == output.MARKER_HEAD
+    output.write({"index.html": "<p>old</p>", "removed.txt": "a file an earlier build wrote"}, out)
     assert plate_build(out, capsys)[0] == 0
-    assert sorted(p.name for p in out.iterdir()) == sorted([build.MARKER, "index.html", render.CSV_NAME])
-    assert (out / build.MARKER).read_text() == marker  # the same bytes every build
+    assert sorted(p.name for p in out.iterdir()) == sorted([output.MARKER, "index.html", render.CSV_NAME])
+    assert (out / output.MARKER).read_text() == marker  # the same bytes every build
     assert [p.name for p in tmp_path.iterdir()] == ["site"]
 
 
@@ -223,14 +223,14 @@ def test_only_staging_folders_plate_made_are_removed(tmp_path, capsys, previous)
         (tmp_path / name).mkdir()
         for file, text in files.items():
             (tmp_path / name / file).write_text(text)
-    marker = build.marker_text(["index.html"])
-    folder(".site-new-abcd1234", {build.MARKER: marker, "index.html": "<p>half"})  # killed while writing
-    folder(".site-old-zz_99xyz", {build.MARKER: marker, "index.html": "<p>the site before"})  # killed after the swap
+    marker = output.marker_text(["index.html"])
+    folder(".site-new-abcd1234", {output.MARKER: marker, "index.html": "<p>half"})  # killed while writing
+    folder(".site-old-zz_99xyz", {output.MARKER: marker, "index.html": "<p>the site before"})  # killed after the swap
     folder(".site-new-q1w2e3r4", {})  # killed before writing anything
     folder(".site-new-mine1234", {"thesis.txt": "not plate's"})  # plate's name, someone else's file
-    folder(".site-new-short", {build.MARKER: marker})  # not a name plate makes
-    folder(".other-new-abcd1234", {build.MARKER: marker})  # staging of another --out
-    folder(".site-new-locked00", {build.MARKER: marker})  # a build still running beside this one
+    folder(".site-new-short", {output.MARKER: marker})  # not a name plate makes
+    folder(".other-new-abcd1234", {output.MARKER: marker})  # staging of another --out
+    folder(".site-new-locked00", {output.MARKER: marker})  # a build still running beside this one
     (tmp_path / ".site-new-aaaaaaaa").write_text("a file, not a folder")
     keep = {name: tree(tmp_path / name) for name in (".site-new-mine1234", ".site-new-short",
                                                       ".other-new-abcd1234", ".site-new-locked00")}
@@ -245,7 +245,7 @@ def test_only_staging_folders_plate_made_are_removed(tmp_path, capsys, previous)
 
 
 def test_the_write_reports_that_it_swapped(tmp_path):
-    assert build.write({"index.html": "<p>one</p>"}, tmp_path / "site") is True
+    assert output.write({"index.html": "<p>one</p>"}, tmp_path / "site") is True
     assert (tmp_path / "site" / "index.html").read_text() == "<p>one</p>"
 
 
