@@ -86,8 +86,11 @@ def check_replaceable(target: Path, shown: Path) -> None:
     except OSError as error:
         raise OutputError(f"cannot read {shown}: {error.strerror or error}") from error
     if foreign:
+        older = "index.html" in foreign and not (target / MARKER).exists()
+        hint = (" (if an older plate built it, before sites carried the marker .plate-site, delete it once by "
+                "hand)") if older else ""
         raise OutputError(f"{shown} holds files plate did not write ({_names(foreign)}); "
-                          f"choose an empty folder or a previous site")
+                          f"choose an empty folder or a previous site{hint}")
     if locked:
         raise OutputError(f"{shown} {locked}; make it writable (chmod -R u+w) or choose another folder")
 

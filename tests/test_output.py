@@ -113,7 +113,8 @@ def test_a_site_without_the_marker_is_refused(tmp_path, capsys, previous):
     (previous / output.MARKER).unlink()
     before = tree(tmp_path)
     status, report = plate_build(previous, capsys)
-    assert_refused(status, report, f"holds files plate did not write (data-parallelism.csv, index.html)")
+    assert_refused(status, report, "holds files plate did not write (data-parallelism.csv, index.html); choose an "
+                                   "empty folder or a previous site (if an older plate built it")
     assert tree(tmp_path) == before
 
 
