@@ -213,6 +213,14 @@ def _uninterrupted():
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
+def _foreign_or_unreadable(folder: Path) -> bool:
+    """Whether folder holds anything a build did not write, or cannot be listed."""
+    try:
+        return bool(foreign_entries(folder))
+    except OSError:
+        return True
+
+
 def _write_file(path: Path, text: str) -> None:
     """Write one file of the site and make it durable before the swap."""
     with open(path, "w", encoding="utf-8", newline="\n") as handle:
@@ -233,11 +241,11 @@ def write(files: dict[str, str], out: Path) -> bool:
         clean_leftovers(target)
         staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-new-", dir=target.parent))
         lock = os.open(staging, os.O_RDONLY | os.O_DIRECTORY)
+        fcntl.flock(lock, fcntl.LOCK_EX)  # clean_leftovers of a build running beside this one keeps off
     except OSError as error:
         raise OutputError(f"cannot write {out}: {error.strerror or error}") from error
     swapped = False
     try:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # clean_leftovers of a build running beside this one keeps off
         _write_file(staging / MARKER, marker_text(files))  # first: a killed build's staging is recognisable
         for name, text in sorted(files.items()):
             (staging / name).parent.mkdir(parents=True, exist_ok=True)
@@ -248,7 +256,7 @@ def write(files: dict[str, str], out: Path) -> bool:
         with _uninterrupted():
             old = _swap(staging, target)
             swapped, staging = True, None
-        if old is not None:
+        if old is not None and not _foreign_or_unreadable(old):  # a file added since the check stays
             shutil.rmtree(old, ignore_errors=True)
     except BaseException as error:
         if staging is not None:

@@ -272,3 +272,16 @@ def test_no_out_changes_a_file_plate_did_not_write(tmp_path, capsys, monkeypatch
         status, report = plate_build(out, capsys, content)
         assert_refused(status, report)
         assert tree(tmp_path) == before, out
+
+
+def test_a_file_added_to_the_site_during_the_build_is_kept(tmp_path, monkeypatch, previous):
+    real = output._swap
+
+    def swap(staging, target):  # someone saves a file into the site just before the swap
+        (target / "notes.txt").write_text("mine")
+        return real(staging, target)
+    monkeypatch.setattr(output, "_swap", swap)
+    output.write({"index.html": "<p>new</p>"}, previous)
+    kept = [p for p in tmp_path.glob(".site-*/notes.txt")]
+    assert len(kept) == 1 and kept[0].read_text() == "mine"
+    assert (previous / "index.html").read_text() == "<p>new</p>"
