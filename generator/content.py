@@ -161,8 +161,8 @@ class Content:
 # --- the files -----------------------------------------------------------------------------------
 
 MAX_REPLICAS = 2**20  # the page embeds every replica count; beyond this it only grows
-WORKSHOP_SCHEMA = {"gpu": "text", "mfu": Range("fraction", 0.001, 1), "bytes_per_grad": "count", "bytes_per_param_states": "count",
-                   "seq_len": "count", "max_replicas": "count"}
+WORKSHOP_SCHEMA = {"gpu": "text", "mfu": Range("fraction", 0.001, 1), "bytes_per_grad": "count",
+                   "bytes_per_param_states": "count", "seq_len": "count", "max_replicas": "count"}
 # Bounds far beyond any real accelerator or link, yet keeping every time of the model finite and printable.
 TFLOPS = Range("positive", 0.001, 1_000_000, " TFLOP/s")
 GIGABYTES = Range("positive", 0.001, 1_000_000, " GB")

@@ -142,7 +142,8 @@ def test_ctrl_c_after_the_swap_says_the_new_site_is_in_place(tmp_path, capsys, m
         raise KeyboardInterrupt  # Ctrl-C while the previous site is being removed, after the swap
     monkeypatch.setattr(shutil, "rmtree", interrupt)
     assert cli.main(["build", "--content", str(FIXTURE), "--out", str(out)]) == 130
-    assert capsys.readouterr().err == f"plate: interrupted after the new site was swapped in; {out}/ holds the new build\n"
+    assert capsys.readouterr().err == (f"plate: interrupted after the new site was swapped in; {out}/ holds the "
+                                       f"new build\n")
     assert "A Small Plate" in (out / "index.html").read_text()
 
 
