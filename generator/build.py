@@ -1,24 +1,15 @@
 """Gather the whole site in memory, then write it at once: a failed build leaves site/ as it was."""
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import errno
+import hashlib
 import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from . import charts, checks, publish, render, runtime, schema
 from .facts import Atlas
-
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent
-
-
-class OutputError(Exception):
-    """The output folder cannot be written, or must not be replaced; the message is one line."""
+from .output import MARKER, Interrupted, OutputError, check_output, write  # noqa: F401 - the command's names
 
 
 def cache_dir() -> Path:
@@ -28,33 +19,77 @@ def cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "plate"
 
 
-def runtime_js(specs: dict[str, dict]) -> str:
-    """The Vega runtime these specs need ({figure id: Vega spec}), bundled once and kept in the cache."""
-    path = cache_dir() / runtime.cache_name(specs)
+def _runtime_seal(data: bytes) -> str:
+    """What the sidecar of a cached runtime holds: its length and sha256."""
+    return f"{len(data)} {hashlib.sha256(data).hexdigest()}\n"
+
+
+def _cached_runtime(path: Path) -> str | None:
+    """The runtime kept at path, or None when it is missing, unreadable, truncated or altered.
+
+    A sidecar (path + '.sha256') states the code's length and hash: a build killed while writing, a full
+    disk or an edit by hand shows up as a mismatch, and the runtime is bundled anew."""
     try:
-        return path.read_text(encoding="utf-8")
+        data = path.read_bytes()
+        seal = path.with_name(path.name + ".sha256").read_text(encoding="ascii")
+        return data.decode("utf-8") if data.strip() and seal == _runtime_seal(data) else None
     except (OSError, UnicodeDecodeError):
-        pass
-    code = runtime.bundle(specs)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(code, encoding="utf-8")
-        tmp.replace(path)
-    except OSError:
-        pass  # an unwritable cache only costs a second on the next build
+        return None
+
+
+def _store_runtime(path: Path, code: str) -> None:
+    """Keep the runtime at path, then its sidecar (an unwritable cache only costs a second next time)."""
+    data = code.encode("utf-8")
+    for target, content in ((path, data), (path.with_name(path.name + ".sha256"), _runtime_seal(data).encode())):
+        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_bytes(content)
+            tmp.replace(target)
+        except OSError:
+            tmp.unlink(missing_ok=True)
+            return
+
+
+def runtime_js(specs: dict[str, dict]) -> str:
+    """The Vega runtime these specs need ({figure id: Vega spec}), bundled once and kept in the cache (checked
+    on every read)."""
+    path = cache_dir() / runtime.cache_name(specs)
+    code = _cached_runtime(path)
+    if code is None:
+        code = runtime.bundle(specs)
+        if not code.strip():
+            raise RuntimeError("vl-convert returned an empty Vega runtime; the page's figures could not start")
+        _store_runtime(path, code)
     return code
 
 
+MAX_STEP_SECONDS = 1e9  # about 32 years per step: beyond it a preset is a typo, and times no longer print
+
+
 def check_grid(atlas: Atlas, root: Path) -> None:
-    """Presets that are each valid can still overflow the model (say 1e300 parameters at mfu 1e-300)."""
+    """Presets that are each within bounds can still combine into absurd times (1e15 parameters on a
+    0.001 TFLOP/s GPU): the longest step is named at its model's line."""
     g = atlas.grid
     arrays = (g.compute_s, g.allreduce_s, g.step_s, g.efficiency, g.tokens_per_replica, g.model_states_bytes,
               g.continuous_crossing)
+    path = root / "presets.toml"
+    problems = schema.Problems(root)
     if not all(np.isfinite(a).all() for a in arrays):
-        shown = schema.Problems(root).where(root / "presets.toml", None)
-        raise schema.ContentError([f"{shown}: the presets are too large or too small for the model: some "
-                                   f"times or efficiencies come out infinite or undefined"])
+        problems.add(path, None, "the presets are too large or too small for the model: some times or "
+                                 "efficiencies come out infinite or undefined")
+        problems.raise_if_any()
+    worst = np.unravel_index(np.argmax(g.step_s), g.step_s.shape)
+    if g.step_s[worst] > MAX_STEP_SECONDS:
+        p = atlas.presets
+        model, batch, network = (list(table)[i] for table, i in zip((p.models, p.batches, p.networks), worst))
+        text = path.read_text(encoding="utf-8-sig")
+        problems.add(path, schema.locate(text, ("models", model, "params")),
+                     f"model {schema.quote(model)} with batch {schema.quote(batch)} over network "
+                     f"{schema.quote(network)}: one step would take {g.step_s[worst]:.3g} s, more than "
+                     f"{MAX_STEP_SECONDS:,.0f} s (about 32 years); check params, tokens, peak_tflops, mfu and "
+                     f"link_gbytes_per_s")
+        problems.raise_if_any()
 
 
 def gather(content_dir: Path, warnings: list[str] | None = None) -> dict[str, str]:
@@ -67,91 +102,6 @@ def gather(content_dir: Path, warnings: list[str] | None = None) -> dict[str, st
     figures = charts.figures(atlas, plate.plate.default)
     html = render.page(plate, atlas, figures, runtime_js({f.id: f.vega for f in figures}))
     return {"index.html": html, plate.plate.data_file: render.csv_text(atlas), **publish.files(plate.plate, figures)}
-
-
-def _inside(inner: Path, outer: Path) -> bool:
-    """Whether inner is outer or lies below it."""
-    return inner == outer or outer in inner.parents
-
-
-def check_output(out: Path, content_dir: Path | None = None) -> None:
-    """Refuse an output folder that cannot be written or whose replacement would destroy something else."""
-    out = Path(os.path.abspath(out))
-    if out.exists() and not out.is_dir():
-        raise OutputError(f"{out} is a file, not a folder")
-    guarded = [(Path.cwd().resolve(), "the current folder"), (PACKAGE_ROOT, "the generator")]
-    if content_dir is not None:
-        guarded.insert(0, (Path(content_dir).resolve(), "the content folder"))
-    resolved = out.resolve()
-    for place, what in guarded:
-        if _inside(place, resolved):
-            raise OutputError(f"{out} holds {what}; building there would replace it (choose another --out)")
-    parent = out.parent
-    while not parent.exists():
-        parent = parent.parent
-    if not parent.is_dir():
-        raise OutputError(f"cannot create {out}: {parent} is a file")
-    try:
-        probe = tempfile.mkdtemp(prefix=f".{out.name}-probe-", dir=parent)
-        os.rmdir(probe)
-    except OSError as error:
-        raise OutputError(f"cannot write {out}: {error.strerror or error} in {parent}") from error
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    """Swap two paths in one atomic step (Linux renameat2 RENAME_EXCHANGE); False where unsupported."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-        renameat2 = libc.renameat2
-    except (OSError, AttributeError):
-        return False
-    at_fdcwd, rename_exchange = -100, 2
-    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
-        return True
-    code = ctypes.get_errno()
-    if code in (errno.EINVAL, errno.ENOSYS, errno.EPERM, errno.ENOTSUP):
-        return False
-    raise OSError(code, os.strerror(code), str(b))
-
-
-def write(files: dict[str, str], out: Path) -> None:
-    """Write files into a fresh folder beside out, then swap it in for out in one step."""
-    out = Path(os.path.abspath(out))
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-new-", dir=out.parent))
-    except OSError as error:
-        raise OutputError(f"cannot write {out}: {error.strerror or error}") from error
-    old = None
-    try:
-        for name, text in sorted(files.items()):
-            target = staging / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with open(target, "wb") as handle:  # text as UTF-8 with \n line ends; PDFs and images as they are
-                handle.write(text.encode("utf-8") if isinstance(text, str) else text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            target.chmod(0o644)
-        staging.chmod(0o755)
-        if out.is_dir() and _exchange(staging, out):
-            old, staging = staging, None  # staging now holds the previous site
-        else:
-            if out.exists():
-                old = Path(tempfile.mkdtemp(prefix=f".{out.name}-old-", dir=out.parent))
-                out.rename(old)
-            staging.rename(out)
-            staging = None
-    except BaseException as error:
-        if old is not None and not out.exists():
-            old.rename(out)
-            old = None
-        if staging is not None:
-            shutil.rmtree(staging, ignore_errors=True)
-        if isinstance(error, OSError):
-            raise OutputError(f"cannot write {out}: {error.strerror or error}") from error
-        raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
 
 
 def build(content_dir: Path, out: Path, warnings: list[str] | None = None, also=None) -> dict[str, str | bytes]:

@@ -148,8 +148,8 @@ def run_build(content_dir: Path, out: Path, debug: bool, mistakes: list[str] | N
         print(f"plate: {error}", file=sys.stderr)
         mistakes.append(str(error))
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        print(f"plate: interrupted; {out}/ was left as it was", file=sys.stderr)
+    except KeyboardInterrupt as error:
+        print(interrupted_message(out, getattr(error, "swapped", False)), file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as error:  # noqa: BLE001 - a bug or a broken install: one line, never a half-written site
         if debug:
@@ -165,6 +165,13 @@ def run_build(content_dir: Path, out: Path, debug: bool, mistakes: list[str] | N
                       for name, data in sorted(files.items()))
     print(f"plate: built {out}/ in {elapsed:.1f} s ({sizes})")
     return 0
+
+
+def interrupted_message(out: Path, swapped: bool) -> str:
+    """The one line after Ctrl-C, saying truthfully whether the new site was swapped in."""
+    if swapped:
+        return f"plate: interrupted after the new site was swapped in; {out}/ holds the new build"
+    return f"plate: interrupted; {out}/ was left as it was"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .schema import Problems, fields, keyed, locate, quote, read_text, read_toml, unknown_tables
+from .schema import (MAX_ENTRIES, MAX_GRID_ROWS, MAX_SELECTIONS, Problems, Range, fields, grid_rows, keyed, locate,
+                     quote, read_text, read_toml, unknown_tables)
 
 FIGURES_MARK = "[[figures]]"
 FRONT_MATTER_FENCE = "---"
@@ -164,13 +166,17 @@ class Content:
 # --- the files -----------------------------------------------------------------------------------
 
 MAX_REPLICAS = 2**20  # the page embeds every replica count; beyond this it only grows
-WORKSHOP_SCHEMA = {"gpu": "text", "mfu": "fraction", "bytes_per_grad": "count", "bytes_per_param_states": "count",
-                   "seq_len": "count", "max_replicas": "count"}
-GPU_SCHEMA = {"name": "text", "peak_tflops": "positive", "memory_gb": "positive", "nvlink_gbytes_per_s": "positive"}
+WORKSHOP_SCHEMA = {"gpu": "text", "mfu": Range("fraction", 0.001, 1), "bytes_per_grad": "count",
+                   "bytes_per_param_states": "count", "seq_len": "count", "max_replicas": "count"}
+# Bounds far beyond any real accelerator or link, yet keeping every time of the model finite and printable.
+TFLOPS = Range("positive", 0.001, 1_000_000, " TFLOP/s")
+GIGABYTES = Range("positive", 0.001, 1_000_000, " GB")
+GB_PER_S = Range("positive", 0.001, 1_000_000, " GB/s per direction")
+GPU_SCHEMA = {"name": "text", "peak_tflops": TFLOPS, "memory_gb": GIGABYTES, "nvlink_gbytes_per_s": GB_PER_S}
 MODEL_SCHEMA = {"name": "text", "params": "count", "layers": "count", "d_model": "count", "ffn": "count",
                 "vocab": "count"}
 BATCH_SCHEMA = {"name": "text", "tokens": "count"}
-NETWORK_SCHEMA = {"name": "text", "short": "text", "link_gbytes_per_s": "positive"}
+NETWORK_SCHEMA = {"name": "text", "short": "text", "link_gbytes_per_s": GB_PER_S}
 TERM_SCHEMA = {"name": "text", "definition": "text", "matches": "texts"}
 SOURCE_SCHEMA = {"authors": "text", "title": "text", "venue": "text", "url": "url", "label": "text", "note": "text"}
 FRONT_MATTER_SCHEMA = {"volume": "text", "volume_title": "text", "plate": "count", "plates_in_volume": "count",
@@ -248,6 +254,21 @@ def _presets(problems: Problems, path: Path, text: str, data: dict) -> Presets |
                              f"[workshop]: gpu {quote(workshop['gpu'])} is not a [gpus.<id>] table "
                              f"(known: {', '.join(declared) or 'none'})")
             ok = False
+    if ok and models and batches and networks:
+        counts = (len(models), len(batches), len(networks), 1, workshop["max_replicas"].bit_length())
+        rows = grid_rows(*counts)
+        selections = grid_rows(*counts[:3])
+        if selections > MAX_SELECTIONS:
+            problems.add(path, locate(text, ("models",)),
+                         f"{selections:,} selections ({counts[0]:,} models × {counts[1]:,} batches × {counts[2]:,} "
+                         f"networks), more than the {MAX_SELECTIONS:,} a page can offer; remove presets")
+            ok = False
+        elif rows > MAX_GRID_ROWS:
+            problems.add(path, locate(text, ("workshop", "max_replicas")),
+                         f"the grid would have {rows:,} rows ({counts[0]:,} models × {counts[1]:,} batches × "
+                         f"{counts[2]:,} networks × 1 GPU × {counts[4]} replica counts), more than the "
+                         f"{MAX_GRID_ROWS:,} a page can hold; remove presets or lower max_replicas")
+            ok = False
     if not (ok and models and batches and networks):
         return None
     return Presets(workshop=WorkshopSettings(**workshop), gpu=gpus[workshop["gpu"]],
@@ -283,7 +304,7 @@ def load_terms(problems: Problems, path: Path) -> dict[str, Term]:
     terms = keyed(problems, path, text, data, "terms", TERM_SCHEMA,
                   lambda i, v: Term(id=i, name=v["name"], definition=v["definition"],
                                     matches=tuple(v["matches"])),
-                  optional={"matches": []}, unique=())
+                  optional={"matches": []}, unique=(), most=MAX_ENTRIES)
     return _check_spellings(problems, path, text, terms)
 
 
@@ -294,7 +315,7 @@ def load_sources(problems: Problems, path: Path) -> dict[str, Source]:
         return {}
     unknown_tables(problems, path, text, data, ("sources",), _belongs({"[sources.<id>]": SOURCE_SCHEMA}))
     return keyed(problems, path, text, data, "sources", SOURCE_SCHEMA, lambda i, v: Source(id=i, **v),
-                 optional={"note": ""}, unique=("label",))
+                 optional={"note": ""}, unique=("label",), most=MAX_ENTRIES)
 
 
 def split_front_matter(problems: Problems, path: Path, text: str) -> tuple[str, str, int] | None:
@@ -417,6 +438,11 @@ def load(root: Path, check_prose=None) -> Content:
     if not root.is_dir():
         problems.add(root, None, "the content folder does not exist" if not root.exists() else
                      "the content folder is a file, not a folder")
+        problems.raise_if_any()
+    try:
+        os.listdir(root)
+    except OSError as error:
+        problems.add(root, None, f"the content folder cannot be read: {error.strerror or error}")
         problems.raise_if_any()
     plate, front, prose = load_plate(problems, root / "plate.md")
     before = len(problems.items)

@@ -1,8 +1,11 @@
 """Prose: fill fact slots from the model, Markdown to sanitised HTML, link terms and citations."""
 from __future__ import annotations
 
+import contextlib
 import html
 import re
+import signal
+import threading
 import traceback
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
@@ -147,9 +150,23 @@ class ProseSandbox(jinja2.sandbox.ImmutableSandboxedEnvironment):
         return super().is_safe_attribute(obj, attr, value)
 
 
+_MARKDOWN_SPECIAL = re.compile(r"""([\\`*_{}\[\]()#+\-.!"'])""")  # what Python-Markdown (with smarty) unescapes
+_CITE_ONLY = re.compile("\u27e6cite:[^\u27e7]+\u27e7")
+
+
+def as_text(value) -> str:
+    """What a slot writes into the Markdown: its value as text, so `<turbo>` and `*3*` show as written
+    (HTML escaped, Markdown's characters backslash-escaped); cite()'s marks pass as they are."""
+    text = str(value)
+    if _CITE_ONLY.fullmatch(text):
+        return text
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
+
+
 def prose_environment() -> jinja2.Environment:
-    """Jinja for prose: sandboxed, strict about names, no HTML escaping (Markdown and the sanitiser follow)."""
-    env = ProseSandbox(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    """Jinja for prose: sandboxed, strict about names; what slots write is text (as_text), never markup."""
+    env = ProseSandbox(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True,
+                       finalize=as_text)
     env.filters.update(FILTERS)
     env.filters.update(WORD_FILTERS)
     env.globals.update(HELPERS)
@@ -163,7 +180,7 @@ def _slot_message(error: Exception) -> str:
         return f"undefined fact or name in prose: {message} (prose can use {', '.join(PROSE_NAMES)})"
     if isinstance(error, jinja2.sandbox.SecurityError):
         return f"not allowed in prose: {error}"
-    if isinstance(error, (LookupError, ValueError)) and str(error):
+    if isinstance(error, (LookupError, ValueError, TimeoutError)) and str(error):
         return str(error)
     return f"a slot failed: {type(error).__name__}: {error}"
 
@@ -196,6 +213,70 @@ def _syntax_problem(prose: Prose, error: jinja2.TemplateSyntaxError, root: Path)
     return f"{shown_path(prose.path, root)}, line {line}: template syntax error in prose: {message}"
 
 
+# Prose that Markdown and Jinja can read fast: Python-Markdown's inline parsing grows with the square (or
+# worse) of the brackets in a paragraph, and both recurse once per level of nesting.
+MAX_PROSE_CHARS = 50_000  # about 8,000 words, seven times the real plate; Markdown takes ~0.6 ms an emphasis
+MAX_BLOCK_CHARS = 20_000  # one paragraph, list or quote (lines between blank lines)
+MAX_NESTING = 16  # levels of {% if %}/{% for %}, brackets, HTML tags, list indentation or > quotes
+_BRACKET = re.compile(r"[\[\](){}]")
+_TAG = re.compile(r"<(/?)([A-Za-z][\w-]*)\b[^<>]*?(/?)>")
+_VOID = {"br", "hr", "img", "input", "meta", "link", "wbr", "area", "base", "col", "embed", "source", "track"}
+_LIST_OR_QUOTE = re.compile(r"^([ \t]*)((?:>[ \t]*)*)(?:[-*+]|\d+[.)])?")
+
+
+def _deepest(tokens, opens, closes) -> tuple[int, int] | None:
+    """(offset, depth) where nesting first exceeds MAX_NESTING among (offset, token) pairs, or None."""
+    depth = 0
+    for offset, token in tokens:
+        if opens(token):
+            depth += 1
+            if depth > MAX_NESTING:
+                return offset, depth
+        elif closes(token):
+            depth = max(depth - 1, 0)
+    return None
+
+
+def nesting_problems(prose: Prose, root: Path) -> list[str]:
+    """Prose too long or nested too deeply for Markdown and Jinja to read in reasonable time: `file, line N: …`."""
+    text = prose.text
+
+    def where(offset: int) -> str:
+        return f"{shown_path(prose.path, root)}, line {prose.first_line + text.count(chr(10), 0, offset)}"
+    if len(text) > MAX_PROSE_CHARS:
+        return [f"{where(0)}: this part of the prose holds {len(text):,} characters, more than the "
+                f"{MAX_PROSE_CHARS:,} a plate may hold"]
+    blocks = [(m.start(), m.group()) for m in _BLOCK_TAG.finditer(text)]
+    deep = _deepest(blocks, lambda t: _BLOCK_TAG.match(t).group(1) in _BLOCKS,
+                    lambda t: _BLOCK_TAG.match(t).group(1).startswith("end"))
+    if deep:
+        return [f"{where(deep[0])}: {{% … %}} blocks nested {MAX_NESTING + 1} deep; at most {MAX_NESTING} "
+                f"levels are allowed"]
+    for block in re.finditer(r"(?:[^\n]*\S[^\n]*(?:\n|$))+", text):
+        start, body = block.start(), block.group()
+        if len(body) > MAX_BLOCK_CHARS:
+            return [f"{where(start)}: a paragraph of {len(body):,} characters (lines without a blank line "
+                    f"between them), more than {MAX_BLOCK_CHARS:,}; split it with blank lines"]
+        brackets = [(start + m.start(), m.group()) for m in _BRACKET.finditer(body)]
+        deep = _deepest(brackets, lambda t: t in "[({", lambda t: t in "])}")
+        if deep:
+            return [f"{where(deep[0])}: brackets nested or left open {MAX_NESTING + 1} deep; at most "
+                    f"{MAX_NESTING} levels are allowed"]
+        tags = [(start + m.start(), m) for m in _TAG.finditer(body)]
+        deep = _deepest(tags, lambda m: not m.group(1) and not m.group(3) and m.group(2).lower() not in _VOID,
+                        lambda m: bool(m.group(1)))
+        if deep:
+            return [f"{where(deep[0])}: HTML tags nested or left open {MAX_NESTING + 1} deep; at most "
+                    f"{MAX_NESTING} levels are allowed"]
+        offset = start
+        for line in body.splitlines(keepends=True):
+            indent, quotes = _LIST_OR_QUOTE.match(line).group(1, 2)
+            if len(indent.expandtabs(4)) // 4 > MAX_NESTING or quotes.count(">") > MAX_NESTING:
+                return [f"{where(offset)}: lists or quotes nested more than {MAX_NESTING} levels deep"]
+            offset += len(line)
+    return []
+
+
 _SLOT = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.S)
 _CITE_CALL = re.compile(r"""\bcite\(\s*(["'])([^"'\n]*)\1\s*\)""")
 _SCENARIO_CALL = re.compile(r"\bscenario\(([^)\n]*)\)")
@@ -208,6 +289,10 @@ def check_prose(parts, terms: dict | None, sources: dict | None, ids: dict | Non
     are reported with those of the files; a None table is one whose file has mistakes: not checked against.)"""
     for prose in parts:
         root = prose.path.parent
+        deep = nesting_problems(prose, root)
+        if deep:
+            problems.extend(deep)
+            continue
         try:
             prose_environment().parse(prose.text)
         except jinja2.TemplateSyntaxError as error:
@@ -232,6 +317,27 @@ def check_prose(parts, terms: dict | None, sources: dict | None, ids: dict | Non
                                             f"(known: {', '.join(table)})")
 
 
+MAX_FILL_SECONDS = 5  # the real plate fills in a few milliseconds; nested loops over range() could run for hours
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float):
+    """Raise TimeoutError in the block after seconds (main thread only: where signals arrive)."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def expired(signum, frame):
+        raise TimeoutError(f"filling the slots took more than {seconds} s: a loop that runs too often?")
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def fill_slots(prose: Prose, context: ProseContext, problems: list[str], root: Path) -> str:
     """Prose with its {{ slots }} filled from the model; mistakes appended to problems with their line."""
     name = str(prose.path)
@@ -239,7 +345,8 @@ def fill_slots(prose: Prose, context: ProseContext, problems: list[str], root: P
     try:
         template = prose_environment().from_string(prose.text)
         template.filename = name
-        return template.render(context.variables())
+        with _time_limit(MAX_FILL_SECONDS):
+            return template.render(context.variables())
     except jinja2.TemplateSyntaxError as error:
         problems.append(_syntax_problem(prose, error, root))
     except Exception as error:  # noqa: BLE001 - any failure of a slot is the author's to fix
@@ -394,7 +501,11 @@ def prose_html(content: Content, atlas: Atlas) -> ProseHtml:
     context = ProseContext(content, atlas)
     plate = content.plate
     texts = []
-    for part in (plate.before_figures, plate.after_figures):
+    parts = (plate.before_figures, plate.after_figures)
+    problems = [p for part in parts for p in nesting_problems(part, content.root)]
+    if problems:
+        raise ContentError(problems)
+    for part in parts:
         texts.append(fill_slots(part, context, problems, content.root))
         check_links(part, content, problems, content.root)
     if problems:

@@ -3,10 +3,14 @@ from __future__ import annotations
 
 import codecs
 import difflib
+import functools
 import json
 import math
+import os
 import re
+import stat
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +27,30 @@ class ContentError(Exception):
 
 ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 MAX_COUNT = 2**53  # whole numbers above this lose precision as floats, in the model and in JSON
+MAX_FILE_BYTES = 2_000_000  # 2 MB: ten times the real plate's content, far below what would slow a build
+MAX_GRID_ROWS = 50_000  # rows of the grid (and of the CSV) beyond which the page is no longer usable
+# Each selection (model × batch × network) is a readout, a description and a table in the page: ~4 ms a build.
+MAX_SELECTIONS = 2_500
+MAX_ENTRIES = 1_000  # terms or sources: each term's spellings are searched for in every run of prose text
+CONTENT_FILES = ("plate.md", "presets.toml", "terms.toml", "sources.toml")
+# Characters no page can show (C0 and C1 controls but tab, line feed and carriage return): a NUL in a
+# preset name aborted vl-convert's Rust, other controls break HTML, CSV and JSON consumers.
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f]")
 SINGULAR = {"models": "model", "batches": "batch", "networks": "network", "gpus": "gpu", "terms": "term",
             "sources": "source"}
+
+
+def grid_rows(*axes: int) -> int:
+    """Rows of the grid: the product of its axes' lengths (models × batches × networks × GPUs × replica counts,
+    and any further choice the page offers)."""
+    return math.prod(axes)
+
+
+def _codepoint(char: str) -> str:
+    """'U+0000 (NUL)'-style name of a control character."""
+    names = {0: "NUL", 7: "BEL", 8: "backspace", 0x0B: "vertical tab", 0x0C: "form feed", 0x1B: "escape", 0x7F: "DEL"}
+    name = names.get(ord(char))
+    return f"U+{ord(char):04X}" + (f" ({name})" if name else "")
 
 
 # --- locating mistakes ---------------------------------------------------------------------------
@@ -39,26 +65,36 @@ def _split_key(dotted: str) -> tuple[str, ...]:
     return tuple(p.strip("\"'") for p in parts)
 
 
-def locate(text: str, path: tuple[str, ...], line_offset: int = 0) -> int | None:
-    """The line of a table or key in TOML text (1-based), or None if it is not written there."""
+@functools.lru_cache(maxsize=8)
+def _toml_lines(text: str) -> tuple[dict, dict]:
+    """({table or key path: its first line}, {table path: first line of a table inside it}) of TOML text,
+    computed once per text: files of thousands of presets are located in linear time."""
+    exact: dict[tuple[str, ...], int] = {}
+    below: dict[tuple[str, ...], int] = {}
     table: tuple[str, ...] = ()
-    below = None  # the first table inside path, for a table only ever written as [path.sub]
     for number, line in enumerate(text.splitlines(), start=1):
         header = _HEADER.match(line)
         if header:
             table = _split_key(header.group(1))
-            if table == path:
-                return number + line_offset
-            if path and table[:len(path)] == path and below is None:
-                below = number + line_offset
+            exact.setdefault(table, number)
+            for k in range(1, len(table)):
+                below.setdefault(table[:k], number)
             continue
         key = _KEY.match(line)
-        if key and table + (key.group(1).strip("\"'"),) == path:
-            return number + line_offset
-    if below is not None:
-        return below
-    if len(path) > 1:
-        return locate(text, path[:-1], line_offset)
+        if key:
+            exact.setdefault(table + (key.group(1).strip("\"'"),), number)
+    return exact, below
+
+
+def locate(text: str, path: tuple[str, ...], line_offset: int = 0) -> int | None:
+    """The line of a table or key in TOML text (1-based), or None if it is not written there; a table
+    only ever written as [path.sub] is found at its first sub-table, a missing key at its table."""
+    exact, below = _toml_lines(text)
+    while path:
+        line = exact.get(path) or below.get(path)
+        if line:
+            return line + line_offset
+        path = path[:-1]
     return None
 
 
@@ -128,8 +164,41 @@ def _finite(value: int | float) -> bool:
         return False
 
 
-def _check(kind: str, value: Any) -> str | None:
+@dataclass(frozen=True)
+class Range:
+    """A number kind ("positive" or "fraction") with bounds: values far outside them are typos, and would
+    overflow the model (1e-300 GB/s) or print as nonsense."""
+
+    kind: str
+    low: float
+    high: float
+    unit: str = ""
+
+
+def _plain(number: float) -> str:
+    """1000000.0 → '1,000,000'; 0.001 → '0.001'."""
+    return f"{number:,.10g}"
+
+
+def _control_in(value: Any) -> str | None:
+    """Why a text (or a list of texts) holds a character no page can show, or None."""
+    for text in value if isinstance(value, list) else [value]:
+        found = CONTROL.search(text) if isinstance(text, str) else None
+        if found:
+            return f"holds the control character {_codepoint(found.group())}, which no page can show; remove it"
+    return None
+
+
+def _check(kind: str | Range, value: Any) -> str | None:
     """Why value is not of kind, or None when it is."""
+    if isinstance(kind, Range):
+        why = _check(kind.kind, value)
+        if why is None and not kind.low <= value <= kind.high:
+            why = (f"must be from {_plain(kind.low)} to {_plain(kind.high)}{kind.unit}, "
+                   f"got {describe_value(value)}")
+        return why
+    if kind in ("text", "texts", "url") and _control_in(value):
+        return _control_in(value)
     if kind == "text":
         if not isinstance(value, str) or not value.strip():
             return f"must be non-empty text, got {describe_value(value)}"
@@ -173,7 +242,7 @@ def _unknown(name: str, known, hints: dict[str, str] | None) -> str:
 
 
 def fields(problems: Problems, path: Path, text: str, where: tuple[str, ...], table: Any,
-           schema: dict[str, str], optional: dict[str, Any] | None = None,
+           schema: dict[str, str | Range], optional: dict[str, Any] | None = None,
            line_offset: int = 0, label: str = "", fallback_line: int | None = None,
            hints: dict[str, str] | None = None) -> dict[str, Any] | None:
     """Check a table against a schema {field: kind}; the checked values, or None on a mistake."""
@@ -208,48 +277,109 @@ def fields(problems: Problems, path: Path, text: str, where: tuple[str, ...], ta
     return values if ok else None
 
 
+def _read_bounded(path: Path) -> bytes:
+    """At most MAX_FILE_BYTES + 1 bytes of a regular file, opened so that a FIFO swapped in cannot block."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(0, "it is no longer a regular file")
+        chunks, size = [], 0
+        while size <= MAX_FILE_BYTES:
+            chunk = os.read(fd, MAX_FILE_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _kind_of_file(mode: int) -> str:
+    """'a FIFO', 'a device', … for a file that is not a regular file."""
+    for test, name in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
 def read_text(problems: Problems, path: Path) -> str | None:
-    """A content file's text (UTF-8, a leading byte-order mark dropped), or None with the reason recorded."""
-    if not path.exists():
-        expected = {"plate.md", "presets.toml", "terms.toml", "sources.toml"}
-        siblings = [p.name for p in path.parent.iterdir() if p.name not in expected] if path.parent.is_dir() else []
+    """A content file's text (UTF-8, a leading byte-order mark dropped), or None with the reason recorded.
+
+    Only regular files of at most MAX_FILE_BYTES are read: a FIFO or /dev/zero named as content
+    gets a message instead of a hang or a memory error."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        try:
+            siblings = [p.name for p in path.parent.iterdir() if p.name not in CONTENT_FILES]
+        except OSError:
+            siblings = []
         close = difflib.get_close_matches(path.name, siblings, n=1, cutoff=0.75)
         hint = f" (found {quote(close[0])}: a typo in its name?)" if close else ""
         problems.add(path, None, f"file is missing{hint}")
         return None
-    if path.is_dir():
-        problems.add(path, None, "is a folder, not a file")
-        return None
-    try:
-        data = path.read_bytes()
     except OSError as error:
         problems.add(path, None, f"cannot be read: {error.strerror or error}")
+        return None
+    if stat.S_ISDIR(info.st_mode):
+        problems.add(path, None, "is a folder, not a file")
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        problems.add(path, None, f"is {_kind_of_file(info.st_mode)}, not a regular file; content files must be "
+                                 f"ordinary files")
+        return None
+    try:
+        data = _read_bounded(path) if info.st_size <= MAX_FILE_BYTES else b""
+    except OSError as error:
+        problems.add(path, None, f"cannot be read: {error.strerror or error}")
+        return None
+    if info.st_size > MAX_FILE_BYTES or len(data) > MAX_FILE_BYTES:
+        size = max(info.st_size, len(data))
+        problems.add(path, None, f"is {size:,} bytes, more than the {MAX_FILE_BYTES:,} bytes (2 MB) a content file "
+                                 f"may hold")
         return None
     if data.startswith(codecs.BOM_UTF8):
         data = data[len(codecs.BOM_UTF8):]
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         line = data[:error.start].count(b"\n") + 1
         problems.add(path, line, f"is not UTF-8 text (byte 0x{data[error.start]:02x} cannot be decoded); "
                                  f"save the file as UTF-8")
         return None
+    control = CONTROL.search(text)
+    if control:
+        problems.add(path, text.count("\n", 0, control.start()) + 1,
+                     f"holds the control character {_codepoint(control.group())}, which no page can show; "
+                     f"remove it")
+        return None
+    return text
 
 
 def _parse_error_line(text: str, message: str) -> int | None:
-    """Where an error tomllib places 'at end of document' starts: the first line of the run of
-    prefixes of text that all fail the same way (a duplicate last key, an unclosed string or array)."""
+    """Where an error tomllib places 'at end of document' starts: the first line from which every prefix of
+    text fails the same way (a duplicate last key, an unclosed string or array); found by bisection, so a
+    2 MB file costs a few dozen parses, not one per line."""
     lines = text.splitlines()
-    found = None
-    for k in range(len(lines), 0, -1):
+
+    def fails(k: int) -> bool:
         try:
             tomllib.loads("\n".join(lines[:k]))
-            break
         except tomllib.TOMLDecodeError as error:
-            if re.sub(r"\s*\(at .*\)$", "", str(error)) != message:
-                break
-            found = k
-    return found
+            return re.sub(r"\s*\(at .*\)$", "", str(error)) == message
+        return False
+    if not lines or not fails(len(lines)):
+        return None
+    low, high = 1, len(lines)  # fails(high) holds
+    while low < high:
+        middle = (low + high) // 2
+        if fails(middle):
+            high = middle
+        else:
+            low = middle + 1
+    return high
 
 
 def _toml_message(message: str) -> str:
@@ -289,8 +419,8 @@ def read_toml(problems: Problems, path: Path, text: str | None = None, line_offs
 
 def keyed(problems: Problems, path: Path, text: str, data: dict, section: str,
           schema: dict[str, str], make, optional: dict[str, Any] | None = None,
-          unique: tuple[str, ...] = ("name",)) -> dict:
-    """Read a table of tables ([section.id]) into {id: make(id, **fields)}."""
+          unique: tuple[str, ...] = ("name",), most: int | None = None) -> dict:
+    """Read a table of tables ([section.id]) into {id: make(id, **fields)}; at most `most` of them."""
     one = SINGULAR.get(section, section)
     tables = data.get(section)
     if tables is None:
@@ -299,6 +429,10 @@ def keyed(problems: Problems, path: Path, text: str, data: dict, section: str,
     if not isinstance(tables, dict) or not tables:
         problems.add(path, locate(text, (section,)),
                      f"[{section}] must hold at least one [{section}.<id>] table, got {describe_value(tables)}")
+        return {}
+    if most is not None and len(tables) > most:
+        problems.add(path, locate(text, (section,)), f"[{section}] holds {len(tables):,} tables, more than the "
+                                                     f"{most:,} a plate can show")
         return {}
     out = {}
     seen: dict[tuple[str, str], str] = {}

@@ -19,7 +19,9 @@ def text_of(page: str) -> str:
 
 def test_build_writes_page_and_csv(site):
     plate = content.load(CONTENT).plate
-    assert sorted(p.name for p in site.iterdir()) == sorted(["index.html", plate.data_file, "robots.txt"])
+    written = sorted(["index.html", plate.data_file, "robots.txt"])
+    assert sorted(p.name for p in site.iterdir()) == sorted([build.MARKER, *written])
+    assert (site / build.MARKER).read_text().splitlines()[2:] == written
     page = (site / "index.html").read_text()
     assert f'href="{plate.data_file}" download>{plate.labels["download"]}<' in page
 
@@ -97,10 +99,9 @@ def test_fixture_content_builds(mini_site):
     assert len(rows) == 2 * 1 * 2 * 7
 
 
-def test_build_replaces_the_previous_site(tmp_path):
+def test_build_replaces_the_previous_site_it_wrote(tmp_path):
     out = tmp_path / "site"
-    out.mkdir()
-    (out / "stale.txt").write_text("old")
+    build.write({"index.html": "old", "gone.txt": "a file the previous build wrote"}, out)
     build.build(FIXTURE, out)
-    assert not (out / "stale.txt").exists() and (out / "index.html").exists()
+    assert not (out / "gone.txt").exists() and "A Small Plate" in (out / "index.html").read_text()
     assert [p.name for p in tmp_path.iterdir()] == ["site"]

@@ -1,4 +1,5 @@
 """The plate command: build, its report, exit statuses, and python -m generator."""
+import shutil
 import subprocess
 import sys
 
@@ -15,7 +16,6 @@ def test_build_reports_where_and_how_long(tmp_path, capsys):
 
 
 def test_content_mistake_exits_1_and_names_the_file(tmp_path, capsys):
-    import shutil
     root = tmp_path / "content"
     shutil.copytree(FIXTURE, root)
     (root / "terms.toml").write_text("[terms.x]\nname = 3\n")
@@ -46,7 +46,6 @@ def test_python_dash_m_builds(tmp_path):
 
 
 def test_debug_works_before_or_after_the_command(tmp_path, capsys):
-    import shutil
     root = tmp_path / "content"
     shutil.copytree(FIXTURE, root)
     (root / "terms.toml").write_text("[terms.x]\nname = 3\n")
@@ -58,16 +57,104 @@ def test_debug_works_before_or_after_the_command(tmp_path, capsys):
 
 
 def test_an_unreadable_file_is_a_content_error(tmp_path, capsys, monkeypatch):
-    import pathlib
-    import shutil
+    import os
+    from generator import schema
     root = tmp_path / "content"
     shutil.copytree(FIXTURE, root)
-    real = pathlib.Path.read_bytes
+    real = os.open
 
-    def read_bytes(self):
-        if self.name == "sources.toml":
+    def open_(path, *args, **kwargs):  # as root, chmod 000 would not stop the read
+        if os.fspath(path).endswith("sources.toml"):
             raise PermissionError(13, "Permission denied")
-        return real(self)
-    monkeypatch.setattr(pathlib.Path, "read_bytes", read_bytes)
+        return real(path, *args, **kwargs)
+    monkeypatch.setattr(schema.os, "open", open_)
     assert cli.main(["build", "--content", str(root), "--out", str(tmp_path / "out")]) == 1
     assert "content/sources.toml: cannot be read: Permission denied" in capsys.readouterr().err
+
+
+# --- Ctrl-C: one line, exit status 130, and the truth about the site ----------------------------------
+
+def interrupted(process: subprocess.Popen, ready) -> subprocess.CompletedProcess:
+    """Send SIGINT once ready(process) holds; the finished process's status and output."""
+    import signal
+    import time
+    deadline = time.monotonic() + 60
+    while not ready(process):
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "the moment to interrupt never came"
+        time.sleep(0.005)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+
+
+def loading(library: str):
+    """Whether the process has begun to load a library (its shared objects are mapped): it is starting up."""
+    def ready(process):
+        try:
+            with open(f"/proc/{process.pid}/maps") as maps:
+                return library in maps.read()
+        except OSError:
+            return False
+    return ready
+
+
+def test_ctrl_c_while_python_imports_is_one_line_and_status_130(tmp_path):
+    process = subprocess.Popen([sys.executable, "-m", "generator", "build", "--content", str(FIXTURE), "--out",
+                                str(tmp_path / "site")], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    result = interrupted(process, loading("numpy"))  # numpy is among the first heavy imports
+    assert result.returncode == 130, result.stderr
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.startswith("plate: interrupted") and not (tmp_path / "site").exists()
+
+
+def test_ctrl_c_during_a_build_leaves_the_site_and_says_so(tmp_path):
+    out = tmp_path / "site"
+    assert cli.main(["build", "--content", str(FIXTURE), "--out", str(out)]) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    # The build pauses where the figures are drawn, so the signal lands in the middle of it.
+    script = ("import sys, time\n"
+              "from generator import build, charts\n"
+              "def slow(*args, **kwargs):\n"
+              "    print('drawing', flush=True)\n"
+              "    time.sleep(60)\n"
+              "build.charts.figures = slow\n"
+              "from generator.__main__ import run\n"
+              f"sys.exit(run(['build', '--content', {str(FIXTURE)!r}, '--out', {str(out)!r}]))\n")
+    process = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    result = interrupted(process, lambda p: p.stdout.readline() == "drawing\n")
+    assert result.returncode == 130
+    assert result.stderr == f"plate: interrupted; {out}/ was left as it was\n"
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert [p.name for p in tmp_path.iterdir()] == ["site"]
+
+
+def test_ctrl_c_after_the_swap_says_the_new_site_is_in_place(tmp_path, capsys, monkeypatch):
+    from generator import build
+    out = tmp_path / "site"
+    build.write({"index.html": "<p>old</p>"}, out)
+    real = shutil.rmtree
+
+    def interrupt(path, *args, **kwargs):
+        real(path, *args, **kwargs)
+        raise KeyboardInterrupt  # Ctrl-C while the previous site is being removed, after the swap
+    monkeypatch.setattr(shutil, "rmtree", interrupt)
+    assert cli.main(["build", "--content", str(FIXTURE), "--out", str(out)]) == 130
+    assert capsys.readouterr().err == (f"plate: interrupted after the new site was swapped in; {out}/ holds the "
+                                       f"new build\n")
+    assert "A Small Plate" in (out / "index.html").read_text()
+
+
+def test_ctrl_c_before_the_swap_says_the_site_was_left(tmp_path, capsys, monkeypatch):
+    from generator import build, output
+    out = tmp_path / "site"
+    build.write({"index.html": "<p>old</p>"}, out)
+
+    def interrupt(staging, target):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(output, "_swap", interrupt)
+    assert cli.main(["build", "--content", str(FIXTURE), "--out", str(out)]) == 130
+    assert capsys.readouterr().err == f"plate: interrupted; {out}/ was left as it was\n"
+    assert (out / "index.html").read_text() == "<p>old</p>" and [p.name for p in tmp_path.iterdir()] == ["site"]

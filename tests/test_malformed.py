@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import build, charts, cli
+from generator import build, charts, cli, output
 
 from conftest import FIXTURE, ROOT
 
@@ -178,6 +178,84 @@ CASES = [
          'unknown table or key "source" (did you mean [sources]?)', "[source.only]"),
     Case("source-empty-title", "sources.toml", (('title = "A Paper"', 'title = "  "'),),
          'title must be non-empty text, got "  "', 'title = "  "'),
+    # control characters, in every kind of text field and raw in a file (a NUL aborted vl-convert's Rust)
+    Case("nul-in-preset-name", "presets.toml", (('name = "Huge"', 'name = "Hu\\u0000ge"'),),
+         'model "huge": name holds the control character U+0000 (NUL)', "Hu\\u0000ge"),
+    Case("escape-in-network-short", "presets.toml", (('short = "fast"', 'short = "f\\u001bast"'),),
+         "short holds the control character U+001B (escape)", "f\\u001bast"),
+    Case("nul-in-title", "plate.md", (('title = "A Small Plate"', 'title = "A Small\\u0000Plate"'),),
+         "front matter: title holds the control character U+0000", "A Small\\u0000Plate"),
+    Case("nul-in-keywords", "plate.md", (('keywords = ["fixture"]', 'keywords = ["fix\\u0000ture"]'),),
+         "keywords holds the control character U+0000", "fix\\u0000ture"),
+    Case("nul-in-default", "plate.md", (('model = "tiny"', 'model = "ti\\u0000ny"'),),
+         "[default]: model holds the control character U+0000", "ti\\u0000ny"),
+    Case("nul-in-term-matches", "terms.toml", (('matches = ["replicas"]', 'matches = ["repl\\u0000icas"]'),),
+         'term "replica": matches holds the control character U+0000', "repl\\u0000icas"),
+    Case("nul-in-term-definition", "terms.toml", (('definition = "One copy', 'definition = "One\\u0000copy'),),
+         "definition holds the control character U+0000", "One\\u0000copy"),
+    Case("nul-in-source-url", "sources.toml", (("https://arxiv.org/abs/", "https://arxiv.org/\\u0000abs/"),),
+         'source "only": url holds the control character U+0000', "\\u0000abs"),
+    Case("c1-control-in-source-title", "sources.toml", (('title = "A Paper"', 'title = "A\\u0085Paper"'),),
+         "title holds the control character U+0085", "A\\u0085Paper"),
+    Case("nul-byte-in-prose", "plate.md", (("Replicas split the batch.", "Replicas \x00 split."),),
+         "holds the control character U+0000 (NUL)", "Replicas \x00"),
+    Case("nul-byte-in-toml-comment", "terms.toml", (("[terms.replica]", "# a \x00 comment\n[terms.replica]"),),
+         "holds the control character U+0000", "a \x00 comment"),
+    # numbers positive and finite, yet far beyond any GPU or link: the model would overflow
+    Case("bandwidth-1e-300", "presets.toml", (("link_gbytes_per_s = 10", "link_gbytes_per_s = 1e-300"),),
+         "link_gbytes_per_s must be from 0.001 to 1,000,000 GB/s per direction, got 1e-300", "= 1e-300"),
+    Case("peak-5e-324", "presets.toml", (("peak_tflops = 100", "peak_tflops = 5e-324"),),
+         'gpu "g": peak_tflops must be from 0.001 to 1,000,000 TFLOP/s, got 5e-324', "= 5e-324"),
+    Case("memory-1e300", "presets.toml", (("memory_gb = 40", "memory_gb = 1e300"),),
+         "memory_gb must be from 0.001 to 1,000,000 GB, got 1e+300", "= 1e300"),
+    Case("nvlink-tiny", "presets.toml", (("nvlink_gbytes_per_s = 25", "nvlink_gbytes_per_s = 1e-9"),),
+         "nvlink_gbytes_per_s must be from 0.001", "= 1e-9"),
+    Case("mfu-zero", "presets.toml", (("mfu = 0.5", "mfu = 0"),),
+         "[workshop]: mfu must be a number greater than 0 and at most 1, got 0", "mfu = 0"),
+    Case("mfu-1e-300", "presets.toml", (("mfu = 0.5", "mfu = 1e-300"),),
+         "[workshop]: mfu must be from 0.001 to 1, got 1e-300", "mfu = 1e-300"),
+    Case("step-takes-ages", "presets.toml",
+         (("params = 10_000_000_000", "params = 9_000_000_000_000_000"),
+          ("tokens = 65_536", "tokens = 9_000_000_000_000_000"), ("peak_tflops = 100", "peak_tflops = 0.001"),
+          ("mfu = 0.5", "mfu = 0.001")),
+         'model "huge" with batch "small" over network "slow": one step would take', "params = 9_000"),
+    # a grid too large for a page: every count in the message
+    Case("grid-too-many-rows", "presets.toml",
+         ((None, "{presets.toml}" + "".join(f'[batches.b{i}]\nname = "b{i}"\ntokens = 1024\n' for i in range(600))),
+          ("max_replicas = 64", "max_replicas = 1_048_576")),
+         f"the grid would have {2 * 601 * 2 * 21:,} rows (2 models × 601 batches × 2 networks × 1 GPU × 21 replica "
+         f"counts), more than the 50,000", "max_replicas = 1_048_576"),
+    Case("too-many-selections", "presets.toml",
+         ((None, "{presets.toml}" + "".join(f'[batches.b{i}]\nname = "b{i}"\ntokens = 1024\n' for i in range(999))),),
+         "4,000 selections (2 models × 1,000 batches × 2 networks), more than the 2,500", "[models.tiny]"),
+    Case("too-many-terms", "terms.toml",
+         ((None, "{terms.toml}" + "".join(f'[terms.t{i}]\nname = "t{i}"\ndefinition = "d"\n' for i in range(1000))),),
+         "[terms] holds 1,001 tables, more than the 1,000 a plate can show", "[terms.replica]"),
+    # prose nested or long enough to take Markdown or Jinja minutes (or a RecursionError)
+    Case("prose-lists-too-deep", "plate.md",
+         (("Replicas split the batch.", "".join("    " * i + "- x\n" for i in range(20))),),
+         "lists or quotes nested more than 16 levels deep", "    " * 17 + "- x"),
+    Case("prose-quotes-too-deep", "plate.md", (("Replicas split the batch.", "> " * 40 + "deep"),),
+         "lists or quotes nested more than 16 levels deep", "> > > deep"),
+    Case("prose-brackets-too-deep", "plate.md", (("Replicas split the batch.", "ok\n" + "[" * 5000 + "x"),),
+         "brackets nested or left open 17 deep", "[[[[x"),
+    Case("prose-parentheses-in-a-slot", "plate.md",
+         (("Replicas split the batch.", "ok\n{{ " + "(" * 3000 + "1" + ")" * 3000 + " }}"),),
+         "brackets nested or left open 17 deep", "{{ (((("),
+    Case("prose-ifs-too-deep", "plate.md",
+         (("Replicas split the batch.", "{% if true %}" * 16 + "\n{% if 1 %}x" + "{% endif %}" * 17),),
+         "{% … %} blocks nested 17 deep", "{% if 1 %}"),
+    Case("prose-html-too-deep", "plate.md",
+         (("Replicas split the batch.", "<span>" * 16 + "\n<b>x</b>" + "</span>" * 16),),
+         "HTML tags nested or left open 17 deep", "<b>x"),
+    Case("prose-paragraph-too-long", "plate.md", (("Replicas split the batch.", "\n" + "split " * 4000),),
+         "a paragraph of 24,001 characters", "split split"),
+    Case("prose-too-long", "plate.md", (("Replicas split the batch.", ("Split. " * 100 + "\n\n") * 80),),
+         "this part of the prose holds", "A tiny model of"),
+    Case("prose-loop-runs-for-hours", "plate.md",
+         (("Replicas split the batch.", "{% for i in range(99999) %}{% for j in range(99999) %}x{% endfor %}"
+                                        "{% endfor %}"),),
+         "filling the slots took more than 5 s", "{% for i in"),
 ]
 
 
@@ -365,7 +443,7 @@ def test_a_failed_swap_puts_the_previous_site_back(tmp_path, previous_site, monk
     out = tmp_path / "site"
     shutil.copytree(previous_site, out)
     before = snapshot(out)
-    monkeypatch.setattr(build, "_exchange", lambda a, b: False)  # the two-rename fallback
+    monkeypatch.setattr(output, "_exchange", lambda a, b: False)  # the two-rename fallback
     real_rename = Path.rename
 
     def rename(self, target):
@@ -398,6 +476,8 @@ def test_interrupted_write_leaves_the_previous_site(tmp_path, previous_site, mon
     (["build", "--content"], "expected one argument"),
     (["serve", "--port", "http"], "invalid port 'http'"),
     (["serve", "--port", "70000"], "invalid port 70000"),
+    (["serve", "--port", "65536"], "invalid port 65536"),
+    (["serve", "--port", "0"], "invalid port 0"),
     (["publish"], "invalid choice: 'publish'"),
     ([], "required: command"),
 ])
@@ -433,3 +513,93 @@ def test_unwritable_or_dangerous_output_exits_2_and_touches_nothing(where, tmp_p
     assert status == 2 and err.count("\n") == 1 and "Traceback" not in err, err
     assert (tmp_path / "a-file").read_text() == "keep me"
     assert (snapshot(root.parent / "site"), {p.name: p.read_bytes() for p in root.iterdir()}) == before
+
+
+def test_the_highest_port_is_accepted():
+    assert cli.parser().parse_args(["serve", "--port", "65535"]).port == 65535
+    assert cli.parser().parse_args(["serve", "--port", "1"]).port == 1
+
+
+# --- values at the edge of what is allowed build ----------------------------------------------------
+
+@pytest.mark.parametrize("edits", [
+    (("plate = 1", "plate = 2"),),  # the last plate of its volume
+    (("mfu = 0.5", "mfu = 1"),),
+    (("peak_tflops = 100", "peak_tflops = 1_000_000"), ("memory_gb = 40", "memory_gb = 0.001"),
+     ("nvlink_gbytes_per_s = 25", "nvlink_gbytes_per_s = 1e6")),
+], ids=["last-plate-of-the-volume", "mfu-one", "bounds"])
+def test_values_at_the_edge_build(edits, tmp_path, capsys):
+    root = tmp_path / "content"
+    shutil.copytree(FIXTURE, root)
+    for old, new in edits:
+        file = next(p for p in root.iterdir() if old in p.read_text())
+        file.write_text(file.read_text().replace(old, new, 1))
+    status, report = run(root, tmp_path / "site", capsys)
+    assert status == 0, report
+
+
+def test_extreme_numbers_raise_no_numpy_warning(tmp_path, capsys):
+    import warnings
+    chosen = [c for c in CASES if c.id in ("bandwidth-1e-300", "peak-5e-324", "mfu-1e-300", "step-takes-ages")]
+    for case in chosen:
+        root = tmp_path / case.id
+        shutil.copytree(FIXTURE, root)
+        apply(root, case)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            status, report = run(root, tmp_path / "site", capsys)
+        assert status == 1 and "Traceback" not in report and "InvalidOperation" not in report, report
+
+
+# --- content files that are not files, or far too large: a message, never a hang -------------------------
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "dev-null", "socket", "too-large", "too-large-sparse"])
+def test_a_content_file_that_is_no_ordinary_file_is_refused_without_waiting(kind, tmp_path, previous_site):
+    import socket
+    root = tmp_path / "in" / "content"
+    shutil.copytree(FIXTURE, root)
+    target = root / "terms.toml"
+    target.unlink()
+    expected = {"fifo": "is a FIFO (named pipe), not a regular file", "dev-zero": "is a character device",
+                "dev-null": "is a character device", "socket": "is a socket",
+                "too-large": "is 2,000,001 bytes, more than the 2,000,000 bytes (2 MB)",
+                "too-large-sparse": "is 10,000,000,000 bytes, more than the 2,000,000 bytes"}[kind]
+    held = None
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind.startswith("dev-"):
+        target.symlink_to("/dev/zero" if kind == "dev-zero" else "/dev/null")
+    elif kind == "socket":
+        held = socket.socket(socket.AF_UNIX)
+        held.bind(str(target))
+    elif kind == "too-large":
+        target.write_text("# " + "x" * (2_000_000 - 2) + "\n")
+    else:
+        with open(target, "wb") as handle:
+            handle.truncate(10_000_000_000)  # sparse: no disk used
+    out = tmp_path / "out" / "site"  # snapshot() reads out's parent: not the 10 GB file
+    shutil.copytree(previous_site, out)
+    before = snapshot(out)
+    try:
+        result = subprocess.run([sys.executable, "-m", "generator", "build", "--content", str(root), "--out",
+                                 str(out)], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    finally:
+        if held is not None:
+            held.close()
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert f"content/terms.toml: {expected}" in result.stderr
+    assert snapshot(out) == before
+
+
+def test_an_unreadable_content_folder_is_a_content_error(tmp_path, capsys, monkeypatch):
+    from generator import content
+    real = os.listdir
+
+    def listdir(path="."):
+        if Path(path) == tmp_path / "content":
+            raise PermissionError(13, "Permission denied")
+        return real(path)
+    shutil.copytree(FIXTURE, tmp_path / "content")
+    monkeypatch.setattr(content.os, "listdir", listdir)
+    status, report = run(tmp_path / "content", tmp_path / "site", capsys)
+    assert status == 1 and "content: the content folder cannot be read: Permission denied" in report, report

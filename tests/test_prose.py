@@ -1,6 +1,7 @@
 """Prose: number formats, sandboxed slots, sanitising, checked links, term links that respect entities, unique ids."""
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import replace
 
@@ -237,3 +238,24 @@ def test_typography_of_the_shipped_plate(site):
     assert not re.search(r"\d\S* tokens batch", words)
     c = content.load(CONTENT)
     assert f"{prose.modifier(c.presets.batches[c.plate.default.batch].name)} batch" in words
+
+
+@pytest.mark.parametrize("name", ["<turbo>", "*3*", "a_b_c", "[x](https://example.com)", "Q&A", "# one",
+                                  '"quoted" -- it\'s', "`code`", "back\\slash"])
+def test_names_in_slots_come_out_as_written(name, mini):
+    c, _ = mini
+    model = replace(c.presets.models["tiny"], name=name)
+    presets = replace(c.presets, models={**c.presets.models, "tiny": model})
+    c = replace(c, presets=presets)
+    parts = prose.prose_html(with_prose(c, "Model: {{ default.model.name }}; also {{ models.tiny.name }}."),
+                             Atlas(presets))
+    shown = html.escape(name, quote=False)
+    assert f"<p>Model: {shown}; also {shown}.</p>" == parts[0].replace("&quot;", '"').replace("&#x27;", "'")
+
+
+def test_prose_markup_around_slots_still_works(mini):
+    c, atlas = mini
+    parts = prose.prose_html(with_prose(c, "**{{ default.model.name }}** at {{ default.crossing_replicas | num }}"),
+                             atlas)
+    crossing = prose.num(atlas.facts(c.plate.default).crossing_replicas)
+    assert parts[0] == f"<p><strong>{c.presets.models['tiny'].name}</strong> at {crossing}</p>"

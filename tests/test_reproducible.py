@@ -30,7 +30,7 @@ def test_two_builds_in_separate_processes_are_byte_identical(tmp_path):
     build_in_process_of_its_own(tmp_path / "b" / "site", PYTHONHASHSEED="4242", PLATE_CACHE=str(tmp_path / "cache"),
                                 SOURCE_DATE_EPOCH="2000000000")
     a, b = files_of(tmp_path / "a" / "site"), files_of(tmp_path / "b" / "site")
-    assert sorted(a) == sorted([content.load(CONTENT).plate.data_file, "index.html", "robots.txt"])
+    assert sorted(a) == sorted([build.MARKER, content.load(CONTENT).plate.data_file, "index.html", "robots.txt"])
     assert a == b
 
 

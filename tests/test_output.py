@@ -1,0 +1,287 @@
+"""The output folder: plate replaces only a folder it made, whatever --out names, and says so in one line."""
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from generator import build, cli, output, render
+
+from conftest import FIXTURE, ROOT
+
+
+def tree(folder: Path) -> dict:
+    """Every path below folder with its bytes (a folder as None, a link as its target), to compare before/after."""
+    seen = {}
+    for path in sorted(folder.rglob("*")):
+        key = str(path.relative_to(folder))
+        if path.is_symlink():
+            seen[key] = ("link", os.readlink(path))
+        elif path.is_dir():
+            seen[key] = ("dir", oct(path.stat().st_mode))
+        else:
+            seen[key] = (path.read_bytes(), oct(path.stat().st_mode))
+    return seen
+
+
+def plate_build(out, capsys, content=FIXTURE) -> tuple[int, str]:
+    status = cli.main(["build", "--content", str(content), "--out", str(out)])
+    captured = capsys.readouterr()
+    return status, captured.err + captured.out
+
+
+def assert_refused(status: int, report: str, *fragments: str) -> None:
+    assert status == 2, report
+    assert report.count("\n") == 1 and report.startswith("plate: ") and "Traceback" not in report, report
+    for fragment in fragments:
+        assert fragment in report, report
+
+
+@pytest.fixture
+def previous(tmp_path) -> Path:
+    """A site a build wrote, under tmp_path/site."""
+    out = tmp_path / "site"
+    build.build(FIXTURE, out)
+    return out
+
+
+# --- folders plate did not make: refused, every byte kept -------------------------------------------
+
+def test_a_folder_of_notes_is_refused_and_kept_byte_for_byte(tmp_path, capsys):
+    notes = tmp_path / "notes"
+    (notes / "notes").mkdir(parents=True)
+    (notes / "notes" / "monday.md").write_text("ideas")
+    (notes / "thesis.txt").write_bytes(b"chapter one\x00\xff")
+    (notes / ".git").mkdir()
+    (notes / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    before = tree(tmp_path)
+    status, report = plate_build(notes, capsys)
+    assert_refused(status, report, f"plate: {notes} holds files plate did not write (.git/, notes/, thesis.txt); "
+                                   f"choose an empty folder or a previous site")
+    assert tree(tmp_path) == before
+
+
+def test_a_home_folder_is_refused(tmp_path, capsys, monkeypatch):
+    home = tmp_path / "home" / "someone"
+    for name, text in {".bashrc": "alias ll='ls -l'\n", ".ssh/id_ed25519": "secret", "Documents/cv.odt": "cv",
+                       ".cache/plate/keep": "x", "site/index.html": "a site from elsewhere"}.items():
+        (home / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / name).write_text(text)
+    monkeypatch.setenv("HOME", str(home))
+    elsewhere = tmp_path / "work"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    before = tree(tmp_path)
+    for out in (Path("~").expanduser(), home.parent, home / "site", home / "Documents"):
+        status, report = plate_build(out, capsys)
+        assert_refused(status, report, "holds files plate did not write")
+    monkeypatch.chdir(home)  # `plate build --out ~` from inside the home folder
+    status, report = plate_build(Path("."), capsys)
+    assert_refused(status, report)
+    assert tree(tmp_path) == before
+
+
+def test_the_current_folder_is_refused_even_when_empty(tmp_path, capsys, monkeypatch):
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    for out in (".", str(tmp_path)):
+        status, report = plate_build(Path(out), capsys)
+        assert_refused(status, report, "the current folder")
+    assert here.is_dir() and list(here.iterdir()) == []
+
+
+@pytest.mark.parametrize("inside", ["content", "templates", "generator"])
+def test_out_inside_the_content_templates_or_generator_is_refused(inside, tmp_path, capsys):
+    content = tmp_path / "content"
+    shutil.copytree(FIXTURE, content)
+    out = {"content": content / "site", "templates": render.TEMPLATES / "plate-test-site",
+           "generator": ROOT / "generator" / "plate-test-site"}[inside]
+    before = tree(content), tree(render.TEMPLATES)
+    status, report = plate_build(out, capsys, content)
+    assert_refused(status, report, "is inside the")
+    assert not out.exists() and (tree(content), tree(render.TEMPLATES)) == before
+
+
+def test_a_site_without_the_marker_is_refused(tmp_path, capsys, previous):
+    (previous / output.MARKER).unlink()
+    before = tree(tmp_path)
+    status, report = plate_build(previous, capsys)
+    assert_refused(status, report, "holds files plate did not write (data-parallelism.csv, index.html); choose an "
+                                   "empty folder or a previous site (if an older plate built it")
+    assert tree(tmp_path) == before
+
+
+def test_a_previous_site_with_a_file_added_is_refused(tmp_path, capsys, previous):
+    (previous / "draft.html").write_text("mine")
+    (previous / "images").mkdir()
+    before = tree(tmp_path)
+    status, report = plate_build(previous, capsys)
+    assert_refused(status, report, "(draft.html, images/)")
+    assert tree(tmp_path) == before
+
+
+def test_a_marker_does_not_cover_a_folder_in_place_of_a_listed_file(tmp_path, capsys, previous):
+    (previous / "index.html").unlink()
+    (previous / "index.html").mkdir()
+    (previous / "index.html" / "keep.txt").write_text("keep")
+    before = tree(tmp_path)
+    status, report = plate_build(previous, capsys)
+    assert_refused(status, report, "(index.html/)")
+    assert tree(tmp_path) == before
+
+
+def test_many_foreign_files_are_counted_not_all_listed(tmp_path, capsys):
+    out = tmp_path / "full"
+    out.mkdir()
+    for i in range(40):
+        (out / f"f{i:02}.txt").write_text(str(i))
+    status, report = plate_build(out, capsys)
+    assert_refused(status, report, "f05.txt, and 34 more)")
+
+
+# --- what plate made: empty folders, previous sites, through links --------------------------------
+
+def test_an_empty_folder_and_a_previous_site_are_replaced(tmp_path, capsys):
+    out = tmp_path / "site"
+    out.mkdir()
+    assert plate_build(out, capsys)[0] == 0
+    marker = (out / output.MARKER).read_text()
+    assert marker == output.marker_text(["index.html", render.CSV_NAME])
+    assert marker.splitlines()[0] == output.MARKER_HEAD
+    output.write({"index.html": "<p>old</p>", "removed.txt": "a file an earlier build wrote"}, out)
+    assert plate_build(out, capsys)[0] == 0
+    assert sorted(p.name for p in out.iterdir()) == sorted([output.MARKER, "index.html", render.CSV_NAME])
+    assert (out / output.MARKER).read_text() == marker  # the same bytes every build
+    assert [p.name for p in tmp_path.iterdir()] == ["site"]
+
+
+def test_a_symlinked_site_is_followed_and_the_link_kept(tmp_path, capsys, previous):
+    link = tmp_path / "published"
+    link.symlink_to(previous, target_is_directory=True)
+    (previous / "index.html").write_text("<p>stale</p>")
+    status, report = plate_build(link, capsys)
+    assert status == 0, report
+    assert link.is_symlink() and os.readlink(link) == str(previous)
+    assert "A Small Plate" in (previous / "index.html").read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["published", "site"]
+
+
+def test_a_symlink_to_a_folder_of_notes_is_refused(tmp_path, capsys):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "thesis.txt").write_text("keep")
+    link = tmp_path / "site"
+    link.symlink_to(notes, target_is_directory=True)
+    before = tree(tmp_path)
+    status, report = plate_build(link, capsys)
+    assert_refused(status, report, "(thesis.txt)")
+    assert tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("what", ["folder", "file"])
+def test_a_read_only_site_is_an_error(what, tmp_path, capsys, previous):
+    # The owner's write bit is what plate reads (not os.access), so this holds when the tests run as root.
+    locked = previous if what == "folder" else previous / "index.html"
+    locked.chmod(0o555 if what == "folder" else 0o444)
+    try:
+        before = tree(tmp_path)
+        status, report = plate_build(previous, capsys)
+        assert_refused(status, report, "read-only")
+        assert tree(tmp_path) == before
+    finally:
+        previous.chmod(0o755)
+
+
+# --- what a killed build leaves behind ------------------------------------------------------------
+
+def test_a_killed_build_leaves_a_staging_folder_the_next_build_removes(tmp_path, capsys):
+    out = tmp_path / "site"
+    killer = ("import os, signal, sys\n"
+              "from generator import build\n"
+              "calls = []\n"
+              "def fsync(fd):\n"
+              "    calls.append(fd)\n"
+              "    if len(calls) == 2: os.kill(os.getpid(), signal.SIGKILL)\n"
+              "build.os.fsync = fsync\n"
+              f"build.build({str(FIXTURE)!r}, {str(out)!r})\n")
+    killed = subprocess.run([sys.executable, "-c", killer], cwd=ROOT, capture_output=True, timeout=120)
+    assert killed.returncode == -signal.SIGKILL
+    left = [p.name for p in tmp_path.iterdir()]
+    assert len(left) == 1 and left[0].startswith(".site-new-")
+    assert plate_build(out, capsys)[0] == 0
+    assert [p.name for p in tmp_path.iterdir()] == ["site"]
+
+
+def test_only_staging_folders_plate_made_are_removed(tmp_path, capsys, previous):
+    def folder(name, files):
+        (tmp_path / name).mkdir()
+        for file, text in files.items():
+            (tmp_path / name / file).write_text(text)
+    marker = output.marker_text(["index.html"])
+    folder(".site-new-abcd1234", {output.MARKER: marker, "index.html": "<p>half"})  # killed while writing
+    folder(".site-old-zz_99xyz", {output.MARKER: marker, "index.html": "<p>the site before"})  # killed after the swap
+    folder(".site-new-q1w2e3r4", {})  # killed before writing anything
+    folder(".site-new-mine1234", {"thesis.txt": "not plate's"})  # plate's name, someone else's file
+    folder(".site-new-short", {output.MARKER: marker})  # not a name plate makes
+    folder(".other-new-abcd1234", {output.MARKER: marker})  # staging of another --out
+    folder(".site-new-locked00", {output.MARKER: marker})  # a build still running beside this one
+    (tmp_path / ".site-new-aaaaaaaa").write_text("a file, not a folder")
+    keep = {name: tree(tmp_path / name) for name in (".site-new-mine1234", ".site-new-short",
+                                                      ".other-new-abcd1234", ".site-new-locked00")}
+    fd = os.open(tmp_path / ".site-new-locked00", os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        assert plate_build(previous, capsys)[0] == 0
+    finally:
+        os.close(fd)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*keep, ".site-new-aaaaaaaa", "site"])
+    assert {name: tree(tmp_path / name) for name in keep} == keep
+
+
+def test_the_write_reports_that_it_swapped(tmp_path):
+    assert output.write({"index.html": "<p>one</p>"}, tmp_path / "site") is True
+    assert (tmp_path / "site" / "index.html").read_text() == "<p>one</p>"
+
+
+# --- every command: nothing plate did not write is removed or changed -----------------------------
+
+def test_no_out_changes_a_file_plate_did_not_write(tmp_path, capsys, monkeypatch):
+    world = tmp_path / "world"
+    content = world / "content"
+    shutil.copytree(FIXTURE, content)
+    (world / "file.txt").write_text("keep")
+    (world / "empty-but-mine").mkdir()
+    (world / "empty-but-mine" / ".hidden").write_text("")
+    (world / "link-to-file").symlink_to(world / "file.txt")
+    (world / "a" / "b").mkdir(parents=True)
+    (world / "a" / "b" / "deep.txt").write_text("deep")
+    cwd = world / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    before = tree(tmp_path)
+    for out in (world, world / "file.txt", world / "file.txt" / "site", world / "empty-but-mine",
+                world / "link-to-file", world / "a", content, content / "site", world / "cwd", Path("/"),
+                Path("/proc/plate-site"), Path(".."), ROOT, ROOT / "generator"):
+        status, report = plate_build(out, capsys, content)
+        assert_refused(status, report)
+        assert tree(tmp_path) == before, out
+
+
+def test_a_file_added_to_the_site_during_the_build_is_kept(tmp_path, monkeypatch, previous):
+    real = output._swap
+
+    def swap(staging, target):  # someone saves a file into the site just before the swap
+        (target / "notes.txt").write_text("mine")
+        return real(staging, target)
+    monkeypatch.setattr(output, "_swap", swap)
+    output.write({"index.html": "<p>new</p>"}, previous)
+    kept = [p for p in tmp_path.glob(".site-*/notes.txt")]
+    assert len(kept) == 1 and kept[0].read_text() == "mine"
+    assert (previous / "index.html").read_text() == "<p>new</p>"
