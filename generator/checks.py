@@ -186,7 +186,8 @@ def check_prose(parts, terms, sources, ids, problems: list[str]) -> None:
     """prose.check_prose, and the names every slot reads (content.load calls this when files have mistakes)."""
     prose.check_prose(parts, terms, sources, ids, problems)
     for part in parts:
-        SlotNames(part, ids, problems).run()
+        if not prose.nesting_problems(part, part.path.parent):  # too deep for Jinja's parser: reported above
+            SlotNames(part, ids, problems).run()
 
 
 def _lines(path: Path) -> tuple[str, dict]:

@@ -8,7 +8,7 @@ import tomllib
 import traceback
 from pathlib import Path
 
-from . import __version__, build, checks, content, pdf, server
+from . import __version__, build, checks, content, pdf, runtime, server
 from .schema import ContentError
 
 EXIT_CONTENT, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
@@ -148,6 +148,12 @@ def run_build(content_dir: Path, out: Path, debug: bool, mistakes: list[str] | N
         print(f"plate: {error}", file=sys.stderr)
         mistakes.append(str(error))
         return EXIT_USAGE
+    except runtime.MissingFeature as error:  # a figure needs more of Vega than the bundle can carry
+        if debug:
+            traceback.print_exc()
+        print(f"plate: {error}; {out}/ was left as it was", file=sys.stderr)
+        mistakes.append(str(error))
+        return EXIT_CONTENT
     except KeyboardInterrupt as error:
         print(interrupted_message(out, getattr(error, "swapped", False)), file=sys.stderr)
         return EXIT_INTERRUPTED

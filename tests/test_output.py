@@ -14,6 +14,9 @@ import pytest
 from generator import build, cli, output, render
 
 from conftest import FIXTURE, ROOT
+from generator import content
+
+FIXTURE_CSV = content.load(FIXTURE).plate.data_file
 
 
 def tree(folder: Path) -> dict:
@@ -113,7 +116,8 @@ def test_a_site_without_the_marker_is_refused(tmp_path, capsys, previous):
     (previous / output.MARKER).unlink()
     before = tree(tmp_path)
     status, report = plate_build(previous, capsys)
-    assert_refused(status, report, "holds files plate did not write (data-parallelism.csv, index.html); choose an "
+    written = ", ".join(sorted(p.name for p in previous.iterdir()))  # the files the build wrote, marker gone
+    assert_refused(status, report, f"holds files plate did not write ({written}); choose an "
                                    "empty folder or a previous site (if an older plate built it")
     assert tree(tmp_path) == before
 
@@ -153,11 +157,11 @@ def test_an_empty_folder_and_a_previous_site_are_replaced(tmp_path, capsys):
     out.mkdir()
     assert plate_build(out, capsys)[0] == 0
     marker = (out / output.MARKER).read_text()
-    assert marker == output.marker_text(["index.html", render.CSV_NAME])
+    assert marker == output.marker_text(["index.html", FIXTURE_CSV, "robots.txt"])
     assert marker.splitlines()[0] == output.MARKER_HEAD
     output.write({"index.html": "<p>old</p>", "removed.txt": "a file an earlier build wrote"}, out)
     assert plate_build(out, capsys)[0] == 0
-    assert sorted(p.name for p in out.iterdir()) == sorted([output.MARKER, "index.html", render.CSV_NAME])
+    assert sorted(p.name for p in out.iterdir()) == sorted([output.MARKER, "index.html", FIXTURE_CSV, "robots.txt"])
     assert (out / output.MARKER).read_text() == marker  # the same bytes every build
     assert [p.name for p in tmp_path.iterdir()] == ["site"]
 

@@ -88,6 +88,6 @@ def test_a_published_build_is_byte_identical_when_repeated(published, tmp_path):
     build.build(c.root, again)
     files = sorted(p.name for p in out.iterdir())
     assert files == sorted(p.name for p in again.iterdir())
-    assert files == sorted([c.plate.data_file, "index.html", "preview.png", "robots.txt", "sitemap.xml"])
+    assert files == sorted([build.MARKER, c.plate.data_file, "index.html", "preview.png", "robots.txt", "sitemap.xml"])
     for name in files:
         assert (out / name).read_bytes() == (again / name).read_bytes(), name
