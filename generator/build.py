@@ -49,7 +49,7 @@ def runtime_js() -> str:
 def check_grid(atlas: Atlas, root: Path) -> None:
     """Presets that are each valid can still overflow the model (say 1e300 parameters at mfu 1e-300)."""
     g = atlas.grid
-    arrays = (g.compute_s, g.allreduce_s, g.step_s, g.efficiency, g.tokens_per_replica, g.model_states_bytes,
+    arrays = (g.compute_s, g.allreduce_s, g.step_s, g.efficiency, g.tokens_per_replica, g.states_bytes,
               g.continuous_crossing)
     if not all(np.isfinite(a).all() for a in arrays):
         shown = schema.Problems(root).where(root / "presets.toml", None)

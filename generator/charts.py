@@ -9,20 +9,20 @@ import altair as alt
 import vl_convert as vlc
 
 from .facts import Atlas, Facts
+from .notation import num
 
-GRID_DATA = "grid"  # the one dataset both live views share; the page inserts its rows
-FACTS_DATA = "facts"  # one row per selection: crossing, where a sequence runs out
-SIGNALS = ("sel_model", "sel_batch", "sel_network")
+GRID_DATA = "grid"  # the shown selection's rows, one per replica count; the page computes and inserts them
+FACTS_DATA = "facts"  # one row: the selection's label, crossings, where a sequence runs out, NVLink's reach
 WIDTH, HEIGHT = 720, 250  # WIDTH: what plate.js draws at most, so the static and live figures print alike
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
 # Okabe–Ito blue and vermilion: distinct under the common colour-vision deficiencies, at least 3:1 against
 # the light page, and told apart by dash and point shape too. Their direct labels use shades that reach 4.5:1
 # as text. The page's CSS re-inks every colour below by value for dark mode (templates/plate.css).
-SERIES = {"compute": ("#0072b2", []), "all-reduce": ("#d55e00", [6, 3])}
-LABEL_INK = {"compute": "#0072b2", "all-reduce": "#a94a00"}
+SERIES = {"compute": ("#0072b2", []), "all-reduce": ("#d55e00", [6, 3]), "backward pass": ("#0072b2", [2, 3])}
+LABEL_INK = {"compute": "#0072b2", "all-reduce": "#a94a00", "backward pass": "#0072b2"}
 INK, MUTED = "#333333", "#555555"
 LEFT_OF_RULE = 16  # from this crossing on, its label sits left of the rule (else right, to stay in the frame)
-SELECTED = " && ".join(f"datum.{k} == {s}" for k, s in zip(("model", "batch", "network"), SIGNALS))
+LONGEST_LABEL = 60  # characters of the in-figure selection label; longer ones are left to the caption
 
 
 @dataclass(frozen=True)
@@ -35,38 +35,21 @@ class Figure:
     svg: str
 
 
-def grid_rows(atlas: Atlas) -> list[dict]:
-    """The rows both live views draw from: the grid, with ids the controls use."""
-    return [
-        {"model": r["model"], "batch": b, "network": r["network"], "replicas": r["replicas"],
-         "compute_s": r["compute_s"], "allreduce_s": r["allreduce_s"], "efficiency": r["efficiency"]}
-        for r in atlas.rows()
-        for b in [_batch_id(atlas, r["global_batch_tokens"])]
-    ]
+def grid_rows(f: Facts) -> list[dict]:
+    """The rows the live views draw for one selection (templates/plate.js `gridRows` makes the same)."""
+    return [{"replicas": p.replicas, "compute_s": p.compute_s, "comm_s": p.comm_s,
+             "window_s": p.compute_s * 2 / 3 if f.backward_only else None, "efficiency": p.efficiency}
+            for p in f.points]
 
 
-def _batch_id(atlas: Atlas, tokens: int) -> str:
-    return next(i for i, b in atlas.presets.batches.items() if b.tokens == tokens)
-
-
-def facts_rows(atlas: Atlas) -> list[dict]:
-    """One row per selection: its label, where the lines cross, where a replica gets under one sequence."""
-    out = []
-    for sel in atlas.selections:
-        f: Facts = atlas.facts(sel)
-        out.append({
-            "model": sel.model, "batch": sel.batch, "network": sel.network,
-            "label": atlas.presets.caption(sel),
-            "tokens": f.batch.tokens,
-            "crossing": f.crossing_replicas,
-            "one_sequence": f.batch.tokens / atlas.presets.workshop.seq_len,
-            "max_replicas": int(atlas.grid.replicas[-1]),
-        })
-    return out
-
-
-def _params(default) -> list:
-    return [alt.param(name=s, value=v) for s, v in zip(SIGNALS, (default.model, default.batch, default.network))]
+def facts_rows(f: Facts, label: str) -> list[dict]:
+    """The one row of marks for a selection: label, crossing, n*, one sequence, NVLink's reach."""
+    return [{
+        "label": label, "crossing": f.crossing_replicas, "n_star": f.continuous_crossing,
+        "n_star_text": "n* ≈ " + num(f.continuous_crossing),
+        "one_sequence": f.batch.tokens / f.workshop.seq_len, "max_replicas": f.max_replicas,
+        "hypothetical_from": f.hypothetical_from,
+    }]
 
 
 def _x(max_replicas: int) -> alt.X:
@@ -76,8 +59,8 @@ def _x(max_replicas: int) -> alt.X:
 
 
 def _band_and_rule(max_replicas: int) -> list:
-    """The shaded 'under one sequence per replica' band and the crossing rule, both labelled."""
-    facts = alt.Chart(alt.Data(name=FACTS_DATA)).transform_filter(SELECTED)
+    """Shading (under one sequence per replica; NVLink beyond a real domain), the crossing's rule and n*'s."""
+    facts = alt.Chart(alt.Data(name=FACTS_DATA))
     band = facts.mark_rect(opacity=0.13, color="#888888").encode(
         x=alt.X("one_sequence:Q", scale=alt.Scale(type="log", base=2)), x2="max_replicas:Q",
     ).transform_filter(f"datum.one_sequence < {max_replicas}").properties(name="band")
@@ -86,30 +69,51 @@ def _band_and_rule(max_replicas: int) -> list:
                                  color=MUTED).encode(
         x="max_replicas:Q", y=alt.value(0), text=alt.value("< 1 sequence per replica"),
     ).transform_filter(f"datum.one_sequence <= {max_replicas / 32}").properties(name="band_label")
+    # Over NVLink past the largest real domain of the GPU: a ring nobody can build, shaded and said so.
+    reach = facts.transform_filter("datum.hypothetical_from != null")
+    hypothetical = reach.mark_rect(opacity=0.16, color="#555555").encode(
+        x="hypothetical_from:Q", x2="max_replicas:Q").properties(name="hypothetical")
+    hypothetical_rule = reach.mark_rule(strokeDash=[2, 2], color=MUTED).encode(
+        x="hypothetical_from:Q").properties(name="hypothetical_rule")
+    hypothetical_label = reach.mark_text(align="left", baseline="top", dx=4, dy=32, fontSize=11, color=MUTED).encode(
+        x="hypothetical_from:Q", y=alt.value(0), text=alt.value("NVLink beyond a real domain: hypothetical"),
+    ).properties(name="hypothetical_label")
     crossed = facts.transform_filter("datum.crossing != null")
     rule = crossed.mark_rule(strokeWidth=1.5, color=INK).encode(x="crossing:Q").properties(name="rule")
     rule_label = crossed.transform_calculate(
-        label="'cross: ' + format(datum.crossing, ',d')",
+        label="'first crossed: ' + format(datum.crossing, ',d')",
     ).mark_text(align=alt.ExprRef(f"datum.crossing >= {LEFT_OF_RULE} ? 'right' : 'left'"), baseline="bottom",
                 dx=alt.ExprRef(f"datum.crossing >= {LEFT_OF_RULE} ? -4 : 4"), dy=-4,
                 fontSize=11, fontWeight="bold", color=INK).encode(
         x="crossing:Q", y=alt.value("height"), text="label:N").properties(name="rule_label")
+    # n*, where the drawn lines meet (not a power of two): a dotted rule, labelled at the top.
+    star = facts.transform_filter(f"datum.n_star <= {max_replicas}")
+    star_rule = star.mark_rule(strokeWidth=1, strokeDash=[1, 3], color=INK).encode(
+        x="n_star:Q").properties(name="n_star_rule")
+    star_label = star.mark_text(align=alt.ExprRef(f"datum.n_star >= {LEFT_OF_RULE} ? 'right' : 'left'"),
+                                baseline="top", dx=alt.ExprRef(f"datum.n_star >= {LEFT_OF_RULE} ? -4 : 4"), dy=18,
+                                fontSize=11, color=INK).encode(
+        x="n_star:Q", y=alt.value(0), text="n_star_text:N").properties(name="n_star_label")
     # The selection drawn into the figure, so a saved or printed SVG says what it shows; left out where it
-    # would collide with the crossing's label (a narrow figure, an early crossing): the caption says it too.
+    # would collide with the crossing's label (a narrow figure, an early crossing, a long label): the caption
+    # says it too.
     selection = facts.mark_text(align="left", baseline="bottom", dx=6, dy=-4, fontSize=11, color=MUTED,
-                                opacity=alt.ExprRef(f"width < 600 || (datum.crossing != null && "
-                                                    f"datum.crossing < {LEFT_OF_RULE * 4}) ? 0 : 1")).encode(x=alt.value(0), y=alt.value("height"), text="label:N",
-                                                    ).properties(name="selection_label")
-    return [band, band_label, rule, rule_label, selection]
+                                opacity=alt.ExprRef(f"width < 600 || length(datum.label) > {LONGEST_LABEL} || "
+                                                    f"(datum.crossing != null && datum.crossing < {LEFT_OF_RULE * 4})"
+                                                    f" ? 0 : 1")).encode(
+        x=alt.value(0), y=alt.value("height"), text="label:N").properties(name="selection_label")
+    return [band, band_label, hypothetical, hypothetical_rule, hypothetical_label, rule, rule_label,
+            star_rule, star_label, selection]
 
 
-def time_chart(default, max_replicas: int) -> alt.LayerChart:
-    """Figure 1: per-step compute and gradient all-reduce time against replicas, log–log."""
+def time_chart(max_replicas: int) -> alt.LayerChart:
+    """Figure 1: per-step compute and gradient all-reduce time against replicas, log–log; under backward-only
+    overlap also the backward pass, the part of compute that can hide the all-reduce."""
     names, colours = list(SERIES), [c for c, _ in SERIES.values()]
-    base = alt.Chart(alt.Data(name=GRID_DATA)).transform_filter(SELECTED).transform_fold(
-        ["compute_s", "allreduce_s"], as_=["series", "seconds"],
+    base = alt.Chart(alt.Data(name=GRID_DATA)).transform_fold(
+        ["compute_s", "comm_s", "window_s"], as_=["series", "seconds"],
     ).transform_calculate(
-        series="datum.series == 'compute_s' ? 'compute' : 'all-reduce'",
+        series="datum.series == 'compute_s' ? 'compute' : datum.series == 'comm_s' ? 'all-reduce' : 'backward pass'",
     ).transform_filter("datum.seconds > 0")
     colour = alt.Color("series:N", scale=alt.Scale(domain=names, range=colours), legend=None)
     dash = alt.StrokeDash("series:N", scale=alt.Scale(domain=names, range=[d for _, d in SERIES.values()]),
@@ -118,25 +122,27 @@ def time_chart(default, max_replicas: int) -> alt.LayerChart:
               axis=alt.Axis(format=",~g", tickCount=5, grid=False))
     lines = base.mark_line(strokeWidth=2.5).encode(x=_x(max_replicas), y=y, color=colour, strokeDash=dash,
                                                    ).properties(name="series")
-    dots = base.mark_point(filled=True, size=28).encode(
+    dots = base.transform_filter("datum.series != 'backward pass'").mark_point(filled=True, size=28).encode(
         x="replicas:Q", y="seconds:Q", color=colour,
-        shape=alt.Shape("series:N", scale=alt.Scale(domain=names, range=["circle", "square"]), legend=None),
+        shape=alt.Shape("series:N", scale=alt.Scale(domain=names[:2], range=["circle", "square"]), legend=None),
     ).properties(name="series_points")
-    # Direct labels, so colour is never the only key to the series: compute above, all-reduce below.
+    # Direct labels, so colour is never the only key to the series: compute above, all-reduce below, the
+    # backward pass under its line, left of 8 replicas (the line rises to the left, away from the words).
     labels = [
-        base.transform_filter(f"datum.replicas == 2 && datum.series == '{name}'").mark_text(
-            align="left", baseline=baseline, dx=6, dy=dy, fontSize=12, fontWeight="bold", color=LABEL_INK[name],
-        ).encode(x="replicas:Q", y="seconds:Q", text="series:N").properties(name=f"label_{name.replace('-', '')}")
-        for name, baseline, dy in (("compute", "bottom", -6), ("all-reduce", "top", 8))
+        base.transform_filter(f"datum.replicas == {where} && datum.series == '{name}'").mark_text(
+            align=align, baseline=baseline, dx=dx, dy=dy, fontSize=12, fontWeight="bold", color=LABEL_INK[name],
+        ).encode(x="replicas:Q", y="seconds:Q", text="series:N").properties(
+            name=f"label_{name.replace('-', '').replace(' ', '')}")
+        for name, where, align, baseline, dx, dy in (("compute", 2, "left", "bottom", 6, -6),
+                                                     ("all-reduce", 2, "left", "top", 6, 8),
+                                                     ("backward pass", 8, "right", "top", -4, 8))
     ]
-    return alt.layer(*_band_and_rule(max_replicas), lines, dots, *labels).add_params(*_params(default)).properties(
-        width=WIDTH, height=HEIGHT,
-    )
+    return alt.layer(*_band_and_rule(max_replicas), lines, dots, *labels).properties(width=WIDTH, height=HEIGHT)
 
 
-def efficiency_chart(default, max_replicas: int) -> alt.LayerChart:
+def efficiency_chart(max_replicas: int) -> alt.LayerChart:
     """Figure 2: scaling efficiency (compute / step time) against replicas."""
-    base = alt.Chart(alt.Data(name=GRID_DATA)).transform_filter(SELECTED)
+    base = alt.Chart(alt.Data(name=GRID_DATA))
     line = base.mark_line(strokeWidth=2.5, color=SERIES["compute"][0],
                           point=alt.OverlayMarkDef(filled=True, size=28, color=SERIES["compute"][0]),
                           ).properties(name="efficiency").encode(
@@ -144,9 +150,7 @@ def efficiency_chart(default, max_replicas: int) -> alt.LayerChart:
         y=alt.Y("efficiency:Q", title="scaling efficiency", scale=alt.Scale(domain=[0, 1]),
                 axis=alt.Axis(format="%", values=[0, 0.25, 0.5, 0.75, 1], grid=True)),
     )
-    return alt.layer(*_band_and_rule(max_replicas), line).add_params(*_params(default)).properties(
-        width=WIDTH, height=HEIGHT * 0.72,
-    )
+    return alt.layer(*_band_and_rule(max_replicas), line).properties(width=WIDTH, height=HEIGHT * 0.72)
 
 
 def theme() -> dict:
@@ -193,17 +197,16 @@ def static_svg(vega: dict, data: dict[str, list[dict]], figure_id: str) -> str:
 
 
 def figures(atlas: Atlas, default) -> list[Figure]:
-    """Both figures, compiled for the page and drawn for the default selection."""
-    max_replicas = int(atlas.grid.replicas[-1])
-    data = {GRID_DATA: grid_rows(atlas), FACTS_DATA: facts_rows(atlas)}
+    """The figures, compiled for the page (no data) and drawn for the default selection (its rows only)."""
+    f = atlas.facts(default)
+    data = {GRID_DATA: grid_rows(f), FACTS_DATA: facts_rows(f, f.caption)}
     made = []
     for fid, title, chart, description in (
-        ("fig-time", "Compute and all-reduce time per step", time_chart(default, max_replicas),
+        ("fig-time", "Compute and all-reduce time per step", time_chart(f.max_replicas),
          "Per-step compute time and gradient all-reduce time against data-parallel replicas, log–log."),
-        ("fig-efficiency", "Scaling efficiency", efficiency_chart(default, max_replicas),
+        ("fig-efficiency", "Scaling efficiency", efficiency_chart(f.max_replicas),
          "Scaling efficiency against data-parallel replicas."),
     ):
         vega = to_vega(chart, description)
         made.append(Figure(id=fid, title=title, vega=vega, svg=static_svg(vega, data, fid)))
     return made
-

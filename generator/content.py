@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .schema import Problems, fields, keyed, locate, quote, read_text, read_toml, unknown_tables
@@ -68,7 +68,12 @@ class Network:
     id: str
     name: str
     short: str
-    link_gbytes_per_s: float
+    link_gbytes_per_s: float  # for the NVLink network, the workshop GPU's NVLink (the model takes the chosen GPU's)
+    nvlink: bool = False  # the link is the chosen GPU's NVLink
+
+    def link_bytes_per_s(self, gpu: "Gpu") -> float:
+        """Bytes per second per direction this network gives each replica of the given GPU."""
+        return (gpu.nvlink_gbytes_per_s if self.nvlink else self.link_gbytes_per_s) * 1e9
 
 
 @dataclass(frozen=True)
@@ -80,6 +85,9 @@ class Gpu:
     peak_tflops: float
     memory_gb: float
     nvlink_gbytes_per_s: float
+    nvlink_domain: int | None = None  # the most GPUs one NVLink fabric joins; beyond it NVLink is hypothetical
+    nvlink_domain_name: str = ""  # what joins them: "the NVLink Switch System"
+    source: str = ""  # id in sources.toml
 
 
 @dataclass(frozen=True)
@@ -103,6 +111,7 @@ class Presets:
     models: dict[str, Model]
     batches: dict[str, Batch]
     networks: dict[str, Network]
+    gpus: dict[str, Gpu] = field(default_factory=dict)  # every GPU the reader can choose; `gpu` is the workshop's
 
     def caption(self, selection: "Selection") -> str:
         """'Llama 3 8B · 4M tokens · 400 Gb/s': how figures and captions name a selection."""
@@ -112,11 +121,17 @@ class Presets:
 
 @dataclass(frozen=True)
 class Selection:
-    """One choice of model, global batch and network, by preset id."""
+    """One choice of model, global batch and network, by preset id, and of the options beyond the workshop
+    (facts.OPTIONS; each defaults to the workshop's: its GPU, whole-step overlap, BF16, flat ring, no sharding)."""
 
     model: str
     batch: str
     network: str
+    gpu: str = ""  # "" is the workshop's GPU
+    overlap: str = "step"
+    precision: str = "bf16"
+    topology: str = "flat"
+    sharding: str = "none"
 
 
 @dataclass(frozen=True)
@@ -161,11 +176,14 @@ class Content:
 MAX_REPLICAS = 2**20  # the page embeds every replica count; beyond this it only grows
 WORKSHOP_SCHEMA = {"gpu": "text", "mfu": "fraction", "bytes_per_grad": "count", "bytes_per_param_states": "count",
                    "seq_len": "count", "max_replicas": "count"}
-GPU_SCHEMA = {"name": "text", "peak_tflops": "positive", "memory_gb": "positive", "nvlink_gbytes_per_s": "positive"}
+GPU_SCHEMA = {"name": "text", "peak_tflops": "positive", "memory_gb": "positive", "nvlink_gbytes_per_s": "positive",
+              "nvlink_domain": "count", "nvlink_domain_name": "text", "source": "text"}
+GPU_OPTIONAL = {"nvlink_domain": None, "nvlink_domain_name": "", "source": ""}
 MODEL_SCHEMA = {"name": "text", "params": "count", "layers": "count", "d_model": "count", "ffn": "count",
                 "vocab": "count"}
 BATCH_SCHEMA = {"name": "text", "tokens": "count"}
-NETWORK_SCHEMA = {"name": "text", "short": "text", "link_gbytes_per_s": "positive"}
+NETWORK_SCHEMA = {"name": "text", "short": "text", "link_gbytes_per_s": "positive", "nvlink": "flag"}
+NETWORK_OPTIONAL = {"link_gbytes_per_s": None, "nvlink": False}
 TERM_SCHEMA = {"name": "text", "definition": "text", "matches": "texts"}
 SOURCE_SCHEMA = {"authors": "text", "title": "text", "venue": "text", "url": "url", "label": "text", "note": "text"}
 FRONT_MATTER_SCHEMA = {"volume": "text", "volume_title": "text", "plate": "count", "plates_in_volume": "count",
@@ -209,12 +227,20 @@ def _presets(problems: Problems, path: Path, text: str, data: dict) -> Presets |
     else:
         workshop = fields(problems, path, text, ("workshop",), data["workshop"], WORKSHOP_SCHEMA,
                           label="[workshop]", hints=hints)
-    gpus = keyed(problems, path, text, data, "gpus", GPU_SCHEMA, lambda i, v: Gpu(id=i, **v))
+    gpus = keyed(problems, path, text, data, "gpus", GPU_SCHEMA, lambda i, v: Gpu(id=i, **v), optional=GPU_OPTIONAL)
     models = keyed(problems, path, text, data, "models", MODEL_SCHEMA, lambda i, v: Model(id=i, **v))
     batches = keyed(problems, path, text, data, "batches", BATCH_SCHEMA, lambda i, v: Batch(id=i, **v))
     networks = keyed(problems, path, text, data, "networks", NETWORK_SCHEMA, lambda i, v: Network(id=i, **v),
-                     unique=("name", "short"))
-    ok = workshop is not None
+                     optional=NETWORK_OPTIONAL, unique=("name", "short"))
+    bad_network = False
+    for ident, net in list(networks.items()):
+        if (net.link_gbytes_per_s is None) == (not net.nvlink):  # exactly one of the two
+            problems.add(path, locate(text, ("networks", ident)),
+                         f"network {quote(ident)}: give either link_gbytes_per_s (GB/s per replica, per direction) "
+                         f"or nvlink = true (the chosen GPU's NVLink), " + ("not both" if net.nvlink else "one is missing"))
+            del networks[ident]
+            bad_network = True
+    ok = workshop is not None and not bad_network
     for ident, m in list(models.items()):
         embedding = 2 * m.vocab * m.d_model
         if m.params <= embedding:
@@ -238,8 +264,11 @@ def _presets(problems: Problems, path: Path, text: str, data: dict) -> Presets |
             ok = False
     if not (ok and models and batches and networks):
         return None
-    return Presets(workshop=WorkshopSettings(**workshop), gpu=gpus[workshop["gpu"]],
-                   models=models, batches=batches, networks=networks)
+    gpu = gpus[workshop["gpu"]]
+    networks = {i: replace(n, link_gbytes_per_s=gpu.nvlink_gbytes_per_s) if n.nvlink else n
+                for i, n in networks.items()}
+    return Presets(workshop=WorkshopSettings(**workshop), gpu=gpu, models=models, batches=batches,
+                   networks=networks, gpus=gpus)
 
 
 def _check_spellings(problems: Problems, path: Path, text: str, terms: dict[str, Term]) -> dict[str, Term]:
@@ -380,6 +409,16 @@ def _check_default(problems: Problems, path: Path, front: str, plate: Plate, ids
                          f"({hint}known: {', '.join(table) or 'none'})")
 
 
+def _check_gpu_sources(problems: Problems, path: Path, presets: Presets, sources: dict[str, Source]) -> None:
+    """A GPU's `source` must name a table of sources.toml."""
+    text = path.read_text(encoding="utf-8")
+    for gpu in presets.gpus.values():
+        if gpu.source and gpu.source not in sources:
+            problems.add(path, locate(text, ("gpus", gpu.id, "source")),
+                         f"gpu {quote(gpu.id)}: source {quote(gpu.source)} is not in sources.toml "
+                         f"(known: {', '.join(sources) or 'none'})")
+
+
 def load(root: Path, check_prose=None) -> Content:
     """Read and check every content file under root; raise ContentError listing all mistakes.
 
@@ -405,6 +444,8 @@ def load(root: Path, check_prose=None) -> Content:
     sources_ok = len(problems.items) == before
     if plate and ids:
         _check_default(problems, root / "plate.md", front, plate, ids)
+    if presets and sources_ok:
+        _check_gpu_sources(problems, root / "presets.toml", presets, sources)
     if check_prose is not None and prose is not None and problems.items:  # else the full check follows
         check_prose(prose, terms if terms_ok else None, sources if sources_ok else None,
                     ids if ids_ok else None, problems.items)

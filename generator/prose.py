@@ -15,6 +15,7 @@ import numpy as np
 
 from .content import Content, Prose, Selection
 from .facts import Atlas, Facts
+from .notation import billions, fraction, num, percent, seconds
 from .schema import ContentError, describe_value, quote, shown_path
 
 # What prose may contain once it is HTML: structure and emphasis, links, nothing that runs.
@@ -24,36 +25,7 @@ PROSE_ATTRIBUTES = {"a": {"href", "title"}, "abbr": {"title"}}
 CITE_TOKEN = "\u27e6cite:{}\u27e7"  # survives Markdown and sanitising, then becomes a link
 
 
-# --- numbers as the prose writes them -----------------------------------------------------------
-
-def num(value, digits: int = 0) -> str:
-    """1024 → '1,024'; num(128.48, 1) → '128.5'."""
-    return f"{value:,.{digits}f}"
-
-
-def seconds(value, digits: int = 2) -> str:
-    """0.6424 → '0.64 s'."""
-    return f"{num(value, digits)} s"
-
-
-def percent(fraction, digits: int = 0) -> str:
-    """0.45 → '45%'."""
-    return f"{fraction * 100:.{digits}f}%"
-
-
-def billions(value, digits: int = 1) -> str:
-    """6_979_588_096 → '7.0'."""
-    return f"{value / 1e9:,.{digits}f}"
-
-
-def fraction(value) -> str:
-    """0.5 → 'half', 0.0625 → '1/16'; other shares as a decimal."""
-    words = {1.0: "all", 0.5: "half", 0.25: "a quarter"}
-    if value in words:
-        return words[value]
-    if 0 < value < 1 and (1 / value).is_integer():
-        return f"1/{int(1 / value)}"
-    return f"{value:.3g}"
+# --- numbers as the prose writes them: generator/notation.py, shared with the readouts and tables ----
 
 
 def _needs_value(name: str, function):
