@@ -59,9 +59,11 @@ def _x(max_replicas: int) -> alt.X:
 
 
 def _band_and_rule(max_replicas: int) -> list:
-    """Shading (under one sequence per replica; NVLink beyond a real domain), the crossing's rule and n*'s."""
+    """Shading (under one sequence per replica; NVLink beyond a real domain), the crossing's rule and n*'s.
+    Shapes are hidden from assistive technology (aria=False: an empty layer would be an unnamed image); the
+    figure's description and table say what they mark."""
     facts = alt.Chart(alt.Data(name=FACTS_DATA))
-    band = facts.mark_rect(opacity=0.13, color="#888888").encode(
+    band = facts.mark_rect(opacity=0.13, color="#888888", aria=False).encode(
         x=alt.X("one_sequence:Q", scale=alt.Scale(type="log", base=2)), x2="max_replicas:Q",
     ).transform_filter(f"datum.one_sequence < {max_replicas}").properties(name="band")
     # Labelled only when the band is wide enough (5 octaves) to hold its words.
@@ -71,15 +73,15 @@ def _band_and_rule(max_replicas: int) -> list:
     ).transform_filter(f"datum.one_sequence <= {max_replicas / 32}").properties(name="band_label")
     # Over NVLink past the largest real domain of the GPU: a ring nobody can build, shaded and said so.
     reach = facts.transform_filter("datum.hypothetical_from != null")
-    hypothetical = reach.mark_rect(opacity=0.16, color="#555555").encode(
+    hypothetical = reach.mark_rect(opacity=0.16, color="#555555", aria=False).encode(
         x="hypothetical_from:Q", x2="max_replicas:Q").properties(name="hypothetical")
-    hypothetical_rule = reach.mark_rule(strokeDash=[2, 2], color=MUTED).encode(
+    hypothetical_rule = reach.mark_rule(strokeDash=[2, 2], color=MUTED, aria=False).encode(
         x="hypothetical_from:Q").properties(name="hypothetical_rule")
     hypothetical_label = reach.mark_text(align="left", baseline="top", dx=4, dy=32, fontSize=11, color=MUTED).encode(
         x="hypothetical_from:Q", y=alt.value(0), text=alt.value("NVLink beyond a real domain: hypothetical"),
     ).properties(name="hypothetical_label")
     crossed = facts.transform_filter("datum.crossing != null")
-    rule = crossed.mark_rule(strokeWidth=1.5, color=INK).encode(x="crossing:Q").properties(name="rule")
+    rule = crossed.mark_rule(strokeWidth=1.5, color=INK, aria=False).encode(x="crossing:Q").properties(name="rule")
     rule_label = crossed.transform_calculate(
         label="'first crossed: ' + format(datum.crossing, ',d')",
     ).mark_text(align=alt.ExprRef(f"datum.crossing >= {LEFT_OF_RULE} ? 'right' : 'left'"), baseline="bottom",
@@ -88,7 +90,7 @@ def _band_and_rule(max_replicas: int) -> list:
         x="crossing:Q", y=alt.value("height"), text="label:N").properties(name="rule_label")
     # n*, where the drawn lines meet (not a power of two): a dotted rule, labelled at the top.
     star = facts.transform_filter(f"datum.n_star <= {max_replicas}")
-    star_rule = star.mark_rule(strokeWidth=1, strokeDash=[1, 3], color=INK).encode(
+    star_rule = star.mark_rule(strokeWidth=1, strokeDash=[1, 3], color=INK, aria=False).encode(
         x="n_star:Q").properties(name="n_star_rule")
     star_label = star.mark_text(align=alt.ExprRef(f"datum.n_star >= {LEFT_OF_RULE} ? 'right' : 'left'"),
                                 baseline="top", dx=alt.ExprRef(f"datum.n_star >= {LEFT_OF_RULE} ? -4 : 4"), dy=18,
@@ -189,11 +191,18 @@ def static_svg(vega: dict, data: dict[str, list[dict]], figure_id: str) -> str:
     """The figure for the default selection as SVG, with ids made unique to this figure."""
     svg = vlc.vega_to_svg(with_data(vega, data))
     svg = re.sub(r"<\?xml[^>]*>\s*", "", svg)
+    return unique_ids(svg, figure_id).strip()
+
+
+def unique_ids(svg: str, prefix: str) -> str:
+    """Every id in an SVG (clip paths, gradients) and every url(#id) naming it, prefixed, so that two SVGs
+    inlined in one page cannot take each other's."""
     ids = set(re.findall(r'\bid="([^"]+)"', svg))
-    for old in sorted(ids, key=len, reverse=True):
-        svg = svg.replace(f'id="{old}"', f'id="{figure_id}-{old}"').replace(
-            f"url(#{old})", f"url(#{figure_id}-{old})")
-    return svg.strip()
+    if not ids:
+        return svg
+    pattern = re.compile(r'(\bid="|url\(#|href="#)(' + "|".join(map(re.escape, sorted(ids, key=len, reverse=True)))
+                         + r')(?=[")])')
+    return pattern.sub(lambda m: f"{m.group(1)}{prefix}-{m.group(2)}", svg)
 
 
 def figures(atlas: Atlas, default) -> list[Figure]:

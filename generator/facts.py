@@ -51,8 +51,8 @@ def workshop_of(presets: Presets) -> model.Workshop:
 
 
 def gpus_of(presets: Presets) -> dict[str, Gpu]:
-    """Every GPU the reader can choose (at least the workshop's)."""
-    return presets.gpus or {presets.workshop.gpu: presets.gpu}
+    """Every GPU the reader can choose; the workshop's is `presets.gpu` (at least that one)."""
+    return {**presets.gpus, presets.workshop.gpu: presets.gpu}
 
 
 def inputs(presets: Presets, sel: Selection) -> model.Inputs:
@@ -137,7 +137,7 @@ class Facts:
             fits=bool(g.fits[i]),
         )
 
-    @property
+    @cached_property
     def points(self) -> list[Point]:
         """Every replica count of the grid, in order."""
         return [self._point(r) for r in range(len(self.grid.replicas))]

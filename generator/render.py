@@ -195,8 +195,8 @@ def page_data(content: Content, atlas: Atlas, figures: list[Figure]) -> dict:
         "keys": list(KEYS),
         "default": {k: getattr(default, k) for k in KEYS},
         "choices": {k: list(v) for k, v in atlas.axes.items()},
-        "options": OPTIONS,
-        "captions": CAPTIONS,
+        "options": {k: list(v.items()) for k, v in OPTIONS.items()},  # lists: JSON keys would be sorted
+        "captions": [[k, v] for k, v in CAPTIONS.items()],
         "presets": presets_data(content),
         "data": {"grid": GRID_DATA, "facts": FACTS_DATA},
         "figures": [{"id": f.id, "vega": f.vega} for f in figures],

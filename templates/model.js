@@ -116,7 +116,8 @@ function evaluate(x, replicas) {
   return run;
 }
 
-/** facts.inputs: the model's inputs for a selection of preset ids, in SI units. */
+/** facts.inputs: the model's inputs for a selection of preset ids, in SI units (options: facts.OPTIONS as
+ * [id, label] lists, in order). */
 function inputs(presets, options, sel) {
   const m = presets.models[sel.model];
   const b = presets.batches[sel.batch];
@@ -130,7 +131,7 @@ function inputs(presets, options, sel) {
     memory_bytes: gpu.memory_gb * GB, mfu: w.mfu,
     bytes_per_grad: sel.precision === "fp32" ? FP32_BYTES : w.bytes_per_grad,
     hierarchical: sel.topology === "nodes", backward_only: sel.overlap === "backward",
-    sharding: Object.keys(options.sharding).indexOf(sel.sharding), seq_len: w.seq_len,
+    sharding: options.sharding.findIndex(([id]) => id === sel.sharding), seq_len: w.seq_len,
     state_bytes: w.bytes_per_param_states,
   };
 }

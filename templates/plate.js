@@ -54,7 +54,7 @@ function factsOf(sel) {
     crossing_replicas: run.crossing_index < 0 ? null : REPLICAS[run.crossing_index],
     continuous_crossing: run.continuous_crossing,
     backward_only: sel.overlap === "backward",
-    sharding_stage: Object.keys(data.options.sharding).indexOf(sel.sharding),
+    sharding_stage: data.options.sharding.findIndex(([id]) => id === sel.sharding),
     smallest_fitting_replicas: Number.isNaN(run.smallest_fitting) ? null : run.smallest_fitting,
     smallest_fitting_on_grid: run.smallest_fitting_index < 0 ? null : REPLICAS[run.smallest_fitting_index],
     hypothetical_from: network.nvlink && domain != null && domain < maxReplicas ? domain : null,
@@ -69,7 +69,7 @@ function factsOf(sel) {
 function caption(sel) {
   const parts = [P.models[sel.model].name, P.batches[sel.batch].name, P.networks[sel.network].short];
   if (sel.gpu !== P.workshop.gpu) parts.push(P.gpus[sel.gpu].name);
-  for (const k of Object.keys(data.captions)) if (sel[k] in data.captions[k]) parts.push(data.captions[k][sel[k]]);
+  for (const [k, names] of data.captions) if (sel[k] in names) parts.push(names[sel[k]]);
   return parts.join(" · ");
 }
 
@@ -134,7 +134,7 @@ function memoryText(f) {
   }
   const first = f.points[0];
   const last = f.points[f.points.length - 1];
-  const text = `With ${data.options.sharding[f.sel.sharding]}, model states per GPU fall from ` +
+  const text = `With ${data.options.sharding[f.sharding_stage][1]}, model states per GPU fall from ` +
     `${num(first.states_gb, 1)} GB on one replica to ${num(last.states_gb, 1)} GB on ${num(last.replicas)}; `;
   const n = f.smallest_fitting_replicas;
   const onGrid = f.smallest_fitting_on_grid;
@@ -336,7 +336,7 @@ async function start() {
   const views = [];
 
   async function show(next, keepUrl = false) {
-    sel = next;
+    sel = { ...data.default, ...next }; // a partial selection keeps the workshop's other choices
     shown = factsOf(sel);
     fillTexts(shown);
     if (!keepUrl) selectionToUrl(sel);

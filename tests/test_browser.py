@@ -1,7 +1,7 @@
 """What a reader does, in the system's Chromium with the network off: open, choose, share the link."""
 import pytest
 
-from conftest import CONTENT
+from conftest import CONTENT, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -33,24 +33,35 @@ def test_opens_offline_with_two_live_charts_and_no_requests(site, open_page):
     assert watched.problems() == []
 
 
-@pytest.mark.parametrize("label, option, shown, readout_part", [
-    ("Model", "Llama 3 70B", "llama3-70b|4M|ib-400", "1,128.9 GB"),
-    ("Global batch", "1M tokens", "llama3-8b|1M|ib-400", "cross at 256 replicas"),
-    ("Network", "NVLink (H100)", "llama3-8b|4M|nvlink", "cross at 8,192 replicas"),
+@pytest.mark.parametrize("label, option, shown, readout_part, caption_part", [
+    ("Model", "Llama 3 70B", "llama3-70b|4M|ib-400|h100-sxm|step|bf16|flat|none", "1,128.9 GB", "Llama 3 70B"),
+    ("Global batch", "1M tokens", "llama3-8b|1M|ib-400|h100-sxm|step|bf16|flat|none", "256 is the first power of two",
+     "1M tokens"),
+    ("Network", "NVLink", "llama3-8b|4M|nvlink|h100-sxm|step|bf16|flat|none", "8,192 is the first power of two",
+     "NVLink"),
+    ("GPU", "B200", "llama3-8b|4M|ib-400|b200|step|bf16|flat|none", "512 is the first power of two", "B200"),
+    ("GPU", "H200 SXM", "llama3-8b|4M|ib-400|h200-sxm|step|bf16|flat|none", "one H200 SXM (141 GB", "H200 SXM"),
+    ("Overlap", "backward pass only", "llama3-8b|4M|ib-400|h100-sxm|backward|bf16|flat|none",
+     "n* ≈ 472 replicas; 512 is the first power of two", "backward-only overlap"),
+    ("Gradient precision", "FP32", "llama3-8b|4M|ib-400|h100-sxm|step|fp32|flat|none", "512 is the first power of two",
+     "FP32 gradients"),
+    ("Topology", "8-GPU nodes, hierarchical", "llama3-8b|4M|ib-400|h100-sxm|step|bf16|nodes|none",
+     "4,096 is the first power of two", "hierarchical on 8-GPU nodes"),
 ])
-def test_each_control_redraws_both_figures_and_the_readout(site, open_page, label, option, shown, readout_part):
+def test_each_control_redraws_both_figures_and_the_readout(site, open_page, label, option, shown, readout_part,
+                                                          caption_part):
     watched = open_page(site)
     page = watched.page
     before = page.evaluate(SNAPSHOT)
     page.evaluate(TIMER)
     page.get_by_label(label, exact=True).select_option(label=option)
-    page.wait_for_function(f"document.documentElement.dataset.shown === '{shown}'")
+    wait_until(page, f"document.documentElement.dataset.shown === '{shown}'")
     after = page.evaluate(SNAPSHOT)
     timing = page.evaluate("window.__timing")
     assert timing["drawn"] - timing["changed"] <= 250, timing
     assert all(a != b for a, b in zip(after["figures"], before["figures"])), "a figure did not redraw"
     assert after["readout"] != before["readout"] and readout_part in after["readout"]
-    assert after["captions"] != before["captions"] and option.split(" (")[0] in after["captions"][0]
+    assert after["captions"] != before["captions"] and caption_part in after["captions"][0]
     assert watched.outside_requests(site) == []
     assert watched.problems() == []
 
@@ -60,12 +71,13 @@ def test_url_keeps_and_restores_the_selection(site, open_page):
     page = watched.page
     page.get_by_label("Model", exact=True).select_option(label="Llama 3.1 405B")
     page.get_by_label("Global batch", exact=True).select_option(label="16M tokens")
-    page.get_by_label("Network", exact=True).select_option(label="NVLink (H100)")
-    page.wait_for_function("document.documentElement.dataset.shown === 'llama3-405b|16M|nvlink'")
+    page.get_by_label("Network", exact=True).select_option(label="NVLink")
+    wait_until(page, "document.documentElement.dataset.shown === 'llama3-405b|16M|nvlink|h100-sxm|step|bf16|flat|none'")
     url = page.url
-    assert url.endswith("#model=llama3-405b&batch=16M&network=nvlink")
+    assert url.endswith("#model=llama3-405b&batch=16M&network=nvlink&gpu=h100-sxm&overlap=step&precision=bf16"
+                        "&topology=flat&sharding=none")
     reopened = open_page(site, hash="#" + url.split("#", 1)[1]).page
-    assert reopened.evaluate("document.documentElement.dataset.shown") == "llama3-405b|16M|nvlink"
+    assert reopened.evaluate("document.documentElement.dataset.shown") == "llama3-405b|16M|nvlink|h100-sxm|step|bf16|flat|none"
     for label, value in (("Model", "llama3-405b"), ("Global batch", "16M"), ("Network", "nvlink")):
         assert reopened.get_by_label(label, exact=True).input_value() == value
     assert "Llama 3.1 405B · 16M tokens · NVLink" in reopened.locator("#fig-time figcaption").text_content()
@@ -74,5 +86,5 @@ def test_url_keeps_and_restores_the_selection(site, open_page):
 
 def test_unknown_ids_in_the_url_fall_back_to_the_default(site, open_page):
     watched = open_page(site, hash="#model=gpt-9&batch=4M&network=<script>")
-    assert watched.page.evaluate("document.documentElement.dataset.shown") == "llama3-8b|4M|ib-400"
+    assert watched.page.evaluate("document.documentElement.dataset.shown") == "llama3-8b|4M|ib-400|h100-sxm|step|bf16|flat|none"
     assert watched.problems() == []
