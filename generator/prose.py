@@ -4,7 +4,7 @@ from __future__ import annotations
 import html
 import re
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import jinja2
@@ -14,7 +14,7 @@ import nh3
 import numpy as np
 
 from .content import Content, Prose, Selection
-from .facts import Atlas, Facts
+from .facts import OPTIONS, Atlas, Facts, gpus_of
 from .notation import billions, fraction, num, percent, seconds
 from .schema import ContentError, describe_value, quote, shown_path
 
@@ -83,18 +83,21 @@ class ProseContext:
         }
 
     def scenario(self, *args, **choice) -> Facts:
-        """Facts for the default selection with some presets swapped: scenario(network="nvlink")."""
-        if args or set(choice) - {"model", "batch", "network"}:
-            given = ", ".join([describe_value(a) for a in args] + [f"{k}=" for k in choice if k not in
-                                                               ("model", "batch", "network")])
-            raise LookupError(f"scenario() takes only model=, batch= and network= (preset ids), got {given}")
-        d = self.content.plate.default
-        sel = Selection(choice.get("model", d.model), choice.get("batch", d.batch), choice.get("network", d.network))
+        """Facts for the default selection with some presets or options swapped: scenario(network="nvlink"),
+        scenario(overlap="backward"), scenario(gpu="b200", precision="fp32")."""
+        keys = ("model", "batch", "network", "gpu", *OPTIONS)
+        if args or set(choice) - set(keys):
+            given = ", ".join([describe_value(a) for a in args] + [f"{k}=" for k in choice if k not in keys])
+            raise LookupError(f"scenario() takes only {'=, '.join(keys)}= (preset or option ids), got {given}")
+        d = self.atlas.complete(self.content.plate.default)
+        sel = replace(d, **choice)
         p = self.content.presets
-        for kind, chosen, table in (("model", sel.model, p.models), ("batch", sel.batch, p.batches),
-                                    ("network", sel.network, p.networks)):
+        tables = {"model": p.models, "batch": p.batches, "network": p.networks, "gpu": gpus_of(p), **OPTIONS}
+        for kind in keys:
+            chosen, table = getattr(sel, kind), tables[kind]
             if not isinstance(chosen, str) or chosen not in table:
-                raise LookupError(f"scenario(): {kind} {describe_value(chosen)} is not a preset "
+                raise LookupError(f"scenario(): {kind} {describe_value(chosen)} is not a "
+                                  f"{'preset' if kind in ('model', 'batch', 'network', 'gpu') else 'choice'} "
                                   f"(known: {', '.join(table)})")
         return self.atlas.facts(sel)
 
