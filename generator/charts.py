@@ -9,7 +9,8 @@ import altair as alt
 import vl_convert as vlc
 
 from .facts import Atlas, Facts
-from .notation import num
+from .notation import num, seconds
+from . import model
 
 GRID_DATA = "grid"  # the shown selection's rows, one per replica count; the page computes and inserts them
 FACTS_DATA = "facts"  # one row: the selection's label, crossings, where a sequence runs out, NVLink's reach
@@ -23,6 +24,7 @@ LABEL_INK = {"compute": "#0072b2", "all-reduce": "#a94a00", "backward pass": "#0
 INK, MUTED = "#333333", "#555555"
 LEFT_OF_RULE = 16  # from this crossing on, its label sits left of the rule (else right, to stay in the frame)
 LONGEST_LABEL = 60  # characters of the in-figure selection label; longer ones are left to the caption
+LABEL_PX_PER_CHAR, CROSS_LABEL_PX = 6.2, 150  # 11 px text: width per character; the crossing label's width
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,59 @@ def facts_rows(f: Facts, label: str) -> list[dict]:
         "n_star_text": "n* ≈ " + num(f.continuous_crossing),
         "one_sequence": f.batch.tokens / f.workshop.seq_len, "max_replicas": f.max_replicas,
         "hypothetical_from": f.hypothetical_from,
+    }]
+
+
+TIMELINE_DATA = "timeline"  # the timeline's bars: forward, backward layer by layer, bucket groups, the tail
+TIMELINE_FACTS = "timeline_facts"  # its rules and labels
+BUCKET_GROUPS = 48  # buckets drawn as at most this many bars, each shaded by how busy the link is within it
+
+
+def timeline_rows(f: Facts) -> list[dict]:
+    """One step at the timeline's replica count (templates/plate.js `timelineRows` makes the same): the forward
+    pass, the backward pass from the output head through the layers to the input embedding, and the gradient
+    buckets' all-reduces back to back, grouped into bars shaded by the link's busy share."""
+    p = f.at(f.timeline_replicas)
+    compute, comm, grad = p.compute_s, p.comm_s, f.grad_bytes
+    forward, backward = compute / 3, compute * 2 / 3
+    m = f.model
+    embedding = m.vocab * m.d_model
+    layer = (m.params - 2 * embedding) / m.layers
+    rows = [{"row": "compute", "kind": "forward", "start": 0.0, "end": forward, "shade": 1.0}]
+    t = forward
+    for i, (kind, params) in enumerate([("head", embedding)] + [("layer", layer)] * m.layers + [("embedding", embedding)]):
+        end = t + backward * params / m.params
+        rows.append({"row": "compute", "kind": kind, "start": t, "end": end, "shade": 0.55 if i % 2 else 0.8})
+        t = end
+    count = int(model.bucket_count(grad))
+    if comm > 0:
+        send = comm * model.BUCKET_BYTES / grad
+        last = comm * (grad - (count - 1) * model.BUCKET_BYTES) / grad
+        final = compute + f.bucketed_tail_s
+        groups = min(count, BUCKET_GROUPS)
+        for g in range(groups):
+            first, through = g * count // groups + 1, (g + 1) * count // groups
+            full = through if through < count else count - 1  # full buckets in the group
+            start = float(model.bucket_end_seconds(first, compute, comm, grad)) - send if first < count else final - last
+            end = float(model.bucket_end_seconds(through, compute, comm, grad)) if through < count else final
+            busy = (full - first + 1) * send + (last if through == count else 0.0)
+            rows.append({"row": "all-reduce", "kind": "buckets", "start": start, "end": end,
+                         "shade": max(0.25, min(1.0, busy / (end - start))) if end > start else 1.0})
+    tail = f.bucketed_tail_s
+    if tail > 0:
+        rows.append({"row": "exposed", "kind": "tail", "start": compute, "end": compute + tail, "shade": 1.0})
+    return rows
+
+
+def timeline_facts(f: Facts) -> list[dict]:
+    """The timeline's rules and labels: where compute ends, the backward-only bound, the bucketed end."""
+    p = f.at(f.timeline_replicas)
+    tail, bound = f.bucketed_tail_s, f.backward_bound_s
+    return [{
+        "compute_end": p.compute_s, "bound_end": p.compute_s + bound, "step_end": p.compute_s + tail,
+        "span": max(p.compute_s + tail, p.compute_s) * 1.04,
+        "tail_text": f"exposed tail {seconds(tail)}" if tail > 0 else "no exposed tail",
+        "bound_text": f"bound {seconds(bound)}", "replicas_text": f"one step on each of {num(f.timeline_replicas)} replicas",
     }]
 
 
@@ -101,7 +156,8 @@ def _band_and_rule(max_replicas: int) -> list:
     # says it too.
     selection = facts.mark_text(align="left", baseline="bottom", dx=6, dy=-4, fontSize=11, color=MUTED,
                                 opacity=alt.ExprRef(f"width < 600 || length(datum.label) > {LONGEST_LABEL} || "
-                                                    f"(datum.crossing != null && datum.crossing < {LEFT_OF_RULE * 4})"
+                                                    f"(datum.crossing != null && scale('x', datum.crossing) < "
+                                                    f"{CROSS_LABEL_PX} + {LABEL_PX_PER_CHAR} * length(datum.label))"
                                                     f" ? 0 : 1")).encode(
         x=alt.value(0), y=alt.value("height"), text="label:N").properties(name="selection_label")
     return [band, band_label, hypothetical, hypothetical_rule, hypothetical_label, rule, rule_label,
@@ -153,6 +209,46 @@ def efficiency_chart(max_replicas: int) -> alt.LayerChart:
                 axis=alt.Axis(format="%", values=[0, 0.25, 0.5, 0.75, 1], grid=True)),
     )
     return alt.layer(*_band_and_rule(max_replicas), line).properties(width=WIDTH, height=HEIGHT * 0.72)
+
+
+TIMELINE_ROWS = ["compute", "all-reduce", "exposed", "label"]  # the last row holds words, not bars
+TIMELINE_INK = {"forward": "#0072b2", "head": "#555555", "layer": "#0072b2", "embedding": "#555555",
+                "buckets": "#d55e00", "tail": "#a94a00"}
+
+
+def timeline_chart() -> alt.LayerChart:
+    """Figure 3: one training step on a time axis: compute above, the bucketed all-reduce below, and the
+    tail communication leaves after compute."""
+    bars = alt.Chart(alt.Data(name=TIMELINE_DATA)).mark_rect(height=22).encode(
+        x=alt.X("start:Q", title="seconds into the step", scale=alt.Scale(nice=False, zero=True),
+                axis=alt.Axis(format=",~g", tickCount=6, grid=False)),
+        x2="end:Q",
+        y=alt.Y("row:N", title=None, sort=TIMELINE_ROWS, scale=alt.Scale(domain=TIMELINE_ROWS),
+                axis=alt.Axis(labelFontSize=12, ticks=False, domain=False,
+                              labelExpr="datum.value == 'label' ? '' : datum.value")),
+        color=alt.Color("kind:N", legend=None, scale=alt.Scale(domain=list(TIMELINE_INK),
+                                                               range=list(TIMELINE_INK.values()))),
+        opacity=alt.Opacity("shade:Q", legend=None, scale=None),
+    ).properties(name="bars")
+    marks = alt.Chart(alt.Data(name=TIMELINE_FACTS))
+    bars_only = {"y": alt.YValue(0), "y2": alt.Y2Value(alt.ExprRef("height * 0.75"))}  # not through the words
+    compute_end = marks.mark_rule(color=INK, strokeWidth=1.5, aria=False).encode(
+        x="compute_end:Q", **bars_only).properties(name="compute_end")
+    bound = marks.mark_rule(color=INK, strokeDash=[1, 3], aria=False).encode(
+        x="bound_end:Q", **bars_only).properties(name="bound_rule")
+    # Words on the last row: the tail's length under the tail (anchored at its middle, towards the centre),
+    # and which step this is on the other side.
+    right = "scale('x', datum.tail_middle) > width / 2"
+    words = marks.transform_calculate(row="'label'", tail_middle="(datum.compute_end + datum.step_end) / 2")
+    y_label = alt.Y("row:N", sort=TIMELINE_ROWS, scale=alt.Scale(domain=TIMELINE_ROWS))
+    tail_label = words.mark_text(align=alt.ExprRef(f"{right} ? 'right' : 'left'"), baseline="middle", fontSize=11,
+                                 fontWeight="bold", color=LABEL_INK["all-reduce"]).encode(
+        x="tail_middle:Q", y=y_label, text="tail_text:N").properties(name="tail_label")
+    where = words.mark_text(align=alt.ExprRef(f"{right} ? 'left' : 'right'"), baseline="middle", fontSize=11,
+                            color=MUTED).encode(
+        x=alt.XValue(alt.ExprRef(f"{right} ? 0 : width")), y=y_label, text="replicas_text:N",
+    ).properties(name="replicas_label")
+    return alt.layer(bars, compute_end, bound, tail_label, where).properties(width=WIDTH, height=HEIGHT * 0.62)
 
 
 def theme() -> dict:
@@ -208,13 +304,16 @@ def unique_ids(svg: str, prefix: str) -> str:
 def figures(atlas: Atlas, default) -> list[Figure]:
     """The figures, compiled for the page (no data) and drawn for the default selection (its rows only)."""
     f = atlas.facts(default)
-    data = {GRID_DATA: grid_rows(f), FACTS_DATA: facts_rows(f, f.caption)}
+    data = {GRID_DATA: grid_rows(f), FACTS_DATA: facts_rows(f, f.caption), TIMELINE_DATA: timeline_rows(f),
+            TIMELINE_FACTS: timeline_facts(f)}
     made = []
     for fid, title, chart, description in (
         ("fig-time", "Compute and all-reduce time per step", time_chart(f.max_replicas),
          "Per-step compute time and gradient all-reduce time against data-parallel replicas, log–log."),
         ("fig-efficiency", "Scaling efficiency", efficiency_chart(f.max_replicas),
          "Scaling efficiency against data-parallel replicas."),
+        ("fig-timeline", "One training step as a timeline", timeline_chart(),
+         "One optimiser step: forward and backward compute, the gradient buckets' all-reduces, the exposed tail."),
     ):
         vega = to_vega(chart, description)
         made.append(Figure(id=fid, title=title, vega=vega, svg=static_svg(vega, data, fid)))

@@ -217,6 +217,28 @@ class Facts:
         return int(domain)
 
     @property
+    def timeline_replicas(self) -> int:
+        """The replica count the step timeline shows: the first crossing, else the largest count."""
+        return self.crossing_replicas or self.max_replicas
+
+    @property
+    def grad_bytes(self) -> float:
+        """Bytes of gradients each replica reduces per step: b·N."""
+        return float(self.inputs.bytes_per_grad * self.inputs.params)
+
+    @property
+    def bucketed_tail_s(self) -> float:
+        """At the timeline's replica count: communication left after compute with 25 MiB buckets."""
+        p = self.at(self.timeline_replicas)
+        return float(model.bucketed_tail_seconds(p.compute_s, p.comm_s, self.grad_bytes))
+
+    @property
+    def backward_bound_s(self) -> float:
+        """At the timeline's replica count: the tail with perfect overlap within the backward pass, max(0, A − 2C/3)."""
+        p = self.at(self.timeline_replicas)
+        return float(model.step_seconds(p.compute_s, p.comm_s, True) - p.compute_s)
+
+    @property
     def allreduce_limit_s(self) -> float:
         """The all-reduce time for very many replicas: 2·b·N/B for a flat ring; hierarchical, the in-node ring
         over NVLink plus 2·(b·N/g)/B across nodes."""

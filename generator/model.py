@@ -108,6 +108,32 @@ def continuous_crossing(batch_tokens, peak_flops, mfu, bytes_per_grad, link_byte
     return np.where(hierarchical, np.where(inside <= node_gpus, inside, beyond), flat)
 
 
+MIB = 2**20
+BUCKET_BYTES = 25 * MIB  # PyTorch DDP's default bucket (bucket_cap_mb = 25)
+
+
+def bucket_count(grad_bytes, bucket_bytes=BUCKET_BYTES):
+    """Buckets the gradients fill: full ones, then one partial."""
+    return np.ceil(grad_bytes / bucket_bytes)
+
+
+def bucket_end_seconds(k, compute, comm, grad_bytes, bucket_bytes=BUCKET_BYTES):
+    """When the all-reduce of full bucket k (1, 2, …) ends, each bucket starting when the backward pass has
+    filled it (at an even rate, output side first) and the link taking them back to back."""
+    fill = compute * 2 / 3 * bucket_bytes / grad_bytes  # backward time to fill one bucket
+    send = comm * bucket_bytes / grad_bytes  # link time of one bucket
+    return compute / 3 + np.where(send >= fill, fill + k * send, k * fill + send)
+
+
+def bucketed_tail_seconds(compute, comm, grad_bytes, bucket_bytes=BUCKET_BYTES):
+    """Communication left after compute when the gradients go in buckets during the backward pass: at least
+    max(0, A − 2C/3) (perfect overlap within the backward pass) and at most one bucket's fill or send more."""
+    count = bucket_count(grad_bytes, bucket_bytes)
+    last = comm * (grad_bytes - (count - 1) * bucket_bytes) / grad_bytes
+    before = np.where(count > 1, bucket_end_seconds(count - 1, compute, comm, grad_bytes, bucket_bytes), compute)
+    return np.maximum(before, compute) + last - compute
+
+
 @dataclass(frozen=True)
 class Inputs:
     """One run (or arrays of runs, broadcast together): everything the model needs, in SI units."""

@@ -12,9 +12,10 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
-from .charts import FACTS_DATA, GRID_DATA, Figure
+from .charts import BUCKET_GROUPS, FACTS_DATA, GRID_DATA, TIMELINE_DATA, TIMELINE_FACTS, Figure
 from .content import Content, Selection
 from .facts import CAPTIONS, CSV_COLUMNS, KEYS, OPTIONS, Atlas, Facts, gpus_of
+from . import model
 from .notation import fraction, num, percent, seconds
 from .prose import FILTERS, prose_html
 
@@ -36,6 +37,8 @@ def _sequences(share: float) -> str:
     """'half of a sequence', '2 sequences', '1.5 sequences'."""
     if share < 1:
         return f"{fraction(share)} of a sequence"
+    if share == 1:
+        return "one sequence"
     return f"{num(share, 0 if share >= 10 else 1)} sequences".replace(".0 sequences", " sequences")
 
 
@@ -91,11 +94,14 @@ def memory_text(f: Facts) -> str:
 TABLE_COLUMNS = {
     "fig-time": ("Replicas", "Compute per step", "All-reduce per step"),
     "fig-efficiency": ("Replicas", "Tokens per replica", "Scaling efficiency"),
+    "fig-timeline": ("Phase", "Starts", "Ends"),
 }
 
 
 def table_rows(f: Facts, figure_id: str) -> list[list[str]]:
     """A figure's data table for one selection, as text; the crossing's row says so."""
+    if figure_id == "fig-timeline":
+        return timeline_table(f)
     rows = []
     for p in f.points:
         replicas = num(p.replicas) + (" (crossed)" if p.replicas == f.crossing_replicas else "")
@@ -106,8 +112,47 @@ def table_rows(f: Facts, figure_id: str) -> list[list[str]]:
     return rows
 
 
+def timeline_table(f: Facts) -> list[list[str]]:
+    """The step timeline's phases, when each starts and ends."""
+    p = f.at(f.timeline_replicas)
+    compute, tail, bound = p.compute_s, f.bucketed_tail_s, f.backward_bound_s
+    forward = compute / 3
+    rows = [["Forward pass", seconds(0), seconds(forward)],
+            [f"Backward pass: output head, {num(f.model.layers)} layers, input embedding", seconds(forward),
+             seconds(compute)]]
+    if p.comm_s > 0:
+        count = int(model.bucket_count(f.grad_bytes))
+        first = float(model.bucket_end_seconds(1, compute, p.comm_s, f.grad_bytes)) - \
+            p.comm_s * model.BUCKET_BYTES / f.grad_bytes if count > 1 else compute
+        rows.append([f"All-reduce of {num(count)} buckets of 25 MiB", seconds(first), seconds(compute + tail)])
+    rows.append(["Exposed tail", seconds(compute), seconds(compute + tail)])
+    rows.append(["Perfect overlap within the backward pass (bound)", seconds(compute), seconds(compute + bound)])
+    return rows
+
+
+def describe_timeline(f: Facts) -> str:
+    """The step timeline in words."""
+    p = f.at(f.timeline_replicas)
+    compute, tail, bound = p.compute_s, f.bucketed_tail_s, f.backward_bound_s
+    text = (f"One optimiser step on each of {num(f.timeline_replicas)} replicas. The forward pass takes "
+            f"{seconds(compute / 3)}, then the backward pass {seconds(compute * 2 / 3)}, from the output head through "
+            f"{num(f.model.layers)} layers to the input embedding, so compute ends at {seconds(compute)} (solid rule). ")
+    if p.comm_s == 0:
+        return text + "With one replica there is nothing to reduce."
+    text += (f"Below, the gradients go in {num(model.bucket_count(f.grad_bytes))} buckets of 25 MiB, each all-reduced "
+             f"as soon as the backward pass fills it, one after another on the link; bars are darker where the link "
+             f"is busier. ")
+    if tail <= 0:
+        return text + "The link finishes with compute: nothing is exposed."
+    return text + (f"The last bucket finishes at {seconds(compute + tail)}: an exposed tail of {seconds(tail)} after "
+                   f"compute (bottom row). Perfect overlap within the backward pass would leave {seconds(bound)} "
+                   f"(dotted rule); the buckets add {seconds(tail - bound)}, less than one bucket takes.")
+
+
 def describe(f: Facts, figure_id: str, seq_len: int) -> str:
     """A figure in words for one selection: what is drawn, how it runs, where it turns."""
+    if figure_id == "fig-timeline":
+        return describe_timeline(f)
     points = f.points
     first, last = points[0], points[-1]
     n_max = num(last.replicas)
@@ -198,7 +243,8 @@ def page_data(content: Content, atlas: Atlas, figures: list[Figure]) -> dict:
         "options": {k: list(v.items()) for k, v in OPTIONS.items()},  # lists: JSON keys would be sorted
         "captions": [[k, v] for k, v in CAPTIONS.items()],
         "presets": presets_data(content),
-        "data": {"grid": GRID_DATA, "facts": FACTS_DATA},
+        "data": {"grid": GRID_DATA, "facts": FACTS_DATA, "timeline": TIMELINE_DATA, "timeline_facts": TIMELINE_FACTS},
+        "bucket_groups": BUCKET_GROUPS,
         "figures": [{"id": f.id, "vega": f.vega} for f in figures],
     }
 

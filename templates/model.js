@@ -81,6 +81,26 @@ function continuous_crossing(batch_tokens, peak_flops, mfu, bytes_per_grad, link
   return hierarchical ? (inside <= node_gpus ? inside : beyond) : flat;
 }
 
+const MIB = 2 ** 20;
+const BUCKET_BYTES = 25 * MIB;
+
+function bucket_count(grad_bytes, bucket_bytes = BUCKET_BYTES) {
+  return Math.ceil(grad_bytes / bucket_bytes);
+}
+
+function bucket_end_seconds(k, compute, comm, grad_bytes, bucket_bytes = BUCKET_BYTES) {
+  const fill = compute * 2 / 3 * bucket_bytes / grad_bytes;
+  const send = comm * bucket_bytes / grad_bytes;
+  return compute / 3 + (send >= fill ? fill + k * send : k * fill + send);
+}
+
+function bucketed_tail_seconds(compute, comm, grad_bytes, bucket_bytes = BUCKET_BYTES) {
+  const count = bucket_count(grad_bytes, bucket_bytes);
+  const last = comm * (grad_bytes - (count - 1) * bucket_bytes) / grad_bytes;
+  const before = count > 1 ? bucket_end_seconds(count - 1, compute, comm, grad_bytes, bucket_bytes) : compute;
+  return Math.max(before, compute) + last - compute;
+}
+
 /** model.evaluate for one run: arrays over the replica counts, and the run's facts. */
 function evaluate(x, replicas) {
   const run = {
@@ -168,5 +188,5 @@ function fraction(value) {
 const model = {
   replica_counts, compute_seconds, ring_seconds, allreduce_seconds, traffic_factor, comm_seconds, hidden_window,
   step_seconds, efficiency, kept_bytes_per_param, state_bytes_per_param, smallest_fitting_replicas,
-  continuous_crossing, evaluate, inputs, num, sig, seconds, percent, fraction,
+  continuous_crossing, bucket_count, bucket_end_seconds, bucketed_tail_seconds, evaluate, inputs, num, sig, seconds, percent, fraction,
 };

@@ -48,7 +48,7 @@ function factsOf(sel) {
   }));
   const modelStatesGb = P.workshop.bytes_per_param_states * P.models[sel.model].params / GB;
   const domain = gpu.nvlink_domain;
-  return {
+  const f = {
     sel, run, points, gpu, network, model: P.models[sel.model], batch: P.batches[sel.batch],
     max_replicas: maxReplicas,
     crossing_replicas: run.crossing_index < 0 ? null : REPLICAS[run.crossing_index],
@@ -62,7 +62,13 @@ function factsOf(sel) {
     gpu_memory_gb: gpu.memory_gb,
     fits_in_memory: modelStatesGb <= gpu.memory_gb,
     caption: caption(sel),
+    grad_bytes: x.bytes_per_grad * x.params,
   };
+  f.timeline_replicas = f.crossing_replicas || f.max_replicas;
+  const t = f.points[REPLICAS.indexOf(f.timeline_replicas)];
+  f.bucketed_tail_s = bucketed_tail_seconds(t.compute_s, t.comm_s, f.grad_bytes);
+  f.backward_bound_s = step_seconds(t.compute_s, t.comm_s, true) - t.compute_s;
+  return f;
 }
 
 /** Facts.caption: the presets' names, then the GPU and options where they are not the workshop's. */
@@ -90,12 +96,68 @@ function factsRows(f) {
   }];
 }
 
+/** charts.timeline_rows: one step at the timeline's replica count, as bars. */
+function timelineRows(f) {
+  const p = f.points[REPLICAS.indexOf(f.timeline_replicas)];
+  const compute = p.compute_s;
+  const comm = p.comm_s;
+  const grad = f.grad_bytes;
+  const forward = compute / 3;
+  const backward = compute * 2 / 3;
+  const m = f.model;
+  const embedding = m.vocab * m.d_model;
+  const layer = (m.params - 2 * embedding) / m.layers;
+  const rows = [{ row: "compute", kind: "forward", start: 0.0, end: forward, shade: 1.0 }];
+  let t = forward;
+  const parts = [["head", embedding], ...Array(m.layers).fill(["layer", layer]), ["embedding", embedding]];
+  parts.forEach(([kind, params], i) => {
+    const end = t + backward * params / m.params;
+    rows.push({ row: "compute", kind, start: t, end, shade: i % 2 ? 0.55 : 0.8 });
+    t = end;
+  });
+  const count = bucket_count(grad);
+  if (comm > 0) {
+    const send = comm * BUCKET_BYTES / grad;
+    const last = comm * (grad - (count - 1) * BUCKET_BYTES) / grad;
+    const final = compute + f.bucketed_tail_s;
+    const groups = Math.min(count, data.bucket_groups);
+    for (let g = 0; g < groups; g += 1) {
+      const first = Math.floor(g * count / groups) + 1;
+      const through = Math.floor((g + 1) * count / groups);
+      const full = through < count ? through : count - 1;
+      const start = first < count ? bucket_end_seconds(first, compute, comm, grad) - send : final - last;
+      const end = through < count ? bucket_end_seconds(through, compute, comm, grad) : final;
+      const busy = (full - first + 1) * send + (through === count ? last : 0.0);
+      rows.push({ row: "all-reduce", kind: "buckets", start, end,
+        shade: end > start ? Math.max(0.25, Math.min(1.0, busy / (end - start))) : 1.0 });
+    }
+  }
+  if (f.bucketed_tail_s > 0) {
+    rows.push({ row: "exposed", kind: "tail", start: compute, end: compute + f.bucketed_tail_s, shade: 1.0 });
+  }
+  return rows;
+}
+
+/** charts.timeline_facts: the timeline's rules and labels. */
+function timelineFacts(f) {
+  const p = f.points[REPLICAS.indexOf(f.timeline_replicas)];
+  const tail = f.bucketed_tail_s;
+  const bound = f.backward_bound_s;
+  return [{
+    compute_end: p.compute_s, bound_end: p.compute_s + bound, step_end: p.compute_s + tail,
+    span: Math.max(p.compute_s + tail, p.compute_s) * 1.04,
+    tail_text: tail > 0 ? `exposed tail ${seconds(tail)}` : "no exposed tail",
+    bound_text: `bound ${seconds(bound)}`, replicas_text: `one step on each of ${num(f.timeline_replicas)} replicas`,
+  }];
+}
+
 // --- the words (generator/render.py readout, memory_text, table_rows, describe) -------------------------
 
 const capital = (text) => text[0].toUpperCase() + text.slice(1);
 
 function sequencesText(share) {
   if (share < 1) return `${fraction(share)} of a sequence`;
+  if (share === 1) return "one sequence";
   return `${num(share, share >= 10 ? 0 : 1)} sequences`.replace(".0 sequences", " sequences");
 }
 
@@ -144,7 +206,45 @@ function memoryText(f) {
   return `${text}they fit on ${gpu} from ${num(n)} replicas${grid}.`;
 }
 
+function timelineTable(f) {
+  const p = f.points[REPLICAS.indexOf(f.timeline_replicas)];
+  const compute = p.compute_s;
+  const tail = f.bucketed_tail_s;
+  const bound = f.backward_bound_s;
+  const forward = compute / 3;
+  const rows = [["Forward pass", seconds(0), seconds(forward)],
+    [`Backward pass: output head, ${num(f.model.layers)} layers, input embedding`, seconds(forward), seconds(compute)]];
+  if (p.comm_s > 0) {
+    const count = bucket_count(f.grad_bytes);
+    const first = count > 1
+      ? bucket_end_seconds(1, compute, p.comm_s, f.grad_bytes) - p.comm_s * BUCKET_BYTES / f.grad_bytes : compute;
+    rows.push([`All-reduce of ${num(count)} buckets of 25 MiB`, seconds(first), seconds(compute + tail)]);
+  }
+  rows.push(["Exposed tail", seconds(compute), seconds(compute + tail)]);
+  rows.push(["Perfect overlap within the backward pass (bound)", seconds(compute), seconds(compute + bound)]);
+  return rows;
+}
+
+function describeTimeline(f) {
+  const p = f.points[REPLICAS.indexOf(f.timeline_replicas)];
+  const compute = p.compute_s;
+  const tail = f.bucketed_tail_s;
+  const bound = f.backward_bound_s;
+  let text = `One optimiser step on each of ${num(f.timeline_replicas)} replicas. The forward pass takes ` +
+    `${seconds(compute / 3)}, then the backward pass ${seconds(compute * 2 / 3)}, from the output head through ` +
+    `${num(f.model.layers)} layers to the input embedding, so compute ends at ${seconds(compute)} (solid rule). `;
+  if (p.comm_s === 0) return `${text}With one replica there is nothing to reduce.`;
+  text += `Below, the gradients go in ${num(bucket_count(f.grad_bytes))} buckets of 25 MiB, each all-reduced ` +
+    "as soon as the backward pass fills it, one after another on the link; bars are darker where the link " +
+    "is busier. ";
+  if (tail <= 0) return `${text}The link finishes with compute: nothing is exposed.`;
+  return `${text}The last bucket finishes at ${seconds(compute + tail)}: an exposed tail of ${seconds(tail)} after ` +
+    `compute (bottom row). Perfect overlap within the backward pass would leave ${seconds(bound)} ` +
+    `(dotted rule); the buckets add ${seconds(tail - bound)}, less than one bucket takes.`;
+}
+
 function tableRows(f, figureId) {
+  if (figureId === "fig-timeline") return timelineTable(f);
   return f.points.map((p) => {
     const n = num(p.replicas) + (p.replicas === f.crossing_replicas ? " (crossed)" : "");
     return figureId === "fig-time"
@@ -154,6 +254,7 @@ function tableRows(f, figureId) {
 }
 
 function describe(f, figureId) {
+  if (figureId === "fig-timeline") return describeTimeline(f);
   const points = f.points;
   const first = points[0];
   const last = points[points.length - 1];
@@ -284,18 +385,22 @@ async function liveView(figure, f) {
     hover: false,
   });
   view.initialize(live);
-  feed(view, f);
+  const names = new Set(figure.vega.data.map((d) => d.name));
+  feed(view, f, names);
   fitWidth(view, holder);
   await view.runAsync();
   holder.replaceChildren(live);
   holder.dataset.live = "true";
-  return { view, holder };
+  return { view, holder, names };
 }
 
-/** Hand a view the rows and marks of a selection. */
-function feed(view, f) {
-  view.data(data.data.grid, gridRows(f));
-  view.data(data.data.facts, factsRows(f));
+/** Hand a view the rows and marks of a selection: only the datasets its spec declares. */
+const MAKERS = { grid: gridRows, facts: factsRows, timeline: timelineRows, timeline_facts: timelineFacts };
+
+function feed(view, f, names) {
+  for (const [key, make] of Object.entries(MAKERS)) {
+    if (names.has(data.data[key])) view.data(data.data[key], make(f));
+  }
 }
 
 /** Draw at the holder's width (text stays at its set size), but no wider than a printed page's measure
@@ -340,7 +445,7 @@ async function start() {
     shown = factsOf(sel);
     fillTexts(shown);
     if (!keepUrl) selectionToUrl(sel);
-    for (const { view } of views) feed(view, shown);
+    for (const { view, names } of views) feed(view, shown, names);
     await Promise.all(views.map(({ view }) => view.runAsync()));
     document.documentElement.dataset.shown = KEYS.map((k) => sel[k]).join("|");
   }
@@ -355,7 +460,10 @@ async function start() {
     for (const k of KEYS) if (selects[k]) selects[k].value = next[k];
     show(next);
   });
-  window.plate = { views: [], show, model, texts, factsOf, selection: () => ({ ...sel }) };
+  window.plate = {
+    views: [], show, model, texts, factsOf, timelineRows, timelineFacts, gridRows, factsRows,
+    selection: () => ({ ...sel }),
+  };
 
   for (const figure of byVisibility(data.figures)) {
     await afterPaint();

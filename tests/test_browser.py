@@ -22,13 +22,13 @@ SNAPSHOT = """() => ({
 })"""
 
 
-def test_opens_offline_with_two_live_charts_and_no_requests(site, open_page):
+def test_opens_offline_with_three_live_charts_and_no_requests(site, open_page):
     watched = open_page(site)
     page = watched.page
     assert page.evaluate("document.documentElement.dataset.ready") == "true"
-    assert page.locator(".chart[data-live='true'] svg").count() == 2
+    assert page.locator(".chart[data-live='true'] svg").count() == 3
     assert page.evaluate("typeof window.vega.View") == "function"
-    assert page.evaluate("window.plate.views.length") == 2
+    assert page.evaluate("window.plate.views.length") == 3
     assert watched.outside_requests(site) == []
     assert watched.problems() == []
 

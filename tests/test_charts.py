@@ -19,7 +19,7 @@ def made():
 
 def test_two_figures_compiled_to_vega(made):
     _, figures = made
-    assert [f.id for f in figures] == ["fig-time", "fig-efficiency"]
+    assert [f.id for f in figures] == ["fig-time", "fig-efficiency", "fig-timeline"]
     for f in figures:
         assert f.vega["$schema"] if "$schema" in f.vega else True
         assert "marks" in f.vega and "data" in f.vega
@@ -30,8 +30,10 @@ def test_specs_carry_no_data_values(made):
     _, figures = made
     for f in figures:
         named = {d["name"]: d for d in f.vega["data"]}
-        assert charts.GRID_DATA in named and charts.FACTS_DATA in named
-        assert "values" not in named[charts.GRID_DATA] and "values" not in named[charts.FACTS_DATA]
+        fed = {charts.TIMELINE_DATA, charts.TIMELINE_FACTS} if f.id == "fig-timeline" else \
+            {charts.GRID_DATA, charts.FACTS_DATA}
+        assert fed <= set(named)
+        assert all("values" not in named[name] for name in fed)
         assert "llama3-70b" not in json.dumps(f.vega)
 
 
@@ -93,6 +95,6 @@ def test_nvlink_past_its_domain_is_shaded_and_labelled(made):
     atlas, _ = made
     shaded = charts.figures(atlas, Selection("llama3-8b", "4M", "nvlink"))
     plain = charts.figures(atlas, Selection("llama3-8b", "4M", "ib-400"))
-    for a, b in zip(shaded, plain):
+    for a, b in zip(shaded[:2], plain[:2]):  # the two figures against replicas (not the one-step timeline)
         label = ">NVLink beyond a real domain: hypothetical<"
         assert label in a.svg and label not in b.svg

@@ -103,7 +103,7 @@ def test_the_page_writes_every_selections_texts_as_python_does(page, atlas):
         label = render.selection_key(sel)
         assert texts["readout"] == render.readout(f), label
         assert texts["caption"] == f.caption, label
-        for fid in ("fig-time", "fig-efficiency"):
+        for fid in render.TABLE_COLUMNS:
             assert texts["describe"][fid] == render.describe(f, fid, c.presets.workshop.seq_len), (label, fid)
             assert texts["tables"][fid] == render.table_rows(f, fid), (label, fid)
 
@@ -123,3 +123,28 @@ def test_the_page_formats_numbers_as_notation_does(page):
     for (v, d), texts in zip(cases, got):
         assert texts == [notation.num(v, d), notation.sig(v), notation.seconds(v), notation.percent(v),
                          notation.fraction(v)], v
+
+
+EVERY_TIMELINE = """(selections) => selections.map((sel) => {
+  const f = window.plate.factsOf(sel);
+  return {rows: window.plate.timelineRows(f), facts: window.plate.timelineFacts(f)[0]};
+})"""
+
+
+def test_the_page_draws_every_selections_timeline_as_python_does(page, atlas):
+    from generator import charts
+    selections = atlas.selections
+    got = page.evaluate(EVERY_TIMELINE, [{k: getattr(s, k) for k in facts.KEYS} for s in selections])
+    for sel, drawn in zip(selections, got):
+        f = atlas.facts(sel)
+        rows, marks = charts.timeline_rows(f), charts.timeline_facts(f)[0]
+        label = render.selection_key(sel)
+        assert [(r["row"], r["kind"]) for r in drawn["rows"]] == [(r["row"], r["kind"]) for r in rows], label
+        for name in ("start", "end", "shade"):
+            assert_allclose([r[name] for r in drawn["rows"]], [r[name] for r in rows], rtol=RTOL, atol=1e-15,
+                            err_msg=f"{label}: {name}")
+        for name, value in marks.items():
+            if isinstance(value, str):
+                assert drawn["facts"][name] == value, (label, name)
+            else:
+                assert_allclose(drawn["facts"][name], value, rtol=RTOL, err_msg=f"{label}: {name}")

@@ -1,5 +1,6 @@
 """Facts read off the grid for the real presets: what the prose and the readout state."""
 import csv
+from dataclasses import replace
 import io
 
 import pytest
@@ -116,3 +117,22 @@ def test_csv_rows_agree_with_model_md_formulas(atlas):
             assert r["fits_in_memory" + suffix] == ("true" if per_param * N <= memory * (1 + 1e-12) else "false") \
                 or abs(per_param * N - memory) < 1e-6 * memory
         assert float(r["mfu"]) == 0.45
+
+
+def test_bucketed_tail_is_at_least_the_backward_bound_and_within_one_bucket(atlas):
+    """For every selection: the 25 MiB buckets' exposed tail ≥ max(0, A − 2C/3) (perfect overlap within the
+    backward pass, the model's step − compute under backward-only overlap) and exceeds it by less than one
+    bucket's fill or send time; the timeline's tail bar is that tail."""
+    from generator import charts, model
+    for sel in atlas.selections:
+        f = atlas.facts(sel)
+        p = f.at(f.timeline_replicas)
+        C, A = p.compute_s, p.comm_s
+        bound = max(0.0, A - 2 * C / 3)
+        backward = atlas.facts(replace(f.selection, overlap="backward")).at(f.timeline_replicas)
+        assert abs(bound - (backward.step_s - backward.compute_s)) <= 1e-12 * C
+        assert f.backward_bound_s == pytest.approx(bound, rel=1e-12, abs=1e-15)
+        one_bucket = max(2 * C / 3, A) * model.BUCKET_BYTES / f.grad_bytes
+        assert bound - 1e-12 * C <= f.bucketed_tail_s <= bound + one_bucket + 1e-12 * C, sel
+        bars = [r for r in charts.timeline_rows(f) if r["kind"] == "tail"]
+        assert (bars[0]["end"] - bars[0]["start"] if bars else 0.0) == pytest.approx(f.bucketed_tail_s, rel=1e-12)

@@ -83,7 +83,7 @@ def test_without_javascript_text_static_figures_and_tables_are_there(site, open_
         assert term.definition in text
     for source in c.sources.values():
         assert source.title in text
-    assert page.locator(".chart > svg").count() == 2  # the static figures of the default selection
+    assert page.locator(".chart > svg").count() == 3  # the static figures of the default selection
     assert page.locator(".chart svg text", has_text="first crossed: 1,024").count() == 2
     assert not page.locator("#controls").is_visible()  # no controls that cannot work
     for summary in page.locator("summary").all():
@@ -128,7 +128,7 @@ def test_under_the_csp_charts_draw_controls_work_and_nothing_is_blocked(browser,
     page.goto((site / "index.html").resolve().as_uri())
     wait_until(page, "document.documentElement.dataset.ready")
     assert page.evaluate("document.documentElement.dataset.ready") == "true"
-    assert page.locator(".chart[data-live='true'] svg").count() == 2
+    assert page.locator(".chart[data-live='true'] svg").count() == 3
     page.get_by_label("Model", exact=True).select_option("llama3-405b")
     page.get_by_label("Network", exact=True).select_option("nvlink")
     wait_until(page, "document.documentElement.dataset.shown === 'llama3-405b|4M|nvlink|h100-sxm|step|bf16|flat|none'")
