@@ -219,7 +219,7 @@ TIMELINE_INK = {"forward": "#0072b2", "head": "#555555", "layer": "#0072b2", "em
 def timeline_chart() -> alt.LayerChart:
     """Figure 3: one training step on a time axis: compute above, the bucketed all-reduce below, and the
     tail communication leaves after compute."""
-    bars = alt.Chart(alt.Data(name=TIMELINE_DATA)).mark_rect(height=22).encode(
+    bars = alt.Chart(alt.Data(name=TIMELINE_DATA)).mark_rect(height=18).encode(
         x=alt.X("start:Q", title="seconds into the step", scale=alt.Scale(nice=False, zero=True),
                 axis=alt.Axis(format=",~g", tickCount=6, grid=False)),
         x2="end:Q",
@@ -248,7 +248,7 @@ def timeline_chart() -> alt.LayerChart:
                             color=MUTED).encode(
         x=alt.XValue(alt.ExprRef(f"{right} ? 0 : width")), y=y_label, text="replicas_text:N",
     ).properties(name="replicas_label")
-    return alt.layer(bars, compute_end, bound, tail_label, where).properties(width=WIDTH, height=HEIGHT * 0.62)
+    return alt.layer(bars, compute_end, bound, tail_label, where).properties(width=WIDTH, height=HEIGHT * 0.52)
 
 
 def theme() -> dict:

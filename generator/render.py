@@ -193,6 +193,17 @@ def describe(f: Facts, figure_id: str, seq_len: int) -> str:
     return text
 
 
+def reserved_heights(figures: list[Figure]) -> str:
+    """CSS keeping each figure's box as tall as its live view will be (Vega fits the width, not the height), so
+    swapping the static SVG for it shifts nothing; only where scripts run, else the static SVG sets the height."""
+    rules = []
+    for f in figures:
+        height = re.search(r'<svg[^>]*\bheight="([\d.]+)"', f.svg)
+        if height:
+            rules.append(f"#{f.id} .chart {{ min-height: {float(height.group(1)):g}px; }}")
+    return "\n@media screen and (scripting: enabled) {\n  " + "\n  ".join(rules) + "\n}\n" if rules else ""
+
+
 def running_heads(content: Content) -> str:
     """CSS for paper: the volume and plate at the head of every printed page, page numbers at the foot."""
     plate = content.plate
@@ -285,7 +296,7 @@ def page(content: Content, atlas: Atlas, figures: list[Figure], runtime_js: str)
     plate = content.plate
     parts = prose_html(content, atlas)
     env = page_environment()
-    style = raw_template(env, "plate.css") + running_heads(content)
+    style = raw_template(env, "plate.css") + running_heads(content) + reserved_heights(figures)
     script = raw_template(env, "model.js") + "\n" + raw_template(env, "plate.js")
     runtime_js = script_safe(runtime_js)
     default = atlas.complete(plate.default)

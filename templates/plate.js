@@ -437,7 +437,6 @@ async function start() {
   for (const k of KEYS) if (selects[k]) selects[k].value = sel[k];
   let shown = factsOf(sel);
   fillTexts(shown);
-  form.hidden = false;
   const views = [];
 
   async function show(next, keepUrl = false) {
@@ -492,5 +491,6 @@ start().catch((error) => {
   // The static figures of the default selection stay; say why the controls did not appear.
   readout.textContent = `${readout.textContent} (The interactive figures could not start: ${error.message})`;
   document.documentElement.dataset.ready = "failed";
+  form.hidden = true; // controls that cannot work
   throw error;
 });

@@ -58,9 +58,14 @@ def printed(browser, site):
     context.close()
 
 
+# Four pages held two figures; the step timeline (figure 3) and the section on the options beyond the
+# workshop take a fifth.
+MAX_PAGES = 5
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_fits_in_four_pages(printed, fmt):
-    assert 1 <= len(printed[fmt]["texts"]) <= 4
+def test_fits_in_a_few_pages(printed, fmt):
+    assert 1 <= len(printed[fmt]["texts"]) <= MAX_PAGES
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -131,7 +136,7 @@ def test_prints_without_javascript_too(browser, site):
     page.goto((site / "index.html").resolve().as_uri())
     pages = texts(page.pdf(format="A4"))
     context.close()
-    assert len(pages) <= 4
+    assert len(pages) <= MAX_PAGES
     assert "Figure 1." in " ".join(pages) and "Llama 3 8B · 4M tokens · 400 Gb/s" in " ".join(pages)
 
 
@@ -149,5 +154,5 @@ def test_printing_from_a_phone_or_narrow_window_redraws_figures_for_paper(browse
     page.wait_for_timeout(100)
     after = page.evaluate("window.plate.views.map(v => v.width())")
     context.close()
-    assert all(n <= 4 for n in counts), counts
+    assert all(n <= MAX_PAGES for n in counts), counts
     assert after == on_screen  # back to the screen's width once printed
