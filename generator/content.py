@@ -113,11 +113,6 @@ class Presets:
     networks: dict[str, Network]
     gpus: dict[str, Gpu] = field(default_factory=dict)  # every GPU the reader can choose; `gpu` is the workshop's
 
-    def caption(self, selection: "Selection") -> str:
-        """'Llama 3 8B · 4M tokens · 400 Gb/s': how figures and captions name a selection."""
-        return (f"{self.models[selection.model].name} · {self.batches[selection.batch].name} · "
-                f"{self.networks[selection.network].short}")
-
 
 @dataclass(frozen=True)
 class Selection:

@@ -28,11 +28,6 @@ CONTROLS = (("model", "Model"), ("batch", "Global batch"), ("network", "Network"
 
 # --- views of one selection: the page script (templates/plate.js) writes the same text for any other -------
 
-def caption(content: Content, sel: Selection, atlas: Atlas | None = None) -> str:
-    """'Llama 3 8B · 4M tokens · 400 Gb/s' (and any option that is not the workshop's): what a figure shows."""
-    return (atlas or Atlas(content.presets)).facts(sel).caption
-
-
 def _sequences(share: float) -> str:
     """'half of a sequence', '2 sequences', '1.5 sequences'."""
     if share < 1:
