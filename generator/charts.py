@@ -132,7 +132,8 @@ def _band_and_rule(max_replicas: int) -> list:
         x="hypothetical_from:Q", x2="max_replicas:Q").properties(name="hypothetical")
     hypothetical_rule = reach.mark_rule(strokeDash=[2, 2], color=MUTED, aria=False).encode(
         x="hypothetical_from:Q").properties(name="hypothetical_rule")
-    hypothetical_label = reach.mark_text(align="left", baseline="top", dx=4, dy=32, fontSize=11, color=MUTED).encode(
+    hypothetical_label = reach.mark_text(align="left", baseline="top", dx=4, dy=32, fontSize=11, color=MUTED,
+                                         opacity=alt.ExprRef("width < 600 ? 0 : 1")).encode(  # narrow: words only
         x="hypothetical_from:Q", y=alt.value(0), text=alt.value("NVLink beyond a real domain: hypothetical"),
     ).properties(name="hypothetical_label")
     crossed = facts.transform_filter("datum.crossing != null")
@@ -189,6 +190,7 @@ def time_chart(max_replicas: int) -> alt.LayerChart:
     labels = [
         base.transform_filter(f"datum.replicas == {where} && datum.series == '{name}'").mark_text(
             align=align, baseline=baseline, dx=dx, dy=dy, fontSize=12, fontWeight="bold", color=LABEL_INK[name],
+            opacity=alt.ExprRef("width < 600 ? 0 : 1") if name == "backward pass" else 1,  # no room left of 8
         ).encode(x="replicas:Q", y="seconds:Q", text="series:N").properties(
             name=f"label_{name.replace('-', '').replace(' ', '')}")
         for name, where, align, baseline, dx, dy in (("compute", 2, "left", "bottom", 6, -6),
@@ -244,8 +246,9 @@ def timeline_chart() -> alt.LayerChart:
     tail_label = words.mark_text(align=alt.ExprRef(f"{right} ? 'right' : 'left'"), baseline="middle", fontSize=11,
                                  fontWeight="bold", color=LABEL_INK["all-reduce"]).encode(
         x="tail_middle:Q", y=y_label, text="tail_text:N").properties(name="tail_label")
+    # (left out on a narrow figure, where it would run into the tail's words; the description says it)
     where = words.mark_text(align=alt.ExprRef(f"{right} ? 'left' : 'right'"), baseline="middle", fontSize=11,
-                            color=MUTED).encode(
+                            color=MUTED, opacity=alt.ExprRef("width < 560 ? 0 : 1")).encode(
         x=alt.XValue(alt.ExprRef(f"{right} ? 0 : width")), y=y_label, text="replicas_text:N",
     ).properties(name="replicas_label")
     return alt.layer(bars, compute_end, bound, tail_label, where).properties(width=WIDTH, height=HEIGHT * 0.52)
