@@ -71,7 +71,7 @@ def check_grid(atlas: Atlas, root: Path) -> None:
     """Presets that are each within bounds can still combine into absurd times (1e15 parameters on a
     0.001 TFLOP/s GPU): the longest step is named at its model's line."""
     g = atlas.grid
-    arrays = (g.compute_s, g.allreduce_s, g.step_s, g.efficiency, g.tokens_per_replica, g.model_states_bytes,
+    arrays = (g.compute_s, g.allreduce_s, g.step_s, g.efficiency, g.tokens_per_replica, g.states_bytes,
               g.continuous_crossing)
     path = root / "presets.toml"
     problems = schema.Problems(root)

@@ -9,20 +9,22 @@ import altair as alt
 import vl_convert as vlc
 
 from .facts import Atlas, Facts
+from .notation import num, seconds
+from . import model
 
-GRID_DATA = "grid"  # the one dataset both live views share; the page inserts its rows
-FACTS_DATA = "facts"  # one row per selection: crossing, where a sequence runs out
-SIGNALS = ("sel_model", "sel_batch", "sel_network")
+GRID_DATA = "grid"  # the shown selection's rows, one per replica count; the page computes and inserts them
+FACTS_DATA = "facts"  # one row: the selection's label, crossings, where a sequence runs out, NVLink's reach
 WIDTH, HEIGHT = 720, 250  # WIDTH: what plate.js draws at most, so the static and live figures print alike
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
 # Okabe–Ito blue and vermilion: distinct under the common colour-vision deficiencies, at least 3:1 against
 # the light page, and told apart by dash and point shape too. Their direct labels use shades that reach 4.5:1
 # as text. The page's CSS re-inks every colour below by value for dark mode (templates/plate.css).
-SERIES = {"compute": ("#0072b2", []), "all-reduce": ("#d55e00", [6, 3])}
-LABEL_INK = {"compute": "#0072b2", "all-reduce": "#a94a00"}
+SERIES = {"compute": ("#0072b2", []), "all-reduce": ("#d55e00", [6, 3]), "backward pass": ("#0072b2", [2, 3])}
+LABEL_INK = {"compute": "#0072b2", "all-reduce": "#a94a00", "backward pass": "#0072b2"}
 INK, MUTED = "#333333", "#555555"
 LEFT_OF_RULE = 16  # from this crossing on, its label sits left of the rule (else right, to stay in the frame)
-SELECTED = " && ".join(f"datum.{k} == {s}" for k, s in zip(("model", "batch", "network"), SIGNALS))
+LONGEST_LABEL = 60  # characters of the in-figure selection label; longer ones are left to the caption
+LABEL_PX_PER_CHAR, CROSS_LABEL_PX = 6.2, 150  # 11 px text: width per character; the crossing label's width
 
 
 @dataclass(frozen=True)
@@ -35,38 +37,74 @@ class Figure:
     svg: str
 
 
-def grid_rows(atlas: Atlas) -> list[dict]:
-    """The rows both live views draw from: the grid, with ids the controls use."""
-    return [
-        {"model": r["model"], "batch": b, "network": r["network"], "replicas": r["replicas"],
-         "compute_s": r["compute_s"], "allreduce_s": r["allreduce_s"], "efficiency": r["efficiency"]}
-        for r in atlas.rows()
-        for b in [_batch_id(atlas, r["global_batch_tokens"])]
-    ]
+def grid_rows(f: Facts) -> list[dict]:
+    """The rows the live views draw for one selection (templates/plate.js `gridRows` makes the same)."""
+    return [{"replicas": p.replicas, "compute_s": p.compute_s, "comm_s": p.comm_s,
+             "window_s": p.compute_s * 2 / 3 if f.backward_only else None, "efficiency": p.efficiency}
+            for p in f.points]
 
 
-def _batch_id(atlas: Atlas, tokens: int) -> str:
-    return next(i for i, b in atlas.presets.batches.items() if b.tokens == tokens)
+def facts_rows(f: Facts, label: str) -> list[dict]:
+    """The one row of marks for a selection: label, crossing, n*, one sequence, NVLink's reach."""
+    return [{
+        "label": label, "crossing": f.crossing_replicas, "n_star": f.continuous_crossing,
+        "n_star_text": "n* ≈ " + num(f.continuous_crossing),
+        "one_sequence": f.batch.tokens / f.workshop.seq_len, "max_replicas": f.max_replicas,
+        "hypothetical_from": f.hypothetical_from,
+    }]
 
 
-def facts_rows(atlas: Atlas) -> list[dict]:
-    """One row per selection: its label, where the lines cross, where a replica gets under one sequence."""
-    out = []
-    for sel in atlas.selections:
-        f: Facts = atlas.facts(sel)
-        out.append({
-            "model": sel.model, "batch": sel.batch, "network": sel.network,
-            "label": atlas.presets.caption(sel),
-            "tokens": f.batch.tokens,
-            "crossing": f.crossing_replicas,
-            "one_sequence": f.batch.tokens / atlas.presets.workshop.seq_len,
-            "max_replicas": int(atlas.grid.replicas[-1]),
-        })
-    return out
+TIMELINE_DATA = "timeline"  # the timeline's bars: forward, backward layer by layer, bucket groups, the tail
+TIMELINE_FACTS = "timeline_facts"  # its rules and labels
+BUCKET_GROUPS = 32  # buckets drawn as at most this many bars, each shaded by how busy the link is within it
 
 
-def _params(default) -> list:
-    return [alt.param(name=s, value=v) for s, v in zip(SIGNALS, (default.model, default.batch, default.network))]
+def timeline_rows(f: Facts) -> list[dict]:
+    """One step at the timeline's replica count (templates/plate.js `timelineRows` makes the same): the forward
+    pass, the backward pass from the output head through the layers to the input embedding, and the gradient
+    buckets' all-reduces back to back, grouped into bars shaded by the link's busy share."""
+    p = f.at(f.timeline_replicas)
+    compute, comm, grad = p.compute_s, p.comm_s, f.grad_bytes
+    forward, backward = compute / 3, compute * 2 / 3
+    m = f.model
+    embedding = m.vocab * m.d_model
+    layer = (m.params - 2 * embedding) / m.layers
+    rows = [{"row": "compute", "kind": "forward", "start": 0.0, "end": forward, "shade": 1.0}]
+    t = forward
+    for i, (kind, params) in enumerate([("head", embedding)] + [("layer", layer)] * m.layers + [("embedding", embedding)]):
+        end = t + backward * params / m.params
+        rows.append({"row": "compute", "kind": kind, "start": t, "end": end, "shade": 0.55 if i % 2 else 0.8})
+        t = end
+    count = int(model.bucket_count(grad))
+    if comm > 0:
+        send = comm * model.BUCKET_BYTES / grad
+        last = comm * (grad - (count - 1) * model.BUCKET_BYTES) / grad
+        final = compute + f.bucketed_tail_s
+        groups = min(count, BUCKET_GROUPS)
+        for g in range(groups):
+            first, through = g * count // groups + 1, (g + 1) * count // groups
+            full = through if through < count else count - 1  # full buckets in the group
+            start = float(model.bucket_end_seconds(first, compute, comm, grad)) - send if first < count else final - last
+            end = float(model.bucket_end_seconds(through, compute, comm, grad)) if through < count else final
+            busy = (full - first + 1) * send + (last if through == count else 0.0)
+            rows.append({"row": "all-reduce", "kind": "buckets", "start": start, "end": end,
+                         "shade": max(0.25, min(1.0, busy / (end - start))) if end > start else 1.0})
+    tail = f.bucketed_tail_s
+    if tail > 0:
+        rows.append({"row": "exposed", "kind": "tail", "start": compute, "end": compute + tail, "shade": 1.0})
+    return rows
+
+
+def timeline_facts(f: Facts) -> list[dict]:
+    """The timeline's rules and labels: where compute ends, the backward-only bound, the bucketed end."""
+    p = f.at(f.timeline_replicas)
+    tail, bound = f.bucketed_tail_s, f.backward_bound_s
+    return [{
+        "compute_end": p.compute_s, "bound_end": p.compute_s + bound, "step_end": p.compute_s + tail,
+        "span": max(p.compute_s + tail, p.compute_s) * 1.04,
+        "tail_text": f"exposed tail {seconds(tail)}" if tail > 0 else "no exposed tail",
+        "bound_text": f"bound {seconds(bound)}", "replicas_text": f"one step on each of {num(f.timeline_replicas)} replicas",
+    }]
 
 
 def _x(max_replicas: int) -> alt.X:
@@ -76,9 +114,11 @@ def _x(max_replicas: int) -> alt.X:
 
 
 def _band_and_rule(max_replicas: int) -> list:
-    """The shaded 'under one sequence per replica' band and the crossing rule, both labelled."""
-    facts = alt.Chart(alt.Data(name=FACTS_DATA)).transform_filter(SELECTED)
-    band = facts.mark_rect(opacity=0.13, color="#888888").encode(
+    """Shading (under one sequence per replica; NVLink beyond a real domain), the crossing's rule and n*'s.
+    Shapes are hidden from assistive technology (aria=False: an empty layer would be an unnamed image); the
+    figure's description and table say what they mark."""
+    facts = alt.Chart(alt.Data(name=FACTS_DATA))
+    band = facts.mark_rect(opacity=0.13, color="#888888", aria=False).encode(
         x=alt.X("one_sequence:Q", scale=alt.Scale(type="log", base=2)), x2="max_replicas:Q",
     ).transform_filter(f"datum.one_sequence < {max_replicas}").properties(name="band")
     # Labelled only when the band is wide enough (5 octaves) to hold its words.
@@ -86,30 +126,53 @@ def _band_and_rule(max_replicas: int) -> list:
                                  color=MUTED).encode(
         x="max_replicas:Q", y=alt.value(0), text=alt.value("< 1 sequence per replica"),
     ).transform_filter(f"datum.one_sequence <= {max_replicas / 32}").properties(name="band_label")
+    # Over NVLink past the largest real domain of the GPU: a ring nobody can build, shaded and said so.
+    reach = facts.transform_filter("datum.hypothetical_from != null")
+    hypothetical = reach.mark_rect(opacity=0.16, color="#555555", aria=False).encode(
+        x="hypothetical_from:Q", x2="max_replicas:Q").properties(name="hypothetical")
+    hypothetical_rule = reach.mark_rule(strokeDash=[2, 2], color=MUTED, aria=False).encode(
+        x="hypothetical_from:Q").properties(name="hypothetical_rule")
+    hypothetical_label = reach.mark_text(align="left", baseline="top", dx=4, dy=32, fontSize=11, color=MUTED,
+                                         opacity=alt.ExprRef("width < 600 ? 0 : 1")).encode(  # narrow: words only
+        x="hypothetical_from:Q", y=alt.value(0), text=alt.value("NVLink beyond a real domain: hypothetical"),
+    ).properties(name="hypothetical_label")
     crossed = facts.transform_filter("datum.crossing != null")
-    rule = crossed.mark_rule(strokeWidth=1.5, color=INK).encode(x="crossing:Q").properties(name="rule")
+    rule = crossed.mark_rule(strokeWidth=1.5, color=INK, aria=False).encode(x="crossing:Q").properties(name="rule")
     rule_label = crossed.transform_calculate(
-        label="'cross: ' + format(datum.crossing, ',d')",
+        label="'first crossed: ' + format(datum.crossing, ',d')",
     ).mark_text(align=alt.ExprRef(f"datum.crossing >= {LEFT_OF_RULE} ? 'right' : 'left'"), baseline="bottom",
                 dx=alt.ExprRef(f"datum.crossing >= {LEFT_OF_RULE} ? -4 : 4"), dy=-4,
                 fontSize=11, fontWeight="bold", color=INK).encode(
         x="crossing:Q", y=alt.value("height"), text="label:N").properties(name="rule_label")
+    # n*, where the drawn lines meet (not a power of two): a dotted rule, labelled at the top.
+    star = facts.transform_filter(f"datum.n_star <= {max_replicas}")
+    star_rule = star.mark_rule(strokeWidth=1, strokeDash=[1, 3], color=INK, aria=False).encode(
+        x="n_star:Q").properties(name="n_star_rule")
+    star_label = star.mark_text(align=alt.ExprRef(f"datum.n_star >= {LEFT_OF_RULE} ? 'right' : 'left'"),
+                                baseline="top", dx=alt.ExprRef(f"datum.n_star >= {LEFT_OF_RULE} ? -4 : 4"), dy=18,
+                                fontSize=11, color=INK).encode(
+        x="n_star:Q", y=alt.value(0), text="n_star_text:N").properties(name="n_star_label")
     # The selection drawn into the figure, so a saved or printed SVG says what it shows; left out where it
-    # would collide with the crossing's label (a narrow figure, an early crossing): the caption says it too.
+    # would collide with the crossing's label (a narrow figure, an early crossing, a long label): the caption
+    # says it too.
     selection = facts.mark_text(align="left", baseline="bottom", dx=6, dy=-4, fontSize=11, color=MUTED,
-                                opacity=alt.ExprRef(f"width < 600 || (datum.crossing != null && "
-                                                    f"datum.crossing < {LEFT_OF_RULE * 4}) ? 0 : 1")).encode(x=alt.value(0), y=alt.value("height"), text="label:N",
-                                                    ).properties(name="selection_label")
-    return [band, band_label, rule, rule_label, selection]
+                                opacity=alt.ExprRef(f"width < 600 || length(datum.label) > {LONGEST_LABEL} || "
+                                                    f"(datum.crossing != null && scale('x', datum.crossing) < "
+                                                    f"{CROSS_LABEL_PX} + {LABEL_PX_PER_CHAR} * length(datum.label))"
+                                                    f" ? 0 : 1")).encode(
+        x=alt.value(0), y=alt.value("height"), text="label:N").properties(name="selection_label")
+    return [band, band_label, hypothetical, hypothetical_rule, hypothetical_label, rule, rule_label,
+            star_rule, star_label, selection]
 
 
-def time_chart(default, max_replicas: int) -> alt.LayerChart:
-    """Figure 1: per-step compute and gradient all-reduce time against replicas, log–log."""
+def time_chart(max_replicas: int) -> alt.LayerChart:
+    """Figure 1: per-step compute and gradient all-reduce time against replicas, log–log; under backward-only
+    overlap also the backward pass, the part of compute that can hide the all-reduce."""
     names, colours = list(SERIES), [c for c, _ in SERIES.values()]
-    base = alt.Chart(alt.Data(name=GRID_DATA)).transform_filter(SELECTED).transform_fold(
-        ["compute_s", "allreduce_s"], as_=["series", "seconds"],
+    base = alt.Chart(alt.Data(name=GRID_DATA)).transform_fold(
+        ["compute_s", "comm_s", "window_s"], as_=["series", "seconds"],
     ).transform_calculate(
-        series="datum.series == 'compute_s' ? 'compute' : 'all-reduce'",
+        series="datum.series == 'compute_s' ? 'compute' : datum.series == 'comm_s' ? 'all-reduce' : 'backward pass'",
     ).transform_filter("datum.seconds > 0")
     colour = alt.Color("series:N", scale=alt.Scale(domain=names, range=colours), legend=None)
     dash = alt.StrokeDash("series:N", scale=alt.Scale(domain=names, range=[d for _, d in SERIES.values()]),
@@ -118,25 +181,28 @@ def time_chart(default, max_replicas: int) -> alt.LayerChart:
               axis=alt.Axis(format=",~g", tickCount=5, grid=False))
     lines = base.mark_line(strokeWidth=2.5).encode(x=_x(max_replicas), y=y, color=colour, strokeDash=dash,
                                                    ).properties(name="series")
-    dots = base.mark_point(filled=True, size=28).encode(
+    dots = base.transform_filter("datum.series != 'backward pass'").mark_point(filled=True, size=28).encode(
         x="replicas:Q", y="seconds:Q", color=colour,
-        shape=alt.Shape("series:N", scale=alt.Scale(domain=names, range=["circle", "square"]), legend=None),
+        shape=alt.Shape("series:N", scale=alt.Scale(domain=names[:2], range=["circle", "square"]), legend=None),
     ).properties(name="series_points")
-    # Direct labels, so colour is never the only key to the series: compute above, all-reduce below.
+    # Direct labels, so colour is never the only key to the series: compute above, all-reduce below, the
+    # backward pass under its line, left of 8 replicas (the line rises to the left, away from the words).
     labels = [
-        base.transform_filter(f"datum.replicas == 2 && datum.series == '{name}'").mark_text(
-            align="left", baseline=baseline, dx=6, dy=dy, fontSize=12, fontWeight="bold", color=LABEL_INK[name],
-        ).encode(x="replicas:Q", y="seconds:Q", text="series:N").properties(name=f"label_{name.replace('-', '')}")
-        for name, baseline, dy in (("compute", "bottom", -6), ("all-reduce", "top", 8))
+        base.transform_filter(f"datum.replicas == {where} && datum.series == '{name}'").mark_text(
+            align=align, baseline=baseline, dx=dx, dy=dy, fontSize=12, fontWeight="bold", color=LABEL_INK[name],
+            opacity=alt.ExprRef("width < 600 ? 0 : 1") if name == "backward pass" else 1,  # no room left of 8
+        ).encode(x="replicas:Q", y="seconds:Q", text="series:N").properties(
+            name=f"label_{name.replace('-', '').replace(' ', '')}")
+        for name, where, align, baseline, dx, dy in (("compute", 2, "left", "bottom", 6, -6),
+                                                     ("all-reduce", 2, "left", "top", 6, 8),
+                                                     ("backward pass", 8, "right", "top", -4, 8))
     ]
-    return alt.layer(*_band_and_rule(max_replicas), lines, dots, *labels).add_params(*_params(default)).properties(
-        width=WIDTH, height=HEIGHT,
-    )
+    return alt.layer(*_band_and_rule(max_replicas), lines, dots, *labels).properties(width=WIDTH, height=HEIGHT)
 
 
-def efficiency_chart(default, max_replicas: int) -> alt.LayerChart:
+def efficiency_chart(max_replicas: int) -> alt.LayerChart:
     """Figure 2: scaling efficiency (compute / step time) against replicas."""
-    base = alt.Chart(alt.Data(name=GRID_DATA)).transform_filter(SELECTED)
+    base = alt.Chart(alt.Data(name=GRID_DATA))
     line = base.mark_line(strokeWidth=2.5, color=SERIES["compute"][0],
                           point=alt.OverlayMarkDef(filled=True, size=28, color=SERIES["compute"][0]),
                           ).properties(name="efficiency").encode(
@@ -144,9 +210,48 @@ def efficiency_chart(default, max_replicas: int) -> alt.LayerChart:
         y=alt.Y("efficiency:Q", title="scaling efficiency", scale=alt.Scale(domain=[0, 1]),
                 axis=alt.Axis(format="%", values=[0, 0.25, 0.5, 0.75, 1], grid=True)),
     )
-    return alt.layer(*_band_and_rule(max_replicas), line).add_params(*_params(default)).properties(
-        width=WIDTH, height=HEIGHT * 0.72,
-    )
+    return alt.layer(*_band_and_rule(max_replicas), line).properties(width=WIDTH, height=HEIGHT * 0.72)
+
+
+TIMELINE_ROWS = ["compute", "all-reduce", "exposed", "label"]  # the last row holds words, not bars
+TIMELINE_INK = {"forward": "#0072b2", "head": "#555555", "layer": "#0072b2", "embedding": "#555555",
+                "buckets": "#d55e00", "tail": "#a94a00"}
+
+
+def timeline_chart() -> alt.LayerChart:
+    """Figure 3: one training step on a time axis: compute above, the bucketed all-reduce below, and the
+    tail communication leaves after compute."""
+    bars = alt.Chart(alt.Data(name=TIMELINE_DATA)).mark_rect(height=18).encode(
+        x=alt.X("start:Q", title="seconds into the step", scale=alt.Scale(nice=False, zero=True),
+                axis=alt.Axis(format=",~g", tickCount=6, grid=False)),
+        x2="end:Q",
+        y=alt.Y("row:N", title=None, sort=TIMELINE_ROWS, scale=alt.Scale(domain=TIMELINE_ROWS),
+                axis=alt.Axis(labelFontSize=12, ticks=False, domain=False,
+                              labelExpr="datum.value == 'label' ? '' : datum.value")),
+        color=alt.Color("kind:N", legend=None, scale=alt.Scale(domain=list(TIMELINE_INK),
+                                                               range=list(TIMELINE_INK.values()))),
+        opacity=alt.Opacity("shade:Q", legend=None, scale=None),
+    ).properties(name="bars")
+    marks = alt.Chart(alt.Data(name=TIMELINE_FACTS))
+    bars_only = {"y": alt.YValue(0), "y2": alt.Y2Value(alt.ExprRef("height * 0.75"))}  # not through the words
+    compute_end = marks.mark_rule(color=INK, strokeWidth=1.5, aria=False).encode(
+        x="compute_end:Q", **bars_only).properties(name="compute_end")
+    bound = marks.mark_rule(color=INK, strokeDash=[1, 3], aria=False).encode(
+        x="bound_end:Q", **bars_only).properties(name="bound_rule")
+    # Words on the last row: the tail's length under the tail (anchored at its middle, towards the centre),
+    # and which step this is on the other side.
+    right = "scale('x', datum.tail_middle) > width / 2"
+    words = marks.transform_calculate(row="'label'", tail_middle="(datum.compute_end + datum.step_end) / 2")
+    y_label = alt.Y("row:N", sort=TIMELINE_ROWS, scale=alt.Scale(domain=TIMELINE_ROWS))
+    tail_label = words.mark_text(align=alt.ExprRef(f"{right} ? 'right' : 'left'"), baseline="middle", fontSize=11,
+                                 fontWeight="bold", color=LABEL_INK["all-reduce"]).encode(
+        x="tail_middle:Q", y=y_label, text="tail_text:N").properties(name="tail_label")
+    # (left out on a narrow figure, where it would run into the tail's words; the description says it)
+    where = words.mark_text(align=alt.ExprRef(f"{right} ? 'left' : 'right'"), baseline="middle", fontSize=11,
+                            color=MUTED, opacity=alt.ExprRef("width < 560 ? 0 : 1")).encode(
+        x=alt.XValue(alt.ExprRef(f"{right} ? 0 : width")), y=y_label, text="replicas_text:N",
+    ).properties(name="replicas_label")
+    return alt.layer(bars, compute_end, bound, tail_label, where).properties(width=WIDTH, height=HEIGHT * 0.52)
 
 
 def theme() -> dict:
@@ -159,6 +264,10 @@ def theme() -> dict:
                  "labelColor": INK, "titleColor": INK, "domainColor": "#666666",
                  "tickColor": "#666666", "gridColor": "#dddddd"},
         "autosize": {"type": "fit-x", "contains": "padding"},
+        # The figure's box is the image (role="img", named by its caption, described by its words and table):
+        # Vega's per-mark ARIA labels would be hidden inside it anyway, and cost bytes in every static SVG.
+        "mark": {"aria": False},
+        "aria": False,
     }
 
 
@@ -185,25 +294,34 @@ def static_svg(vega: dict, data: dict[str, list[dict]], figure_id: str) -> str:
     """The figure for the default selection as SVG, with ids made unique to this figure."""
     svg = vlc.vega_to_svg(with_data(vega, data))
     svg = re.sub(r"<\?xml[^>]*>\s*", "", svg)
+    return unique_ids(svg, figure_id).strip()
+
+
+def unique_ids(svg: str, prefix: str) -> str:
+    """Every id in an SVG (clip paths, gradients) and every url(#id) naming it, prefixed, so that two SVGs
+    inlined in one page cannot take each other's."""
     ids = set(re.findall(r'\bid="([^"]+)"', svg))
-    for old in sorted(ids, key=len, reverse=True):
-        svg = svg.replace(f'id="{old}"', f'id="{figure_id}-{old}"').replace(
-            f"url(#{old})", f"url(#{figure_id}-{old})")
-    return svg.strip()
+    if not ids:
+        return svg
+    pattern = re.compile(r'(\bid="|url\(#|href="#)(' + "|".join(map(re.escape, sorted(ids, key=len, reverse=True)))
+                         + r')(?=[")])')
+    return pattern.sub(lambda m: f"{m.group(1)}{prefix}-{m.group(2)}", svg)
 
 
 def figures(atlas: Atlas, default) -> list[Figure]:
-    """Both figures, compiled for the page and drawn for the default selection."""
-    max_replicas = int(atlas.grid.replicas[-1])
-    data = {GRID_DATA: grid_rows(atlas), FACTS_DATA: facts_rows(atlas)}
+    """The figures, compiled for the page (no data) and drawn for the default selection (its rows only)."""
+    f = atlas.facts(default)
+    data = {GRID_DATA: grid_rows(f), FACTS_DATA: facts_rows(f, f.caption), TIMELINE_DATA: timeline_rows(f),
+            TIMELINE_FACTS: timeline_facts(f)}
     made = []
     for fid, title, chart, description in (
-        ("fig-time", "Compute and all-reduce time per step", time_chart(default, max_replicas),
+        ("fig-time", "Compute and all-reduce time per step", time_chart(f.max_replicas),
          "Per-step compute time and gradient all-reduce time against data-parallel replicas, log–log."),
-        ("fig-efficiency", "Scaling efficiency", efficiency_chart(default, max_replicas),
+        ("fig-efficiency", "Scaling efficiency", efficiency_chart(f.max_replicas),
          "Scaling efficiency against data-parallel replicas."),
+        ("fig-timeline", "One training step as a timeline", timeline_chart(),
+         "One optimiser step: forward and backward compute, the gradient buckets' all-reduces, the exposed tail."),
     ):
         vega = to_vega(chart, description)
         made.append(Figure(id=fid, title=title, vega=vega, svg=static_svg(vega, data, fid)))
     return made
-

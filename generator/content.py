@@ -5,7 +5,7 @@ import dataclasses
 import difflib
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .schema import (MAX_ENTRIES, MAX_GRID_ROWS, MAX_SELECTIONS, Problems, Range, fields, grid_rows, keyed, locate,
@@ -72,7 +72,12 @@ class Network:
     id: str
     name: str
     short: str
-    link_gbytes_per_s: float
+    link_gbytes_per_s: float  # for the NVLink network, the workshop GPU's NVLink (the model takes the chosen GPU's)
+    nvlink: bool = False  # the link is the chosen GPU's NVLink
+
+    def link_bytes_per_s(self, gpu: "Gpu") -> float:
+        """Bytes per second per direction this network gives each replica of the given GPU."""
+        return (gpu.nvlink_gbytes_per_s if self.nvlink else self.link_gbytes_per_s) * 1e9
 
 
 @dataclass(frozen=True)
@@ -84,6 +89,9 @@ class Gpu:
     peak_tflops: float
     memory_gb: float
     nvlink_gbytes_per_s: float
+    nvlink_domain: int | None = None  # the most GPUs one NVLink fabric joins; beyond it NVLink is hypothetical
+    nvlink_domain_name: str = ""  # what joins them: "the NVLink Switch System"
+    source: str = ""  # id in sources.toml
 
 
 @dataclass(frozen=True)
@@ -107,20 +115,22 @@ class Presets:
     models: dict[str, Model]
     batches: dict[str, Batch]
     networks: dict[str, Network]
-
-    def caption(self, selection: "Selection") -> str:
-        """'Llama 3 8B · 4M tokens · 400 Gb/s': how figures and captions name a selection."""
-        return (f"{self.models[selection.model].name} · {self.batches[selection.batch].name} · "
-                f"{self.networks[selection.network].short}")
+    gpus: dict[str, Gpu] = field(default_factory=dict)  # every GPU the reader can choose; `gpu` is the workshop's
 
 
 @dataclass(frozen=True)
 class Selection:
-    """One choice of model, global batch and network, by preset id."""
+    """One choice of model, global batch and network, by preset id, and of the options beyond the workshop
+    (facts.OPTIONS; each defaults to the workshop's: its GPU, whole-step overlap, BF16, flat ring, no sharding)."""
 
     model: str
     batch: str
     network: str
+    gpu: str = ""  # "" is the workshop's GPU
+    overlap: str = "step"
+    precision: str = "bf16"
+    topology: str = "flat"
+    sharding: str = "none"
 
 
 @dataclass(frozen=True)
@@ -165,6 +175,7 @@ class Content:
 
 # --- the files -----------------------------------------------------------------------------------
 
+OPTION_SETTINGS = 2 * 2 * 2  # overlap × gradient precision × topology (facts.OPTIONS)
 MAX_REPLICAS = 2**20  # the page embeds every replica count; beyond this it only grows
 WORKSHOP_SCHEMA = {"gpu": "text", "mfu": Range("fraction", 0.001, 1), "bytes_per_grad": "count",
                    "bytes_per_param_states": "count", "seq_len": "count", "max_replicas": "count"}
@@ -172,11 +183,14 @@ WORKSHOP_SCHEMA = {"gpu": "text", "mfu": Range("fraction", 0.001, 1), "bytes_per
 TFLOPS = Range("positive", 0.001, 1_000_000, " TFLOP/s")
 GIGABYTES = Range("positive", 0.001, 1_000_000, " GB")
 GB_PER_S = Range("positive", 0.001, 1_000_000, " GB/s per direction")
-GPU_SCHEMA = {"name": "text", "peak_tflops": TFLOPS, "memory_gb": GIGABYTES, "nvlink_gbytes_per_s": GB_PER_S}
+GPU_SCHEMA = {"name": "text", "peak_tflops": TFLOPS, "memory_gb": GIGABYTES, "nvlink_gbytes_per_s": GB_PER_S,
+              "nvlink_domain": "count", "nvlink_domain_name": "text", "source": "text"}
+GPU_OPTIONAL = {"nvlink_domain": None, "nvlink_domain_name": "", "source": ""}
 MODEL_SCHEMA = {"name": "text", "params": "count", "layers": "count", "d_model": "count", "ffn": "count",
                 "vocab": "count"}
 BATCH_SCHEMA = {"name": "text", "tokens": "count"}
-NETWORK_SCHEMA = {"name": "text", "short": "text", "link_gbytes_per_s": GB_PER_S}
+NETWORK_SCHEMA = {"name": "text", "short": "text", "link_gbytes_per_s": GB_PER_S, "nvlink": "flag"}
+NETWORK_OPTIONAL = {"link_gbytes_per_s": None, "nvlink": False}
 TERM_SCHEMA = {"name": "text", "definition": "text", "matches": "texts"}
 SOURCE_SCHEMA = {"authors": "text", "title": "text", "venue": "text", "url": "url", "label": "text", "note": "text"}
 FRONT_MATTER_SCHEMA = {"volume": "text", "volume_title": "text", "plate": "count", "plates_in_volume": "count",
@@ -227,12 +241,20 @@ def _presets(problems: Problems, path: Path, text: str, data: dict) -> Presets |
     else:
         workshop = fields(problems, path, text, ("workshop",), data["workshop"], WORKSHOP_SCHEMA,
                           label="[workshop]", hints=hints)
-    gpus = keyed(problems, path, text, data, "gpus", GPU_SCHEMA, lambda i, v: Gpu(id=i, **v))
+    gpus = keyed(problems, path, text, data, "gpus", GPU_SCHEMA, lambda i, v: Gpu(id=i, **v), optional=GPU_OPTIONAL)
     models = keyed(problems, path, text, data, "models", MODEL_SCHEMA, lambda i, v: Model(id=i, **v))
     batches = keyed(problems, path, text, data, "batches", BATCH_SCHEMA, lambda i, v: Batch(id=i, **v))
     networks = keyed(problems, path, text, data, "networks", NETWORK_SCHEMA, lambda i, v: Network(id=i, **v),
-                     unique=("name", "short"))
-    ok = workshop is not None
+                     optional=NETWORK_OPTIONAL, unique=("name", "short"))
+    bad_network = False
+    for ident, net in list(networks.items()):
+        if (net.link_gbytes_per_s is None) == (not net.nvlink):  # exactly one of the two
+            problems.add(path, locate(text, ("networks", ident)),
+                         f"network {quote(ident)}: give either link_gbytes_per_s (GB/s per replica, per direction) "
+                         f"or nvlink = true (the chosen GPU's NVLink), " + ("not both" if net.nvlink else "one is missing"))
+            del networks[ident]
+            bad_network = True
+    ok = workshop is not None and not bad_network
     for ident, m in list(models.items()):
         embedding = 2 * m.vocab * m.d_model
         if m.params <= embedding:
@@ -255,7 +277,9 @@ def _presets(problems: Problems, path: Path, text: str, data: dict) -> Presets |
                              f"(known: {', '.join(declared) or 'none'})")
             ok = False
     if ok and models and batches and networks:
-        counts = (len(models), len(batches), len(networks), 1, workshop["max_replicas"].bit_length())
+        # The CSV's rows: every preset and GPU under each of the 8 settings of overlap, precision and topology.
+        counts = (len(models), len(batches), len(networks), len(gpus) * OPTION_SETTINGS,
+                  workshop["max_replicas"].bit_length())
         rows = grid_rows(*counts)
         selections = grid_rows(*counts[:3])
         if selections > MAX_SELECTIONS:
@@ -266,13 +290,17 @@ def _presets(problems: Problems, path: Path, text: str, data: dict) -> Presets |
         elif rows > MAX_GRID_ROWS:
             problems.add(path, locate(text, ("workshop", "max_replicas")),
                          f"the grid would have {rows:,} rows ({counts[0]:,} models × {counts[1]:,} batches × "
-                         f"{counts[2]:,} networks × 1 GPU × {counts[4]} replica counts), more than the "
-                         f"{MAX_GRID_ROWS:,} a page can hold; remove presets or lower max_replicas")
+                         f"{counts[2]:,} networks × {len(gpus):,} GPUs × {OPTION_SETTINGS} option settings × "
+                         f"{counts[4]} replica counts), more than the {MAX_GRID_ROWS:,} a page can hold; remove "
+                         f"presets or lower max_replicas")
             ok = False
     if not (ok and models and batches and networks):
         return None
-    return Presets(workshop=WorkshopSettings(**workshop), gpu=gpus[workshop["gpu"]],
-                   models=models, batches=batches, networks=networks)
+    gpu = gpus[workshop["gpu"]]
+    networks = {i: replace(n, link_gbytes_per_s=gpu.nvlink_gbytes_per_s) if n.nvlink else n
+                for i, n in networks.items()}
+    return Presets(workshop=WorkshopSettings(**workshop), gpu=gpu, models=models, batches=batches,
+                   networks=networks, gpus=gpus)
 
 
 def _check_spellings(problems: Problems, path: Path, text: str, terms: dict[str, Term]) -> dict[str, Term]:
@@ -426,6 +454,16 @@ def _check_default(problems: Problems, path: Path, front: str, plate: Plate, ids
                          f"({hint}known: {', '.join(table) or 'none'})")
 
 
+def _check_gpu_sources(problems: Problems, path: Path, presets: Presets, sources: dict[str, Source]) -> None:
+    """A GPU's `source` must name a table of sources.toml."""
+    text = path.read_text(encoding="utf-8")
+    for gpu in presets.gpus.values():
+        if gpu.source and gpu.source not in sources:
+            problems.add(path, locate(text, ("gpus", gpu.id, "source")),
+                         f"gpu {quote(gpu.id)}: source {quote(gpu.source)} is not in sources.toml "
+                         f"(known: {', '.join(sources) or 'none'})")
+
+
 def load(root: Path, check_prose=None) -> Content:
     """Read and check every content file under root; raise ContentError listing all mistakes.
 
@@ -456,6 +494,8 @@ def load(root: Path, check_prose=None) -> Content:
     sources_ok = len(problems.items) == before
     if plate and ids:
         _check_default(problems, root / "plate.md", front, plate, ids)
+    if presets and sources_ok:
+        _check_gpu_sources(problems, root / "presets.toml", presets, sources)
     if check_prose is not None and prose is not None and problems.items:  # else the full check follows
         check_prose(prose, terms if terms_ok else None, sources if sources_ok else None,
                     ids if ids_ok else None, problems.items)

@@ -1,18 +1,39 @@
 """Read the model's grid for the prose, the readouts and the CSV: crossings, thresholds, memory."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+import itertools
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
 
 from . import model
-from .content import Batch, Gpu, Model, Network, Presets, Selection
+from .content import Batch, Gpu, Model, Network, Presets, Selection, WorkshopSettings
+
+# The options beyond the workshop: {key: {id: label}}, the workshop's first. Ids appear in the page's URL.
+OPTIONS = {
+    "overlap": {"step": "whole step", "backward": "backward pass only"},
+    "precision": {"bf16": "BF16", "fp32": "FP32"},
+    "topology": {"flat": "flat ring", "nodes": "8-GPU nodes, hierarchical"},
+    "sharding": {"none": "none", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3 / FSDP"},
+}
+# How a caption names an option that is not the workshop's.
+CAPTIONS = {
+    "overlap": {"backward": "backward-only overlap"},
+    "precision": {"fp32": "FP32 gradients"},
+    "topology": {"nodes": "hierarchical on 8-GPU nodes"},
+    "sharding": {k: v for k, v in OPTIONS["sharding"].items() if k != "none"},
+}
+FP32_BYTES = 4
+KEYS = ("model", "batch", "network", "gpu", "overlap", "precision", "topology", "sharding")
 
 CSV_COLUMNS = (
-    "model", "gpu", "network", "global_batch_tokens", "replicas", "params", "gpu_peak_tflops", "mfu",
-    "link_gbytes_per_s", "compute_s", "allreduce_s", "step_s", "efficiency", "tokens_per_replica",
-    "sequences_per_replica", "model_states_gb", "gpu_memory_gb", "fits_in_memory",
+    "model", "gpu", "network", "global_batch_tokens", "overlap", "gradient_precision", "topology", "replicas",
+    "params", "gpu_peak_tflops", "mfu", "link_gbytes_per_s", "nvlink_gbytes_per_s", "bytes_per_grad",
+    "compute_s", "allreduce_s", "step_s", "efficiency", "tokens_per_replica", "sequences_per_replica",
+    "step_s_zero3", "efficiency_zero3", "gpu_memory_gb",
+    "model_states_gb", "model_states_gb_zero1", "model_states_gb_zero2", "model_states_gb_zero3",
+    "fits_in_memory", "fits_in_memory_zero1", "fits_in_memory_zero2", "fits_in_memory_zero3",
 )
 
 
@@ -29,15 +50,41 @@ def workshop_of(presets: Presets) -> model.Workshop:
     )
 
 
-def evaluate(presets: Presets) -> model.Grid:
-    """The grid over every preset model, batch, network and replica count."""
-    return model.grid(
-        params=[m.params for m in presets.models.values()],
-        batch_tokens=[b.tokens for b in presets.batches.values()],
-        link_bytes_per_s=[n.link_gbytes_per_s * model.GB for n in presets.networks.values()],
-        replicas=model.replica_counts(presets.workshop.max_replicas),
-        workshop=workshop_of(presets),
+def gpus_of(presets: Presets) -> dict[str, Gpu]:
+    """Every GPU the reader can choose; the workshop's is `presets.gpu` (at least that one)."""
+    return {**presets.gpus, presets.workshop.gpu: presets.gpu}
+
+
+def inputs(presets: Presets, sel: Selection) -> model.Inputs:
+    """The model's inputs for one selection, in SI units (templates/model.js `inputsOf` does the same)."""
+    m, b, net = presets.models[sel.model], presets.batches[sel.batch], presets.networks[sel.network]
+    gpu = gpus_of(presets)[sel.gpu or presets.workshop.gpu]
+    w = presets.workshop
+    return model.Inputs(
+        params=m.params, batch_tokens=b.tokens, link_bytes_per_s=net.link_bytes_per_s(gpu),
+        nvlink_bytes_per_s=gpu.nvlink_gbytes_per_s * model.GB, peak_flops=gpu.peak_tflops * 1e12,
+        memory_bytes=gpu.memory_gb * model.GB, mfu=w.mfu,
+        bytes_per_grad=FP32_BYTES if sel.precision == "fp32" else w.bytes_per_grad,
+        hierarchical=sel.topology == "nodes", backward_only=sel.overlap == "backward",
+        sharding=list(OPTIONS["sharding"]).index(sel.sharding), seq_len=w.seq_len,
+        state_bytes=w.bytes_per_param_states,
     )
+
+
+def axes(presets: Presets) -> dict[str, list[str]]:
+    """The ids along each axis of the grid, in KEYS order."""
+    return {"model": list(presets.models), "batch": list(presets.batches), "network": list(presets.networks),
+            "gpu": list(gpus_of(presets)), **{k: list(v) for k, v in OPTIONS.items()}}
+
+
+def evaluate(presets: Presets) -> model.Run:
+    """The model over every preset and option: arrays on axes (KEYS…, replicas)."""
+    ax = axes(presets)
+    shape = tuple(len(v) for v in ax.values())
+    cells = [inputs(presets, Selection(*combo)) for combo in itertools.product(*ax.values())]
+    stacked = {f: np.array([getattr(c, f) for c in cells], dtype=np.float64).reshape(shape)
+               for f in model.Inputs.__dataclass_fields__}
+    return model.evaluate(model.Inputs(**stacked), model.replica_counts(presets.workshop.max_replicas))
 
 
 @dataclass(frozen=True)
@@ -51,6 +98,10 @@ class Point:
     efficiency: float
     tokens_per_replica: float
     sequences_per_replica: float
+    comm_s: float = 0.0  # the all-reduce × the sharding's traffic factor: what the step waits for
+    exposed_s: float = 0.0  # step − compute
+    states_gb: float = 0.0  # model states per GPU at this replica count
+    fits: bool = False
 
 
 @dataclass(frozen=True)
@@ -61,8 +112,11 @@ class Facts:
     batch: Batch
     network: Network
     gpu: Gpu
-    grid: model.Grid
-    index: tuple[int, int, int]
+    grid: model.Run
+    index: tuple[int, ...]
+    selection: Selection | None = None
+    workshop: WorkshopSettings | None = None
+    inputs: model.Inputs | None = None
 
     def at(self, replicas: int) -> Point:
         """The model's values at a replica count of the grid."""
@@ -79,16 +133,18 @@ class Facts:
             step_s=float(g.step_s[i]), efficiency=float(g.efficiency[i]),
             tokens_per_replica=float(g.tokens_per_replica[i]),
             sequences_per_replica=float(g.sequences_per_replica[i]),
+            comm_s=float(g.comm_s[i]), exposed_s=float(g.exposed_s[i]), states_gb=float(g.states_bytes[i] / model.GB),
+            fits=bool(g.fits[i]),
         )
 
-    @property
+    @cached_property
     def points(self) -> list[Point]:
         """Every replica count of the grid, in order."""
         return [self._point(r) for r in range(len(self.grid.replicas))]
 
     @property
     def crossing_replicas(self) -> int | None:
-        """The first replica count at which the all-reduce takes longer than compute."""
+        """The first replica count at which communication outlasts the compute it can hide behind."""
         r = int(self.grid.crossing_index[self.index])
         return None if r < 0 else int(self.grid.replicas[r])
 
@@ -100,15 +156,98 @@ class Facts:
 
     @property
     def continuous_crossing(self) -> float:
-        """The replica count n* at which compute equals the all-reduce's limit."""
+        """n*: the replica count, not necessarily a power of two, at which communication exactly fills its window."""
         return float(self.grid.continuous_crossing[self.index])
 
     @property
+    def max_replicas(self) -> int:
+        """The last replica count of the grid."""
+        return int(self.grid.replicas[-1])
+
+    @property
+    def caption(self) -> str:
+        """'Llama 3 8B · 4M tokens · 400 Gb/s', then the GPU and options where they are not the workshop's."""
+        parts = [self.model.name, self.batch.name, self.network.short]
+        if self.workshop and self.gpu.id != self.workshop.gpu:
+            parts.append(self.gpu.name)
+        if self.selection is not None:
+            parts += [CAPTIONS[k][getattr(self.selection, k)] for k in CAPTIONS
+                      if getattr(self.selection, k) in CAPTIONS[k]]
+        return " · ".join(parts)
+
+    @property
+    def options(self) -> dict[str, str]:
+        """The selection's option labels: {"overlap": "whole step", …}."""
+        sel = self.selection or Selection(self.model.id, self.batch.id, self.network.id)
+        return {k: OPTIONS[k][getattr(sel, k)] for k in OPTIONS}
+
+    @property
+    def backward_only(self) -> bool:
+        """Whether only the backward pass can hide communication."""
+        return self.selection is not None and self.selection.overlap == "backward"
+
+    @property
+    def sharding_stage(self) -> int:
+        """ZeRO stage 0–3."""
+        return 0 if self.selection is None else list(OPTIONS["sharding"]).index(self.selection.sharding)
+
+    @property
+    def link_gbytes_per_s(self) -> float:
+        """The network's bandwidth per replica, per direction, for this GPU."""
+        return self.network.link_bytes_per_s(self.gpu) / model.GB
+
+    @property
+    def smallest_fitting_replicas(self) -> int | None:
+        """The smallest whole replica count whose model states fit on one GPU (in 10^9 B); None if none does."""
+        n = float(self.grid.smallest_fitting[self.index])
+        return None if np.isnan(n) else int(n)
+
+    @property
+    def smallest_fitting_on_grid(self) -> int | None:
+        """The first replica count of the grid whose model states fit."""
+        r = int(self.grid.smallest_fitting_index[self.index])
+        return None if r < 0 else int(self.grid.replicas[r])
+
+    @property
+    def hypothetical_from(self) -> int | None:
+        """Over NVLink, the GPU count beyond which no real NVLink domain of this GPU reaches (within the grid)."""
+        domain = self.gpu.nvlink_domain
+        if not self.network.nvlink or domain is None or domain >= self.max_replicas:
+            return None
+        return int(domain)
+
+    @property
+    def timeline_replicas(self) -> int:
+        """The replica count the step timeline shows: the first crossing, else the largest count."""
+        return self.crossing_replicas or self.max_replicas
+
+    @property
+    def grad_bytes(self) -> float:
+        """Bytes of gradients each replica reduces per step: b·N."""
+        return float(self.inputs.bytes_per_grad * self.inputs.params)
+
+    @property
+    def bucketed_tail_s(self) -> float:
+        """At the timeline's replica count: communication left after compute with 25 MiB buckets."""
+        p = self.at(self.timeline_replicas)
+        return float(model.bucketed_tail_seconds(p.compute_s, p.comm_s, self.grad_bytes))
+
+    @property
+    def backward_bound_s(self) -> float:
+        """At the timeline's replica count: the tail with perfect overlap within the backward pass, max(0, A − 2C/3)."""
+        p = self.at(self.timeline_replicas)
+        return float(model.step_seconds(p.compute_s, p.comm_s, True) - p.compute_s)
+
+    @property
     def allreduce_limit_s(self) -> float:
-        """2·b·N/B: the all-reduce time for very many replicas."""
-        w = self.grid.workshop
-        return float(model.RING_FACTOR * w.bytes_per_grad * self.model.params
-                     / self.grid.link_bytes_per_s[self.index[2]])
+        """The all-reduce time for very many replicas: 2·b·N/B for a flat ring; hierarchical, the in-node ring
+        over NVLink plus 2·(b·N/g)/B across nodes."""
+        x = self.inputs
+        buffer = x.bytes_per_grad * x.params
+        if not x.hierarchical:
+            return float(model.RING_FACTOR * buffer / x.link_bytes_per_s)
+        inside = model.ring_seconds(buffer, x.nvlink_bytes_per_s, model.NODE_GPUS)
+        return float(inside + model.RING_FACTOR * buffer / model.NODE_GPUS / x.link_bytes_per_s)
 
     @property
     def non_embedding_allreduce_s(self) -> float:
@@ -117,18 +256,19 @@ class Facts:
 
     @property
     def model_states_gb(self) -> float:
-        """Bytes of weights, gradients and optimiser state per replica, in GB."""
-        return float(self.grid.model_states_bytes[self.index[0]] / model.GB)
+        """Bytes of weights, gradients and optimiser state per replica without sharding, in GB."""
+        states = self.workshop.bytes_per_param_states if self.workshop else 16
+        return float(states * self.model.params / model.GB)
 
     @property
     def gpu_memory_gb(self) -> float:
         """Memory of one GPU, in GB."""
-        return self.grid.workshop.gpu_memory_bytes / model.GB
+        return float(self.gpu.memory_gb)
 
     @property
     def fits_in_memory(self) -> bool:
-        """Whether the model states fit on one GPU."""
-        return bool(self.grid.fits_in_memory[self.index[0]])
+        """Whether the model states fit on one GPU without sharding."""
+        return self.model_states_gb <= self.gpu_memory_gb
 
     # --- exact statements for the prose (issue 8) ---
 
@@ -175,44 +315,74 @@ class Atlas:
 
     def __init__(self, presets: Presets):
         self.presets = presets
+        self.axes = axes(presets)
         self.grid = evaluate(presets)
-        self._models = list(presets.models)
-        self._batches = list(presets.batches)
-        self._networks = list(presets.networks)
+
+    def complete(self, selection: Selection) -> Selection:
+        """The selection with the workshop's GPU filled in where it names none."""
+        return selection if selection.gpu else replace(selection, gpu=self.presets.workshop.gpu)
 
     def facts(self, selection: Selection) -> Facts:
         """Facts for one selection of preset ids."""
+        sel = self.complete(selection)
+        p = self.presets
         return Facts(
-            model=self.presets.models[selection.model],
-            batch=self.presets.batches[selection.batch],
-            network=self.presets.networks[selection.network],
-            gpu=self.presets.gpu,
-            grid=self.grid,
-            index=(self._models.index(selection.model), self._batches.index(selection.batch),
-                   self._networks.index(selection.network)),
+            model=p.models[sel.model], batch=p.batches[sel.batch], network=p.networks[sel.network],
+            gpu=gpus_of(p)[sel.gpu], grid=self.grid,
+            index=tuple(self.axes[k].index(getattr(sel, k)) for k in KEYS),
+            selection=sel, workshop=p.workshop, inputs=inputs(p, sel),
         )
 
     @cached_property
     def selections(self) -> list[Selection]:
-        """Every selection the reader can make, in preset order."""
-        return [Selection(m, b, n) for m in self._models for b in self._batches for n in self._networks]
+        """Every selection the reader can make (presets × options), in preset order."""
+        return [Selection(*combo) for combo in itertools.product(*self.axes.values())]
 
     def rows(self) -> list[dict]:
-        """One dict per grid cell with the CSV's columns, in a stable order."""
-        g, p = self.grid, self.presets
+        """The CSV: one row per preset, option and replica count; ZeRO stages as columns (read off the grid)."""
+        p, g = self.presets, self.grid
+        stages = list(OPTIONS["sharding"])
+        gpus = gpus_of(p)
+        # per stage: arrays on (model, batch, network, gpu, overlap, precision, topology, replicas) as lists
+        by_stage = [{name: getattr(g, name)[..., k, :].tolist() for name in
+                     ("compute_s", "allreduce_s", "step_s", "efficiency", "tokens_per_replica",
+                      "sequences_per_replica", "states_bytes", "fits")} for k in range(len(stages))]
+        plain, zero3 = by_stage[0], by_stage[-1]
+        ax = {k: v for k, v in self.axes.items() if k != "sharding"}
         out = []
-        for sel in self.selections:
-            f = self.facts(sel)
-            for point in f.points:
+        for where in itertools.product(*(range(len(v)) for v in ax.values())):
+            sel = Selection(*(ids[i] for ids, i in zip(ax.values(), where)), sharding=stages[0])
+            m, b, net, gpu = p.models[sel.model], p.batches[sel.batch], p.networks[sel.network], gpus[sel.gpu]
+            ins = inputs(p, sel)
+            cell = lambda table, name: _at(table[name], where)  # noqa: E731
+            columns = {name: cell(plain, name) for name in plain}
+            z3 = {name: cell(zero3, name) for name in ("step_s", "efficiency")}
+            staged = [{name: cell(t, name) for name in ("states_bytes", "fits")} for t in by_stage]
+            for r, n in enumerate(self.grid.replicas.tolist()):
                 out.append({
-                    "model": sel.model, "gpu": p.workshop.gpu, "network": sel.network,
-                    "global_batch_tokens": f.batch.tokens, "replicas": point.replicas,
-                    "params": f.model.params, "gpu_peak_tflops": p.gpu.peak_tflops,
-                    "mfu": g.workshop.mfu, "link_gbytes_per_s": f.network.link_gbytes_per_s,
-                    "compute_s": point.compute_s, "allreduce_s": point.allreduce_s, "step_s": point.step_s,
-                    "efficiency": point.efficiency, "tokens_per_replica": point.tokens_per_replica,
-                    "sequences_per_replica": point.sequences_per_replica,
-                    "model_states_gb": f.model_states_gb, "gpu_memory_gb": f.gpu_memory_gb,
-                    "fits_in_memory": f.fits_in_memory,
+                    "model": sel.model, "gpu": sel.gpu, "network": sel.network, "global_batch_tokens": b.tokens,
+                    "overlap": sel.overlap, "gradient_precision": sel.precision, "topology": sel.topology,
+                    "replicas": int(n), "params": m.params, "gpu_peak_tflops": gpu.peak_tflops, "mfu": p.workshop.mfu,
+                    "link_gbytes_per_s": net.link_bytes_per_s(gpu) / model.GB,
+                    "nvlink_gbytes_per_s": gpu.nvlink_gbytes_per_s, "bytes_per_grad": int(ins.bytes_per_grad),
+                    **{name: columns[name][r] for name in ("compute_s", "allreduce_s", "step_s", "efficiency",
+                                                           "tokens_per_replica", "sequences_per_replica")},
+                    "step_s_zero3": z3["step_s"][r], "efficiency_zero3": z3["efficiency"][r],
+                    "gpu_memory_gb": float(gpu.memory_gb),
+                    **{_staged("model_states_gb", s): staged[k]["states_bytes"][r] / model.GB
+                       for k, s in enumerate(stages)},
+                    **{_staged("fits_in_memory", s): staged[k]["fits"][r] for k, s in enumerate(stages)},
                 })
         return out
+
+
+def _at(nested: list, where: tuple[int, ...]) -> list:
+    """nested[i][j]… for the indices in where."""
+    for i in where:
+        nested = nested[i]
+    return nested
+
+
+def _staged(column: str, stage: str) -> str:
+    """'model_states_gb' for no sharding, 'model_states_gb_zero1' for ZeRO-1 and so on."""
+    return column if stage == "none" else f"{column}_{stage}"

@@ -1,17 +1,212 @@
-"""The data-parallel scaling model of spec/MODEL.md, vectorised over presets × replicas.
+"""The data-parallel scaling model of spec/MODEL.md: one function per formula, broadcasting over numpy arrays.
 
-Pure numpy: no file access, no charting. Every number the plate shows is read off `Grid`.
+Pure numpy: no file access, no charting. templates/model.js mirrors every function here under the same name,
+operation for operation (so both give the same doubles); tests/test_engine.py holds the two equal.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
-FLOPS_PER_PARAM_TOKEN = 6  # 2 forward + 4 backward
+FLOPS_PER_PARAM_TOKEN = 6  # 2 forward + 4 backward (the usual convention; attention scores left out)
 RING_FACTOR = 2  # a ring all-reduce sends and receives 2·(n−1)/n of the buffer
 GB = 1e9  # decimal gigabytes, as GPU memory and link speeds are quoted
+NODE_GPUS = 8  # GPUs per node joined by NVLink, for the hierarchical all-reduce
+ZERO3_TRAFFIC = 1.5  # ZeRO-3 gathers the weights twice and reduce-scatters the gradients
+WEIGHT_BYTES = 2  # BF16 weights on each GPU (the rest of the states: gradients, then optimiser)
+GRADIENT_BYTES = 2  # BF16 gradients on each GPU
 
+
+def replica_counts(max_replicas: int) -> np.ndarray:
+    """Powers of two from 1 to max_replicas inclusive."""
+    return 2 ** np.arange(int(np.log2(max_replicas)) + 1, dtype=np.int64)
+
+
+def compute_seconds(params, batch_tokens, replicas, peak_flops, mfu):
+    """Per-replica compute time of one optimiser step: 6·N·T / (n·P·u)."""
+    return FLOPS_PER_PARAM_TOKEN * params * batch_tokens / (replicas * peak_flops * mfu)
+
+
+def ring_seconds(buffer_bytes, link_bytes_per_s, replicas):
+    """A ring all-reduce of a buffer S over n members: 2·(n−1)/n · S / B (zero for one member)."""
+    return RING_FACTOR * (replicas - 1) / replicas * buffer_bytes / link_bytes_per_s
+
+
+def allreduce_seconds(params, bytes_per_grad, link_bytes_per_s, nvlink_bytes_per_s, replicas, hierarchical,
+                      node_gpus=NODE_GPUS):
+    """The gradient all-reduce: a flat ring over the network, or hierarchical on nodes of g GPUs
+    (a ring over NVLink inside the node, then a ring of 1/g of the buffer across the n/g nodes on each
+    GPU's own link; phases summed, not pipelined)."""
+    buffer = bytes_per_grad * params
+    flat = ring_seconds(buffer, link_bytes_per_s, replicas)
+    inside = ring_seconds(buffer, nvlink_bytes_per_s, np.minimum(replicas, node_gpus))
+    across = ring_seconds(buffer / node_gpus, link_bytes_per_s, np.maximum(replicas / node_gpus, 1))
+    return np.where(hierarchical, inside + across, flat)
+
+
+def traffic_factor(sharding):
+    """Bytes moved per step relative to the all-reduce: 1 for ZeRO stages 0–2, 1.5 for ZeRO-3."""
+    return np.where(np.equal(sharding, 3), ZERO3_TRAFFIC, 1.0)
+
+
+def comm_seconds(allreduce, sharding):
+    """Communication time of one step: the all-reduce scaled by the sharding's traffic."""
+    return traffic_factor(sharding) * allreduce
+
+
+def hidden_window(compute, backward_only):
+    """The compute communication can hide behind: the whole step, or the backward pass (2/3 of it)."""
+    return np.where(backward_only, compute * 2 / 3, compute)
+
+
+def step_seconds(compute, comm, backward_only):
+    """Step time: compute, plus whatever communication outlasts its window (max(C, A) for the whole step,
+    C/3 + max(2C/3, A) for the backward pass only)."""
+    return np.maximum(compute, compute - hidden_window(compute, backward_only) + comm)
+
+
+def efficiency(compute, step):
+    """Scaling efficiency: compute / step."""
+    return compute / step
+
+
+def kept_bytes_per_param(sharding, state_bytes):
+    """State bytes per parameter every GPU keeps whole: all of them, weights and gradients, weights, none."""
+    return np.where(np.equal(sharding, 0), state_bytes,
+                    np.where(np.equal(sharding, 1), WEIGHT_BYTES + GRADIENT_BYTES,
+                             np.where(np.equal(sharding, 2), WEIGHT_BYTES, 0)))
+
+
+def state_bytes_per_param(sharding, replicas, state_bytes=16):
+    """Model-state bytes per parameter on each GPU under ZeRO stage k: 16 · 4+12/n · 2+14/n · 16/n."""
+    kept = kept_bytes_per_param(sharding, state_bytes)
+    return kept + (state_bytes - kept) / replicas
+
+
+def smallest_fitting_replicas(params, sharding, memory_bytes, state_bytes=16):
+    """The smallest whole replica count whose model states per GPU fit in memory; NaN when none does."""
+    kept = kept_bytes_per_param(sharding, state_bytes) * params
+    sharded = (state_bytes - kept_bytes_per_param(sharding, state_bytes)) * params
+    room = memory_bytes - kept
+    with np.errstate(divide="ignore", invalid="ignore"):
+        needed = np.maximum(1, np.ceil(sharded / room))
+    return np.where(sharded == 0, np.where(kept <= memory_bytes, 1.0, np.nan), np.where(room > 0, needed, np.nan))
+
+
+def continuous_crossing(batch_tokens, peak_flops, mfu, bytes_per_grad, link_bytes_per_s, nvlink_bytes_per_s,
+                        hierarchical, backward_only, sharding, node_gpus=NODE_GPUS):
+    """n* where communication exactly fills its window, solved per piece in closed form. Per gradient
+    byte, so N cancels: flat 1 + W·B/(2f) (1 + 1.5·T·B/(P·u) for the workshop); hierarchical inside a node
+    1 + W·B_nvl/(2f), beyond it (W/f + 2/B) / (2(g−1)/(g·B_nvl) + 2/(g·B))."""
+    work = FLOPS_PER_PARAM_TOKEN * batch_tokens / (peak_flops * mfu * bytes_per_grad)  # compute·n per byte
+    window = hidden_window(work, backward_only) / traffic_factor(sharding)
+    flat = 1 + window * link_bytes_per_s / RING_FACTOR
+    inside = 1 + window * nvlink_bytes_per_s / RING_FACTOR
+    beyond = (window + RING_FACTOR / link_bytes_per_s) / (
+        RING_FACTOR * (node_gpus - 1) / node_gpus / nvlink_bytes_per_s + RING_FACTOR / (node_gpus * link_bytes_per_s))
+    return np.where(hierarchical, np.where(inside <= node_gpus, inside, beyond), flat)
+
+
+MIB = 2**20
+BUCKET_BYTES = 25 * MIB  # PyTorch DDP's default bucket (bucket_cap_mb = 25)
+
+
+def bucket_count(grad_bytes, bucket_bytes=BUCKET_BYTES):
+    """Buckets the gradients fill: full ones, then one partial."""
+    return np.ceil(grad_bytes / bucket_bytes)
+
+
+def bucket_end_seconds(k, compute, comm, grad_bytes, bucket_bytes=BUCKET_BYTES):
+    """When the all-reduce of full bucket k (1, 2, …) ends, each bucket starting when the backward pass has
+    filled it (at an even rate, output side first) and the link taking them back to back."""
+    fill = compute * 2 / 3 * bucket_bytes / grad_bytes  # backward time to fill one bucket
+    send = comm * bucket_bytes / grad_bytes  # link time of one bucket
+    return compute / 3 + np.where(send >= fill, fill + k * send, k * fill + send)
+
+
+def bucketed_tail_seconds(compute, comm, grad_bytes, bucket_bytes=BUCKET_BYTES):
+    """Communication left after compute when the gradients go in buckets during the backward pass: at least
+    max(0, A − 2C/3) (perfect overlap within the backward pass) and at most one bucket's fill or send more."""
+    count = bucket_count(grad_bytes, bucket_bytes)
+    last = comm * (grad_bytes - (count - 1) * bucket_bytes) / grad_bytes
+    before = np.where(count > 1, bucket_end_seconds(count - 1, compute, comm, grad_bytes, bucket_bytes), compute)
+    return np.maximum(before, compute) + last - compute
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """One run (or arrays of runs, broadcast together): everything the model needs, in SI units."""
+
+    params: object
+    batch_tokens: object
+    link_bytes_per_s: object
+    nvlink_bytes_per_s: object
+    peak_flops: object
+    memory_bytes: object
+    mfu: object
+    bytes_per_grad: object = 2
+    hierarchical: object = False
+    backward_only: object = False
+    sharding: object = 0
+    seq_len: object = 8192
+    state_bytes: object = 16
+
+
+@dataclass(frozen=True)
+class Run:
+    """The model for given inputs: arrays over (input axes…, replicas), and per-run facts."""
+
+    replicas: np.ndarray
+    compute_s: np.ndarray
+    allreduce_s: np.ndarray
+    comm_s: np.ndarray
+    step_s: np.ndarray
+    exposed_s: np.ndarray  # step − compute: communication left outside the window
+    efficiency: np.ndarray
+    tokens_per_replica: np.ndarray
+    sequences_per_replica: np.ndarray
+    states_bytes: np.ndarray  # model states per GPU at each replica count
+    fits: np.ndarray
+    crossing_index: np.ndarray  # first replica index with efficiency < 1; −1 where none on the grid
+    continuous_crossing: np.ndarray
+    smallest_fitting: np.ndarray  # whole replica count, NaN where no count fits
+    smallest_fitting_index: np.ndarray  # first replica index whose states fit; −1 where none
+
+
+def evaluate(inputs: Inputs, replicas) -> Run:
+    """Every quantity of the model, inputs broadcast against a trailing replica axis."""
+    x = {f.name: np.asarray(getattr(inputs, f.name), dtype=np.float64)[..., None] for f in fields(Inputs)}
+    n = np.asarray(replicas, dtype=np.float64)
+    shape = np.broadcast_shapes(n.shape, *(v.shape for v in x.values()))
+    compute = compute_seconds(x["params"], x["batch_tokens"], n, x["peak_flops"], x["mfu"])
+    allreduce = allreduce_seconds(x["params"], x["bytes_per_grad"], x["link_bytes_per_s"], x["nvlink_bytes_per_s"],
+                                  n, x["hierarchical"] != 0)
+    comm = comm_seconds(allreduce, x["sharding"])
+    step = step_seconds(compute, comm, x["backward_only"] != 0)
+    tokens = x["batch_tokens"] / n
+    states = state_bytes_per_param(x["sharding"], n, x["state_bytes"]) * x["params"]
+    fits = np.broadcast_to(states <= x["memory_bytes"], shape)
+    crossed = np.broadcast_to(step > compute, shape)
+    wide = {k: np.broadcast_to(v, shape) for k, v in
+            dict(compute=compute, allreduce=allreduce, comm=comm, step=step, tokens=tokens, states=states).items()}
+    first = lambda mask: np.where(mask.any(axis=-1), np.argmax(mask, axis=-1), -1)  # noqa: E731
+    squeeze = lambda v: np.broadcast_to(v[..., 0], shape[:-1])  # noqa: E731
+    return Run(
+        replicas=n, compute_s=wide["compute"], allreduce_s=wide["allreduce"], comm_s=wide["comm"],
+        step_s=wide["step"], exposed_s=wide["step"] - wide["compute"], efficiency=efficiency(wide["compute"], wide["step"]),
+        tokens_per_replica=wide["tokens"], sequences_per_replica=wide["tokens"] / x["seq_len"],
+        states_bytes=wide["states"], fits=fits, crossing_index=first(crossed),
+        continuous_crossing=squeeze(continuous_crossing(
+            x["batch_tokens"], x["peak_flops"], x["mfu"], x["bytes_per_grad"], x["link_bytes_per_s"],
+            x["nvlink_bytes_per_s"], x["hierarchical"] != 0, x["backward_only"] != 0, x["sharding"])),
+        smallest_fitting=squeeze(smallest_fitting_replicas(x["params"], x["sharding"], x["memory_bytes"],
+                                                           x["state_bytes"])),
+        smallest_fitting_index=first(fits),
+    )
+
+
+# --- the workshop alone: the three axes of the seed (model, batch, network) -----------------------
 
 @dataclass(frozen=True)
 class Workshop:
@@ -27,7 +222,7 @@ class Workshop:
 
 @dataclass(frozen=True)
 class Grid:
-    """Every quantity of the model on axes (model, batch, network, replicas)."""
+    """Every quantity of the workshop on axes (model, batch, network, replicas)."""
 
     params: np.ndarray  # (M,)
     batch_tokens: np.ndarray  # (T,)
@@ -46,72 +241,23 @@ class Grid:
     continuous_crossing: np.ndarray  # (M, T, L): n* where compute = all-reduce
 
 
-def replica_counts(max_replicas: int) -> np.ndarray:
-    """Powers of two from 1 to max_replicas inclusive."""
-    return 2 ** np.arange(int(np.log2(max_replicas)) + 1, dtype=np.int64)
-
-
-def compute_seconds(params, batch_tokens, replicas, workshop: Workshop):
-    """Per-replica compute time of one optimiser step: 6·N·T / (n·P·u)."""
-    flops = FLOPS_PER_PARAM_TOKEN * params * batch_tokens
-    return flops / (replicas * workshop.gpu_peak_flops * workshop.mfu)
-
-
-def allreduce_seconds(params, link_bytes_per_s, replicas, workshop: Workshop):
-    """Ring all-reduce time of the gradients: 2·(n−1)/n · b·N / B (zero for one replica)."""
-    buffer = workshop.bytes_per_grad * params
-    return RING_FACTOR * (replicas - 1) / replicas * buffer / link_bytes_per_s
-
-
-def model_states_bytes(params, workshop: Workshop):
-    """Weights, gradients, master weights and Adam moments held on every replica."""
-    return workshop.bytes_per_param_states * params
-
-
-def continuous_crossing(batch_tokens, link_bytes_per_s, workshop: Workshop):
-    """n* where 6NT/(nPu) = 2·2N/B for large n: 1.5·T·B/(P·u) when b = 2; independent of N."""
-    return (
-        FLOPS_PER_PARAM_TOKEN * batch_tokens * link_bytes_per_s
-        / (RING_FACTOR * workshop.bytes_per_grad * workshop.gpu_peak_flops * workshop.mfu)
-    )
-
-
 def grid(params, batch_tokens, link_bytes_per_s, replicas, workshop: Workshop) -> Grid:
-    """Evaluate the model on every combination of the given axes."""
-    N = np.asarray(params, dtype=np.float64)[:, None, None, None]
-    T = np.asarray(batch_tokens, dtype=np.float64)[None, :, None, None]
-    B = np.asarray(link_bytes_per_s, dtype=np.float64)[None, None, :, None]
-    n = np.asarray(replicas, dtype=np.float64)[None, None, None, :]
-    shape = np.broadcast_shapes(N.shape, T.shape, B.shape, n.shape)
-
-    compute = np.broadcast_to(compute_seconds(N, T, n, workshop), shape)
-    allreduce = np.broadcast_to(allreduce_seconds(N, B, n, workshop), shape)
-    step = np.maximum(compute, allreduce)
-    tokens = np.broadcast_to(T / n, shape)
-    crossed = allreduce > compute
-    first = np.argmax(crossed, axis=-1)
-    states = model_states_bytes(np.asarray(params, dtype=np.float64), workshop)
+    """The workshop (whole-step overlap, flat ring, no sharding) on every combination of the given axes."""
+    N = np.asarray(params, dtype=np.float64)
+    T = np.asarray(batch_tokens, dtype=np.float64)
+    B = np.asarray(link_bytes_per_s, dtype=np.float64)
+    run = evaluate(Inputs(
+        params=N[:, None, None], batch_tokens=T[None, :, None], link_bytes_per_s=B[None, None, :],
+        nvlink_bytes_per_s=B[None, None, :], peak_flops=workshop.gpu_peak_flops,
+        memory_bytes=workshop.gpu_memory_bytes, mfu=workshop.mfu, bytes_per_grad=workshop.bytes_per_grad,
+        seq_len=workshop.seq_len, state_bytes=workshop.bytes_per_param_states,
+    ), replicas)
+    states = workshop.bytes_per_param_states * N
     return Grid(
-        params=np.asarray(params),
-        batch_tokens=np.asarray(batch_tokens),
-        link_bytes_per_s=np.asarray(link_bytes_per_s, dtype=np.float64),
-        replicas=np.asarray(replicas),
-        workshop=workshop,
-        compute_s=compute,
-        allreduce_s=allreduce,
-        step_s=step,
-        efficiency=compute / step,
-        tokens_per_replica=tokens,
-        sequences_per_replica=tokens / workshop.seq_len,
-        model_states_bytes=states,
-        fits_in_memory=states <= workshop.gpu_memory_bytes,
-        crossing_index=np.where(crossed.any(axis=-1), first, -1),
-        continuous_crossing=np.broadcast_to(
-            continuous_crossing(
-                np.asarray(batch_tokens, dtype=np.float64)[None, :, None],
-                np.asarray(link_bytes_per_s, dtype=np.float64)[None, None, :],
-                workshop,
-            ),
-            shape[:-1],
-        ),
+        params=np.asarray(params), batch_tokens=np.asarray(batch_tokens), link_bytes_per_s=B,
+        replicas=np.asarray(replicas), workshop=workshop, compute_s=run.compute_s, allreduce_s=run.allreduce_s,
+        step_s=run.step_s, efficiency=run.efficiency, tokens_per_replica=run.tokens_per_replica,
+        sequences_per_replica=run.sequences_per_replica, model_states_bytes=states,
+        fits_in_memory=states <= workshop.gpu_memory_bytes, crossing_index=run.crossing_index,
+        continuous_crossing=run.continuous_crossing,
     )

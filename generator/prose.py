@@ -7,7 +7,7 @@ import re
 import signal
 import threading
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
@@ -18,7 +18,8 @@ import nh3
 import numpy as np
 
 from .content import Content, Prose, Selection
-from .facts import Atlas, Facts
+from .facts import OPTIONS, Atlas, Facts, gpus_of
+from .notation import billions, fraction, num, percent, seconds
 from .schema import ContentError, describe_value, quote, shown_path
 
 # What prose may contain once it is HTML: structure and emphasis, links, nothing that runs.
@@ -28,36 +29,7 @@ PROSE_ATTRIBUTES = {"a": {"href", "title"}, "abbr": {"title"}}
 CITE_TOKEN = "\u27e6cite:{}\u27e7"  # survives Markdown and sanitising, then becomes a link
 
 
-# --- numbers as the prose writes them -----------------------------------------------------------
-
-def num(value, digits: int = 0) -> str:
-    """1024 → '1,024'; num(128.48, 1) → '128.5'."""
-    return f"{value:,.{digits}f}"
-
-
-def seconds(value, digits: int = 2) -> str:
-    """0.6424 → '0.64 s'."""
-    return f"{num(value, digits)} s"
-
-
-def percent(fraction, digits: int = 0) -> str:
-    """0.45 → '45%'."""
-    return f"{fraction * 100:.{digits}f}%"
-
-
-def billions(value, digits: int = 1) -> str:
-    """6_979_588_096 → '7.0'."""
-    return f"{value / 1e9:,.{digits}f}"
-
-
-def fraction(value) -> str:
-    """0.5 → 'half', 0.0625 → '1/16'; other shares as a decimal."""
-    words = {1.0: "all", 0.5: "half", 0.25: "a quarter"}
-    if value in words:
-        return words[value]
-    if 0 < value < 1 and (1 / value).is_integer():
-        return f"1/{int(1 / value)}"
-    return f"{value:.3g}"
+# --- numbers as the prose writes them: generator/notation.py, shared with the readouts and tables ----
 
 
 def _needs_value(name: str, function):
@@ -116,18 +88,21 @@ class ProseContext:
         }
 
     def scenario(self, *args, **choice) -> Facts:
-        """Facts for the default selection with some presets swapped: scenario(network="nvlink")."""
-        if args or set(choice) - {"model", "batch", "network"}:
-            given = ", ".join([describe_value(a) for a in args] + [f"{k}=" for k in choice if k not in
-                                                               ("model", "batch", "network")])
-            raise LookupError(f"scenario() takes only model=, batch= and network= (preset ids), got {given}")
-        d = self.content.plate.default
-        sel = Selection(choice.get("model", d.model), choice.get("batch", d.batch), choice.get("network", d.network))
+        """Facts for the default selection with some presets or options swapped: scenario(network="nvlink"),
+        scenario(overlap="backward"), scenario(gpu="b200", precision="fp32")."""
+        keys = ("model", "batch", "network", "gpu", *OPTIONS)
+        if args or set(choice) - set(keys):
+            given = ", ".join([describe_value(a) for a in args] + [f"{k}=" for k in choice if k not in keys])
+            raise LookupError(f"scenario() takes only {'=, '.join(keys)}= (preset or option ids), got {given}")
+        d = self.atlas.complete(self.content.plate.default)
+        sel = replace(d, **choice)
         p = self.content.presets
-        for kind, chosen, table in (("model", sel.model, p.models), ("batch", sel.batch, p.batches),
-                                    ("network", sel.network, p.networks)):
+        tables = {"model": p.models, "batch": p.batches, "network": p.networks, "gpu": gpus_of(p), **OPTIONS}
+        for kind in keys:
+            chosen, table = getattr(sel, kind), tables[kind]
             if not isinstance(chosen, str) or chosen not in table:
-                raise LookupError(f"scenario(): {kind} {describe_value(chosen)} is not a preset "
+                raise LookupError(f"scenario(): {kind} {describe_value(chosen)} is not a "
+                                  f"{'preset' if kind in ('model', 'batch', 'network', 'gpu') else 'choice'} "
                                   f"(known: {', '.join(table)})")
         return self.atlas.facts(sel)
 

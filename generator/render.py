@@ -2,124 +2,204 @@
 from __future__ import annotations
 
 import base64
-import csv
+import dataclasses
 import hashlib
 import io
 import json
-import math
 import re
-from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import jinja2
 from markupsafe import Markup
 
 from . import publish
-from .charts import FACTS_DATA, GRID_DATA, SIGNALS, Figure, facts_rows, grid_rows
+from .charts import BUCKET_GROUPS, FACTS_DATA, GRID_DATA, TIMELINE_DATA, TIMELINE_FACTS, Figure
 from .content import Content, Selection
-from .facts import CSV_COLUMNS, Atlas, Facts
-from .prose import FILTERS, fraction, num, prose_html
+from .facts import CAPTIONS, CSV_COLUMNS, KEYS, OPTIONS, Atlas, Facts, gpus_of
+from . import model
+from .notation import fraction, num, percent, seconds
+from .prose import FILTERS, prose_html
 
 # An installed package carries the templates as package data (generator/templates, mapped from the
 # repository's templates/ by pyproject.toml); a source checkout reads templates/ beside generator/.
 _HERE = Path(__file__).resolve().parent
 TEMPLATES = _HERE / "templates" if (_HERE / "templates" / "page.html.j2").is_file() else _HERE.parent / "templates"
+# The controls beside the figures: (key, label); their options come from the presets and facts.OPTIONS.
+CONTROLS = (("model", "Model"), ("batch", "Global batch"), ("network", "Network"), ("gpu", "GPU"),
+            ("overlap", "Overlap"), ("precision", "Gradient precision"), ("topology", "Topology"))
 
 
-# --- views of the grid ---------------------------------------------------------------------------
+# --- views of one selection: the page script (templates/plate.js) writes the same text for any other -------
 
-def shown(value: float, digits: int = 0) -> str:
-    """A number as the readout and the figures' tables print it: ties away from zero and thousands separated,
-    exactly as the page script's `fixed` (JavaScript's toFixed) prints the same value."""
-    exact = Decimal(float(value)).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
-    return f"{exact:,.{digits}f}"
-
-
-def step_time(value: float) -> str:
-    """A time per step as the page data carries it (6 significant digits): '0.64 s', '0.071 s', 'none'."""
-    value = _round(float(value))
-    return "none" if value == 0 else f"{shown(value, 3 if value < 0.1 else 2)} s"
+def _sequences(share: float) -> str:
+    """'half of a sequence', '2 sequences', '1.5 sequences'."""
+    if share < 1:
+        return f"{fraction(share)} of a sequence"
+    if share == 1:
+        return "one sequence"
+    return f"{num(share, 0 if share >= 10 else 1)} sequences".replace(".0 sequences", " sequences")
 
 
-def efficiency_text(fraction: float) -> str:
-    """An efficiency as the page data carries it: '69%'."""
-    return f"{shown(_round(float(fraction)) * 100)}%"
-
-
-def caption(content: Content, sel: Selection) -> str:
-    """'Llama 3 8B · 4M tokens · 400 Gb/s': what a figure shows."""
-    return content.presets.caption(sel)
+def _against(f: Facts) -> tuple[str, str]:
+    """(what communicates, what it hides behind): the nouns of the readout and descriptions."""
+    noun = "ZeRO-3's traffic" if f.sharding_stage == 3 else "the all-reduce"
+    return noun, "the backward pass" if f.backward_only else "compute"
 
 
 def readout(f: Facts) -> str:
-    """The status line for one selection: crossing, all-reduce, tokens per replica, memory."""
-    n_max = int(f.grid.replicas[-1])
+    """The status for one selection: where communication stops hiding, what a step then costs, memory."""
+    noun, against = _against(f)
+    n_max = f.max_replicas
+    star = num(f.continuous_crossing)
     if f.crossing_replicas is None:
-        crossing = (f"Compute stays longer than the all-reduce ({step_time(f.at(n_max).allreduce_s)}) "
-                    f"all the way to {num(n_max)} replicas: efficiency is still "
-                    f"{efficiency_text(f.at(n_max).efficiency)}.")
+        crossing = (f"{noun[0].upper()}{noun[1:]} stays hidden behind {against} all the way to {num(n_max)} "
+                    f"replicas (the lines would meet at n* ≈ {star}): efficiency is still "
+                    f"{percent(f.at(n_max).efficiency)}.")
     else:
         at = f.at_crossing
-        share = at.sequences_per_replica
-        seqs = f"{fraction(share)} of a sequence" if share < 1 else f"{num(share, 0 if share >= 10 else 1)} sequences"
-        crossing = (f"The lines cross at {num(f.crossing_replicas)} replicas: the all-reduce takes "
-                    f"{step_time(at.allreduce_s)} against {step_time(at.compute_s)} of compute, "
-                    f"efficiency {efficiency_text(at.efficiency)}, and each replica processes "
-                    f"{num(at.tokens_per_replica)} tokens per step ({seqs}).")
-    fits = "fit on" if f.fits_in_memory else "do not fit on"
-    memory = (f"Model states: {num(f.model_states_gb, 1)} GB per replica, which {fits} one "
-              f"{f.gpu.name} ({num(f.gpu_memory_gb)} GB).")
-    return f"{crossing} {memory}"
+        window = at.compute_s * 2 / 3 if f.backward_only else at.compute_s
+        crossing = (f"{noun[0].upper()}{noun[1:]} outgrows {against} at n* ≈ {star} replicas; "
+                    f"{num(f.crossing_replicas)} is the first power of two past it, where it takes "
+                    f"{seconds(at.comm_s)} against {seconds(window)} of {against.replace('the ', '')}: "
+                    f"efficiency {percent(at.efficiency)}, and each replica processes "
+                    f"{num(at.tokens_per_replica)} tokens per step ({_sequences(at.sequences_per_replica)}).")
+    if f.hypothetical_from is not None:
+        crossing += (f" NVLink joins at most {num(f.hypothetical_from)} {f.gpu.name} GPUs "
+                     f"({f.gpu.nvlink_domain_name}): beyond that the figures shade the NVLink ring as hypothetical.")
+    return f"{crossing} {memory_text(f)}"
+
+
+def memory_text(f: Facts) -> str:
+    """Whether the model states fit on the chosen GPU, and from how many replicas when they are sharded."""
+    gpu = f"one {f.gpu.name} ({num(f.gpu_memory_gb)} GB, both in 10^9 B; activations not counted)"
+    if f.sharding_stage == 0:
+        fits = "fit on" if f.fits_in_memory else "do not fit on"
+        return f"Model states: {num(f.model_states_gb, 1)} GB per replica, which {fits} {gpu}."
+    first, last = f.points[0], f.points[-1]
+    label = OPTIONS["sharding"][f.selection.sharding]
+    text = (f"With {label}, model states per GPU fall from {num(first.states_gb, 1)} GB on one replica to "
+            f"{num(last.states_gb, 1)} GB on {num(last.replicas)}; ")
+    n, on_grid = f.smallest_fitting_replicas, f.smallest_fitting_on_grid
+    if n is None:
+        return text + f"they never fit on {gpu}."
+    if on_grid is None:
+        return text + f"they fit on {gpu} only from {num(n)} replicas, beyond the figures."
+    grid = "" if on_grid == n else f" ({num(on_grid)} on the figures' powers of two)"
+    return text + f"they fit on {gpu} from {num(n)} replicas{grid}."
 
 
 # What each figure's data table shows, column by column; plate.js fills the same columns for other selections.
 TABLE_COLUMNS = {
     "fig-time": ("Replicas", "Compute per step", "All-reduce per step"),
     "fig-efficiency": ("Replicas", "Tokens per replica", "Scaling efficiency"),
+    "fig-timeline": ("Phase", "Starts", "Ends"),
 }
 
 
 def table_rows(f: Facts, figure_id: str) -> list[list[str]]:
     """A figure's data table for one selection, as text; the crossing's row says so."""
+    if figure_id == "fig-timeline":
+        return timeline_table(f)
     rows = []
     for p in f.points:
-        replicas = num(p.replicas) + (" (cross)" if p.replicas == f.crossing_replicas else "")
+        replicas = num(p.replicas) + (" (crossed)" if p.replicas == f.crossing_replicas else "")
         if figure_id == "fig-time":
-            rows.append([replicas, step_time(p.compute_s), step_time(p.allreduce_s)])
+            rows.append([replicas, seconds(p.compute_s), seconds(p.comm_s)])
         else:
-            rows.append([replicas, shown(f.batch.tokens / p.replicas), efficiency_text(p.efficiency)])
+            rows.append([replicas, num(p.tokens_per_replica), percent(p.efficiency)])
     return rows
+
+
+def timeline_table(f: Facts) -> list[list[str]]:
+    """The step timeline's phases, when each starts and ends."""
+    p = f.at(f.timeline_replicas)
+    compute, tail, bound = p.compute_s, f.bucketed_tail_s, f.backward_bound_s
+    forward = compute / 3
+    rows = [["Forward pass", seconds(0), seconds(forward)],
+            [f"Backward pass: output head, {num(f.model.layers)} layers, input embedding", seconds(forward),
+             seconds(compute)]]
+    if p.comm_s > 0:
+        count = int(model.bucket_count(f.grad_bytes))
+        first = float(model.bucket_end_seconds(1, compute, p.comm_s, f.grad_bytes)) - \
+            p.comm_s * model.BUCKET_BYTES / f.grad_bytes if count > 1 else compute
+        rows.append([f"All-reduce of {num(count)} buckets of 25 MiB", seconds(first), seconds(compute + tail)])
+    rows.append(["Exposed tail", seconds(compute), seconds(compute + tail)])
+    rows.append(["Perfect overlap within the backward pass (bound)", seconds(compute), seconds(compute + bound)])
+    return rows
+
+
+def describe_timeline(f: Facts) -> str:
+    """The step timeline in words."""
+    p = f.at(f.timeline_replicas)
+    compute, tail, bound = p.compute_s, f.bucketed_tail_s, f.backward_bound_s
+    text = (f"One optimiser step on each of {num(f.timeline_replicas)} replicas. The forward pass takes "
+            f"{seconds(compute / 3)}, then the backward pass {seconds(compute * 2 / 3)}, from the output head through "
+            f"{num(f.model.layers)} layers to the input embedding, so compute ends at {seconds(compute)} (solid rule). ")
+    if p.comm_s == 0:
+        return text + "With one replica there is nothing to reduce."
+    text += (f"Below, the gradients go in {num(model.bucket_count(f.grad_bytes))} buckets of 25 MiB, each all-reduced "
+             f"as soon as the backward pass fills it, one after another on the link; bars are darker where the link "
+             f"is busier. ")
+    if tail <= 0:
+        return text + "The link finishes with compute: nothing is exposed."
+    return text + (f"The last bucket finishes at {seconds(compute + tail)}: an exposed tail of {seconds(tail)} after "
+                   f"compute (bottom row). Perfect overlap within the backward pass would leave {seconds(bound)} "
+                   f"(dotted rule); the buckets add {seconds(tail - bound)}, less than one bucket takes.")
 
 
 def describe(f: Facts, figure_id: str, seq_len: int) -> str:
     """A figure in words for one selection: what is drawn, how it runs, where it turns."""
+    if figure_id == "fig-timeline":
+        return describe_timeline(f)
     points = f.points
     first, last = points[0], points[-1]
     n_max = num(last.replicas)
     cross = f.crossing_replicas
+    noun, against = _against(f)
+    star = f"n* ≈ {num(f.continuous_crossing)}"
     if figure_id == "fig-time":
-        reduce = [p.allreduce_s for p in points if p.replicas > 1]
         text = (f"Log–log lines against replicas from 1 to {n_max}. Compute per step (solid blue line, circles) "
-                f"falls from {step_time(first.compute_s)} on one replica to {step_time(last.compute_s)} on "
-                f"{n_max}; the all-reduce (dashed vermilion line, squares) rises from {step_time(reduce[0])} on "
-                f"2 replicas to {step_time(reduce[-1])} on {n_max}. ")
-        text += (f"The lines cross at {num(cross)} replicas (vertical rule)." if cross else
-                 f"The lines do not cross within {n_max} replicas.")
+                f"falls as 1/n, from {seconds(first.compute_s)} on one replica to {seconds(last.compute_s)} on "
+                f"{n_max}. ")
+        if len(points) > 1:
+            text += (f"With one replica there is nothing to reduce; {noun} (dashed vermilion line, squares) takes "
+                     f"{seconds(points[1].comm_s)} on 2 replicas and {seconds(last.comm_s)} on {n_max}, "
+                     f"levelling off as n grows. ")
+        if f.backward_only:
+            text += "The dotted blue line is the backward pass, two thirds of compute: all the all-reduce can hide behind. "
+        text += (f"{noun[0].upper()}{noun[1:]} outgrows {against} at {star} (dotted rule) and first on the grid at "
+                 f"{num(cross)} replicas (solid rule)." if cross else
+                 f"{noun[0].upper()}{noun[1:]} stays below {against} up to {n_max} replicas.")
     else:
-        full = [p.replicas for p in points if efficiency_text(p.efficiency) == "100%"]
+        full = [p.replicas for p in points if percent(p.efficiency) == "100%"]
         if cross is None:
-            text = f"Scaling efficiency (solid blue line) stays at {efficiency_text(last.efficiency)} up to {n_max} replicas."
-        else:
+            text = f"Scaling efficiency (solid blue line) stays at {percent(last.efficiency)} up to {n_max} replicas."
+        elif full:
             text = (f"Scaling efficiency (solid blue line) is 100% up to {num(max(full))} replicas, "
-                    f"then falls: {efficiency_text(f.at(cross).efficiency)} at {num(cross)} (vertical rule) and "
-                    f"{efficiency_text(last.efficiency)} at {n_max}." if full else
-                    f"Scaling efficiency (solid blue line) is {efficiency_text(first.efficiency)} on one replica and "
-                    f"{efficiency_text(last.efficiency)} at {n_max}.")
+                    f"then falls: {percent(f.at(cross).efficiency)} at {num(cross)} (solid rule; {star}, dotted) "
+                    f"and {percent(last.efficiency)} at {n_max}.")
+        else:
+            text = (f"Scaling efficiency (solid blue line) is {percent(first.efficiency)} on one replica and "
+                    f"{percent(last.efficiency)} at {n_max}.")
     one_sequence = f.batch.tokens / seq_len
     if one_sequence < last.replicas:
         text += (f" Shaded beyond {num(one_sequence)} replicas, where a replica gets less than one "
                  f"{num(seq_len)}-token sequence per step.")
+    if f.hypothetical_from is not None:
+        text += (f" Shaded darker beyond {num(f.hypothetical_from)} GPUs, the most one {f.gpu.name} NVLink domain "
+                 f"holds: there the NVLink ring is hypothetical.")
     return text
+
+
+def reserved_heights(figures: list[Figure]) -> str:
+    """CSS keeping each figure's box as tall as its live view will be (Vega fits the width, not the height), so
+    swapping the static SVG for it shifts nothing; only where scripts run, else the static SVG sets the height."""
+    rules = []
+    for f in figures:
+        height = re.search(r'<svg[^>]*\bheight="([\d.]+)"', f.svg)
+        if height:
+            rules.append(f"#{f.id} .chart {{ min-height: {float(height.group(1)):g}px; }}")
+    return "\n@media screen and (scripting: enabled) {\n  " + "\n  ".join(rules) + "\n}\n" if rules else ""
 
 
 def running_heads(content: Content) -> str:
@@ -137,44 +217,43 @@ def running_heads(content: Content) -> str:
 
 
 def selection_key(sel: Selection) -> str:
-    """How the page looks up a selection's texts."""
-    return f"{sel.model}|{sel.batch}|{sel.network}"
+    """How the page names a selection (data-shown): its ids in KEYS order."""
+    return "|".join(getattr(sel, k) for k in KEYS)
 
 
 def csv_text(atlas: Atlas) -> str:
-    """The grid as CSV, one row per model, batch, network and replica count."""
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    for row in atlas.rows():
-        writer.writerow({k: (repr(v) if isinstance(v, float) else str(v).lower() if isinstance(v, bool) else v)
-                         for k, v in row.items()})
-    return out.getvalue()
+    """The grid as CSV: one row per model, batch, network, GPU, option and replica count; ZeRO stages as columns."""
+    def cell(v) -> str:
+        return repr(v) if isinstance(v, float) else str(v).lower() if isinstance(v, bool) else str(v)
+    lines = [",".join(CSV_COLUMNS)]
+    lines += [",".join(cell(row[k]) for k in CSV_COLUMNS) for row in atlas.rows()]
+    return "\n".join(lines) + "\n"
 
 
-def _round(value):
-    """Floats to 6 significant digits for the page (the CSV keeps full precision)."""
-    if isinstance(value, float) and math.isfinite(value):
-        return float(f"{value:.6g}")
-    return value
+def presets_data(content: Content) -> dict:
+    """The presets as the page's model reads them (templates/model.js `inputs`): the inputs, not their results."""
+    p = content.presets
+    return {
+        "workshop": dataclasses.asdict(p.workshop),
+        "gpus": {i: dataclasses.asdict(g) for i, g in gpus_of(p).items()},
+        "models": {i: dataclasses.asdict(m) for i, m in p.models.items()},
+        "batches": {i: dataclasses.asdict(b) for i, b in p.batches.items()},
+        "networks": {i: dataclasses.asdict(n) for i, n in p.networks.items()},
+    }
 
 
 def page_data(content: Content, atlas: Atlas, figures: list[Figure]) -> dict:
-    """Everything the page script needs, in one JSON object."""
-    p = content.presets
+    """Everything the page script needs, in one JSON object: presets, options, the default, figure specs."""
+    default = atlas.complete(content.plate.default)
     return {
-        "signals": dict(zip(("model", "batch", "network"), SIGNALS)),
-        "default": {"model": content.plate.default.model, "batch": content.plate.default.batch,
-                    "network": content.plate.default.network},
-        "choices": {"model": list(p.models), "batch": list(p.batches), "network": list(p.networks)},
-        "datasets": {
-            GRID_DATA: [{k: _round(v) for k, v in r.items()} for r in grid_rows(atlas)],
-            FACTS_DATA: facts_rows(atlas),
-        },
-        "texts": {selection_key(s): {"readout": readout(atlas.facts(s)), "caption": caption(content, s),
-                                     "describe": {f.id: describe(atlas.facts(s), f.id, p.workshop.seq_len)
-                                                  for f in figures}}
-                  for s in atlas.selections},
+        "keys": list(KEYS),
+        "default": {k: getattr(default, k) for k in KEYS},
+        "choices": {k: list(v) for k, v in atlas.axes.items()},
+        "options": {k: list(v.items()) for k, v in OPTIONS.items()},  # lists: JSON keys would be sorted
+        "captions": [[k, v] for k, v in CAPTIONS.items()],
+        "presets": presets_data(content),
+        "data": {"grid": GRID_DATA, "facts": FACTS_DATA, "timeline": TIMELINE_DATA, "timeline_facts": TIMELINE_FACTS},
+        "bucket_groups": BUCKET_GROUPS,
         "figures": [{"id": f.id, "vega": f.vega} for f in figures],
     }
 
@@ -215,19 +294,26 @@ def page(content: Content, atlas: Atlas, figures: list[Figure], runtime_js: str)
     plate = content.plate
     parts = prose_html(content, atlas)
     env = page_environment()
-    style = raw_template(env, "plate.css") + running_heads(content)
-    script = raw_template(env, "plate.js")
+    style = raw_template(env, "plate.css") + running_heads(content) + reserved_heights(figures)
+    script = raw_template(env, "model.js") + "\n" + raw_template(env, "plate.js")
     runtime_js = script_safe(runtime_js)
-    default_facts = atlas.facts(plate.default)
+    default = atlas.complete(plate.default)
+    default_facts = atlas.facts(default)
+    p = content.presets
+    names = {"model": p.models, "batch": p.batches, "network": p.networks, "gpu": gpus_of(p)}
+    controls = [(key, label, {i: (names[key][i].name if key in names else OPTIONS[key][i]) for i in atlas.axes[key]})
+                for key, label in CONTROLS]
     return env.get_template("page.html.j2").render(
-        plate=plate, presets=content.presets, terms=content.terms, sources=parts.sources,
-        before=Markup(parts[0]), after=Markup(parts[1]), figures=figures,
+        plate=plate, presets=p, terms=content.terms, sources=parts.sources,
+        before=Markup(parts[0]), after=Markup(parts[1]), figures=figures, controls=controls,
+        selected={k: getattr(default, k) for k in KEYS},
         svgs={f.id: Markup(f.svg) for f in figures},
-        readout=readout(default_facts), caption=caption(content, plate.default), csv_name=plate.data_file,
+        readout=readout(default_facts), caption=default_facts.caption, csv_name=plate.data_file,
         url=publish.page_url(plate), preview=publish.PREVIEW_NAME,
         columns=TABLE_COLUMNS, tables={f.id: table_rows(default_facts, f.id) for f in figures},
-        descriptions={f.id: describe(default_facts, f.id, content.presets.workshop.seq_len) for f in figures},
+        descriptions={f.id: describe(default_facts, f.id, p.workshop.seq_len) for f in figures},
         data=script_json(page_data(content, atlas, figures)),
-        style=Markup(style), runtime=Markup(runtime_js), script=Markup(script),
-        csp_scripts=Markup(" ".join([csp_hash(runtime_js), csp_hash(script)])), csp_style=Markup(csp_hash(style)),
+        style=Markup(style), runtime=Markup(runtime_js), script=Markup(script_safe(script)),
+        csp_scripts=Markup(" ".join([csp_hash(runtime_js), csp_hash(script_safe(script))])),
+        csp_style=Markup(csp_hash(style)),
     )

@@ -225,6 +225,9 @@ def _check(kind: str | Range, value: Any) -> str | None:
     elif kind == "url":
         if not isinstance(value, str) or not re.fullmatch(r"https?://[^\s\"'<>/]+[^\s\"'<>]*", value):
             return f"must be an http:// or https:// address, got {describe_value(value)}"
+    elif kind == "flag":
+        if not isinstance(value, bool):
+            return f"must be true or false, got {describe_value(value)}"
     elif kind == "table":
         if not isinstance(value, dict):
             return f"must be a table, got {describe_value(value)}"

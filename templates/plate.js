@@ -1,10 +1,14 @@
-// The plate's live figures: the static SVGs are replaced by Vega views that follow the controls.
-// Runs after the Vega runtime module, which sets window.vega and window.vegaExpressionInterpreter.
+// The plate's live figures: the static SVGs of the default are replaced by Vega views that follow the controls.
+// model.js (above, in the same script) evaluates the model; this file turns its numbers into rows, marks and words,
+// as generator/charts.py and generator/render.py do for the default. Runs after the Vega runtime module, which
+// sets window.vega and window.vegaExpressionInterpreter.
 const data = JSON.parse(document.getElementById("plate-data").textContent);
-const KEYS = ["model", "batch", "network"];
+const KEYS = data.keys;
+const P = data.presets;
 const form = document.getElementById("controls");
 const readout = document.getElementById("readout");
 const selects = Object.fromEntries(KEYS.map((k) => [k, document.getElementById(`choose-${k}`)]));
+const REPLICAS = replica_counts(P.workshop.max_replicas);
 
 /** The selection named in the URL's fragment, falling back to the plate's default for each key. */
 function selectionFromUrl() {
@@ -24,42 +28,299 @@ function selectionToUrl(sel) {
 }
 
 function currentSelection() {
-  return Object.fromEntries(KEYS.map((k) => [k, selects[k].value]));
+  return Object.fromEntries(KEYS.map((k) => [k, selects[k] ? selects[k].value : data.default[k]]));
 }
 
-function texts(sel) {
-  return data.texts[KEYS.map((k) => sel[k]).join("|")];
+// --- facts of a selection (generator/facts.py Facts) ---------------------------------------------------
+
+/** What the plate says about one selection: the model's run and what is read off it. */
+function factsOf(sel) {
+  const x = inputs(P, data.options, sel);
+  const run = evaluate(x, REPLICAS);
+  const gpu = P.gpus[sel.gpu];
+  const network = P.networks[sel.network];
+  const maxReplicas = REPLICAS[REPLICAS.length - 1];
+  const points = REPLICAS.map((n, r) => ({
+    replicas: n, compute_s: run.compute_s[r], allreduce_s: run.allreduce_s[r], step_s: run.step_s[r],
+    efficiency: run.efficiency[r], tokens_per_replica: run.tokens_per_replica[r],
+    sequences_per_replica: run.sequences_per_replica[r], comm_s: run.comm_s[r], exposed_s: run.exposed_s[r],
+    states_gb: run.states_bytes[r] / GB, fits: run.fits[r],
+  }));
+  const modelStatesGb = P.workshop.bytes_per_param_states * P.models[sel.model].params / GB;
+  const domain = gpu.nvlink_domain;
+  const f = {
+    sel, run, points, gpu, network, model: P.models[sel.model], batch: P.batches[sel.batch],
+    max_replicas: maxReplicas,
+    crossing_replicas: run.crossing_index < 0 ? null : REPLICAS[run.crossing_index],
+    continuous_crossing: run.continuous_crossing,
+    backward_only: sel.overlap === "backward",
+    sharding_stage: data.options.sharding.findIndex(([id]) => id === sel.sharding),
+    smallest_fitting_replicas: Number.isNaN(run.smallest_fitting) ? null : run.smallest_fitting,
+    smallest_fitting_on_grid: run.smallest_fitting_index < 0 ? null : REPLICAS[run.smallest_fitting_index],
+    hypothetical_from: network.nvlink && domain != null && domain < maxReplicas ? domain : null,
+    model_states_gb: modelStatesGb,
+    gpu_memory_gb: gpu.memory_gb,
+    fits_in_memory: modelStatesGb <= gpu.memory_gb,
+    caption: caption(sel),
+    grad_bytes: x.bytes_per_grad * x.params,
+  };
+  f.timeline_replicas = f.crossing_replicas || f.max_replicas;
+  const t = f.points[REPLICAS.indexOf(f.timeline_replicas)];
+  f.bucketed_tail_s = bucketed_tail_seconds(t.compute_s, t.comm_s, f.grad_bytes);
+  f.backward_bound_s = step_seconds(t.compute_s, t.comm_s, true) - t.compute_s;
+  return f;
 }
 
-/** A number as render.py's `shown` prints it: toFixed (ties away from zero), thousands separated. */
-function fixed(value, digits = 0) {
-  const [whole, part] = value.toFixed(digits).split(".");
-  return whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",") + (part ? `.${part}` : "");
+/** Facts.caption: the presets' names, then the GPU and options where they are not the workshop's. */
+function caption(sel) {
+  const parts = [P.models[sel.model].name, P.batches[sel.batch].name, P.networks[sel.network].short];
+  if (sel.gpu !== P.workshop.gpu) parts.push(P.gpus[sel.gpu].name);
+  for (const [k, names] of data.captions) if (sel[k] in names) parts.push(names[sel[k]]);
+  return parts.join(" · ");
 }
-const stepTime = (s) => (s === 0 ? "none" : `${fixed(s, s < 0.1 ? 3 : 2)} s`);
-const efficiencyText = (e) => `${fixed(e * 100)}%`;
 
-/** A figure's data table for a selection, cell by cell as render.py's table_rows writes it. */
-function tableRows(figureId, sel) {
-  const same = (row) => KEYS.every((k) => row[k] === sel[k]);
-  const facts = data.datasets.facts.find(same);
-  const rows = data.datasets.grid.filter(same).sort((a, b) => a.replicas - b.replicas);
-  return rows.map((r) => {
-    const n = fixed(r.replicas) + (r.replicas === facts.crossing ? " (cross)" : "");
+// --- the figures' rows (generator/charts.py grid_rows, facts_rows) --------------------------------------
+
+function gridRows(f) {
+  return f.points.map((p) => ({
+    replicas: p.replicas, compute_s: p.compute_s, comm_s: p.comm_s,
+    window_s: f.backward_only ? p.compute_s * 2 / 3 : null, efficiency: p.efficiency,
+  }));
+}
+
+function factsRows(f) {
+  return [{
+    label: f.caption, crossing: f.crossing_replicas, n_star: f.continuous_crossing,
+    n_star_text: `n* ≈ ${num(f.continuous_crossing)}`, one_sequence: f.batch.tokens / P.workshop.seq_len,
+    max_replicas: f.max_replicas, hypothetical_from: f.hypothetical_from,
+  }];
+}
+
+/** charts.timeline_rows: one step at the timeline's replica count, as bars. */
+function timelineRows(f) {
+  const p = f.points[REPLICAS.indexOf(f.timeline_replicas)];
+  const compute = p.compute_s;
+  const comm = p.comm_s;
+  const grad = f.grad_bytes;
+  const forward = compute / 3;
+  const backward = compute * 2 / 3;
+  const m = f.model;
+  const embedding = m.vocab * m.d_model;
+  const layer = (m.params - 2 * embedding) / m.layers;
+  const rows = [{ row: "compute", kind: "forward", start: 0.0, end: forward, shade: 1.0 }];
+  let t = forward;
+  const parts = [["head", embedding], ...Array(m.layers).fill(["layer", layer]), ["embedding", embedding]];
+  parts.forEach(([kind, params], i) => {
+    const end = t + backward * params / m.params;
+    rows.push({ row: "compute", kind, start: t, end, shade: i % 2 ? 0.55 : 0.8 });
+    t = end;
+  });
+  const count = bucket_count(grad);
+  if (comm > 0) {
+    const send = comm * BUCKET_BYTES / grad;
+    const last = comm * (grad - (count - 1) * BUCKET_BYTES) / grad;
+    const final = compute + f.bucketed_tail_s;
+    const groups = Math.min(count, data.bucket_groups);
+    for (let g = 0; g < groups; g += 1) {
+      const first = Math.floor(g * count / groups) + 1;
+      const through = Math.floor((g + 1) * count / groups);
+      const full = through < count ? through : count - 1;
+      const start = first < count ? bucket_end_seconds(first, compute, comm, grad) - send : final - last;
+      const end = through < count ? bucket_end_seconds(through, compute, comm, grad) : final;
+      const busy = (full - first + 1) * send + (through === count ? last : 0.0);
+      rows.push({ row: "all-reduce", kind: "buckets", start, end,
+        shade: end > start ? Math.max(0.25, Math.min(1.0, busy / (end - start))) : 1.0 });
+    }
+  }
+  if (f.bucketed_tail_s > 0) {
+    rows.push({ row: "exposed", kind: "tail", start: compute, end: compute + f.bucketed_tail_s, shade: 1.0 });
+  }
+  return rows;
+}
+
+/** charts.timeline_facts: the timeline's rules and labels. */
+function timelineFacts(f) {
+  const p = f.points[REPLICAS.indexOf(f.timeline_replicas)];
+  const tail = f.bucketed_tail_s;
+  const bound = f.backward_bound_s;
+  return [{
+    compute_end: p.compute_s, bound_end: p.compute_s + bound, step_end: p.compute_s + tail,
+    span: Math.max(p.compute_s + tail, p.compute_s) * 1.04,
+    tail_text: tail > 0 ? `exposed tail ${seconds(tail)}` : "no exposed tail",
+    bound_text: `bound ${seconds(bound)}`, replicas_text: `one step on each of ${num(f.timeline_replicas)} replicas`,
+  }];
+}
+
+// --- the words (generator/render.py readout, memory_text, table_rows, describe) -------------------------
+
+const capital = (text) => text[0].toUpperCase() + text.slice(1);
+
+function sequencesText(share) {
+  if (share < 1) return `${fraction(share)} of a sequence`;
+  if (share === 1) return "one sequence";
+  return `${num(share, share >= 10 ? 0 : 1)} sequences`.replace(".0 sequences", " sequences");
+}
+
+function against(f) {
+  return [f.sharding_stage === 3 ? "ZeRO-3's traffic" : "the all-reduce", f.backward_only ? "the backward pass" : "compute"];
+}
+
+function readoutText(f) {
+  const [noun, behind] = against(f);
+  const star = num(f.continuous_crossing);
+  let text;
+  if (f.crossing_replicas === null) {
+    const last = f.points[f.points.length - 1];
+    text = `${capital(noun)} stays hidden behind ${behind} all the way to ${num(f.max_replicas)} replicas ` +
+      `(the lines would meet at n* ≈ ${star}): efficiency is still ${percent(last.efficiency)}.`;
+  } else {
+    const at = f.points.find((p) => p.replicas === f.crossing_replicas);
+    const window = f.backward_only ? at.compute_s * 2 / 3 : at.compute_s;
+    text = `${capital(noun)} outgrows ${behind} at n* ≈ ${star} replicas; ${num(f.crossing_replicas)} is the first ` +
+      `power of two past it, where it takes ${seconds(at.comm_s)} against ${seconds(window)} of ` +
+      `${behind.replace("the ", "")}: efficiency ${percent(at.efficiency)}, and each replica processes ` +
+      `${num(at.tokens_per_replica)} tokens per step (${sequencesText(at.sequences_per_replica)}).`;
+  }
+  if (f.hypothetical_from !== null) {
+    text += ` NVLink joins at most ${num(f.hypothetical_from)} ${f.gpu.name} GPUs (${f.gpu.nvlink_domain_name}): ` +
+      "beyond that the figures shade the NVLink ring as hypothetical.";
+  }
+  return `${text} ${memoryText(f)}`;
+}
+
+function memoryText(f) {
+  const gpu = `one ${f.gpu.name} (${num(f.gpu_memory_gb)} GB, both in 10^9 B; activations not counted)`;
+  if (f.sharding_stage === 0) {
+    const fits = f.fits_in_memory ? "fit on" : "do not fit on";
+    return `Model states: ${num(f.model_states_gb, 1)} GB per replica, which ${fits} ${gpu}.`;
+  }
+  const first = f.points[0];
+  const last = f.points[f.points.length - 1];
+  const text = `With ${data.options.sharding[f.sharding_stage][1]}, model states per GPU fall from ` +
+    `${num(first.states_gb, 1)} GB on one replica to ${num(last.states_gb, 1)} GB on ${num(last.replicas)}; `;
+  const n = f.smallest_fitting_replicas;
+  const onGrid = f.smallest_fitting_on_grid;
+  if (n === null) return `${text}they never fit on ${gpu}.`;
+  if (onGrid === null) return `${text}they fit on ${gpu} only from ${num(n)} replicas, beyond the figures.`;
+  const grid = onGrid === n ? "" : ` (${num(onGrid)} on the figures' powers of two)`;
+  return `${text}they fit on ${gpu} from ${num(n)} replicas${grid}.`;
+}
+
+function timelineTable(f) {
+  const p = f.points[REPLICAS.indexOf(f.timeline_replicas)];
+  const compute = p.compute_s;
+  const tail = f.bucketed_tail_s;
+  const bound = f.backward_bound_s;
+  const forward = compute / 3;
+  const rows = [["Forward pass", seconds(0), seconds(forward)],
+    [`Backward pass: output head, ${num(f.model.layers)} layers, input embedding`, seconds(forward), seconds(compute)]];
+  if (p.comm_s > 0) {
+    const count = bucket_count(f.grad_bytes);
+    const first = count > 1
+      ? bucket_end_seconds(1, compute, p.comm_s, f.grad_bytes) - p.comm_s * BUCKET_BYTES / f.grad_bytes : compute;
+    rows.push([`All-reduce of ${num(count)} buckets of 25 MiB`, seconds(first), seconds(compute + tail)]);
+  }
+  rows.push(["Exposed tail", seconds(compute), seconds(compute + tail)]);
+  rows.push(["Perfect overlap within the backward pass (bound)", seconds(compute), seconds(compute + bound)]);
+  return rows;
+}
+
+function describeTimeline(f) {
+  const p = f.points[REPLICAS.indexOf(f.timeline_replicas)];
+  const compute = p.compute_s;
+  const tail = f.bucketed_tail_s;
+  const bound = f.backward_bound_s;
+  let text = `One optimiser step on each of ${num(f.timeline_replicas)} replicas. The forward pass takes ` +
+    `${seconds(compute / 3)}, then the backward pass ${seconds(compute * 2 / 3)}, from the output head through ` +
+    `${num(f.model.layers)} layers to the input embedding, so compute ends at ${seconds(compute)} (solid rule). `;
+  if (p.comm_s === 0) return `${text}With one replica there is nothing to reduce.`;
+  text += `Below, the gradients go in ${num(bucket_count(f.grad_bytes))} buckets of 25 MiB, each all-reduced ` +
+    "as soon as the backward pass fills it, one after another on the link; bars are darker where the link " +
+    "is busier. ";
+  if (tail <= 0) return `${text}The link finishes with compute: nothing is exposed.`;
+  return `${text}The last bucket finishes at ${seconds(compute + tail)}: an exposed tail of ${seconds(tail)} after ` +
+    `compute (bottom row). Perfect overlap within the backward pass would leave ${seconds(bound)} ` +
+    `(dotted rule); the buckets add ${seconds(tail - bound)}, less than one bucket takes.`;
+}
+
+function tableRows(f, figureId) {
+  if (figureId === "fig-timeline") return timelineTable(f);
+  return f.points.map((p) => {
+    const n = num(p.replicas) + (p.replicas === f.crossing_replicas ? " (crossed)" : "");
     return figureId === "fig-time"
-      ? [n, stepTime(r.compute_s), stepTime(r.allreduce_s)]
-      : [n, fixed(facts.tokens / r.replicas), efficiencyText(r.efficiency)];
+      ? [n, seconds(p.compute_s), seconds(p.comm_s)]
+      : [n, num(p.tokens_per_replica), percent(p.efficiency)];
   });
 }
 
-/** Each figure's description and data table, for the selection shown. */
-function fillTexts(sel) {
-  const t = texts(sel);
-  readout.textContent = t.readout;
-  for (const el of document.querySelectorAll("[data-selection]")) el.textContent = t.caption;
-  for (const el of document.querySelectorAll("[data-describe]")) el.textContent = t.describe[el.dataset.describe];
+function describe(f, figureId) {
+  if (figureId === "fig-timeline") return describeTimeline(f);
+  const points = f.points;
+  const first = points[0];
+  const last = points[points.length - 1];
+  const nMax = num(last.replicas);
+  const cross = f.crossing_replicas;
+  const [noun, behind] = against(f);
+  const star = `n* ≈ ${num(f.continuous_crossing)}`;
+  let text;
+  if (figureId === "fig-time") {
+    text = `Log–log lines against replicas from 1 to ${nMax}. Compute per step (solid blue line, circles) ` +
+      `falls as 1/n, from ${seconds(first.compute_s)} on one replica to ${seconds(last.compute_s)} on ${nMax}. `;
+    if (points.length > 1) {
+      text += `With one replica there is nothing to reduce; ${noun} (dashed vermilion line, squares) takes ` +
+        `${seconds(points[1].comm_s)} on 2 replicas and ${seconds(last.comm_s)} on ${nMax}, levelling off as n grows. `;
+    }
+    if (f.backward_only) {
+      text += "The dotted blue line is the backward pass, two thirds of compute: all the all-reduce can hide behind. ";
+    }
+    text += cross
+      ? `${capital(noun)} outgrows ${behind} at ${star} (dotted rule) and first on the grid at ${num(cross)} ` +
+        "replicas (solid rule)."
+      : `${capital(noun)} stays below ${behind} up to ${nMax} replicas.`;
+  } else {
+    const full = points.filter((p) => percent(p.efficiency) === "100%").map((p) => p.replicas);
+    if (cross === null) {
+      text = `Scaling efficiency (solid blue line) stays at ${percent(last.efficiency)} up to ${nMax} replicas.`;
+    } else if (full.length) {
+      const at = points.find((p) => p.replicas === cross);
+      text = `Scaling efficiency (solid blue line) is 100% up to ${num(Math.max(...full))} replicas, then falls: ` +
+        `${percent(at.efficiency)} at ${num(cross)} (solid rule; ${star}, dotted) and ${percent(last.efficiency)} at ${nMax}.`;
+    } else {
+      text = `Scaling efficiency (solid blue line) is ${percent(first.efficiency)} on one replica and ` +
+        `${percent(last.efficiency)} at ${nMax}.`;
+    }
+  }
+  const seqLen = P.workshop.seq_len;
+  const oneSequence = f.batch.tokens / seqLen;
+  if (oneSequence < last.replicas) {
+    text += ` Shaded beyond ${num(oneSequence)} replicas, where a replica gets less than one ${num(seqLen)}-token ` +
+      "sequence per step.";
+  }
+  if (f.hypothetical_from !== null) {
+    text += ` Shaded darker beyond ${num(f.hypothetical_from)} GPUs, the most one ${f.gpu.name} NVLink domain ` +
+      "holds: there the NVLink ring is hypothetical.";
+  }
+  return text;
+}
+
+/** Every text of one selection, as render.py writes the default's. */
+function texts(sel) {
+  const f = factsOf(sel);
+  const ids = data.figures.map((fig) => fig.id);
+  return {
+    readout: readoutText(f), caption: f.caption,
+    describe: Object.fromEntries(ids.map((id) => [id, describe(f, id)])),
+    tables: Object.fromEntries(ids.map((id) => [id, tableRows(f, id)])),
+  };
+}
+
+/** Each figure's description and data table, the readout and the captions, for the selection shown. */
+function fillTexts(f) {
+  readout.textContent = readoutText(f);
+  for (const el of document.querySelectorAll("[data-selection]")) el.textContent = f.caption;
+  for (const el of document.querySelectorAll("[data-describe]")) el.textContent = describe(f, el.dataset.describe);
   for (const table of document.querySelectorAll("[data-table]")) {
-    table.tBodies[0].replaceChildren(...tableRows(table.dataset.table, sel).map(([head, ...cells]) => {
+    table.tBodies[0].replaceChildren(...tableRows(f, table.dataset.table).map(([head, ...cells]) => {
       const tr = document.createElement("tr");
       const th = document.createElement("th");
       th.scope = "row";
@@ -112,30 +373,34 @@ function termTips() {
   document.addEventListener("keydown", (e) => { if (e.key === "Escape" && owner) close(); });
 }
 
-/** A live Vega view for one figure, drawn off-page and swapped in for its static SVG. */
-async function liveView(figure, sel) {
-  const spec = structuredClone(figure.vega);
-  for (const d of spec.data) {
-    if (d.name in data.datasets) d.values = data.datasets[d.name].map((row) => ({ ...row }));
-  }
-  for (const s of spec.signals || []) {
-    for (const k of KEYS) if (s.name === data.signals[k]) s.value = sel[k];
-  }
+/** A live Vega view for one figure, drawn off-page with a selection's rows and swapped in for its static SVG. */
+async function liveView(figure, f) {
+  const runtime = window.vega.parse(figure.vega, null, { ast: true });
   const holder = document.querySelector(`#${figure.id} .chart`);
   const live = document.createElement("div");
   live.className = "live";
-  const runtime = window.vega.parse(spec, null, { ast: true });
   const view = new window.vega.View(runtime, {
     expr: window.vegaExpressionInterpreter,
     renderer: "svg",
     hover: false,
   });
   view.initialize(live);
+  const names = new Set(figure.vega.data.map((d) => d.name));
+  feed(view, f, names);
   fitWidth(view, holder);
   await view.runAsync();
   holder.replaceChildren(live);
   holder.dataset.live = "true";
-  return { view, holder };
+  return { view, holder, names };
+}
+
+/** Hand a view the rows and marks of a selection: only the datasets its spec declares. */
+const MAKERS = { grid: gridRows, facts: factsRows, timeline: timelineRows, timeline_facts: timelineFacts };
+
+function feed(view, f, names) {
+  for (const [key, make] of Object.entries(MAKERS)) {
+    if (names.has(data.data[key])) view.data(data.data[key], make(f));
+  }
 }
 
 /** Draw at the holder's width (text stays at its set size), but no wider than a printed page's measure
@@ -148,18 +413,38 @@ function fitWidth(view, holder) {
   if (width && view.width() !== width) view.width(width);
 }
 
+/** After the first paint, in idle time: the static SVGs stay the first thing drawn. */
+function afterPaint() {
+  return new Promise((resolve) => {
+    requestAnimationFrame(() => setTimeout(() => {
+      if (window.requestIdleCallback) requestIdleCallback(() => resolve(), { timeout: 300 });
+      else resolve();
+    }, 0));
+  });
+}
+
+/** Figures nearest the viewport first: the one the reader sees goes live first. */
+function byVisibility(figures) {
+  const distance = (fig) => {
+    const box = document.getElementById(fig.id).getBoundingClientRect();
+    return box.bottom < 0 ? -box.bottom : Math.max(0, box.top - window.innerHeight);
+  };
+  return [...figures].sort((a, b) => distance(a) - distance(b));
+}
+
 async function start() {
   let sel = selectionFromUrl();
-  for (const k of KEYS) selects[k].value = sel[k];
-  const views = await Promise.all(data.figures.map((f) => liveView(f, sel)));
+  for (const k of KEYS) if (selects[k]) selects[k].value = sel[k];
+  let shown = factsOf(sel);
+  fillTexts(shown);
+  const views = [];
 
   async function show(next, keepUrl = false) {
-    sel = next;
-    for (const { view } of views) {
-      for (const k of KEYS) view.signal(data.signals[k], sel[k]);
-    }
-    fillTexts(sel);
+    sel = { ...data.default, ...next }; // a partial selection keeps the workshop's other choices
+    shown = factsOf(sel);
+    fillTexts(shown);
     if (!keepUrl) selectionToUrl(sel);
+    for (const { view, names } of views) feed(view, shown, names);
     await Promise.all(views.map(({ view }) => view.runAsync()));
     document.documentElement.dataset.shown = KEYS.map((k) => sel[k]).join("|");
   }
@@ -171,9 +456,22 @@ async function start() {
     const params = new URLSearchParams(location.hash.slice(1));
     if (!KEYS.some((k) => params.has(k))) return;
     const next = selectionFromUrl();
-    for (const k of KEYS) selects[k].value = next[k];
+    for (const k of KEYS) if (selects[k]) selects[k].value = next[k];
     show(next);
   });
+  window.plate = {
+    views: [], show, model, texts, factsOf, timelineRows, timelineFacts, gridRows, factsRows,
+    selection: () => ({ ...sel }),
+  };
+
+  for (const figure of byVisibility(data.figures)) {
+    await afterPaint();
+    const made = await liveView(figure, shown); // the shown selection at this moment: controls may have moved
+    views.push(made);
+  }
+  views.sort((a, b) => data.figures.findIndex((fig) => `${fig.id}` === a.holder.parentElement.id) -
+    data.figures.findIndex((fig) => `${fig.id}` === b.holder.parentElement.id));
+  window.plate.views = views.map(({ view }) => view);
   const refit = () => {
     for (const { view, holder } of views) fitWidth(view, holder);
     return Promise.all(views.map(({ view }) => view.runAsync()));
@@ -184,9 +482,7 @@ async function start() {
   window.addEventListener("beforeprint", () => { paper = true; refit(); });
   window.addEventListener("afterprint", () => { paper = false; refit(); });
 
-  form.hidden = false;
   await show(sel, true);
-  window.plate = { views: views.map(({ view }) => view), show, tableRows };
   document.documentElement.dataset.ready = "true";
 }
 
@@ -195,5 +491,6 @@ start().catch((error) => {
   // The static figures of the default selection stay; say why the controls did not appear.
   readout.textContent = `${readout.textContent} (The interactive figures could not start: ${error.message})`;
   document.documentElement.dataset.ready = "failed";
+  form.hidden = true; // controls that cannot work
   throw error;
 });

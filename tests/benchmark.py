@@ -27,7 +27,7 @@ import vl_convert as vlc
 
 # This checkout's generator, not one installed elsewhere; then the tests' helpers.
 sys.path[:0] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).resolve().parent)]
-from conftest import CHROMIUM_ARGS, CONTENT, ROOT, chromium_path  # noqa: E402
+from conftest import CHROMIUM_ARGS, CONTENT, ROOT, chromium_path, wait_until  # noqa: E402
 
 from generator import build  # noqa: E402
 
@@ -154,7 +154,7 @@ def live_rows(browser, page_path: Path, vega_specs: list[dict], selections: list
     context = browser.new_context(offline=True)
     page = context.new_page()
     page.goto(page_path.as_uri())
-    page.wait_for_function("document.documentElement.dataset.ready === 'true'")
+    wait_until(page, "document.documentElement.dataset.ready === 'true'")
     rows: dict[str, dict[str, dict]] = {name: {} for name in roots}
     for selection in selections:
         page.evaluate(CHANGE_PLATE, [[c[0], v] for c, v in zip(controls, selection)])
@@ -212,7 +212,7 @@ def open_probed(browser, path: Path):
     context.add_init_script(PROBE)
     page = context.new_page()
     page.goto(path.as_uri())
-    page.wait_for_function("window.__bench.laid && window.__bench.live && window.__bench.fcp", timeout=30000)
+    wait_until(page, "window.__bench.laid && window.__bench.live && window.__bench.fcp", timeout=30)
     return context, page
 
 

@@ -85,6 +85,21 @@ class Watched:
         return [(t, m) for t, m in self.console if t in ("error", "warning", "pageerror")]
 
 
+def wait_until(page, expression: str, timeout: float = 15.0):
+    """Poll a page until a JavaScript expression is truthy. Unlike page.wait_for_function, which polls by
+    evaluating a string inside the page, this works under the plate's CSP (no 'unsafe-eval'), however long
+    the page takes (its live views start after the first paint, in idle time)."""
+    import time
+    deadline = time.monotonic() + timeout
+    while True:
+        value = page.evaluate(expression)
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{expression!r} still false after {timeout} s")
+        page.wait_for_timeout(20)
+
+
 @pytest.fixture
 def open_page(browser):
     """Open a built page from disk with the network off; yields a function returning a Watched page."""
@@ -98,8 +113,7 @@ def open_page(browser):
         watched = Watched(context.new_page())
         watched.page.goto((site_dir / "index.html").resolve().as_uri() + hash)
         if wait_ready:
-            # Set to "true" when the live figures started, "failed" when they could not: only "true" will do.
-            watched.page.wait_for_function("() => document.documentElement.dataset.ready", timeout=15000)
+            wait_until(watched.page, "document.documentElement.dataset.ready")
             ready = watched.page.evaluate("() => document.documentElement.dataset.ready")
             assert ready == "true", f"the page's live figures did not start (ready={ready!r}): {watched.problems()}"
         return watched

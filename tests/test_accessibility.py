@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CONTENT
+from conftest import CONTENT, wait_until
 from spec_model import check_descriptions, check_readout
 from spec_model import expected as spec
 from generator import content, facts, render
@@ -101,16 +101,17 @@ def test_controls_operate_with_the_keyboard_alone(site, open_page):
     page.keyboard.press("Enter")
     assert page.url.endswith("#workshop-figures")
     c = content.load(CONTENT)
-    chosen = dict(vars(c.plate.default))
+    full = facts.Atlas(c.presets).complete(c.plate.default)
+    chosen = {k: getattr(full, k) for k in facts.KEYS}
     for key, table in (("model", c.presets.models), ("batch", c.presets.batches), ("network", c.presets.networks)):
         ids = list(table)
         if ids.index(chosen[key]) + 1 == len(ids):
             continue  # the default is the last option: ArrowDown has nowhere to go
         chosen[key] = ids[ids.index(chosen[key]) + 1]  # ArrowDown picks the next option
-        shown = "|".join(chosen[k] for k in ("model", "batch", "network"))
+        shown = "|".join(chosen[k] for k in facts.KEYS)
         page.focus(f"#choose-{key}")
         page.keyboard.press("ArrowDown")
-        page.wait_for_function(f"() => document.documentElement.dataset.shown === '{shown}'")
+        wait_until(page, f"document.documentElement.dataset.shown === '{shown}'")
     # The figures' words and numbers open from the keyboard too.
     page.focus("#fig-time-data summary")
     page.keyboard.press("Enter")
@@ -125,32 +126,34 @@ def test_readout_is_a_polite_live_region_that_changes_with_the_selection(site, o
     assert readout.get_attribute("role") == "status"
     assert readout.get_attribute("aria-live") == "polite" and readout.get_attribute("aria-atomic") == "true"
     before = readout.text_content()
-    d = content.load(CONTENT).plate.default
-    other = next(n for n in content.load(CONTENT).presets.networks if n != d.network)
+    c = content.load(CONTENT)
+    full = facts.Atlas(c.presets).complete(c.plate.default)
+    other = next(n for n in c.presets.networks if n != full.network)
     page.get_by_label("Network", exact=True).select_option(other)
-    page.wait_for_function(f"() => document.documentElement.dataset.shown === '{d.model}|{d.batch}|{other}'")
+    shown = "|".join(other if k == "network" else getattr(full, k) for k in facts.KEYS)
+    wait_until(page, f"document.documentElement.dataset.shown === '{shown}'")
     assert readout.text_content() != before
 
 
 def test_each_figure_is_an_image_named_by_its_caption_and_described(site, open_page):
     page = open_page(site).page
-    for fid in ("fig-time", "fig-efficiency"):
+    for fid in ("fig-time", "fig-efficiency", "fig-timeline"):
         chart = page.locator(f"#{fid} .chart")
         assert chart.get_attribute("role") == "img"
         caption = page.locator("#" + chart.get_attribute("aria-labelledby"))
         describe = page.locator("#" + chart.get_attribute("aria-describedby"))
         assert "Llama 3 8B · 4M tokens · 400 Gb/s" in caption.text_content()
         assert len(describe.text_content()) > 80
-        assert page.locator(f"#{fid}-data table tbody tr").count() == 15
-    names = [page.get_by_role("img", name=n) for n in ("Figure 1. Compute", "Figure 2. Scaling")]
+        assert page.locator(f"#{fid}-data table tbody tr").count() == (5 if fid == "fig-timeline" else 15)
+    names = [page.get_by_role("img", name=n) for n in ("Figure 1. Compute", "Figure 2. Scaling", "Figure 3. One")]
     assert all(n.count() == 1 for n in names)
 
 
 SHOW_ALL = """async (selections) => {
   const out = {};
-  for (const [model, batch, network] of selections) {
-    await window.plate.show({model, batch, network});
-    out[[model, batch, network].join('|')] = {
+  for (const sel of selections) {
+    await window.plate.show(sel);
+    out[document.documentElement.dataset.shown] = {
       readout: document.getElementById('readout').textContent,
       describe: Object.fromEntries([...document.querySelectorAll('[data-describe]')]
         .map(el => [el.dataset.describe, el.textContent])),
@@ -167,21 +170,25 @@ def test_descriptions_and_tables_follow_every_selection_with_the_readouts_number
     c = content.load(CONTENT)
     atlas = facts.Atlas(c.presets)
     page = open_page(site).page
-    shown = page.evaluate(SHOW_ALL, [[s.model, s.batch, s.network] for s in atlas.selections])
-    count = len(c.presets.models) * len(c.presets.batches) * len(c.presets.networks)
-    assert len(shown) == len(atlas.selections) == count
-    for sel in atlas.selections:
+    # the workshop's selections through the page's show(); every option combination is checked in test_engine.py
+    workshop = [s for s in atlas.selections if atlas.complete(s) == atlas.complete(content.Selection(s.model, s.batch,
+                                                                                                     s.network))]
+    shown = page.evaluate(SHOW_ALL, [{"model": s.model, "batch": s.batch, "network": s.network} for s in workshop])
+    assert len(shown) == len(workshop) == len(c.presets.models) * len(c.presets.batches) * len(c.presets.networks)
+    for sel in workshop:
         got = shown[render.selection_key(sel)]
         f = atlas.facts(sel)
-        check_readout(got["readout"], spec(c.presets, sel), c.presets)
+        check_readout(got["readout"], spec(c.presets, sel), c.presets)  # against MODEL.md's formulas
         check_descriptions(got["describe"], spec(c.presets, sel))
-        for fid in ("fig-time", "fig-efficiency"):
-            assert got["tables"][fid] == render.table_rows(f, fid), (sel, fid)  # the page script's = Python's
-        assert all(render.caption(c, sel) in caption for caption in got["captions"])
+        assert got["readout"] == render.readout(f)  # and the page's texts equal Python's, for the no-JS page
+        for fid in ("fig-time", "fig-efficiency", "fig-timeline"):
+            assert got["tables"][fid] == render.table_rows(f, fid), (sel, fid)
+            assert got["describe"][fid] == render.describe(f, fid, c.presets.workshop.seq_len)
+        assert all(f.caption in caption for caption in got["captions"])
         if f.crossing_replicas:  # the readout's numbers are the table's, digit for digit
-            row = next(r for r in got["tables"]["fig-time"] if r[0].endswith("(cross)"))
+            row = next(r for r in got["tables"]["fig-time"] if r[0].endswith("(crossed)"))
             assert f"takes {row[2]} against {row[1]} of compute" in got["readout"]
-            row = next(r for r in got["tables"]["fig-efficiency"] if r[0].endswith("(cross)"))
+            row = next(r for r in got["tables"]["fig-efficiency"] if r[0].endswith("(crossed)"))
             assert f"efficiency {row[2]}" in got["readout"]
 
 

@@ -60,8 +60,9 @@ def test_page_has_plate_header_terms_takeaway_and_sources(site):
 def test_default_readout_is_in_the_page(site):
     page = (site / "index.html").read_text()
     readout = re.search(r'<p class="readout" id="readout" role="status"[^>]*>(.*?)</p>', page, re.S).group(1)
-    assert "cross at 1,024 replicas" in readout and "0.64 s" in readout and "4,096 tokens" in readout
-    assert "128.5 GB" in readout and "do not fit on one H100 SXM (80 GB)" in readout
+    assert "n* ≈ 708 replicas; 1,024 is the first power of two past it" in readout
+    assert "0.642 s" in readout and "4,096 tokens" in readout
+    assert "128.5 GB" in readout and "do not fit on one H100 SXM (80 GB" in readout
 
 
 def test_page_is_self_contained(site):
@@ -79,14 +80,16 @@ def test_page_fits_the_size_budget(site):
 def test_csv_has_the_agreed_columns(site):
     with open(site / content.load(CONTENT).plate.data_file, newline="") as handle:
         rows = list(csv.DictReader(handle))
-    assert list(rows[0]) == ["model", "gpu", "network", "global_batch_tokens", "replicas", "params",
-                             "gpu_peak_tflops", "mfu", "link_gbytes_per_s", "compute_s", "allreduce_s",
-                             "step_s", "efficiency", "tokens_per_replica", "sequences_per_replica",
-                             "model_states_gb", "gpu_memory_gb", "fits_in_memory"]
+    assert list(rows[0])[:8] == ["model", "gpu", "network", "global_batch_tokens", "overlap", "gradient_precision",
+                                 "topology", "replicas"]
+    assert {"compute_s", "allreduce_s", "step_s", "efficiency", "step_s_zero3", "model_states_gb_zero1",
+            "fits_in_memory_zero3", "gpu_memory_gb", "link_gbytes_per_s"} <= set(rows[0])
+    # models × batches × networks × GPUs × overlap × precision × topology × replicas; ZeRO stages as columns
     c = content.load(CONTENT)
     replicas = c.presets.workshop.max_replicas.bit_length()  # 1, 2, 4, … max_replicas
-    assert len(rows) == len(c.presets.models) * len(c.presets.batches) * len(c.presets.networks) * replicas
-    assert {r["model"] for r in rows} == set(c.presets.models)
+    assert len(rows) == (len(c.presets.models) * len(c.presets.batches) * len(c.presets.networks)
+                         * len(c.presets.gpus) * 2 * 2 * 2 * replicas)
+    assert {r["gpu"] for r in rows} == set(c.presets.gpus) and {r["model"] for r in rows} == set(c.presets.models)
 
 
 def test_fixture_content_builds(mini_site):
@@ -96,7 +99,7 @@ def test_fixture_content_builds(mini_site):
     assert "crosses at 32 replicas over the slow link" in words
     assert "On the fast link it crosses at 64 replicas" in words
     rows = list(csv.DictReader(open(mini_site / content.load(FIXTURE).plate.data_file)))
-    assert len(rows) == 2 * 1 * 2 * 7
+    assert len(rows) == 2 * 1 * 2 * 1 * 2 * 2 * 2 * 7  # one GPU, every option
 
 
 def test_build_replaces_the_previous_site_it_wrote(tmp_path):

@@ -26,6 +26,12 @@ def test_real_content_loads_with_the_spec_presets():
     assert {"https://doi.org/10.14778/3415478.3415530", "https://arxiv.org/abs/1812.06162",
          "https://arxiv.org/abs/2407.21783"} <= \
         {s.url for s in c.sources.values()}
+    # MODEL.md's GPU table, each GPU cited to a source that exists
+    gpus = {g.name: (g.peak_tflops, g.memory_gb, g.nvlink_gbytes_per_s) for g in c.presets.gpus.values()}
+    assert gpus.items() >= {"H100 SXM": (989, 80, 450), "A100 SXM 80GB": (312, 80, 300), "H200 SXM": (989, 141, 450),
+                    "B200": (2250, 180, 900)}.items()
+    assert all(g.source in c.sources and g.nvlink_domain in (8, 72, 256) for g in c.presets.gpus.values())
+    assert c.presets.networks["nvlink"].nvlink and not c.presets.networks["ib-400"].nvlink
     assert p.default == content.Selection("llama3-8b", "4M", "ib-400")
 
 

@@ -1,5 +1,6 @@
 """Facts read off the grid for the real presets: what the prose and the readout state."""
 import csv
+from dataclasses import replace
 import io
 
 import pytest
@@ -40,8 +41,40 @@ def test_at_rejects_a_count_off_the_grid(atlas):
 
 def test_rows_cover_every_selection_and_replica_count(atlas):
     rows = atlas.rows()
-    assert len(rows) == len(atlas.selections) * len(atlas.grid.replicas)
+    stages = len(facts.OPTIONS["sharding"])  # ZeRO stages are columns, not rows
+    assert len(rows) == len(atlas.selections) // stages * len(atlas.grid.replicas)
     assert tuple(rows[0]) == facts.CSV_COLUMNS
+    combos = {tuple(r[k] for k in ("model", "batch_id", "network", "gpu", "overlap", "gradient_precision",
+                                   "topology")) for r in _with_batch_ids(atlas, rows)}
+    assert len(combos) == len(atlas.selections) // stages
+
+
+def _with_batch_ids(atlas, rows):
+    ids = {b.tokens: i for i, b in atlas.presets.batches.items()}
+    return [{**r, "batch_id": ids[r["global_batch_tokens"]]} for r in rows]
+
+
+def test_options_move_the_crossing_as_model_md_says(atlas):
+    base = Selection("llama3-8b", "4M", "ib-400")
+    with_ = lambda **o: atlas.facts(Selection("llama3-8b", "4M", "ib-400", **o))  # noqa: E731
+    assert with_(overlap="backward").crossing_replicas == 512
+    assert_allclose(with_(overlap="backward").continuous_crossing, 472, atol=0.5)
+    assert with_(topology="nodes").crossing_replicas == 4096
+    assert with_(precision="fp32").crossing_replicas == 512
+    assert with_(gpu="h200-sxm").gpu_memory_gb == 141
+    assert atlas.facts(base).continuous_crossing > with_(gpu="b200").continuous_crossing
+    z1 = with_(sharding="zero1")
+    assert (z1.smallest_fitting_replicas, z1.smallest_fitting_on_grid) == (3, 4)
+    assert [with_(sharding=s).smallest_fitting_replicas for s in ("zero2", "zero3")] == [2, 2]
+    assert_allclose(with_(sharding="zero3").at(1024).comm_s, 1.5 * atlas.facts(base).at(1024).allreduce_s)
+
+
+def test_nvlink_follows_the_gpu_and_is_hypothetical_past_its_domain(atlas):
+    for gpu in atlas.presets.gpus.values():
+        f = atlas.facts(Selection("llama3-8b", "4M", "nvlink", gpu=gpu.id))
+        assert f.link_gbytes_per_s == gpu.nvlink_gbytes_per_s
+        assert f.hypothetical_from == gpu.nvlink_domain
+    assert atlas.facts(Selection("llama3-8b", "4M", "ib-400", gpu="a100-sxm")).hypothetical_from is None
 
 
 def test_csv_rows_agree_with_model_md_formulas(atlas):
@@ -49,20 +82,60 @@ def test_csv_rows_agree_with_model_md_formulas(atlas):
     rows = list(csv.DictReader(io.StringIO(render.csv_text(atlas))))
     assert len(rows) == len(atlas.rows())
     assert list(rows[0]) == list(facts.CSV_COLUMNS)
+    gpus = {g.id: g for g in atlas.presets.gpus.values()}
     for r in rows:
         N, T, n = float(r["params"]), float(r["global_batch_tokens"]), float(r["replicas"])
         P, u, B = float(r["gpu_peak_tflops"]) * 1e12, float(r["mfu"]), float(r["link_gbytes_per_s"]) * 1e9
+        gpu = gpus[r["gpu"]]
+        b = {"bf16": 2, "fp32": 4}[r["gradient_precision"]]
+        assert int(r["bytes_per_grad"]) == b and P == gpu.peak_tflops * 1e12
+        B_nvl = gpu.nvlink_gbytes_per_s * 1e9
+        if r["network"] == "nvlink":
+            assert B == B_nvl
+        S = b * N
         compute = 6 * N * T / (n * P * u)
-        allreduce = 2 * (n - 1) / n * 2 * N / B
+        if r["topology"] == "flat":
+            allreduce = 2 * (n - 1) / n * S / B
+        elif n <= 8:
+            allreduce = 2 * (n - 1) / n * S / B_nvl
+        else:
+            m = n / 8
+            allreduce = 2 * 7 / 8 * S / B_nvl + 2 * (m - 1) / m * (S / 8) / B
+        for suffix, traffic in (("", 1.0), ("_zero3", 1.5)):
+            comm = traffic * allreduce
+            step = max(compute, comm) if r["overlap"] == "step" else compute / 3 + max(2 * compute / 3, comm)
+            assert_allclose(float(r["step_s" + suffix]), step, rtol=1e-12)
+            assert_allclose(float(r["efficiency" + suffix]), compute / step, rtol=1e-12)
         assert_allclose(float(r["compute_s"]), compute, rtol=1e-12)
         assert_allclose(float(r["allreduce_s"]), allreduce, rtol=1e-12, atol=0)
-        assert_allclose(float(r["step_s"]), max(compute, allreduce), rtol=1e-12)
-        assert_allclose(float(r["efficiency"]), compute / max(compute, allreduce), rtol=1e-12)
         assert_allclose(float(r["tokens_per_replica"]), T / n)
         assert_allclose(float(r["sequences_per_replica"]), T / n / 8192)
-        assert_allclose(float(r["model_states_gb"]), 16 * N / 1e9)
-        assert r["fits_in_memory"] == ("true" if 16 * N <= float(r["gpu_memory_gb"]) * 1e9 else "false")
-        assert r["gpu"] == "h100-sxm" and float(r["gpu_peak_tflops"]) == 989 and float(r["mfu"]) == 0.45
+        memory = float(r["gpu_memory_gb"]) * 1e9
+        assert memory == gpu.memory_gb * 1e9
+        for suffix, per_param in (("", 16), ("_zero1", 4 + 12 / n), ("_zero2", 2 + 14 / n), ("_zero3", 16 / n)):
+            assert_allclose(float(r["model_states_gb" + suffix]), per_param * N / 1e9, rtol=1e-12)
+            assert r["fits_in_memory" + suffix] == ("true" if per_param * N <= memory * (1 + 1e-12) else "false") \
+                or abs(per_param * N - memory) < 1e-6 * memory
+        assert float(r["mfu"]) == 0.45
+
+
+def test_bucketed_tail_is_at_least_the_backward_bound_and_within_one_bucket(atlas):
+    """For every selection: the 25 MiB buckets' exposed tail ≥ max(0, A − 2C/3) (perfect overlap within the
+    backward pass, the model's step − compute under backward-only overlap) and exceeds it by less than one
+    bucket's fill or send time; the timeline's tail bar is that tail."""
+    from generator import charts, model
+    for sel in atlas.selections:
+        f = atlas.facts(sel)
+        p = f.at(f.timeline_replicas)
+        C, A = p.compute_s, p.comm_s
+        bound = max(0.0, A - 2 * C / 3)
+        backward = atlas.facts(replace(f.selection, overlap="backward")).at(f.timeline_replicas)
+        assert abs(bound - (backward.step_s - backward.compute_s)) <= 1e-12 * C
+        assert f.backward_bound_s == pytest.approx(bound, rel=1e-12, abs=1e-15)
+        one_bucket = max(2 * C / 3, A) * model.BUCKET_BYTES / f.grad_bytes
+        assert bound - 1e-12 * C <= f.bucketed_tail_s <= bound + one_bucket + 1e-12 * C, sel
+        bars = [r for r in charts.timeline_rows(f) if r["kind"] == "tail"]
+        assert (bars[0]["end"] - bars[0]["start"] if bars else 0.0) == pytest.approx(f.bucketed_tail_s, rel=1e-12)
 
 
 def test_exact_statements_for_the_prose(atlas):

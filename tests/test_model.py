@@ -57,7 +57,9 @@ def test_crossing_at_1024_replicas_for_8b_4m_400g():
     assert grid.replicas[grid.crossing_index[0, 0, 0]] == 1024
     assert at(grid, "allreduce_s", 1024) > at(grid, "compute_s", 1024)
     assert at(grid, "allreduce_s", 512) < at(grid, "compute_s", 512)
-    assert_allclose(grid.continuous_crossing[0, 0, 0], 707, atol=0.5)
+    # n* solved exactly with the ring's (n−1)/n: 1 + 1.5·T·B/(P·u) ≈ 708 (MODEL.md's ≈ 707 drops the 1)
+    assert_allclose(grid.continuous_crossing[0, 0, 0], 1 + 1.5 * T_4M * IB / (989e12 * 0.45), rtol=1e-12)
+    assert_allclose(grid.continuous_crossing[0, 0, 0], 708, atol=0.5)
 
 
 def test_tokens_and_sequences_per_replica_at_the_crossing():
@@ -103,3 +105,79 @@ def test_step_and_efficiency_follow_the_max_rule():
 def test_no_crossing_is_reported_as_minus_one():
     grid = g(batches=(2**24,), links=(NVLINK,))
     assert grid.crossing_index[0, 0, 0] == -1
+
+
+# --- options beyond the workshop (MODEL.md, "Options beyond the workshop") -------------------------
+
+def run(**options):
+    inputs = dict(params=N_8B, batch_tokens=T_4M, link_bytes_per_s=IB, nvlink_bytes_per_s=NVLINK,
+                  peak_flops=989e12, memory_bytes=80e9, mfu=0.45)
+    inputs.update(options)
+    return model.evaluate(model.Inputs(**inputs), REPLICAS)
+
+
+def crossing(r):
+    return int(REPLICAS[r.crossing_index])
+
+
+def test_workshop_options_leave_every_claim_alone():
+    r, g0 = run(), g()
+    assert_allclose(r.step_s, g0.step_s[0, 0, 0], rtol=0)
+    assert crossing(r) == 1024 and r.comm_s.tolist() == r.allreduce_s.tolist()
+
+
+def test_backward_only_overlap_crosses_at_472_so_512():
+    r = run(backward_only=True)
+    assert_allclose(r.continuous_crossing, 1 + T_4M * IB / (989e12 * 0.45), rtol=1e-12)
+    assert_allclose(r.continuous_crossing, 472, atol=0.5)
+    assert crossing(r) == 512
+    C, A = r.compute_s, r.comm_s
+    assert_allclose(r.step_s, C / 3 + np.maximum(2 * C / 3, A), rtol=1e-12)
+
+
+def test_hierarchical_reduction_crosses_at_4096():
+    r = run(hierarchical=True)
+    i = int(np.flatnonzero(REPLICAS == 1024)[0])
+    inside, across = 2 * 7 / 8 * 2 * N_8B / NVLINK, 2 * 127 / 128 * (2 * N_8B / 8) / IB
+    assert_allclose([inside, across], [0.0625, 0.0797], atol=5e-5)
+    assert_allclose(r.allreduce_s[i], 0.142, atol=5e-4)
+    assert crossing(r) == 4096
+    assert_allclose(r.allreduce_s[:4], 2 * (REPLICAS[:4] - 1) / REPLICAS[:4] * 2 * N_8B / NVLINK, rtol=1e-12)
+    # n* is where the curves meet: the all-reduce there equals compute
+    n_star = float(r.continuous_crossing)
+    m = n_star / 8
+    at_star = 2 * 7 / 8 * 2 * N_8B / NVLINK + 2 * (m - 1) / m * (2 * N_8B / 8) / IB
+    assert_allclose(at_star, 6 * N_8B * T_4M / (n_star * 989e12 * 0.45), rtol=1e-9)
+
+
+def test_fp32_gradients_double_the_allreduce_and_cross_at_512():
+    r, r0 = run(bytes_per_grad=4), run()
+    assert_allclose(r.allreduce_s, 2 * r0.allreduce_s, rtol=1e-12)
+    assert crossing(r) == 512
+    assert_allclose(r.continuous_crossing - 1, (r0.continuous_crossing - 1) / 2, rtol=1e-12)
+
+
+def test_a_faster_gpu_moves_the_crossing_with_its_peak():
+    b200 = run(peak_flops=2250e12, nvlink_bytes_per_s=900e9, memory_bytes=180e9)
+    assert_allclose(b200.continuous_crossing - 1, (run().continuous_crossing - 1) * 989 / 2250, rtol=1e-12)
+    assert crossing(b200) == 512
+
+
+def test_zero_state_bytes_and_smallest_fitting_replicas():
+    n = REPLICAS.astype(float)
+    for stage, per_param in ((0, 16 + 0 * n), (1, 4 + 12 / n), (2, 2 + 14 / n), (3, 16 / n)):
+        assert_allclose(model.state_bytes_per_param(stage, n), per_param, rtol=1e-15)
+    got = {k: run(sharding=k) for k in range(4)}
+    assert np.isnan(got[0].smallest_fitting) and got[0].smallest_fitting_index == -1
+    assert [float(got[k].smallest_fitting) for k in (1, 2, 3)] == [3, 2, 2]
+    assert int(REPLICAS[got[1].smallest_fitting_index]) == 4
+    gib = run(sharding=1, memory_bytes=80 * 2**30)
+    assert float(gib.smallest_fitting) == 2
+    assert_allclose(got[1].states_bytes[1] / 1e9, (4 + 12 / 2) * N_8B / 1e9)
+
+
+def test_zero3_moves_one_and_a_half_times_the_traffic():
+    r, r0 = run(sharding=3), run()
+    assert_allclose(r.comm_s, 1.5 * r0.allreduce_s, rtol=1e-15)
+    assert [run(sharding=k).comm_s.tolist() == r0.allreduce_s.tolist() for k in (1, 2)] == [True, True]
+    assert crossing(r) == 512

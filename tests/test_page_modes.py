@@ -6,7 +6,7 @@ from html.parser import HTMLParser
 import pytest
 from markupsafe import escape
 
-from conftest import CONTENT
+from conftest import CONTENT, wait_until
 from generator import content
 
 pytestmark = pytest.mark.browser
@@ -82,22 +82,22 @@ def test_without_javascript_text_static_figures_and_tables_are_there(site, open_
     assert "loading" not in text.lower()
     headings = re.findall(r"(?m)^## (.+)$", c.plate.before_figures.text + c.plate.after_figures.text)
     for needle in (c.plate.title, c.plate.deck, c.plate.takeaway, *headings,
-                   "The lines cross at 1,024 replicas", "Llama 3 8B · 4M tokens · 400 Gb/s"):
+                   "1,024 is the first power of two past it", "Llama 3 8B · 4M tokens · 400 Gb/s"):
         assert needle.lower() in text.lower(), needle
     for term in c.terms.values():
         assert term.definition in text
     for source in c.sources.values():
         assert source.title in text
-    assert page.locator(".chart > svg").count() == 2  # the static figures of the default selection
-    assert page.locator(".chart svg text", has_text="cross: 1,024").count() == 2
+    assert page.locator(".chart > svg").count() == 3  # the static figures of the default selection
+    assert page.locator(".chart svg text", has_text="first crossed: 1,024").count() == 2
     assert not page.locator("#controls").is_visible()  # no controls that cannot work
     for summary in page.locator("summary").all():
         summary.click()  # <details> opens without script
     for fid in ("fig-time", "fig-efficiency"):
         table = page.locator(f"#{fid}-data table")
         assert table.is_visible() and table.locator("tbody tr").count() == 15
-    assert page.locator("#fig-time-data tbody tr", has_text="1,024 (cross)").inner_text().split("\t")[1:] == [
-        "0.44 s", "0.64 s"]
+    assert page.locator("#fig-time-data tbody tr", has_text="1,024 (crossed)").inner_text().split("\t")[1:] == [
+        "0.443 s", "0.642 s"]
     assert page.locator("[aria-busy='true']").count() == 0
 
 
@@ -131,12 +131,12 @@ def test_under_the_csp_charts_draw_controls_work_and_nothing_is_blocked(browser,
     page.on("console", lambda m: m.type in ("error", "warning") and problems.append(m.text))
     page.on("pageerror", lambda e: problems.append(str(e)))
     page.goto((site / "index.html").resolve().as_uri())
-    page.wait_for_function("() => document.documentElement.dataset.ready", timeout=15000)
+    wait_until(page, "document.documentElement.dataset.ready")
     assert page.evaluate("document.documentElement.dataset.ready") == "true"
-    assert page.locator(".chart[data-live='true'] svg").count() == 2
+    assert page.locator(".chart[data-live='true'] svg").count() == 3
     page.get_by_label("Model", exact=True).select_option("llama3-405b")
     page.get_by_label("Network", exact=True).select_option("nvlink")
-    page.wait_for_function("() => document.documentElement.dataset.shown === 'llama3-405b|4M|nvlink'")
+    wait_until(page, "document.documentElement.dataset.shown === 'llama3-405b|4M|nvlink|h100-sxm|step|bf16|flat|none'")
     assert "Llama 3.1 405B · 4M tokens · NVLink" in page.locator("#fig-efficiency figcaption").text_content()
     page.locator("a.term").first.hover()
     assert page.locator(".term-tip").is_visible()
@@ -145,7 +145,7 @@ def test_under_the_csp_charts_draw_controls_work_and_nothing_is_blocked(browser,
     page.evaluate("""() => { setTimeout('window.__ran = 1', 0);
                              const s = document.createElement('script'); s.textContent = 'window.__ran = 2';
                              document.body.append(s); }""")
-    page.wait_for_function("() => window.__violations.length >= 2")
+    wait_until(page, "window.__violations.length >= 2")
     assert page.evaluate("window.__ran") is None
     assert {v.split()[0] for v in page.evaluate("window.__violations")} <= {"script-src", "script-src-elem"}
     context.close()
@@ -220,7 +220,7 @@ def test_on_a_360px_phone_nothing_scrolls_sideways_figures_fit_and_controls_take
         assert summary.bounding_box()["height"] >= 44
     page.locator("#choose-batch").tap()
     page.locator("#choose-batch").select_option("16M")
-    page.wait_for_function("() => document.documentElement.dataset.shown === 'llama3-8b|16M|ib-400'")
+    wait_until(page, "document.documentElement.dataset.shown === 'llama3-8b|16M|ib-400|h100-sxm|step|bf16|flat|none'")
     assert page.evaluate("document.documentElement.scrollWidth") <= width
 
 
@@ -269,10 +269,10 @@ def test_a_tap_shows_the_definition_and_a_second_tap_opens_the_glossary_entry(si
     # Registered after the page's own listener, so it runs after it: a sign the page has handled the change.
     page.evaluate("() => addEventListener('hashchange', () => { window.hashHandled = true; })")
     link.tap()
-    page.wait_for_function(f"() => location.hash === '#term-{term_id}' && window.hashHandled")
+    wait_until(page, f"location.hash === '#term-{term_id}' && window.hashHandled")
     assert page.evaluate("document.querySelector(':target').id") == f"term-{term_id}"
     # Following a term link does not reset the reader's selection (nor start redrawing another one).
     page.evaluate("() => Promise.all(window.plate.views.map(v => v.runAsync())).then(() => true)")
-    assert page.evaluate("document.documentElement.dataset.shown") == "llama3-70b|1M|nvlink"
+    assert page.evaluate("document.documentElement.dataset.shown") == "llama3-70b|1M|nvlink|h100-sxm|step|bf16|flat|none"
     assert [page.locator(f"#choose-{k}").input_value() for k in ("model", "batch", "network")] == \
         ["llama3-70b", "1M", "nvlink"]

@@ -6,7 +6,7 @@ import unicodedata
 import pytest
 from pypdf import PdfReader
 
-from conftest import CONTENT, ROOT
+from conftest import CONTENT, ROOT, wait_until
 from generator import content
 
 pytestmark = pytest.mark.browser
@@ -45,7 +45,7 @@ def printed(browser, site):
     context = browser.new_context(offline=True, viewport={"width": 1100, "height": 900})
     page = context.new_page()
     page.goto((site / "index.html").resolve().as_uri())
-    page.wait_for_function("() => document.documentElement.dataset.ready === 'true'", timeout=15000)
+    wait_until(page, "document.documentElement.dataset.ready === 'true'")
     page.emulate_media(media="print")
     out = {"page": page}
     for fmt in FORMATS:
@@ -108,9 +108,9 @@ def test_running_head_names_volume_and_plate_with_page_numbers(printed, fmt):
 def test_figures_print_as_vector_svg(printed, fmt):
     assert printed[fmt]["images"] == 0, "the PDF holds raster images"
     text = " ".join(printed[fmt]["texts"])
-    assert "seconds per step" in text and "cross: 1,024" in text  # the figures' words are text, not pixels
+    assert "seconds per step" in text and "first crossed: 1,024" in text  # the figures' words are text, not pixels
     page = printed["page"]
-    assert page.locator(".chart svg").count() == 2
+    assert page.locator(".chart svg").count() == 3
     assert page.locator(".chart canvas, .chart img").count() == 0
 
 
@@ -125,7 +125,7 @@ def test_printed_captions_follow_the_chosen_selection(browser, site):
     context = browser.new_context(offline=True, viewport={"width": 1100, "height": 900})
     page = context.new_page()
     page.goto((site / "index.html").resolve().as_uri() + "#model=llama3-70b&batch=1M&network=nvlink")
-    page.wait_for_function("() => document.documentElement.dataset.ready === 'true'", timeout=15000)
+    wait_until(page, "document.documentElement.dataset.ready === 'true'")
     text = " ".join(texts(page.pdf(format="A4")))
     context.close()
     for number in (1, 2):
@@ -147,7 +147,7 @@ def test_printing_from_a_phone_or_narrow_window_redraws_figures_for_paper(browse
     context = browser.new_context(offline=True, viewport={"width": width, "height": 800})
     page = context.new_page()
     page.goto((site / "index.html").resolve().as_uri())
-    page.wait_for_function("() => document.documentElement.dataset.ready === 'true'", timeout=15000)
+    wait_until(page, "document.documentElement.dataset.ready === 'true'")
     on_screen = page.evaluate("window.plate.views.map(v => v.width())")
     page.evaluate("addEventListener('beforeprint', () => { window.__paper = window.plate.views.map(v => v.width()); })")
     counts = [len(texts(page.pdf(format=fmt))) for fmt in FORMATS]

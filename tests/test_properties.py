@@ -87,9 +87,9 @@ def test_crossing_does_not_depend_on_the_model_size(ns, t, b, w, top):
     assert len(set(g.crossing_index[:, 0, 0].tolist())) == 1
     assert len(set(g.continuous_crossing[:, 0, 0].tolist())) == 1
     # and the per-replica batch where it happens, T/n*, depends on neither N nor T
-    per_replica = t / g.continuous_crossing[0, 0, 0]
-    assert math.isclose(per_replica, w.gpu_peak_flops * w.mfu * model.RING_FACTOR * w.bytes_per_grad
-                        / (model.FLOPS_PER_PARAM_TOKEN * b * model.GB), rel_tol=1e-12)
+    per_replica = (w.gpu_peak_flops * w.mfu * model.RING_FACTOR * w.bytes_per_grad
+                   / (model.FLOPS_PER_PARAM_TOKEN * b * model.GB))  # n* = 1 + T / (P·u·2b / (6·B)) exactly
+    assert math.isclose(g.continuous_crossing[0, 0, 0], 1 + t / per_replica, rel_tol=1e-12)
 
 
 @FAST
@@ -110,7 +110,7 @@ def test_units_are_consistent(n_params, t, b, w, top, k):
     np.testing.assert_allclose(faster.compute_s, g.compute_s, rtol=1e-12)
     bigger = grid_of([n_params], [t * k], [b], w, top)
     np.testing.assert_allclose(bigger.compute_s, g.compute_s * k, rtol=1e-12)
-    np.testing.assert_allclose(bigger.continuous_crossing, g.continuous_crossing * k, rtol=1e-12)
+    np.testing.assert_allclose(bigger.continuous_crossing, 1 + (g.continuous_crossing - 1) * k, rtol=1e-12)
 
 
 @FAST

@@ -1,0 +1,192 @@
+// The scaling model in the page: generator/model.py function by function, under the same names, with the
+// same operations in the same order (so both give the same doubles; tests/test_engine.py holds them equal),
+// and generator/notation.py's number formatter. Exposed as window.plate.model; plate.js draws with it.
+const FLOPS_PER_PARAM_TOKEN = 6;
+const RING_FACTOR = 2;
+const GB = 1e9;
+const NODE_GPUS = 8;
+const ZERO3_TRAFFIC = 1.5;
+const WEIGHT_BYTES = 2;
+const GRADIENT_BYTES = 2;
+const FP32_BYTES = 4;
+
+function replica_counts(max_replicas) {
+  const out = [];
+  for (let n = 1; n <= max_replicas; n *= 2) out.push(n);
+  return out;
+}
+
+function compute_seconds(params, batch_tokens, replicas, peak_flops, mfu) {
+  return FLOPS_PER_PARAM_TOKEN * params * batch_tokens / (replicas * peak_flops * mfu);
+}
+
+function ring_seconds(buffer_bytes, link_bytes_per_s, replicas) {
+  return RING_FACTOR * (replicas - 1) / replicas * buffer_bytes / link_bytes_per_s;
+}
+
+function allreduce_seconds(params, bytes_per_grad, link_bytes_per_s, nvlink_bytes_per_s, replicas, hierarchical,
+  node_gpus = NODE_GPUS) {
+  const buffer = bytes_per_grad * params;
+  const flat = ring_seconds(buffer, link_bytes_per_s, replicas);
+  const inside = ring_seconds(buffer, nvlink_bytes_per_s, Math.min(replicas, node_gpus));
+  const across = ring_seconds(buffer / node_gpus, link_bytes_per_s, Math.max(replicas / node_gpus, 1));
+  return hierarchical ? inside + across : flat;
+}
+
+function traffic_factor(sharding) {
+  return sharding === 3 ? ZERO3_TRAFFIC : 1.0;
+}
+
+function comm_seconds(allreduce, sharding) {
+  return traffic_factor(sharding) * allreduce;
+}
+
+function hidden_window(compute, backward_only) {
+  return backward_only ? compute * 2 / 3 : compute;
+}
+
+function step_seconds(compute, comm, backward_only) {
+  return Math.max(compute, compute - hidden_window(compute, backward_only) + comm);
+}
+
+function efficiency(compute, step) {
+  return compute / step;
+}
+
+function kept_bytes_per_param(sharding, state_bytes) {
+  return sharding === 0 ? state_bytes : sharding === 1 ? WEIGHT_BYTES + GRADIENT_BYTES : sharding === 2 ? WEIGHT_BYTES : 0;
+}
+
+function state_bytes_per_param(sharding, replicas, state_bytes = 16) {
+  const kept = kept_bytes_per_param(sharding, state_bytes);
+  return kept + (state_bytes - kept) / replicas;
+}
+
+function smallest_fitting_replicas(params, sharding, memory_bytes, state_bytes = 16) {
+  const kept = kept_bytes_per_param(sharding, state_bytes) * params;
+  const sharded = (state_bytes - kept_bytes_per_param(sharding, state_bytes)) * params;
+  const room = memory_bytes - kept;
+  if (sharded === 0) return kept <= memory_bytes ? 1.0 : NaN;
+  return room > 0 ? Math.max(1, Math.ceil(sharded / room)) : NaN;
+}
+
+function continuous_crossing(batch_tokens, peak_flops, mfu, bytes_per_grad, link_bytes_per_s, nvlink_bytes_per_s,
+  hierarchical, backward_only, sharding, node_gpus = NODE_GPUS) {
+  const work = FLOPS_PER_PARAM_TOKEN * batch_tokens / (peak_flops * mfu * bytes_per_grad);
+  const window = hidden_window(work, backward_only) / traffic_factor(sharding);
+  const flat = 1 + window * link_bytes_per_s / RING_FACTOR;
+  const inside = 1 + window * nvlink_bytes_per_s / RING_FACTOR;
+  const beyond = (window + RING_FACTOR / link_bytes_per_s) / (
+    RING_FACTOR * (node_gpus - 1) / node_gpus / nvlink_bytes_per_s + RING_FACTOR / (node_gpus * link_bytes_per_s));
+  return hierarchical ? (inside <= node_gpus ? inside : beyond) : flat;
+}
+
+const MIB = 2 ** 20;
+const BUCKET_BYTES = 25 * MIB;
+
+function bucket_count(grad_bytes, bucket_bytes = BUCKET_BYTES) {
+  return Math.ceil(grad_bytes / bucket_bytes);
+}
+
+function bucket_end_seconds(k, compute, comm, grad_bytes, bucket_bytes = BUCKET_BYTES) {
+  const fill = compute * 2 / 3 * bucket_bytes / grad_bytes;
+  const send = comm * bucket_bytes / grad_bytes;
+  return compute / 3 + (send >= fill ? fill + k * send : k * fill + send);
+}
+
+function bucketed_tail_seconds(compute, comm, grad_bytes, bucket_bytes = BUCKET_BYTES) {
+  const count = bucket_count(grad_bytes, bucket_bytes);
+  const last = comm * (grad_bytes - (count - 1) * bucket_bytes) / grad_bytes;
+  const before = count > 1 ? bucket_end_seconds(count - 1, compute, comm, grad_bytes, bucket_bytes) : compute;
+  return Math.max(before, compute) + last - compute;
+}
+
+/** model.evaluate for one run: arrays over the replica counts, and the run's facts. */
+function evaluate(x, replicas) {
+  const run = {
+    replicas, compute_s: [], allreduce_s: [], comm_s: [], step_s: [], exposed_s: [], efficiency: [],
+    tokens_per_replica: [], sequences_per_replica: [], states_bytes: [], fits: [],
+  };
+  const hierarchical = x.hierarchical !== 0 && x.hierarchical !== false;
+  const backward = x.backward_only !== 0 && x.backward_only !== false;
+  for (const n of replicas) {
+    const compute = compute_seconds(x.params, x.batch_tokens, n, x.peak_flops, x.mfu);
+    const allreduce = allreduce_seconds(x.params, x.bytes_per_grad, x.link_bytes_per_s, x.nvlink_bytes_per_s, n,
+      hierarchical);
+    const comm = comm_seconds(allreduce, x.sharding);
+    const step = step_seconds(compute, comm, backward);
+    const tokens = x.batch_tokens / n;
+    const states = state_bytes_per_param(x.sharding, n, x.state_bytes) * x.params;
+    run.compute_s.push(compute);
+    run.allreduce_s.push(allreduce);
+    run.comm_s.push(comm);
+    run.step_s.push(step);
+    run.exposed_s.push(step - compute);
+    run.efficiency.push(efficiency(compute, step));
+    run.tokens_per_replica.push(tokens);
+    run.sequences_per_replica.push(tokens / x.seq_len);
+    run.states_bytes.push(states);
+    run.fits.push(states <= x.memory_bytes);
+  }
+  run.crossing_index = run.step_s.findIndex((step, i) => step > run.compute_s[i]);
+  run.continuous_crossing = continuous_crossing(x.batch_tokens, x.peak_flops, x.mfu, x.bytes_per_grad,
+    x.link_bytes_per_s, x.nvlink_bytes_per_s, hierarchical, backward, x.sharding);
+  run.smallest_fitting = smallest_fitting_replicas(x.params, x.sharding, x.memory_bytes, x.state_bytes);
+  run.smallest_fitting_index = run.fits.indexOf(true);
+  return run;
+}
+
+/** facts.inputs: the model's inputs for a selection of preset ids, in SI units (options: facts.OPTIONS as
+ * [id, label] lists, in order). */
+function inputs(presets, options, sel) {
+  const m = presets.models[sel.model];
+  const b = presets.batches[sel.batch];
+  const net = presets.networks[sel.network];
+  const gpu = presets.gpus[sel.gpu || presets.workshop.gpu];
+  const w = presets.workshop;
+  return {
+    params: m.params, batch_tokens: b.tokens,
+    link_bytes_per_s: (net.nvlink ? gpu.nvlink_gbytes_per_s : net.link_gbytes_per_s) * 1e9,
+    nvlink_bytes_per_s: gpu.nvlink_gbytes_per_s * GB, peak_flops: gpu.peak_tflops * 1e12,
+    memory_bytes: gpu.memory_gb * GB, mfu: w.mfu,
+    bytes_per_grad: sel.precision === "fp32" ? FP32_BYTES : w.bytes_per_grad,
+    hierarchical: sel.topology === "nodes", backward_only: sel.overlap === "backward",
+    sharding: options.sharding.findIndex(([id]) => id === sel.sharding), seq_len: w.seq_len,
+    state_bytes: w.bytes_per_param_states,
+  };
+}
+
+// --- numbers as the plate writes them (generator/notation.py) ---------------------------------------
+
+/** notation.num: half-up on the exact value (toFixed's rule), thousands separated. */
+function num(value, digits = 0) {
+  let text = Number(value).toFixed(digits);
+  if (/^-0(\.0*)?$/.test(text)) text = text.slice(1);
+  const [whole, part] = text.split(".");
+  return whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",") + (part !== undefined ? `.${part}` : "");
+}
+
+/** notation.sig: significant figures without padding. */
+function sig(value, figures = 3) {
+  if (value === 0) return "0";
+  const exponent = Number(value.toExponential(figures - 1).split("e")[1]);
+  const text = num(value, Math.max(0, figures - 1 - exponent));
+  return text.includes(".") ? text.replace(/0+$/, "").replace(/\.$/, "") : text;
+}
+
+const seconds = (value, digits = null) => `${digits === null ? sig(value) : num(value, digits)} s`;
+const percent = (fraction, digits = 0) => `${num(fraction * 100, digits)}%`;
+
+/** notation.fraction: 0.5 → 'half', 0.0625 → '1/16'. */
+function fraction(value) {
+  const words = { 1: "all", 0.5: "half", 0.25: "a quarter" };
+  if (value in words) return words[value];
+  if (value > 0 && value < 1 && Number.isInteger(1 / value)) return `1/${1 / value}`;
+  return sig(value);
+}
+
+const model = {
+  replica_counts, compute_seconds, ring_seconds, allreduce_seconds, traffic_factor, comm_seconds, hidden_window,
+  step_seconds, efficiency, kept_bytes_per_param, state_bytes_per_param, smallest_fitting_replicas,
+  continuous_crossing, bucket_count, bucket_end_seconds, bucketed_tail_seconds, evaluate, inputs, num, sig, seconds, percent, fraction,
+};

@@ -1,0 +1,150 @@
+"""The page's model (templates/model.js) against generator/model.py: every preset selection, random custom runs,
+and every text the page writes for a selection against render.py's. A formula changed on one side only fails here."""
+import json
+import random
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+from generator import content, facts, model, render
+
+from conftest import CONTENT
+
+pytestmark = pytest.mark.browser
+
+FIELDS = ("compute_s", "allreduce_s", "comm_s", "step_s", "exposed_s", "efficiency", "tokens_per_replica",
+          "sequences_per_replica", "states_bytes")
+RTOL = 1e-9
+
+EVERY_SELECTION = """(selections) => selections.map((sel) => {
+  const run = window.plate.factsOf(sel).run;
+  return {...run, smallest_fitting: Number.isNaN(run.smallest_fitting) ? null : run.smallest_fitting};
+})"""
+
+CUSTOM = """([runs, replicas]) => runs.map((x) => {
+  const run = window.plate.model.evaluate(x, replicas);
+  return {...run, smallest_fitting: Number.isNaN(run.smallest_fitting) ? null : run.smallest_fitting};
+})"""
+
+EVERY_TEXT = """(selections) => selections.map((sel) => window.plate.texts(sel))"""
+
+
+@pytest.fixture(scope="module")
+def atlas():
+    return facts.Atlas(content.load(CONTENT).presets)
+
+
+@pytest.fixture(scope="module")
+def page(site, browser):
+    context = browser.new_context(offline=True)
+    page = context.new_page()
+    page.goto((site / "index.html").resolve().as_uri())
+    from conftest import wait_until
+    wait_until(page, "document.documentElement.dataset.ready === 'true'")
+    yield page
+    context.close()
+
+
+def _same_run(got: dict, run: model.Run, where: tuple, label: str) -> None:
+    """One run of the page against the same run of Python: every array and fact."""
+    for name in FIELDS:
+        assert_allclose(np.asarray(got[name], dtype=float), getattr(run, name)[where], rtol=RTOL, atol=0,
+                        err_msg=f"{label}: {name}")
+    assert got["fits"] == run.fits[where].tolist(), label
+    assert got["crossing_index"] == int(run.crossing_index[where]), label
+    assert_allclose(got["continuous_crossing"], run.continuous_crossing[where], rtol=RTOL, err_msg=label)
+    python_fit = float(run.smallest_fitting[where])
+    assert (got["smallest_fitting"] is None) == np.isnan(python_fit), label
+    if got["smallest_fitting"] is not None:
+        assert got["smallest_fitting"] == python_fit, label
+    assert got["smallest_fitting_index"] == int(run.smallest_fitting_index[where]), label
+
+
+def test_every_preset_selection_matches_python(page, atlas):
+    selections = atlas.selections
+    assert len(selections) == np.prod([len(v) for v in atlas.axes.values()])  # every option combination
+    got = page.evaluate(EVERY_SELECTION, [{k: getattr(s, k) for k in facts.KEYS} for s in selections])
+    assert len(got) == len(selections)
+    for sel, run in zip(selections, got):
+        assert run["replicas"] == atlas.grid.replicas.tolist()
+        where = atlas.facts(sel).index
+        _same_run(run, atlas.grid, where, render.selection_key(sel))
+
+
+def _random_inputs(rng: random.Random) -> dict:
+    """A reader's own run: any size, batch, bandwidth and MFU 0.2–0.7, on any option."""
+    return {
+        "params": float(int(10 ** rng.uniform(8, 13))), "batch_tokens": float(int(2 ** rng.uniform(12, 27))),
+        "link_bytes_per_s": 10 ** rng.uniform(0, 3.5) * 1e9, "nvlink_bytes_per_s": 10 ** rng.uniform(1.5, 3.3) * 1e9,
+        "peak_flops": 10 ** rng.uniform(13.5, 15.5), "memory_bytes": 10 ** rng.uniform(10, 11.5),
+        "mfu": rng.uniform(0.2, 0.7), "bytes_per_grad": rng.choice([2, 4]), "hierarchical": rng.random() < 0.5,
+        "backward_only": rng.random() < 0.5, "sharding": rng.randrange(4), "seq_len": rng.choice([2048, 8192]),
+        "state_bytes": 16,
+    }
+
+
+def test_random_custom_runs_match_python(page):
+    rng = random.Random(20261129)
+    runs = [_random_inputs(rng) for _ in range(300)]
+    replicas = model.replica_counts(16384)
+    got = page.evaluate(CUSTOM, [runs, replicas.tolist()])
+    for i, (x, run) in enumerate(zip(runs, got)):
+        python = model.evaluate(model.Inputs(**x), replicas)
+        _same_run(run, python, (), f"custom run {i}: {json.dumps(x)}")
+
+
+def test_the_page_writes_every_selections_texts_as_python_does(page, atlas):
+    c = content.load(CONTENT)
+    selections = atlas.selections
+    got = page.evaluate(EVERY_TEXT, [{k: getattr(s, k) for k in facts.KEYS} for s in selections])
+    for sel, texts in zip(selections, got):
+        f = atlas.facts(sel)
+        label = render.selection_key(sel)
+        assert texts["readout"] == render.readout(f), label
+        assert texts["caption"] == f.caption, label
+        for fid in render.TABLE_COLUMNS:
+            assert texts["describe"][fid] == render.describe(f, fid, c.presets.workshop.seq_len), (label, fid)
+            assert texts["tables"][fid] == render.table_rows(f, fid), (label, fid)
+
+
+FORMAT = """(values) => values.map(([v, d]) => [window.plate.model.num(v, d), window.plate.model.sig(v),
+  window.plate.model.seconds(v), window.plate.model.percent(v), window.plate.model.fraction(v)])"""
+
+
+def test_the_page_formats_numbers_as_notation_does(page):
+    from generator import notation
+    rng = random.Random(7)
+    values = [0.5, 2.5, 0.125, 0.00693, 91797.64, 0.0625, 1.0, 0.999996, 1023.5, 99.95, 454.03]
+    values += [10 ** rng.uniform(-4, 6) for _ in range(500)]
+    values += [round(rng.uniform(0, 100), 1) + 0.05 for _ in range(200)]  # near-ties at one decimal
+    cases = [[v, rng.randrange(4)] for v in values]
+    got = page.evaluate(FORMAT, cases)
+    for (v, d), texts in zip(cases, got):
+        assert texts == [notation.num(v, d), notation.sig(v), notation.seconds(v), notation.percent(v),
+                         notation.fraction(v)], v
+
+
+EVERY_TIMELINE = """(selections) => selections.map((sel) => {
+  const f = window.plate.factsOf(sel);
+  return {rows: window.plate.timelineRows(f), facts: window.plate.timelineFacts(f)[0]};
+})"""
+
+
+def test_the_page_draws_every_selections_timeline_as_python_does(page, atlas):
+    from generator import charts
+    selections = atlas.selections
+    got = page.evaluate(EVERY_TIMELINE, [{k: getattr(s, k) for k in facts.KEYS} for s in selections])
+    for sel, drawn in zip(selections, got):
+        f = atlas.facts(sel)
+        rows, marks = charts.timeline_rows(f), charts.timeline_facts(f)[0]
+        label = render.selection_key(sel)
+        assert [(r["row"], r["kind"]) for r in drawn["rows"]] == [(r["row"], r["kind"]) for r in rows], label
+        for name in ("start", "end", "shade"):
+            assert_allclose([r[name] for r in drawn["rows"]], [r[name] for r in rows], rtol=RTOL, atol=1e-15,
+                            err_msg=f"{label}: {name}")
+        for name, value in marks.items():
+            if isinstance(value, str):
+                assert drawn["facts"][name] == value, (label, name)
+            else:
+                assert_allclose(drawn["facts"][name], value, rtol=RTOL, err_msg=f"{label}: {name}")
