@@ -274,9 +274,9 @@ class Facts:
 
     @property
     def meeting_replicas(self) -> float:
-        """n* where the drawn lines meet, with the exact ring factor: c/n = a·(n−1)/n gives n* = 1 + c/a
-        (c the one-replica compute, a the flat ring's limit; whole-step overlap); 1 + 1.5·T·B/(P·u) for BF16."""
-        return 1 + self.at(1).compute_s / self.allreduce_limit_s
+        """n* where the drawn lines meet, with the exact ring factor (the prose's name for continuous_crossing):
+        1 + 1.5·T·B/(P·u) for the workshop's BF16 flat ring and whole-step overlap."""
+        return self.continuous_crossing
 
     @property
     def hiding_tokens_per_replica(self) -> float:
@@ -287,12 +287,13 @@ class Facts:
     @property
     def model_states_bytes(self) -> float:
         """Bytes of model states per replica (the memory verdict compares bytes with bytes)."""
-        return float(self.grid.model_states_bytes[self.index[0]])
+        states = self.workshop.bytes_per_param_states if self.workshop else 16
+        return float(states * self.model.params)
 
     @property
     def gpu_memory_bytes(self) -> float:
         """One GPU's memory as NVIDIA quotes it, in GB, read as 10^9 B: the unit the verdict uses."""
-        return float(self.grid.workshop.gpu_memory_bytes)
+        return float(self.gpu.memory_gb * model.GB)
 
     @property
     def gpu_memory_gib_bytes(self) -> float:
