@@ -49,7 +49,7 @@ function factsOf(sel) {
   const modelStatesGb = P.workshop.bytes_per_param_states * P.models[sel.model].params / GB;
   const domain = gpu.nvlink_domain;
   return {
-    sel, run, points, gpu, network, model: P.models[sel.model], batch: P.batches[sel.batch],
+    sel, run, points, gpu, network, inputs: x, model: P.models[sel.model], batch: P.batches[sel.batch],
     max_replicas: maxReplicas,
     crossing_replicas: run.crossing_index < 0 ? null : REPLICAS[run.crossing_index],
     continuous_crossing: run.continuous_crossing,
@@ -104,36 +104,69 @@ function against(f) {
 }
 
 function readoutText(f) {
+  return readoutParagraphs(f).join(" ");
+}
+
+/** render.readout_paragraphs: one short paragraph per question (hiding, cost, memory). */
+function readoutParagraphs(f) {
+  return [hidingText(f), costText(f), memoryText(f)];
+}
+
+function hidingText(f) {
   const [noun, behind] = against(f);
   const star = num(f.continuous_crossing);
   let text;
   if (f.crossing_replicas === null) {
-    const last = f.points[f.points.length - 1];
     text = `${capital(noun)} stays hidden behind ${behind} all the way to ${num(f.max_replicas)} replicas ` +
-      `(the lines would meet at n* ≈ ${star}): efficiency is still ${percent(last.efficiency)}.`;
+      `(the lines would meet at n* ≈ ${star}).`;
   } else {
     const at = f.points.find((p) => p.replicas === f.crossing_replicas);
     const window = f.backward_only ? at.compute_s * 2 / 3 : at.compute_s;
     text = `${capital(noun)} outgrows ${behind} at n* ≈ ${star} replicas; ${num(f.crossing_replicas)} is the first ` +
       `power of two past it, where it takes ${seconds(at.comm_s)} against ${seconds(window)} of ` +
-      `${behind.replace("the ", "")}: efficiency ${percent(at.efficiency)}, and each replica processes ` +
-      `${num(at.tokens_per_replica)} tokens per step (${sequencesText(at.sequences_per_replica)}).`;
+      `${behind.replace("the ", "")}.`;
   }
   if (f.hypothetical_from !== null) {
     text += ` NVLink joins at most ${num(f.hypothetical_from)} ${f.gpu.name} GPUs (${f.gpu.nvlink_domain_name}): ` +
       "beyond that the figures shade the NVLink ring as hypothetical.";
   }
-  return `${text} ${memoryText(f)}`;
+  return text;
+}
+
+function costText(f) {
+  const last = f.points[f.points.length - 1];
+  if (f.crossing_replicas === null) {
+    return `A step costs its compute alone: ${seconds(last.step_s)} on ${num(last.replicas)} replicas, ` +
+      `efficiency still ${percent(last.efficiency)}.`;
+  }
+  const at = f.points.find((p) => p.replicas === f.crossing_replicas);
+  return `A step there takes ${seconds(at.step_s)} instead of ${seconds(at.compute_s)} of compute: ` +
+    `efficiency ${percent(at.efficiency)}, and each replica processes ${num(at.tokens_per_replica)} tokens ` +
+    `per step (${sequencesText(at.sequences_per_replica)}); on ${num(last.replicas)} replicas, ` +
+    `${seconds(last.step_s)} and ${percent(last.efficiency)}.`;
+}
+
+function firstStageThatFits(f) {
+  const x = f.inputs;
+  for (let k = 1; k < data.options.sharding.length; k += 1) {
+    const n = smallest_fitting_replicas(x.params, k, x.memory_bytes, x.state_bytes);
+    if (!Number.isNaN(n)) return [data.options.sharding[k][1], n];
+  }
+  return null;
 }
 
 function memoryText(f) {
-  const gpu = `one ${f.gpu.name} (${num(f.gpu_memory_gb)} GB, both in 10^9 B; activations not counted)`;
-  if (f.sharding_stage === 0) {
-    const fits = f.fits_in_memory ? "fit on" : "do not fit on";
-    return `Model states: ${num(f.model_states_gb, 1)} GB per replica, which ${fits} ${gpu}.`;
-  }
+  const gpu = `one ${f.gpu.name} (${num(f.gpu_memory_gb)} GB; memory compared in GB = 10^9 B, as NVIDIA quotes it, ` +
+    "activations not counted)";
   const first = f.points[0];
   const last = f.points[f.points.length - 1];
+  if (f.sharding_stage === 0) {
+    const fits = first.fits ? "fit on" : "do not fit on";
+    let text = `Model states: ${num(first.states_gb, 1)} GB per GPU, which ${fits} ${gpu}.`;
+    const other = first.fits ? null : firstStageThatFits(f);
+    if (other !== null) text += ` Sharded with ${other[0]} they would fit from ${num(other[1])} replicas (plate XIV.5).`;
+    return text;
+  }
   const text = `With ${data.options.sharding[f.sharding_stage][1]}, model states per GPU fall from ` +
     `${num(first.states_gb, 1)} GB on one replica to ${num(last.states_gb, 1)} GB on ${num(last.replicas)}; `;
   const n = f.smallest_fitting_replicas;
@@ -145,6 +178,7 @@ function memoryText(f) {
 }
 
 function tableRows(f, figureId) {
+  if (figureId === "fig-memory") return memoryTableRows(f);
   return f.points.map((p) => {
     const n = num(p.replicas) + (p.replicas === f.crossing_replicas ? " (crossed)" : "");
     return figureId === "fig-time"
@@ -154,6 +188,7 @@ function tableRows(f, figureId) {
 }
 
 function describe(f, figureId) {
+  if (figureId === "fig-memory") return describeMemory(f);
   const points = f.points;
   const first = points[0];
   const last = points[points.length - 1];
@@ -207,7 +242,7 @@ function texts(sel) {
   const f = factsOf(sel);
   const ids = data.figures.map((fig) => fig.id);
   return {
-    readout: readoutText(f), caption: f.caption,
+    readout: readoutText(f), readout_paragraphs: readoutParagraphs(f), caption: f.caption,
     describe: Object.fromEntries(ids.map((id) => [id, describe(f, id)])),
     tables: Object.fromEntries(ids.map((id) => [id, tableRows(f, id)])),
   };
@@ -215,7 +250,7 @@ function texts(sel) {
 
 /** Each figure's description and data table, the readout and the captions, for the selection shown. */
 function fillTexts(f) {
-  readout.textContent = readoutText(f);
+  fillReadout(f);
   for (const el of document.querySelectorAll("[data-selection]")) el.textContent = f.caption;
   for (const el of document.querySelectorAll("[data-describe]")) el.textContent = describe(f, el.dataset.describe);
   for (const table of document.querySelectorAll("[data-table]")) {
@@ -228,6 +263,46 @@ function fillTexts(f) {
       return tr;
     }));
   }
+}
+
+// --- the memory figure and the readout's paragraphs (issue 10; render.py memory_table_rows, describe_memory) -
+
+/** charts.memory_rows: model states per GPU at each replica count, and the GPU's memory. */
+function memoryRows(f) {
+  return f.points.map((p) => ({
+    replicas: p.replicas, states_gb: p.states_gb, memory_gb: f.gpu_memory_gb,
+    first_fit: p.replicas === f.smallest_fitting_on_grid,
+    gpu_label: `${f.gpu.name} memory: ${num(f.gpu_memory_gb)} GB`,
+  }));
+}
+
+function memoryTableRows(f) {
+  return f.points.map((p) => [num(p.replicas), `${num(p.states_gb, 1)} GB`, p.fits ? "yes" : "no"]);
+}
+
+function describeMemory(f) {
+  const first = f.points[0];
+  const last = f.points[f.points.length - 1];
+  const label = data.options.sharding[f.sharding_stage][1];
+  const text = `Log–log line against replicas from 1 to ${num(last.replicas)}: model states per GPU (solid blue ` +
+    `line, circles) with sharding ${label}, ${num(first.states_gb, 1)} GB on one replica and ` +
+    `${num(last.states_gb, 1)} GB on ${num(last.replicas)}. The dashed vermilion line is one ${f.gpu.name}'s ` +
+    `memory, ${num(f.gpu_memory_gb)} GB (GB = 10^9 B).`;
+  const onGrid = f.smallest_fitting_on_grid;
+  if (onGrid === null) return `${text} The states stay above it at every replica count drawn.`;
+  if (onGrid === 1) return `${text} The states fit from one replica on.`;
+  return `${text} The states fit from ${num(onGrid)} replicas on (solid rule).`;
+}
+
+/** The readout, one paragraph per question. */
+function fillReadout(f) {
+  const paragraphs = readoutParagraphs(f);
+  readout.replaceChildren(...paragraphs.map((text, i) => {
+    const p = document.createElement("p");
+    p.dataset.readout = String(i);
+    p.textContent = text;
+    return p;
+  }));
 }
 
 /** Glossary definitions beside their terms: on hover, on keyboard focus, and on a first tap. */
@@ -284,6 +359,7 @@ async function liveView(figure, f) {
     hover: false,
   });
   view.initialize(live);
+  view.plateFigure = figure;
   feed(view, f);
   fitWidth(view, holder);
   await view.runAsync();
@@ -292,10 +368,13 @@ async function liveView(figure, f) {
   return { view, holder };
 }
 
-/** Hand a view the rows and marks of a selection. */
+/** Hand a view the rows and marks of a selection (only the datasets its figure names). */
 function feed(view, f) {
-  view.data(data.data.grid, gridRows(f));
-  view.data(data.data.facts, factsRows(f));
+  const named = new Set((view.plateFigure ? view.plateFigure.vega.data : []).map((d) => d.name));
+  const has = (name) => !view.plateFigure || named.has(name);
+  if (has(data.data.grid)) view.data(data.data.grid, gridRows(f));
+  if (has(data.data.facts)) view.data(data.data.facts, factsRows(f));
+  if (has(data.data.memory)) view.data(data.data.memory, memoryRows(f));
 }
 
 /** Draw at the holder's width (text stays at its set size), but no wider than a printed page's measure
@@ -382,7 +461,9 @@ async function start() {
 termTips();
 start().catch((error) => {
   // The static figures of the default selection stay; say why the controls did not appear.
-  readout.textContent = `${readout.textContent} (The interactive figures could not start: ${error.message})`;
+  readout.append(Object.assign(document.createElement("p"), {
+    textContent: `(The interactive figures could not start: ${error.message})`,
+  }));
   document.documentElement.dataset.ready = "failed";
   throw error;
 });

@@ -98,12 +98,16 @@ def test_the_page_writes_every_selections_texts_as_python_does(page, atlas):
     c = content.load(CONTENT)
     selections = atlas.selections
     got = page.evaluate(EVERY_TEXT, [{k: getattr(s, k) for k in facts.KEYS} for s in selections])
+    figure_ids = page.evaluate("() => [...document.querySelectorAll('figure.figure')].map((f) => f.id)")
+    assert "fig-memory" in figure_ids and len(figure_ids) >= 3
     for sel, texts in zip(selections, got):
         f = atlas.facts(sel)
         label = render.selection_key(sel)
         assert texts["readout"] == render.readout(f), label
+        assert texts["readout_paragraphs"] == render.readout_paragraphs(f), label
+        assert len(texts["readout_paragraphs"]) == 3, label  # hiding, cost, memory: one paragraph each
         assert texts["caption"] == f.caption, label
-        for fid in ("fig-time", "fig-efficiency"):
+        for fid in figure_ids:
             assert texts["describe"][fid] == render.describe(f, fid, c.presets.workshop.seq_len), (label, fid)
             assert texts["tables"][fid] == render.table_rows(f, fid), (label, fid)
 
