@@ -12,7 +12,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
-from . import model
+from . import custom, model
 from .charts import FACTS_DATA, GRID_DATA, MEMORY_DATA, Figure
 from .content import Content, Selection
 from .facts import CAPTIONS, CSV_COLUMNS, KEYS, OPTIONS, Atlas, Facts, gpus_of
@@ -313,6 +313,11 @@ def page(content: Content, atlas: Atlas, figures: list[Figure], runtime_js: str)
     names = {"model": p.models, "batch": p.batches, "network": p.networks, "gpu": gpus_of(p)}
     controls = [(key, label, {i: (names[key][i].name if key in names else OPTIONS[key][i]) for i in atlas.axes[key]})
                 for key, label in CONTROLS]
+    controls = custom.with_custom(controls)
+    data = page_data(content, atlas, figures)
+    data["own"] = custom.page_data(atlas, default)
+    for key in {c for c, _, _ in custom.FIELDS.values()} & set(data["choices"]):
+        data["choices"][key] = [*data["choices"][key], custom.CUSTOM]
     return env.get_template("page.html.j2").render(
         plate=plate, presets=p, terms=content.terms, sources=content.sources,
         before=Markup(parts[0]), after=Markup(parts[1]), figures=figures, controls=controls,
@@ -321,7 +326,7 @@ def page(content: Content, atlas: Atlas, figures: list[Figure], runtime_js: str)
         readout=readout_paragraphs(default_facts), caption=default_facts.caption, csv_name=CSV_NAME,
         columns=TABLE_COLUMNS, tables={f.id: table_rows(default_facts, f.id) for f in figures},
         descriptions={f.id: describe(default_facts, f.id, p.workshop.seq_len) for f in figures},
-        data=script_json(page_data(content, atlas, figures)),
+        data=script_json(data), own=data["own"],
         style=Markup(style), runtime=Markup(runtime_js), script=Markup(script_safe(script)),
         csp_scripts=Markup(" ".join([csp_hash(runtime_js), csp_hash(script_safe(script))])),
         csp_style=Markup(csp_hash(style)),

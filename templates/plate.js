@@ -24,6 +24,7 @@ function selectionFromUrl() {
 /** Keep the selection in the URL without adding history entries for every change. */
 function selectionToUrl(sel) {
   const params = new URLSearchParams(KEYS.map((k) => [k, sel[k]]));
+  for (const [k, v] of ownUrlEntries(sel)) params.set(k, v);
   history.replaceState(null, "", `#${params}`);
 }
 
@@ -35,6 +36,7 @@ function currentSelection() {
 
 /** What the plate says about one selection: the model's run and what is read off it. */
 function factsOf(sel) {
+  const P = presetsOf(sel); // the presets, with the reader's own model, batch, network and MFU where chosen
   const x = inputs(P, data.options, sel);
   const run = evaluate(x, REPLICAS);
   const gpu = P.gpus[sel.gpu];
@@ -67,9 +69,11 @@ function factsOf(sel) {
 
 /** Facts.caption: the presets' names, then the GPU and options where they are not the workshop's. */
 function caption(sel) {
+  const P = presetsOf(sel);
   const parts = [P.models[sel.model].name, P.batches[sel.batch].name, P.networks[sel.network].short];
   if (sel.gpu !== P.workshop.gpu) parts.push(P.gpus[sel.gpu].name);
   for (const [k, names] of data.captions) if (sel[k] in names) parts.push(names[sel[k]]);
+  if (P.workshop.mfu !== data.presets.workshop.mfu) parts.push(`MFU ${percent(P.workshop.mfu)}`);
   return parts.join(" · ");
 }
 
@@ -305,6 +309,198 @@ function fillReadout(f) {
   }));
 }
 
+// --- the reader's own run (issue 10; generator/custom.py): free inputs, checked as the schema checks --------
+
+const OWN = data.own;
+const ownInputs = Object.fromEntries(Object.keys(OWN.fields).map((k) => [k, document.getElementById(`own-${k}`)]));
+const ownFieldsets = [...document.querySelectorAll("[data-own-for]")];
+const INT_TEXT = /^[+-]?\d(?:[\d,_]*\d)?$/;
+const FLOAT_TEXT = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+const SPECIAL_TEXT = /^([+-]?)(inf|infinity|nan)$/i;
+
+/** custom.parse: a whole number (exact digits kept), a float, or the text itself. */
+function parseTyped(text) {
+  const t = text.trim();
+  if (INT_TEXT.test(t)) {
+    const digits = t.replace(/[,_]/g, "");
+    return { type: "int", big: BigInt(digits.replace(/^\+/, "")), value: Number(digits) };
+  }
+  if (FLOAT_TEXT.test(t)) return { type: "float", value: Number(t) };
+  const special = SPECIAL_TEXT.exec(t);
+  if (special) {
+    const value = special[2].toLowerCase() === "nan" ? NaN : special[1] === "-" ? -Infinity : Infinity;
+    return { type: "float", value };
+  }
+  return { type: "text" };
+}
+
+const grouped = (big, sep) => big.toString().replace(/\B(?=(\d{3})+(?!\d))/g, sep);
+
+/** schema._check for the kinds free inputs use, without its ", got …" (the page quotes what was typed). */
+function whyNot(kind, v) {
+  const number = v.type === "int" || v.type === "float";
+  if (kind === "count") {
+    if (v.type === "float" && Number.isFinite(v.value) && Number.isInteger(v.value) && v.value > 0) {
+      return `must be a whole number written without a decimal point or exponent (e.g. ${grouped(BigInt(v.value), "_")})`;
+    }
+    if (v.type !== "int" || v.big <= 0n) return "must be a positive whole number";
+    if (v.big > BigInt(OWN.max_count)) return `must be at most 2^53 = ${grouped(BigInt(OWN.max_count), ",")}`;
+  } else if (kind === "positive") {
+    if (!number || !Number.isFinite(v.value) || v.value <= 0) return "must be a positive number";
+  } else if (kind === "fraction") {
+    if (!number || !Number.isFinite(v.value) || !(v.value > 0 && v.value <= 1)) {
+      return "must be a number greater than 0 and at most 1";
+    }
+  }
+  return null;
+}
+
+/** custom.check: [value, null] for a good value of a field, [null, message] otherwise. */
+function ownCheck(field, text) {
+  const v = parseTyped(text);
+  let why = whyNot(OWN.fields[field].kind, v);
+  const [low, high] = OWN.mfu_range;
+  if (why === null && field === "mfu" && !(low <= v.value && v.value <= high)) {
+    why = `must be from ${percent(low)} to ${percent(high)}, the slider's range`;
+  }
+  if (why === null) return [v.value, null];
+  const shownText = JSON.stringify([...text].length <= 60 ? text : `${[...text].slice(0, 57).join("")}…`);
+  return [null, `${why}, got ${shownText}`];
+}
+
+/** A message beside a field (null clears it): aria-invalid, and the message as its description. */
+function ownMessage(field, message) {
+  const input = ownInputs[field];
+  const box = document.getElementById(`own-${field}-error`);
+  box.textContent = message || "";
+  box.hidden = !message;
+  if (message) {
+    input.setAttribute("aria-invalid", "true");
+    input.setAttribute("aria-describedby", box.id);
+  } else {
+    input.removeAttribute("aria-invalid");
+    input.removeAttribute("aria-describedby");
+  }
+}
+
+/** The slider's value as a fraction (its text is whole percent). */
+const sliderMfu = () => Number(ownInputs.mfu.value) / 100;
+
+function ownSliderShown() {
+  document.getElementById("own-mfu-shown").textContent = percent(sliderMfu());
+}
+
+/** The free inputs that count for a selection: a custom model's, batch's, network's; the MFU always. */
+function ownFieldsFor(sel) {
+  return Object.keys(OWN.fields).filter((k) => {
+    const control = OWN.fields[k].control;
+    return control === "mfu" || sel[control] === OWN.id;
+  });
+}
+
+/** custom.shape_problem: the optional layer shape, all or none, leaving room beside the embeddings. */
+function shapeProblem(values) {
+  const given = OWN.shape.filter((k) => values[k] !== undefined);
+  if (given.length && given.length < OWN.shape.length) {
+    return [OWN.shape.find((k) => values[k] === undefined),
+      "give all four of layers, d_model, FFN width and vocabulary, or none"];
+  }
+  if (given.length) {
+    const embedding = 2 * values.vocab * values.d_model;
+    if (values.params <= embedding) {
+      return ["params", `must exceed the embedding and output head, 2 · vocab · d_model = ${num(embedding)}`];
+    }
+  }
+  return null;
+}
+
+/** A selection with the free inputs that count read in; null when one of them is not a good value (the
+ * figures then stay as they are). Texts come from the fields, or from `texts` (the URL) when given. */
+function ownSelection(base, texts = null) {
+  for (const box of ownFieldsets) box.hidden = base[box.dataset.ownFor] !== OWN.id;
+  const sel = { ...base };
+  const values = {};
+  let ok = true;
+  for (const field of Object.keys(OWN.fields)) ownMessage(field, null);
+  for (const field of ownFieldsFor(base)) {
+    const text = field === "mfu" && texts === null ? String(sliderMfu()) : texts ? texts[field] : ownInputs[field].value;
+    if (OWN.shape.includes(field) && text.trim() === "") continue; // optional, left empty
+    const [value, message] = ownCheck(field, text);
+    if (message) {
+      ownMessage(field, message);
+      ok = false;
+    } else {
+      values[field] = value;
+    }
+  }
+  const problem = ok && base.model === OWN.id ? shapeProblem(values) : null;
+  if (problem) {
+    ownMessage(problem[0], problem[1]);
+    ok = false;
+  }
+  if (!ok) return null;
+  Object.assign(sel, values);
+  if (sel.mfu === data.presets.workshop.mfu) delete sel.mfu;
+  return sel;
+}
+
+/** The reader's own values named in the URL, written into the fields; a bad one is shown with its message
+ * and the figures fall back to the plate's default for that control. */
+function ownFromUrl(sel) {
+  const params = new URLSearchParams(location.hash.slice(1));
+  const texts = {};
+  for (const field of Object.keys(OWN.fields)) {
+    texts[field] = params.has(field) ? params.get(field) : field === "mfu" ? String(data.presets.workshop.mfu)
+      : OWN.shape.includes(field) && sel.model === OWN.id && params.has("params") ? "" : ownInputs[field].value;
+    if (field === "mfu") {
+      const [value] = ownCheck("mfu", texts.mfu);
+      if (value !== null) ownInputs.mfu.value = String(Math.round(value * 100));
+      ownSliderShown();
+    } else {
+      ownInputs[field].value = texts[field];
+    }
+  }
+  const good = ownSelection(sel, texts);
+  if (good) return good;
+  // Keep the messages the check left, and draw what the controls would show without the bad values.
+  const fallback = { ...sel };
+  for (const control of ["model", "batch", "network"]) {
+    if (fallback[control] === OWN.id) fallback[control] = data.default[control];
+  }
+  const shownMessages = Object.keys(OWN.fields).map((k) => document.getElementById(`own-${k}-error`).textContent);
+  const result = ownSelection(fallback, texts) || { ...fallback };
+  Object.keys(OWN.fields).forEach((k, i) => { if (shownMessages[i]) ownMessage(k, shownMessages[i]); });
+  for (const box of ownFieldsets) box.hidden = sel[box.dataset.ownFor] !== OWN.id;
+  return result;
+}
+
+/** The reader's own values of a selection, for the URL. */
+function ownUrlEntries(sel) {
+  return Object.keys(OWN.fields).filter((k) => sel[k] !== undefined).map((k) => [k, String(sel[k])]);
+}
+
+/** The presets with the reader's own model, batch and network (id OWN.id) and MFU, as custom.own_facts. */
+function presetsOf(sel) {
+  const Q = {
+    ...P, workshop: { ...P.workshop, mfu: sel.mfu === undefined ? P.workshop.mfu : sel.mfu },
+    models: { ...P.models }, batches: { ...P.batches }, networks: { ...P.networks },
+  };
+  if (sel.model === OWN.id && sel.params !== undefined) {
+    Q.models[OWN.id] = {
+      id: OWN.id, name: `custom ${sig(sel.params / 1e9)}B model`, params: sel.params,
+      ...Object.fromEntries(OWN.shape.map((k) => [k, sel[k] === undefined ? 0 : sel[k]])),
+    };
+  }
+  if (sel.batch === OWN.id && sel.tokens !== undefined) {
+    Q.batches[OWN.id] = { id: OWN.id, name: `${num(sel.tokens)} tokens`, tokens: sel.tokens };
+  }
+  if (sel.network === OWN.id && sel.gbps !== undefined) {
+    const name = `${sig(sel.gbps)} GB/s`;
+    Q.networks[OWN.id] = { id: OWN.id, name, short: name, link_gbytes_per_s: sel.gbps, nvlink: false };
+  }
+  return Q;
+}
+
 /** Glossary definitions beside their terms: on hover, on keyboard focus, and on a first tap. */
 function termTips() {
   const tip = document.createElement("div");
@@ -409,6 +605,7 @@ function byVisibility(figures) {
 async function start() {
   let sel = selectionFromUrl();
   for (const k of KEYS) if (selects[k]) selects[k].value = sel[k];
+  sel = ownFromUrl(sel);
   let shown = factsOf(sel);
   fillTexts(shown);
   form.hidden = false;
@@ -422,9 +619,14 @@ async function start() {
     for (const { view } of views) feed(view, shown);
     await Promise.all(views.map(({ view }) => view.runAsync()));
     document.documentElement.dataset.shown = KEYS.map((k) => sel[k]).join("|");
+    document.documentElement.dataset.ownShown = ownUrlEntries(sel).map(([k, v]) => `${k}=${v}`).join("&");
   }
 
-  form.addEventListener("change", () => show(currentSelection()));
+  form.addEventListener("change", () => {
+    const next = ownSelection(currentSelection()); // null while a free input that counts is not a good value
+    if (next) show(next);
+  });
+  form.addEventListener("input", ownSliderShown);
   form.addEventListener("submit", (event) => event.preventDefault());
   window.addEventListener("hashchange", () => {
     // Links to terms and sources change the fragment too; only a selection in it changes the figures.
@@ -432,9 +634,9 @@ async function start() {
     if (!KEYS.some((k) => params.has(k))) return;
     const next = selectionFromUrl();
     for (const k of KEYS) if (selects[k]) selects[k].value = next[k];
-    show(next);
+    show(ownFromUrl(next));
   });
-  window.plate = { views: [], show, model, texts, factsOf, selection: () => ({ ...sel }) };
+  window.plate = { views: [], show, model, texts, factsOf, selection: () => ({ ...sel }), ownCheck };
 
   for (const figure of byVisibility(data.figures)) {
     await afterPaint();
