@@ -7,6 +7,8 @@ import json
 import re
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from . import model
 from .content import (BATCH_SCHEMA, MODEL_SCHEMA, NETWORK_SCHEMA, WORKSHOP_SCHEMA, Batch, Model, Network,
                       Selection)
@@ -85,12 +87,30 @@ def defaults(atlas: Atlas, default: Selection) -> dict[str, str]:
             "mfu": str(p.workshop.mfu)}
 
 
+RESULTS = ("compute_s", "allreduce_s", "step_s", "efficiency", "tokens_per_replica", "states_bytes",
+           "continuous_crossing")  # what build.check_grid requires finite of the presets
+LARGEST = 1e21  # numbers the page writes digit by digit (JavaScript's toFixed turns exponential from here)
+TOO_FAR = ("together with the other values, too large or too small for the model: some times or efficiencies "
+           "come out infinite, undefined or beyond 10^21")
+
+
+def model_problem(f: Facts) -> str | None:
+    """Values that pass each field's check can still overflow the model, as presets can (build.check_grid)."""
+    g = f.grid
+    for name in RESULTS:
+        a = np.asarray(getattr(g, name), dtype=np.float64)
+        if not (np.isfinite(a).all() and (np.abs(a) < LARGEST).all()):
+            return TOO_FAR
+    return None
+
+
 def page_data(atlas: Atlas, default: Selection) -> dict:
     """What the page needs to offer and check the free inputs: the schema's kinds and bounds, the defaults."""
     return {
         "id": CUSTOM, "max_count": MAX_COUNT, "mfu_range": list(MFU_RANGE),
         "fields": {k: {"control": c, "label": label, "kind": kind} for k, (c, label, kind) in FIELDS.items()},
-        "shape": list(SHAPE), "defaults": defaults(atlas, default),
+        "shape": list(SHAPE), "defaults": defaults(atlas, default), "results": list(RESULTS),
+        "largest": LARGEST, "too_far": TOO_FAR,
     }
 
 
@@ -116,12 +136,13 @@ class OwnFacts(Facts):
 def names(values: dict) -> dict[str, str]:
     """How captions name the reader's own model, batch and network."""
     out = {}
+    sig_ = lambda v: sig(v) if abs(v) < LARGEST else repr(v)  # noqa: E731 (model_problem refuses such runs)
     if "params" in values:
         out["model"] = f"custom {sig(values['params'] / 1e9)}B model"
     if "tokens" in values:
         out["batch"] = f"{num(values['tokens'])} tokens"
     if "gbps" in values:
-        out["network"] = f"{sig(values['gbps'])} GB/s"
+        out["network"] = f"{sig_(values['gbps'])} GB/s"
     return out
 
 

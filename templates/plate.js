@@ -441,6 +441,13 @@ function ownSelection(base, texts = null) {
   if (!ok) return null;
   Object.assign(sel, values);
   if (sel.mfu === data.presets.workshop.mfu) delete sel.mfu;
+  // custom.model_problem: good values one by one can still overflow the model together.
+  const run = factsOf({ ...data.default, ...sel }).run;
+  const far = (v) => !Number.isFinite(v) || Math.abs(v) >= OWN.largest;
+  if (OWN.results.some((name) => [].concat(run[name]).some(far))) {
+    for (const field of ownFieldsFor(base)) if (field !== "mfu") ownMessage(field, OWN.too_far);
+    return null;
+  }
   return sel;
 }
 
