@@ -235,3 +235,21 @@ def test_sharding_control_memory_readout_and_zero3_traffic(site, open_page, atla
                     [p.compute_s / max(p.compute_s, 1.5 * p.allreduce_s) for p in plain.points], rtol=1e-12)
     assert [r["efficiency"] for r in drawn[1]] == pytest.approx([p.efficiency for p in z3.points], rel=1e-12)
     assert watched.problems() == []
+
+
+def test_prose_gives_the_default_s_sharding_numbers_from_the_model(site, atlas):
+    """The plate's paragraph on sharding: every number is the model's for the default selection."""
+    import re
+    c = content.load(CONTENT)
+    text = re.sub(r"<[^>]+>", "", (site / "index.html").read_text(encoding="utf-8"))
+    text = re.sub(r"\s+", " ", text).replace("’", "'")
+    d = atlas.complete(c.plate.default)
+    z1, z3 = (atlas.facts(Selection(d.model, d.batch, d.network, sharding=s)) for s in ("zero1", "zero3"))
+    plain = atlas.facts(d)
+    assert (f"from {z1.smallest_fitting_replicas} replicas on ({z1.smallest_fitting_on_grid} among the figures' "
+            "powers of two)") in text
+    assert f"it fits from {z3.smallest_fitting_replicas}, but" in text
+    factor = z3.at(2).comm_s / z3.at(2).allreduce_s
+    assert factor == 1.5 and f"carries {render.num(factor, 1)} times as much" in text
+    assert f"n* ≈ {render.num(z3.continuous_crossing)} instead of {render.num(plain.continuous_crossing)}" in text
+    assert "plate XIV.5" in text and "10^9 B" in text
