@@ -200,9 +200,10 @@ def memory_table_rows(f: Facts) -> list[list[str]]:
 def describe_memory(f: Facts) -> str:
     """The memory figure in words: the states' line against the GPU's memory, and where it passes under."""
     first, last = f.points[0], f.points[-1]
-    label = OPTIONS["sharding"][f.selection.sharding if f.selection else "none"]
+    stage = f.selection.sharding if f.selection else "none"
+    how = "without sharding" if stage == "none" else f"with {OPTIONS['sharding'][stage]}"
     text = (f"Log–log line against replicas from 1 to {num(last.replicas)}: model states per GPU (solid blue line, "
-            f"circles) with sharding {label}, {num(first.states_gb, 1)} GB on one replica and "
+            f"circles) {how}, {num(first.states_gb, 1)} GB on one replica and "
             f"{num(last.states_gb, 1)} GB on {num(last.replicas)}. The dashed vermilion line is one "
             f"{f.gpu.name}'s memory, {num(f.gpu_memory_gb)} GB (GB = 10^9 B).")
     on_grid = f.smallest_fitting_on_grid

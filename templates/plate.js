@@ -287,9 +287,9 @@ function memoryTableRows(f) {
 function describeMemory(f) {
   const first = f.points[0];
   const last = f.points[f.points.length - 1];
-  const label = data.options.sharding[f.sharding_stage][1];
+  const how = f.sharding_stage === 0 ? "without sharding" : `with ${data.options.sharding[f.sharding_stage][1]}`;
   const text = `Log–log line against replicas from 1 to ${num(last.replicas)}: model states per GPU (solid blue ` +
-    `line, circles) with sharding ${label}, ${num(first.states_gb, 1)} GB on one replica and ` +
+    `line, circles) ${how}, ${num(first.states_gb, 1)} GB on one replica and ` +
     `${num(last.states_gb, 1)} GB on ${num(last.replicas)}. The dashed vermilion line is one ${f.gpu.name}'s ` +
     `memory, ${num(f.gpu_memory_gb)} GB (GB = 10^9 B).`;
   const onGrid = f.smallest_fitting_on_grid;
@@ -577,7 +577,12 @@ function feed(view, f) {
   const has = (name) => !view.plateFigure || named.has(name);
   if (has(data.data.grid)) view.data(data.data.grid, gridRows(f));
   if (has(data.data.facts)) view.data(data.data.facts, factsRows(f));
-  if (has(data.data.memory)) view.data(data.data.memory, memoryRows(f));
+  if (has(data.data.memory)) {
+    const rows = memoryRows(f);
+    const key = JSON.stringify(rows); // the memory figure follows only the model, GPU and sharding: skip the rest
+    if (view.plateMemoryKey !== key) view.data(data.data.memory, rows);
+    view.plateMemoryKey = key;
+  }
 }
 
 /** Draw at the holder's width (text stays at its set size), but no wider than a printed page's measure

@@ -94,6 +94,6 @@ def test_nvlink_past_its_domain_is_shaded_and_labelled(made):
     atlas, _ = made
     shaded = charts.figures(atlas, Selection("llama3-8b", "4M", "nvlink"))
     plain = charts.figures(atlas, Selection("llama3-8b", "4M", "ib-400"))
-    for a, b in zip(shaded, plain):
+    for a, b in ((a, b) for a, b in zip(shaded, plain) if charts.FACTS_DATA in {d["name"] for d in a.vega["data"]}):
         label = ">NVLink beyond a real domain: hypothetical<"
         assert label in a.svg and label not in b.svg

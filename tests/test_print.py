@@ -12,6 +12,7 @@ from generator import content
 pytestmark = pytest.mark.browser
 
 FORMATS = ["A4", "Letter"]
+PAGES = 5  # the most pages the plate may print on: four before the memory figure and its paragraph (issue 10)
 # What must never break across pages; only those printed (visible in print) are checked.
 BLOCKS = ".figure, .readout, .term-entry, .takeaway, .sources li, table, .plate-head"
 # Pins an invisible-in-layout marker to the top and the bottom of each block, so the PDF says on which
@@ -59,8 +60,8 @@ def printed(browser, site):
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_fits_in_four_pages(printed, fmt):
-    assert 1 <= len(printed[fmt]["texts"]) <= 4
+def test_fits_in_five_pages(printed, fmt):
+    assert 1 <= len(printed[fmt]["texts"]) <= PAGES
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -132,7 +133,7 @@ def test_prints_without_javascript_too(browser, site):
     page.goto((site / "index.html").resolve().as_uri())
     pages = texts(page.pdf(format="A4"))
     context.close()
-    assert len(pages) <= 4
+    assert len(pages) <= PAGES
     assert "Figure 1." in " ".join(pages) and "Llama 3 8B · 4M tokens · 400 Gb/s" in " ".join(pages)
 
 
@@ -150,5 +151,5 @@ def test_printing_from_a_phone_or_narrow_window_redraws_figures_for_paper(browse
     page.wait_for_timeout(100)
     after = page.evaluate("window.plate.views.map(v => v.width())")
     context.close()
-    assert all(n <= 4 for n in counts), counts
+    assert all(n <= PAGES for n in counts), counts
     assert after == on_screen  # back to the screen's width once printed
