@@ -253,3 +253,29 @@ def test_prose_gives_the_default_s_sharding_numbers_from_the_model(site, atlas):
     assert factor == 1.5 and f"carries {render.num(factor, 1)} times as much" in text
     assert f"n* ≈ {render.num(z3.continuous_crossing)} instead of {render.num(plain.continuous_crossing)}" in text
     assert "plate XIV.5" in text and "10^9 B" in text
+
+
+from test_accessibility import AXE_RUN, WCAG, axe_js  # noqa: E402,F401  (the fixture installs axe-core once)
+
+OPEN_ALL = "#model=custom&params=abc&batch=custom&tokens=2000000&network=custom&gbps=25&mfu=0.38"
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe_finds_no_violation_with_the_free_inputs_open_and_a_message_shown(site, open_page, axe_js, scheme):
+    page = open_page(site, hash=OPEN_ALL, bypass_csp=True, color_scheme=scheme).page
+    assert page.locator("#own-params-error").is_visible() and page.locator("#own-gbps").is_visible()
+    page.add_script_tag(content=axe_js)
+    assert page.evaluate(AXE_RUN, WCAG) == []
+
+
+@pytest.mark.browser
+def test_free_inputs_fit_a_360px_phone_and_take_a_thumb(site, open_page):
+    page = open_page(site, hash=OPEN_ALL, viewport={"width": 360, "height": 740}, is_mobile=True,
+                     has_touch=True).page
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360
+    for field in custom.FIELDS:
+        box = page.locator(f"#own-{field}").bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 360 and box["height"] >= 44, field
+    box = page.locator("#own-params-error").bounding_box()
+    assert box["x"] + box["width"] <= 360
