@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import CHROMIUM_ARGS, CONTENT, chromium_path  # noqa: E402
+from conftest import CHROMIUM_ARGS, CONTENT, chromium_path, wait_until  # noqa: E402
 
 from generator import build, runtime  # noqa: E402
 
@@ -50,7 +50,7 @@ def main() -> None:
             page_ = context.new_page()
             started = time.perf_counter()
             page_.goto((out / "index.html").as_uri())
-            page_.wait_for_function("document.documentElement.dataset.ready === 'true'")
+            wait_until(page_, "document.documentElement.dataset.ready === 'true'")  # CSP-safe (no eval)
             loads.append(time.perf_counter() - started)
             for value in ("llama3-70b", "llama3-405b", "llama3-8b"):
                 changes.append(page_.evaluate("""async (value) => {
