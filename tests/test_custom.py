@@ -2,13 +2,11 @@
 and in the page alike; bad values get an inline message and leave the figures alone; a custom run's numbers and
 words equal generator/model.py's; the URL reproduces it; the Sharding control and the memory figure."""
 import json
-import math
 
-import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from generator import content, custom, facts, model, render, schema
+from generator import content, custom, facts, render, schema
 from generator.content import Selection
 
 from conftest import CONTENT, wait_until
