@@ -220,6 +220,10 @@ def test_sharding_control_memory_readout_and_zero3_traffic(site, open_page, atla
     assert fits.index("yes") == 2  # 1, 2, 4: the first power of two whose states fit
     assert all("ZeRO-1" in c for c in got["captions"])
     assert "sharding=zero1" in page.url
+    page.reload()  # the link keeps the sharding
+    wait_until(page, "document.documentElement.dataset.ready")
+    assert page.evaluate("document.documentElement.dataset.shown").endswith("|zero1")
+    assert page.evaluate(SNAPSHOT)["readout"] == got["readout"]
     # ZeRO-3: 1.5 × the all-reduce time in the time figure and the efficiency figure's data.
     page.get_by_label("Sharding", exact=True).select_option(label="ZeRO-3 / FSDP")
     wait_until(page, "document.documentElement.dataset.shown.endsWith('|zero3')")
