@@ -324,4 +324,51 @@ def figures(atlas: Atlas, default) -> list[Figure]:
     ):
         vega = to_vega(chart, description)
         made.append(Figure(id=fid, title=title, vega=vega, svg=static_svg(vega, data, fid)))
+    made.append(memory_figure(f))
     return made
+
+
+# --- Figure: model-state memory per GPU (issue 10) ----------------------------------------------------
+
+MEMORY_DATA = "memory"  # the shown selection's states per GPU at each replica count, and the GPU's memory
+
+
+def memory_rows(f: Facts) -> list[dict]:
+    """The memory figure's rows for one selection (templates/plate.js `memoryRows` makes the same)."""
+    first = f.smallest_fitting_on_grid
+    return [{"replicas": p.replicas, "states_gb": p.states_gb, "memory_gb": f.gpu_memory_gb,
+             "first_fit": p.replicas == first, "gpu_label": f"{f.gpu.name} memory: {num(f.gpu_memory_gb)} GB"}
+            for p in f.points]
+
+
+def memory_chart(max_replicas: int) -> alt.LayerChart:
+    """Model-state GB per GPU against replicas for the selected sharding, log–log, with the GPU's memory as a
+    horizontal rule and the first replica count of the grid at which the states fit marked."""
+    base = alt.Chart(alt.Data(name=MEMORY_DATA))
+    y = alt.Y("states_gb:Q", title="model states per GPU (GB, 10⁹ B)", scale=alt.Scale(type="log"),
+              axis=alt.Axis(format=",~g", tickCount=5, grid=False))
+    line = base.mark_line(strokeWidth=2.5, color=SERIES["compute"][0],
+                          point=alt.OverlayMarkDef(filled=True, size=28, color=SERIES["compute"][0]),
+                          ).encode(x=_x(max_replicas), y=y).properties(name="states")
+    one = base.transform_filter("datum.replicas == 1")
+    memory = one.mark_rule(strokeWidth=1.5, strokeDash=[6, 3], color=SERIES["all-reduce"][0], aria=False).encode(
+        y="memory_gb:Q").properties(name="gpu_memory")
+    memory_label = one.mark_text(align="right", baseline="bottom", dy=-4, fontSize=12, fontWeight="bold",
+                                 color=LABEL_INK["all-reduce"]).encode(
+        x=alt.value("width"), y="memory_gb:Q", text="gpu_label:N").properties(name="gpu_memory_label")
+    fit = base.transform_filter("datum.first_fit")
+    fit_rule = fit.mark_rule(strokeWidth=1.5, color=INK, aria=False).encode(x="replicas:Q").properties(
+        name="fit_rule")
+    fit_label = fit.transform_calculate(label="'fits from ' + format(datum.replicas, ',d')").mark_text(
+        align=alt.ExprRef(f"datum.replicas >= {LEFT_OF_RULE} ? 'right' : 'left'"), baseline="bottom",
+        dx=alt.ExprRef(f"datum.replicas >= {LEFT_OF_RULE} ? -4 : 4"), dy=-4, fontSize=11, fontWeight="bold",
+        color=INK).encode(x="replicas:Q", y=alt.value("height"), text="label:N").properties(name="fit_label")
+    return alt.layer(memory, memory_label, fit_rule, fit_label, line).properties(width=WIDTH, height=HEIGHT * 0.72)
+
+
+def memory_figure(f: Facts) -> Figure:
+    """The memory figure, compiled (no data) and drawn for the default selection."""
+    vega = to_vega(memory_chart(f.max_replicas),
+                   "Model-state memory per GPU against data-parallel replicas, with the GPU's memory as a line.")
+    svg = static_svg(vega, {MEMORY_DATA: memory_rows(f)}, "fig-memory")
+    return Figure(id="fig-memory", title="Model states per GPU", vega=vega, svg=svg)

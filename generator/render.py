@@ -12,11 +12,10 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
-from . import publish
-from .charts import BUCKET_GROUPS, FACTS_DATA, GRID_DATA, TIMELINE_DATA, TIMELINE_FACTS, Figure
+from . import custom, model, publish
+from .charts import BUCKET_GROUPS, FACTS_DATA, GRID_DATA, MEMORY_DATA, TIMELINE_DATA, TIMELINE_FACTS, Figure
 from .content import Content, Selection
 from .facts import CAPTIONS, CSV_COLUMNS, KEYS, OPTIONS, Atlas, Facts, gpus_of
-from . import model
 from .notation import fraction, num, percent, seconds
 from .prose import FILTERS, prose_html
 
@@ -26,7 +25,8 @@ _HERE = Path(__file__).resolve().parent
 TEMPLATES = _HERE / "templates" if (_HERE / "templates" / "page.html.j2").is_file() else _HERE.parent / "templates"
 # The controls beside the figures: (key, label); their options come from the presets and facts.OPTIONS.
 CONTROLS = (("model", "Model"), ("batch", "Global batch"), ("network", "Network"), ("gpu", "GPU"),
-            ("overlap", "Overlap"), ("precision", "Gradient precision"), ("topology", "Topology"))
+            ("overlap", "Overlap"), ("precision", "Gradient precision"), ("topology", "Topology"),
+            ("sharding", "Sharding"))
 
 
 # --- views of one selection: the page script (templates/plate.js) writes the same text for any other -------
@@ -47,35 +47,70 @@ def _against(f: Facts) -> tuple[str, str]:
 
 
 def readout(f: Facts) -> str:
-    """The status for one selection: where communication stops hiding, what a step then costs, memory."""
+    """The status for one selection, as one text: its paragraphs in order."""
+    return " ".join(readout_paragraphs(f))
+
+
+def readout_paragraphs(f: Facts) -> list[str]:
+    """One short paragraph per question a reader brings: where communication stops hiding, what a step then
+    costs, whether the model states fit (and with what sharding)."""
+    return [hiding_text(f), cost_text(f), memory_text(f)]
+
+
+def hiding_text(f: Facts) -> str:
+    """Where communication outgrows the compute it hides behind: n*, and the first power of two past it."""
     noun, against = _against(f)
-    n_max = f.max_replicas
     star = num(f.continuous_crossing)
     if f.crossing_replicas is None:
-        crossing = (f"{noun[0].upper()}{noun[1:]} stays hidden behind {against} all the way to {num(n_max)} "
-                    f"replicas (the lines would meet at n* ≈ {star}): efficiency is still "
-                    f"{percent(f.at(n_max).efficiency)}.")
+        text = (f"{noun[0].upper()}{noun[1:]} stays hidden behind {against} all the way to {num(f.max_replicas)} "
+                f"replicas (the lines would meet at n* ≈ {star}).")
     else:
         at = f.at_crossing
         window = at.compute_s * 2 / 3 if f.backward_only else at.compute_s
-        crossing = (f"{noun[0].upper()}{noun[1:]} outgrows {against} at n* ≈ {star} replicas; "
-                    f"{num(f.crossing_replicas)} is the first power of two past it, where it takes "
-                    f"{seconds(at.comm_s)} against {seconds(window)} of {against.replace('the ', '')}: "
-                    f"efficiency {percent(at.efficiency)}, and each replica processes "
-                    f"{num(at.tokens_per_replica)} tokens per step ({_sequences(at.sequences_per_replica)}).")
+        text = (f"{noun[0].upper()}{noun[1:]} outgrows {against} at n* ≈ {star} replicas; "
+                f"{num(f.crossing_replicas)} is the first power of two past it, where it takes "
+                f"{seconds(at.comm_s)} against {seconds(window)} of {against.replace('the ', '')}.")
     if f.hypothetical_from is not None:
-        crossing += (f" NVLink joins at most {num(f.hypothetical_from)} {f.gpu.name} GPUs "
-                     f"({f.gpu.nvlink_domain_name}): beyond that the figures shade the NVLink ring as hypothetical.")
-    return f"{crossing} {memory_text(f)}"
+        text += (f" NVLink joins at most {num(f.hypothetical_from)} {f.gpu.name} GPUs "
+                 f"({f.gpu.nvlink_domain_name}): beyond that the figures shade the NVLink ring as hypothetical.")
+    return text
+
+
+def cost_text(f: Facts) -> str:
+    """What one step then costs: its time against compute alone, the efficiency, each replica's share."""
+    last = f.points[-1]
+    if f.crossing_replicas is None:
+        return (f"A step costs its compute alone: {seconds(last.step_s)} on {num(last.replicas)} replicas, "
+                f"efficiency still {percent(last.efficiency)}.")
+    at = f.at_crossing
+    return (f"A step there takes {seconds(at.step_s)} instead of {seconds(at.compute_s)} of compute: "
+            f"efficiency {percent(at.efficiency)}, and each replica processes {num(at.tokens_per_replica)} tokens "
+            f"per step ({_sequences(at.sequences_per_replica)}); on {num(last.replicas)} replicas, "
+            f"{seconds(last.step_s)} and {percent(last.efficiency)}.")
+
+
+def _first_stage_that_fits(f: Facts) -> tuple[str, int] | None:
+    """(the first ZeRO stage, the smallest replica count) at which the model states fit, or None."""
+    x = f.inputs
+    for k, label in list(enumerate(OPTIONS["sharding"].values()))[1:]:
+        n = float(model.smallest_fitting_replicas(x.params, k, x.memory_bytes, x.state_bytes))
+        if n == n:  # not NaN
+            return label, int(n)
+    return None
 
 
 def memory_text(f: Facts) -> str:
-    """Whether the model states fit on the chosen GPU, and from how many replicas when they are sharded."""
-    gpu = f"one {f.gpu.name} ({num(f.gpu_memory_gb)} GB, both in 10^9 B; activations not counted)"
-    if f.sharding_stage == 0:
-        fits = "fit on" if f.fits_in_memory else "do not fit on"
-        return f"Model states: {num(f.model_states_gb, 1)} GB per replica, which {fits} {gpu}."
+    """Whether the model states fit on the chosen GPU (one unit: GB = 10^9 B), and from how many replicas."""
+    gpu = (f"one {f.gpu.name} ({num(f.gpu_memory_gb)} GB; memory compared in GB = 10^9 B, as NVIDIA quotes it, "
+           f"activations not counted)")
     first, last = f.points[0], f.points[-1]
+    if f.sharding_stage == 0:
+        fits = "fit on" if first.fits else "do not fit on"
+        text = f"Model states: {num(first.states_gb, 1)} GB per GPU, which {fits} {gpu}."
+        other = None if first.fits else _first_stage_that_fits(f)
+        if other is not None:
+            text += f" Sharded with {other[0]} they would fit from {num(other[1])} replicas (plate XIV.5)."
+        return text
     label = OPTIONS["sharding"][f.selection.sharding]
     text = (f"With {label}, model states per GPU fall from {num(first.states_gb, 1)} GB on one replica to "
             f"{num(last.states_gb, 1)} GB on {num(last.replicas)}; ")
@@ -93,6 +128,7 @@ TABLE_COLUMNS = {
     "fig-time": ("Replicas", "Compute per step", "All-reduce per step"),
     "fig-efficiency": ("Replicas", "Tokens per replica", "Scaling efficiency"),
     "fig-timeline": ("Phase", "Starts", "Ends"),
+    "fig-memory": ("Replicas", "Model states per GPU", "Fits on the GPU"),
 }
 
 
@@ -100,6 +136,8 @@ def table_rows(f: Facts, figure_id: str) -> list[list[str]]:
     """A figure's data table for one selection, as text; the crossing's row says so."""
     if figure_id == "fig-timeline":
         return timeline_table(f)
+    if figure_id == "fig-memory":
+        return memory_table_rows(f)
     rows = []
     for p in f.points:
         replicas = num(p.replicas) + (" (crossed)" if p.replicas == f.crossing_replicas else "")
@@ -151,6 +189,8 @@ def describe(f: Facts, figure_id: str, seq_len: int) -> str:
     """A figure in words for one selection: what is drawn, how it runs, where it turns."""
     if figure_id == "fig-timeline":
         return describe_timeline(f)
+    if figure_id == "fig-memory":
+        return describe_memory(f)
     points = f.points
     first, last = points[0], points[-1]
     n_max = num(last.replicas)
@@ -200,6 +240,30 @@ def reserved_heights(figures: list[Figure]) -> str:
         if height:
             rules.append(f"#{f.id} .chart {{ min-height: {float(height.group(1)):g}px; }}")
     return "\n@media screen and (scripting: enabled) {\n  " + "\n  ".join(rules) + "\n}\n" if rules else ""
+
+
+# --- the memory figure in words and numbers (issue 10; templates/plate.js writes the same) ----------------
+
+def memory_table_rows(f: Facts) -> list[list[str]]:
+    """The memory figure's table: states per GPU at each replica count, and whether they fit."""
+    return [[num(p.replicas), f"{num(p.states_gb, 1)} GB", "yes" if p.fits else "no"] for p in f.points]
+
+
+def describe_memory(f: Facts) -> str:
+    """The memory figure in words: the states' line against the GPU's memory, and where it passes under."""
+    first, last = f.points[0], f.points[-1]
+    stage = f.selection.sharding if f.selection else "none"
+    how = "without sharding" if stage == "none" else f"with {OPTIONS['sharding'][stage]}"
+    text = (f"Log–log line against replicas from 1 to {num(last.replicas)}: model states per GPU (solid blue line, "
+            f"circles) {how}, {num(first.states_gb, 1)} GB on one replica and "
+            f"{num(last.states_gb, 1)} GB on {num(last.replicas)}. The dashed vermilion line is one "
+            f"{f.gpu.name}'s memory, {num(f.gpu_memory_gb)} GB (GB = 10^9 B).")
+    on_grid = f.smallest_fitting_on_grid
+    if on_grid is None:
+        return text + " The states stay above it at every replica count drawn."
+    if on_grid == 1:
+        return text + " The states fit from one replica on."
+    return text + f" The states fit from {num(on_grid)} replicas on (solid rule)."
 
 
 def running_heads(content: Content) -> str:
@@ -252,7 +316,8 @@ def page_data(content: Content, atlas: Atlas, figures: list[Figure]) -> dict:
         "options": {k: list(v.items()) for k, v in OPTIONS.items()},  # lists: JSON keys would be sorted
         "captions": [[k, v] for k, v in CAPTIONS.items()],
         "presets": presets_data(content),
-        "data": {"grid": GRID_DATA, "facts": FACTS_DATA, "timeline": TIMELINE_DATA, "timeline_facts": TIMELINE_FACTS},
+        "data": {"grid": GRID_DATA, "facts": FACTS_DATA, "timeline": TIMELINE_DATA, "timeline_facts": TIMELINE_FACTS,
+                 "memory": MEMORY_DATA},
         "bucket_groups": BUCKET_GROUPS,
         "figures": [{"id": f.id, "vega": f.vega} for f in figures],
     }
@@ -303,16 +368,21 @@ def page(content: Content, atlas: Atlas, figures: list[Figure], runtime_js: str)
     names = {"model": p.models, "batch": p.batches, "network": p.networks, "gpu": gpus_of(p)}
     controls = [(key, label, {i: (names[key][i].name if key in names else OPTIONS[key][i]) for i in atlas.axes[key]})
                 for key, label in CONTROLS]
+    controls = custom.with_custom(controls)
+    data = page_data(content, atlas, figures)
+    data["own"] = custom.page_data(atlas, default)
+    for key in {c for c, _, _ in custom.FIELDS.values()} & set(data["choices"]):
+        data["choices"][key] = [*data["choices"][key], custom.CUSTOM]
     return env.get_template("page.html.j2").render(
         plate=plate, presets=p, terms=content.terms, sources=parts.sources,
         before=Markup(parts[0]), after=Markup(parts[1]), figures=figures, controls=controls,
         selected={k: getattr(default, k) for k in KEYS},
         svgs={f.id: Markup(f.svg) for f in figures},
-        readout=readout(default_facts), caption=default_facts.caption, csv_name=plate.data_file,
+        readout=readout_paragraphs(default_facts), caption=default_facts.caption, csv_name=plate.data_file,
         url=publish.page_url(plate), preview=publish.PREVIEW_NAME,
         columns=TABLE_COLUMNS, tables={f.id: table_rows(default_facts, f.id) for f in figures},
         descriptions={f.id: describe(default_facts, f.id, p.workshop.seq_len) for f in figures},
-        data=script_json(page_data(content, atlas, figures)),
+        data=script_json(data), own=data["own"],
         style=Markup(style), runtime=Markup(runtime_js), script=Markup(script_safe(script)),
         csp_scripts=Markup(" ".join([csp_hash(runtime_js), csp_hash(script_safe(script))])),
         csp_style=Markup(csp_hash(style)),

@@ -24,6 +24,7 @@ function selectionFromUrl() {
 /** Keep the selection in the URL without adding history entries for every change. */
 function selectionToUrl(sel) {
   const params = new URLSearchParams(KEYS.map((k) => [k, sel[k]]));
+  for (const [k, v] of ownUrlEntries(sel)) params.set(k, v);
   history.replaceState(null, "", `#${params}`);
 }
 
@@ -35,6 +36,7 @@ function currentSelection() {
 
 /** What the plate says about one selection: the model's run and what is read off it. */
 function factsOf(sel) {
+  const P = presetsOf(sel); // the presets, with the reader's own model, batch, network and MFU where chosen
   const x = inputs(P, data.options, sel);
   const run = evaluate(x, REPLICAS);
   const gpu = P.gpus[sel.gpu];
@@ -49,7 +51,7 @@ function factsOf(sel) {
   const modelStatesGb = P.workshop.bytes_per_param_states * P.models[sel.model].params / GB;
   const domain = gpu.nvlink_domain;
   const f = {
-    sel, run, points, gpu, network, model: P.models[sel.model], batch: P.batches[sel.batch],
+    sel, run, points, gpu, network, inputs: x, model: P.models[sel.model], batch: P.batches[sel.batch],
     max_replicas: maxReplicas,
     crossing_replicas: run.crossing_index < 0 ? null : REPLICAS[run.crossing_index],
     continuous_crossing: run.continuous_crossing,
@@ -73,9 +75,11 @@ function factsOf(sel) {
 
 /** Facts.caption: the presets' names, then the GPU and options where they are not the workshop's. */
 function caption(sel) {
+  const P = presetsOf(sel);
   const parts = [P.models[sel.model].name, P.batches[sel.batch].name, P.networks[sel.network].short];
   if (sel.gpu !== P.workshop.gpu) parts.push(P.gpus[sel.gpu].name);
   for (const [k, names] of data.captions) if (sel[k] in names) parts.push(names[sel[k]]);
+  if (P.workshop.mfu !== data.presets.workshop.mfu) parts.push(`MFU ${percent(P.workshop.mfu)}`);
   return parts.join(" · ");
 }
 
@@ -166,36 +170,69 @@ function against(f) {
 }
 
 function readoutText(f) {
+  return readoutParagraphs(f).join(" ");
+}
+
+/** render.readout_paragraphs: one short paragraph per question (hiding, cost, memory). */
+function readoutParagraphs(f) {
+  return [hidingText(f), costText(f), memoryText(f)];
+}
+
+function hidingText(f) {
   const [noun, behind] = against(f);
   const star = num(f.continuous_crossing);
   let text;
   if (f.crossing_replicas === null) {
-    const last = f.points[f.points.length - 1];
     text = `${capital(noun)} stays hidden behind ${behind} all the way to ${num(f.max_replicas)} replicas ` +
-      `(the lines would meet at n* ≈ ${star}): efficiency is still ${percent(last.efficiency)}.`;
+      `(the lines would meet at n* ≈ ${star}).`;
   } else {
     const at = f.points.find((p) => p.replicas === f.crossing_replicas);
     const window = f.backward_only ? at.compute_s * 2 / 3 : at.compute_s;
     text = `${capital(noun)} outgrows ${behind} at n* ≈ ${star} replicas; ${num(f.crossing_replicas)} is the first ` +
       `power of two past it, where it takes ${seconds(at.comm_s)} against ${seconds(window)} of ` +
-      `${behind.replace("the ", "")}: efficiency ${percent(at.efficiency)}, and each replica processes ` +
-      `${num(at.tokens_per_replica)} tokens per step (${sequencesText(at.sequences_per_replica)}).`;
+      `${behind.replace("the ", "")}.`;
   }
   if (f.hypothetical_from !== null) {
     text += ` NVLink joins at most ${num(f.hypothetical_from)} ${f.gpu.name} GPUs (${f.gpu.nvlink_domain_name}): ` +
       "beyond that the figures shade the NVLink ring as hypothetical.";
   }
-  return `${text} ${memoryText(f)}`;
+  return text;
+}
+
+function costText(f) {
+  const last = f.points[f.points.length - 1];
+  if (f.crossing_replicas === null) {
+    return `A step costs its compute alone: ${seconds(last.step_s)} on ${num(last.replicas)} replicas, ` +
+      `efficiency still ${percent(last.efficiency)}.`;
+  }
+  const at = f.points.find((p) => p.replicas === f.crossing_replicas);
+  return `A step there takes ${seconds(at.step_s)} instead of ${seconds(at.compute_s)} of compute: ` +
+    `efficiency ${percent(at.efficiency)}, and each replica processes ${num(at.tokens_per_replica)} tokens ` +
+    `per step (${sequencesText(at.sequences_per_replica)}); on ${num(last.replicas)} replicas, ` +
+    `${seconds(last.step_s)} and ${percent(last.efficiency)}.`;
+}
+
+function firstStageThatFits(f) {
+  const x = f.inputs;
+  for (let k = 1; k < data.options.sharding.length; k += 1) {
+    const n = smallest_fitting_replicas(x.params, k, x.memory_bytes, x.state_bytes);
+    if (!Number.isNaN(n)) return [data.options.sharding[k][1], n];
+  }
+  return null;
 }
 
 function memoryText(f) {
-  const gpu = `one ${f.gpu.name} (${num(f.gpu_memory_gb)} GB, both in 10^9 B; activations not counted)`;
-  if (f.sharding_stage === 0) {
-    const fits = f.fits_in_memory ? "fit on" : "do not fit on";
-    return `Model states: ${num(f.model_states_gb, 1)} GB per replica, which ${fits} ${gpu}.`;
-  }
+  const gpu = `one ${f.gpu.name} (${num(f.gpu_memory_gb)} GB; memory compared in GB = 10^9 B, as NVIDIA quotes it, ` +
+    "activations not counted)";
   const first = f.points[0];
   const last = f.points[f.points.length - 1];
+  if (f.sharding_stage === 0) {
+    const fits = first.fits ? "fit on" : "do not fit on";
+    let text = `Model states: ${num(first.states_gb, 1)} GB per GPU, which ${fits} ${gpu}.`;
+    const other = first.fits ? null : firstStageThatFits(f);
+    if (other !== null) text += ` Sharded with ${other[0]} they would fit from ${num(other[1])} replicas (plate XIV.5).`;
+    return text;
+  }
   const text = `With ${data.options.sharding[f.sharding_stage][1]}, model states per GPU fall from ` +
     `${num(first.states_gb, 1)} GB on one replica to ${num(last.states_gb, 1)} GB on ${num(last.replicas)}; `;
   const n = f.smallest_fitting_replicas;
@@ -245,6 +282,7 @@ function describeTimeline(f) {
 
 function tableRows(f, figureId) {
   if (figureId === "fig-timeline") return timelineTable(f);
+  if (figureId === "fig-memory") return memoryTableRows(f);
   return f.points.map((p) => {
     const n = num(p.replicas) + (p.replicas === f.crossing_replicas ? " (crossed)" : "");
     return figureId === "fig-time"
@@ -255,6 +293,7 @@ function tableRows(f, figureId) {
 
 function describe(f, figureId) {
   if (figureId === "fig-timeline") return describeTimeline(f);
+  if (figureId === "fig-memory") return describeMemory(f);
   const points = f.points;
   const first = points[0];
   const last = points[points.length - 1];
@@ -308,7 +347,7 @@ function texts(sel) {
   const f = factsOf(sel);
   const ids = data.figures.map((fig) => fig.id);
   return {
-    readout: readoutText(f), caption: f.caption,
+    readout: readoutText(f), readout_paragraphs: readoutParagraphs(f), caption: f.caption,
     describe: Object.fromEntries(ids.map((id) => [id, describe(f, id)])),
     tables: Object.fromEntries(ids.map((id) => [id, tableRows(f, id)])),
   };
@@ -316,7 +355,7 @@ function texts(sel) {
 
 /** Each figure's description and data table, the readout and the captions, for the selection shown. */
 function fillTexts(f) {
-  readout.textContent = readoutText(f);
+  fillReadout(f);
   for (const el of document.querySelectorAll("[data-selection]")) el.textContent = f.caption;
   for (const el of document.querySelectorAll("[data-describe]")) el.textContent = describe(f, el.dataset.describe);
   for (const table of document.querySelectorAll("[data-table]")) {
@@ -329,6 +368,245 @@ function fillTexts(f) {
       return tr;
     }));
   }
+}
+
+// --- the memory figure and the readout's paragraphs (issue 10; render.py memory_table_rows, describe_memory) -
+
+/** charts.memory_rows: model states per GPU at each replica count, and the GPU's memory. */
+function memoryRows(f) {
+  return f.points.map((p) => ({
+    replicas: p.replicas, states_gb: p.states_gb, memory_gb: f.gpu_memory_gb,
+    first_fit: p.replicas === f.smallest_fitting_on_grid,
+    gpu_label: `${f.gpu.name} memory: ${num(f.gpu_memory_gb)} GB`,
+  }));
+}
+
+function memoryTableRows(f) {
+  return f.points.map((p) => [num(p.replicas), `${num(p.states_gb, 1)} GB`, p.fits ? "yes" : "no"]);
+}
+
+function describeMemory(f) {
+  const first = f.points[0];
+  const last = f.points[f.points.length - 1];
+  const how = f.sharding_stage === 0 ? "without sharding" : `with ${data.options.sharding[f.sharding_stage][1]}`;
+  const text = `Log–log line against replicas from 1 to ${num(last.replicas)}: model states per GPU (solid blue ` +
+    `line, circles) ${how}, ${num(first.states_gb, 1)} GB on one replica and ` +
+    `${num(last.states_gb, 1)} GB on ${num(last.replicas)}. The dashed vermilion line is one ${f.gpu.name}'s ` +
+    `memory, ${num(f.gpu_memory_gb)} GB (GB = 10^9 B).`;
+  const onGrid = f.smallest_fitting_on_grid;
+  if (onGrid === null) return `${text} The states stay above it at every replica count drawn.`;
+  if (onGrid === 1) return `${text} The states fit from one replica on.`;
+  return `${text} The states fit from ${num(onGrid)} replicas on (solid rule).`;
+}
+
+/** The readout, one paragraph per question. */
+function fillReadout(f) {
+  const paragraphs = readoutParagraphs(f);
+  readout.replaceChildren(...paragraphs.map((text, i) => {
+    const p = document.createElement("p");
+    p.dataset.readout = String(i);
+    p.textContent = text;
+    return p;
+  }));
+}
+
+// --- the reader's own run (issue 10; generator/custom.py): free inputs, checked as the schema checks --------
+
+const OWN = data.own;
+const ownInputs = Object.fromEntries(Object.keys(OWN.fields).map((k) => [k, document.getElementById(`own-${k}`)]));
+const ownFieldsets = [...document.querySelectorAll("[data-own-for]")];
+const INT_TEXT = /^[+-]?\d(?:[\d,_]*\d)?$/;
+const FLOAT_TEXT = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+const SPECIAL_TEXT = /^([+-]?)(inf|infinity|nan)$/i;
+
+/** custom.parse: a whole number (exact digits kept), a float, or the text itself. */
+function parseTyped(text) {
+  const t = text.trim();
+  if (INT_TEXT.test(t)) {
+    const digits = t.replace(/[,_]/g, "");
+    return { type: "int", big: BigInt(digits.replace(/^\+/, "")), value: Number(digits) };
+  }
+  if (FLOAT_TEXT.test(t)) return { type: "float", value: Number(t) };
+  const special = SPECIAL_TEXT.exec(t);
+  if (special) {
+    const value = special[2].toLowerCase() === "nan" ? NaN : special[1] === "-" ? -Infinity : Infinity;
+    return { type: "float", value };
+  }
+  return { type: "text" };
+}
+
+const grouped = (big, sep) => big.toString().replace(/\B(?=(\d{3})+(?!\d))/g, sep);
+
+/** schema._check for the kinds free inputs use, without its ", got …" (the page quotes what was typed). */
+function whyNot(kind, v) {
+  const number = v.type === "int" || v.type === "float";
+  if (kind === "count") {
+    if (v.type === "float" && Number.isFinite(v.value) && Number.isInteger(v.value) && v.value > 0) {
+      return `must be a whole number written without a decimal point or exponent (e.g. ${grouped(BigInt(v.value), "_")})`;
+    }
+    if (v.type !== "int" || v.big <= 0n) return "must be a positive whole number";
+    if (v.big > BigInt(OWN.max_count)) return `must be at most 2^53 = ${grouped(BigInt(OWN.max_count), ",")}`;
+  } else if (kind === "positive") {
+    if (!number || !Number.isFinite(v.value) || v.value <= 0) return "must be a positive number";
+  } else if (kind === "fraction") {
+    if (!number || !Number.isFinite(v.value) || !(v.value > 0 && v.value <= 1)) {
+      return "must be a number greater than 0 and at most 1";
+    }
+  }
+  return null;
+}
+
+/** custom.check: [value, null] for a good value of a field, [null, message] otherwise. */
+function ownCheck(field, text) {
+  const v = parseTyped(text);
+  let why = whyNot(OWN.fields[field].kind, v);
+  const [low, high] = OWN.mfu_range;
+  if (why === null && field === "mfu" && !(low <= v.value && v.value <= high)) {
+    why = `must be from ${percent(low)} to ${percent(high)}, the slider's range`;
+  }
+  if (why === null) return [v.value, null];
+  const shownText = JSON.stringify([...text].length <= 60 ? text : `${[...text].slice(0, 57).join("")}…`);
+  return [null, `${why}, got ${shownText}`];
+}
+
+/** A message beside a field (null clears it): aria-invalid, and the message as its description. */
+function ownMessage(field, message) {
+  const input = ownInputs[field];
+  const box = document.getElementById(`own-${field}-error`);
+  box.textContent = message || "";
+  box.hidden = !message;
+  if (message) {
+    input.setAttribute("aria-invalid", "true");
+    input.setAttribute("aria-describedby", box.id);
+  } else {
+    input.removeAttribute("aria-invalid");
+    input.removeAttribute("aria-describedby");
+  }
+}
+
+/** The slider's value as a fraction (its text is whole percent). */
+const sliderMfu = () => Number(ownInputs.mfu.value) / 100;
+
+function ownSliderShown() {
+  document.getElementById("own-mfu-shown").textContent = percent(sliderMfu());
+}
+
+/** The free inputs that count for a selection: a custom model's, batch's, network's; the MFU always. */
+function ownFieldsFor(sel) {
+  return Object.keys(OWN.fields).filter((k) => {
+    const control = OWN.fields[k].control;
+    return control === "mfu" || sel[control] === OWN.id;
+  });
+}
+
+/** custom.shape_problem: the optional layer shape, all or none, leaving room beside the embeddings. */
+function shapeProblem(values) {
+  const given = OWN.shape.filter((k) => values[k] !== undefined);
+  if (given.length && given.length < OWN.shape.length) {
+    return [OWN.shape.find((k) => values[k] === undefined),
+      "give all four of layers, d_model, FFN width and vocabulary, or none"];
+  }
+  if (given.length) {
+    const embedding = 2 * values.vocab * values.d_model;
+    if (values.params <= embedding) {
+      return ["params", `must exceed the embedding and output head, 2 · vocab · d_model = ${num(embedding)}`];
+    }
+  }
+  return null;
+}
+
+/** A selection with the free inputs that count read in; null when one of them is not a good value (the
+ * figures then stay as they are). Texts come from the fields, or from `texts` (the URL) when given. */
+function ownSelection(base, texts = null) {
+  for (const box of ownFieldsets) box.hidden = base[box.dataset.ownFor] !== OWN.id;
+  const sel = { ...base };
+  const values = {};
+  let ok = true;
+  for (const field of Object.keys(OWN.fields)) ownMessage(field, null);
+  for (const field of ownFieldsFor(base)) {
+    const text = field === "mfu" && texts === null ? String(sliderMfu()) : texts ? texts[field] : ownInputs[field].value;
+    if (OWN.shape.includes(field) && text.trim() === "") continue; // optional, left empty
+    const [value, message] = ownCheck(field, text);
+    if (message) {
+      ownMessage(field, message);
+      ok = false;
+    } else {
+      values[field] = value;
+    }
+  }
+  const problem = ok && base.model === OWN.id ? shapeProblem(values) : null;
+  if (problem) {
+    ownMessage(problem[0], problem[1]);
+    ok = false;
+  }
+  if (!ok) return null;
+  Object.assign(sel, values);
+  if (sel.mfu === data.presets.workshop.mfu) delete sel.mfu;
+  // custom.model_problem: good values one by one can still overflow the model together.
+  const run = factsOf({ ...data.default, ...sel }).run;
+  const far = (v) => !Number.isFinite(v) || Math.abs(v) >= OWN.largest;
+  if (OWN.results.some((name) => [].concat(run[name]).some(far))) {
+    for (const field of ownFieldsFor(base)) if (field !== "mfu") ownMessage(field, OWN.too_far);
+    return null;
+  }
+  return sel;
+}
+
+/** The reader's own values named in the URL, written into the fields; a bad one is shown with its message
+ * and the figures fall back to the plate's default for that control. */
+function ownFromUrl(sel) {
+  const params = new URLSearchParams(location.hash.slice(1));
+  const texts = {};
+  for (const field of Object.keys(OWN.fields)) {
+    texts[field] = params.has(field) ? params.get(field) : field === "mfu" ? String(data.presets.workshop.mfu)
+      : OWN.shape.includes(field) && sel.model === OWN.id && params.has("params") ? "" : ownInputs[field].value;
+    if (field === "mfu") {
+      const [value] = ownCheck("mfu", texts.mfu);
+      if (value !== null) ownInputs.mfu.value = String(Math.round(value * 100));
+      ownSliderShown();
+    } else {
+      ownInputs[field].value = texts[field];
+    }
+  }
+  const good = ownSelection(sel, texts);
+  if (good) return good;
+  // Keep the messages the check left, and draw what the controls would show without the bad values.
+  const fallback = { ...sel };
+  for (const control of ["model", "batch", "network"]) {
+    if (fallback[control] === OWN.id) fallback[control] = data.default[control];
+  }
+  const shownMessages = Object.keys(OWN.fields).map((k) => document.getElementById(`own-${k}-error`).textContent);
+  const result = ownSelection(fallback, texts) || { ...fallback };
+  Object.keys(OWN.fields).forEach((k, i) => { if (shownMessages[i]) ownMessage(k, shownMessages[i]); });
+  for (const box of ownFieldsets) box.hidden = sel[box.dataset.ownFor] !== OWN.id;
+  return result;
+}
+
+/** The reader's own values of a selection, for the URL. */
+function ownUrlEntries(sel) {
+  return Object.keys(OWN.fields).filter((k) => sel[k] !== undefined).map((k) => [k, String(sel[k])]);
+}
+
+/** The presets with the reader's own model, batch and network (id OWN.id) and MFU, as custom.own_facts. */
+function presetsOf(sel) {
+  const Q = {
+    ...P, workshop: { ...P.workshop, mfu: sel.mfu === undefined ? P.workshop.mfu : sel.mfu },
+    models: { ...P.models }, batches: { ...P.batches }, networks: { ...P.networks },
+  };
+  if (sel.model === OWN.id && sel.params !== undefined) {
+    Q.models[OWN.id] = {
+      id: OWN.id, name: `custom ${sig(sel.params / 1e9)}B model`, params: sel.params,
+      ...Object.fromEntries(OWN.shape.map((k) => [k, sel[k] === undefined ? 0 : sel[k]])),
+    };
+  }
+  if (sel.batch === OWN.id && sel.tokens !== undefined) {
+    Q.batches[OWN.id] = { id: OWN.id, name: `${num(sel.tokens)} tokens`, tokens: sel.tokens };
+  }
+  if (sel.network === OWN.id && sel.gbps !== undefined) {
+    const name = `${sig(sel.gbps)} GB/s`;
+    Q.networks[OWN.id] = { id: OWN.id, name, short: name, link_gbytes_per_s: sel.gbps, nvlink: false };
+  }
+  return Q;
 }
 
 /** Glossary definitions beside their terms: on hover, on keyboard focus, and on a first tap. */
@@ -395,11 +673,20 @@ async function liveView(figure, f) {
 }
 
 /** Hand a view the rows and marks of a selection: only the datasets its spec declares. */
-const MAKERS = { grid: gridRows, facts: factsRows, timeline: timelineRows, timeline_facts: timelineFacts };
+const MAKERS = {
+  grid: gridRows, facts: factsRows, timeline: timelineRows, timeline_facts: timelineFacts, memory: memoryRows,
+};
 
 function feed(view, f, names) {
   for (const [key, make] of Object.entries(MAKERS)) {
-    if (names.has(data.data[key])) view.data(data.data[key], make(f));
+    if (!names.has(data.data[key])) continue;
+    const rows = make(f);
+    if (key === "memory") { // the memory figure follows only the model, GPU and sharding: skip the rest
+      const stamp = JSON.stringify(rows);
+      if (view.plateMemoryKey === stamp) continue;
+      view.plateMemoryKey = stamp;
+    }
+    view.data(data.data[key], rows);
   }
 }
 
@@ -435,6 +722,7 @@ function byVisibility(figures) {
 async function start() {
   let sel = selectionFromUrl();
   for (const k of KEYS) if (selects[k]) selects[k].value = sel[k];
+  sel = ownFromUrl(sel);
   let shown = factsOf(sel);
   fillTexts(shown);
   const views = [];
@@ -447,9 +735,14 @@ async function start() {
     for (const { view, names } of views) feed(view, shown, names);
     await Promise.all(views.map(({ view }) => view.runAsync()));
     document.documentElement.dataset.shown = KEYS.map((k) => sel[k]).join("|");
+    document.documentElement.dataset.ownShown = ownUrlEntries(sel).map(([k, v]) => `${k}=${v}`).join("&");
   }
 
-  form.addEventListener("change", () => show(currentSelection()));
+  form.addEventListener("change", () => {
+    const next = ownSelection(currentSelection()); // null while a free input that counts is not a good value
+    if (next) show(next);
+  });
+  form.addEventListener("input", ownSliderShown);
   form.addEventListener("submit", (event) => event.preventDefault());
   window.addEventListener("hashchange", () => {
     // Links to terms and sources change the fragment too; only a selection in it changes the figures.
@@ -457,10 +750,10 @@ async function start() {
     if (!KEYS.some((k) => params.has(k))) return;
     const next = selectionFromUrl();
     for (const k of KEYS) if (selects[k]) selects[k].value = next[k];
-    show(next);
+    show(ownFromUrl(next));
   });
   window.plate = {
-    views: [], show, model, texts, factsOf, timelineRows, timelineFacts, gridRows, factsRows,
+    views: [], show, model, texts, factsOf, timelineRows, timelineFacts, gridRows, factsRows, ownCheck,
     selection: () => ({ ...sel }),
   };
 
@@ -489,7 +782,9 @@ async function start() {
 termTips();
 start().catch((error) => {
   // The static figures of the default selection stay; say why the controls did not appear.
-  readout.textContent = `${readout.textContent} (The interactive figures could not start: ${error.message})`;
+  readout.append(Object.assign(document.createElement("p"), {
+    textContent: `(The interactive figures could not start: ${error.message})`,
+  }));
   document.documentElement.dataset.ready = "failed";
   form.hidden = true; // controls that cannot work
   throw error;

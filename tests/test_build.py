@@ -59,7 +59,8 @@ def test_page_has_plate_header_terms_takeaway_and_sources(site):
 
 def test_default_readout_is_in_the_page(site):
     page = (site / "index.html").read_text()
-    readout = re.search(r'<p class="readout" id="readout" role="status"[^>]*>(.*?)</p>', page, re.S).group(1)
+    readout = re.search(r'<div class="readout" id="readout" role="status"[^>]*>(.*?)</div>', page, re.S).group(1)
+    assert readout.count("<p data-readout=") == 3  # one paragraph per question: hiding, cost, memory
     assert "n* ≈ 708 replicas; 1,024 is the first power of two past it" in readout
     assert "0.642 s" in readout and "4,096 tokens" in readout
     assert "128.5 GB" in readout and "do not fit on one H100 SXM (80 GB" in readout

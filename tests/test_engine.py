@@ -98,12 +98,16 @@ def test_the_page_writes_every_selections_texts_as_python_does(page, atlas):
     c = content.load(CONTENT)
     selections = atlas.selections
     got = page.evaluate(EVERY_TEXT, [{k: getattr(s, k) for k in facts.KEYS} for s in selections])
+    figure_ids = page.evaluate("() => [...document.querySelectorAll('figure.figure')].map((f) => f.id)")
+    assert "fig-memory" in figure_ids and len(figure_ids) >= 3
     for sel, texts in zip(selections, got):
         f = atlas.facts(sel)
         label = render.selection_key(sel)
         assert texts["readout"] == render.readout(f), label
+        assert texts["readout_paragraphs"] == render.readout_paragraphs(f), label
+        assert len(texts["readout_paragraphs"]) == 3, label  # hiding, cost, memory: one paragraph each
         assert texts["caption"] == f.caption, label
-        for fid in render.TABLE_COLUMNS:
+        for fid in figure_ids:
             assert texts["describe"][fid] == render.describe(f, fid, c.presets.workshop.seq_len), (label, fid)
             assert texts["tables"][fid] == render.table_rows(f, fid), (label, fid)
 
@@ -148,3 +152,32 @@ def test_the_page_draws_every_selections_timeline_as_python_does(page, atlas):
                 assert drawn["facts"][name] == value, (label, name)
             else:
                 assert_allclose(drawn["facts"][name], value, rtol=RTOL, err_msg=f"{label}: {name}")
+
+
+OWN_TEXTS = """(selections) => selections.map((sel) => window.plate.texts(sel))"""
+
+
+def test_the_page_writes_random_custom_runs_texts_as_python_does(page, atlas):
+    """The reader's own runs (issue 10): any parameter count, batch, bandwidth and MFU on any option; the page's
+    readout, caption, descriptions and tables equal render.py's for custom.own_facts of the same values."""
+    from generator import custom
+    from generator.content import Selection
+    c = content.load(CONTENT)
+    rng = random.Random(1013)
+    cases = []
+    while len(cases) < 120:
+        values = {"params": int(10 ** rng.uniform(8, 12.5)), "tokens": int(2 ** rng.uniform(14, 26)),
+                  "gbps": round(10 ** rng.uniform(0, 3), rng.randrange(4)), "mfu": rng.randrange(20, 71) / 100}
+        sel = Selection(*(rng.choice(atlas.axes[k] + ["custom"] * (k in ("model", "batch", "network")))
+                          for k in facts.KEYS))
+        f = custom.own_facts(atlas, sel, values)
+        if custom.model_problem(f) is None:
+            cases.append((sel, values, f))
+    got = page.evaluate(OWN_TEXTS, [{**{k: getattr(s, k) for k in facts.KEYS}, **v} for s, v, _ in cases])
+    for (sel, values, f), texts in zip(got and cases, got):
+        label = f"{render.selection_key(sel)} {values}"
+        assert texts["readout_paragraphs"] == render.readout_paragraphs(f), label
+        assert texts["caption"] == f.caption, label
+        for fid, text in texts["describe"].items():
+            assert text == render.describe(f, fid, c.presets.workshop.seq_len), (label, fid)
+            assert texts["tables"][fid] == render.table_rows(f, fid), (label, fid)

@@ -1,0 +1,169 @@
+"""The reader's own run: free inputs checked exactly as the content schema checks the same fields, then evaluated
+like a preset. templates/plate.js (the "own run" block) does the same in the page; tests/test_custom.py holds the
+two equal, messages included."""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from . import model
+from .content import (BATCH_SCHEMA, MODEL_SCHEMA, NETWORK_SCHEMA, WORKSHOP_SCHEMA, Batch, Model, Network,
+                      Selection)
+from .facts import Atlas, Facts, gpus_of, inputs
+from .notation import num, percent, sig
+from .schema import MAX_COUNT, _check
+
+CUSTOM = "custom"  # the id of the reader's own model, batch or network, in the controls and the URL
+# Each free input: (the control it belongs to, its label, the schema kind of the same content field).
+FIELDS = {
+    "params": ("model", "Parameters", MODEL_SCHEMA["params"]),
+    "layers": ("model", "Layers", MODEL_SCHEMA["layers"]),
+    "d_model": ("model", "d_model", MODEL_SCHEMA["d_model"]),
+    "ffn": ("model", "FFN width", MODEL_SCHEMA["ffn"]),
+    "vocab": ("model", "Vocabulary", MODEL_SCHEMA["vocab"]),
+    "tokens": ("batch", "Tokens per step", BATCH_SCHEMA["tokens"]),
+    "gbps": ("network", "GB/s per GPU, per direction", NETWORK_SCHEMA["link_gbytes_per_s"]),
+    "mfu": ("mfu", "MFU", WORKSHOP_SCHEMA["mfu"]),
+}
+SHAPE = ("layers", "d_model", "ffn", "vocab")  # optional, all or none (the timeline draws layers when given)
+MFU_RANGE = (0.2, 0.7)  # the slider's ends, as fractions
+_INT = re.compile(r"[+-]?\d(?:[\d,_]*\d)?")
+_FLOAT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_SPECIAL = re.compile(r"[+-]?(?:inf|infinity|nan)", re.IGNORECASE)
+
+
+def parse(text: str):
+    """What a typed value is, as TOML would read it: a whole number (commas and underscores between digits
+    allowed), a float (decimal point, exponent, inf, nan), or else the text itself."""
+    t = text.strip()
+    if _INT.fullmatch(t):
+        return int(t.replace(",", "").replace("_", ""))
+    if _FLOAT.fullmatch(t) or _SPECIAL.fullmatch(t):
+        return float(t)
+    return t
+
+
+def shown(text: str) -> str:
+    """The reader's text as a message quotes it."""
+    return json.dumps(text if len(text) <= 60 else text[:57] + "…", ensure_ascii=False)
+
+
+def check(field: str, text: str) -> tuple[object, str | None]:
+    """(the value, None) when text is a good value of field, else (None, the message shown beside it)."""
+    kind = FIELDS[field][2]
+    value = parse(text)
+    why = _check(kind, value)
+    if why is None and field == "mfu" and not MFU_RANGE[0] <= value <= MFU_RANGE[1]:
+        why = f"must be from {percent(MFU_RANGE[0])} to {percent(MFU_RANGE[1])}, the slider's range"
+    if why is None:
+        return value, None
+    return None, f"{why.rsplit(', got ', 1)[0]}, got {shown(text)}"
+
+
+def shape_problem(values: dict) -> tuple[str, str] | None:
+    """(field, message) when the optional layer shape is half given or leaves no room beside the embeddings."""
+    given = [k for k in SHAPE if values.get(k) is not None]
+    if given and len(given) < len(SHAPE):
+        missing = next(k for k in SHAPE if values.get(k) is None)
+        return missing, "give all four of layers, d_model, FFN width and vocabulary, or none"
+    if given:
+        embedding = 2 * values["vocab"] * values["d_model"]
+        if values["params"] <= embedding:
+            return "params", (f"must exceed the embedding and output head, 2 · vocab · d_model = "
+                              f"{num(embedding)}")
+    return None
+
+
+def defaults(atlas: Atlas, default: Selection) -> dict[str, str]:
+    """What the free inputs hold before the reader types: the default selection's own values."""
+    p = atlas.presets
+    f = atlas.facts(default)
+    m = f.model
+    return {"params": str(m.params), "layers": str(m.layers), "d_model": str(m.d_model), "ffn": str(m.ffn),
+            "vocab": str(m.vocab), "tokens": str(f.batch.tokens), "gbps": sig(f.link_gbytes_per_s).replace(",", ""),
+            "mfu": str(p.workshop.mfu)}
+
+
+RESULTS = ("compute_s", "allreduce_s", "step_s", "efficiency", "tokens_per_replica", "states_bytes",
+           "continuous_crossing")  # what build.check_grid requires finite of the presets
+LARGEST = 1e21  # numbers the page writes digit by digit (JavaScript's toFixed turns exponential from here)
+TOO_FAR = ("together with the other values, too large or too small for the model: some times or efficiencies "
+           "come out infinite, undefined or beyond 10^21")
+
+
+def model_problem(f: Facts) -> str | None:
+    """Values that pass each field's check can still overflow the model, as presets can (build.check_grid)."""
+    g = f.grid
+    for name in RESULTS:
+        a = np.asarray(getattr(g, name), dtype=np.float64)
+        if not (np.isfinite(a).all() and (np.abs(a) < LARGEST).all()):
+            return TOO_FAR
+    return None
+
+
+def page_data(atlas: Atlas, default: Selection) -> dict:
+    """What the page needs to offer and check the free inputs: the schema's kinds and bounds, the defaults."""
+    return {
+        "id": CUSTOM, "max_count": MAX_COUNT, "mfu_range": list(MFU_RANGE),
+        "fields": {k: {"control": c, "label": label, "kind": kind} for k, (c, label, kind) in FIELDS.items()},
+        "shape": list(SHAPE), "defaults": defaults(atlas, default), "results": list(RESULTS),
+        "largest": LARGEST, "too_far": TOO_FAR,
+    }
+
+
+def with_custom(controls: list) -> list:
+    """The controls with a "Custom…" choice for each control that has free inputs."""
+    owned = {c for c, _, _ in FIELDS.values()}
+    return [(key, label, {**options, CUSTOM: "Custom…"} if key in owned else options)
+            for key, label, options in controls]
+
+
+@dataclass(frozen=True)
+class OwnFacts(Facts):
+    """Facts of a run with free inputs: the caption names the MFU when it is not the workshop's."""
+
+    workshop_mfu: float = 0.0
+
+    @property
+    def caption(self) -> str:
+        text = super().caption
+        return text if self.workshop.mfu == self.workshop_mfu else f"{text} · MFU {percent(self.workshop.mfu)}"
+
+
+def names(values: dict) -> dict[str, str]:
+    """How captions name the reader's own model, batch and network."""
+    out = {}
+    sig_ = lambda v: sig(v) if abs(v) < LARGEST else repr(v)  # noqa: E731 (model_problem refuses such runs)
+    if "params" in values:
+        out["model"] = f"custom {sig(values['params'] / 1e9)}B model"
+    if "tokens" in values:
+        out["batch"] = f"{num(values['tokens'])} tokens"
+    if "gbps" in values:
+        out["network"] = f"{sig_(values['gbps'])} GB/s"
+    return out
+
+
+def own_facts(atlas: Atlas, sel: Selection, values: dict) -> Facts:
+    """Facts for a selection whose model, batch or network may be the reader's own (id CUSTOM) and whose MFU
+    may differ from the workshop's: the same model functions, evaluated for this one run."""
+    p = atlas.presets
+    sel = atlas.complete(sel)
+    name = names(values)
+    models, batches, networks = dict(p.models), dict(p.batches), dict(p.networks)
+    if sel.model == CUSTOM:
+        models[CUSTOM] = Model(CUSTOM, name["model"], values["params"],
+                               *(values.get(k) or 0 for k in SHAPE))
+    if sel.batch == CUSTOM:
+        batches[CUSTOM] = Batch(CUSTOM, name["batch"], values["tokens"])
+    if sel.network == CUSTOM:
+        networks[CUSTOM] = Network(CUSTOM, name["network"], name["network"], values["gbps"])
+    w = replace(p.workshop, mfu=values.get("mfu", p.workshop.mfu))
+    q = replace(p, models=models, batches=batches, networks=networks, workshop=w)
+    ins = inputs(q, sel)
+    run = model.evaluate(ins, model.replica_counts(w.max_replicas))
+    return OwnFacts(model=models[sel.model], batch=batches[sel.batch], network=networks[sel.network],
+                    gpu=gpus_of(q)[sel.gpu], grid=run, index=(), selection=sel, workshop=w, inputs=ins,
+                    workshop_mfu=p.workshop.mfu)
