@@ -14,7 +14,7 @@ from .content import (BATCH_SCHEMA, MODEL_SCHEMA, NETWORK_SCHEMA, WORKSHOP_SCHEM
                       Selection)
 from .facts import Atlas, Facts, gpus_of, inputs
 from .notation import num, percent, sig
-from .schema import MAX_COUNT, _check
+from .schema import MAX_COUNT, Range, _check
 
 CUSTOM = "custom"  # the id of the reader's own model, batch or network, in the controls and the URL
 # Each free input: (the control it belongs to, its label, the schema kind of the same content field).
@@ -104,11 +104,18 @@ def model_problem(f: Facts) -> str | None:
     return None
 
 
+def kind_data(kind: str | Range) -> str | dict:
+    """A schema kind as the page checks it: its name, or a bounded kind with its bounds and their message."""
+    if isinstance(kind, Range):
+        return {"kind": kind.kind, "low": kind.low, "high": kind.high, "bounds": kind.bounds()}
+    return kind
+
+
 def page_data(atlas: Atlas, default: Selection) -> dict:
     """What the page needs to offer and check the free inputs: the schema's kinds and bounds, the defaults."""
     return {
         "id": CUSTOM, "max_count": MAX_COUNT, "mfu_range": list(MFU_RANGE),
-        "fields": {k: {"control": c, "label": label, "kind": kind} for k, (c, label, kind) in FIELDS.items()},
+        "fields": {k: {"control": c, "label": label, "kind": kind_data(kind)} for k, (c, label, kind) in FIELDS.items()},
         "shape": list(SHAPE), "defaults": defaults(atlas, default), "results": list(RESULTS),
         "largest": LARGEST, "too_far": TOO_FAR,
     }

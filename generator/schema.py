@@ -174,6 +174,10 @@ class Range:
     high: float
     unit: str = ""
 
+    def bounds(self) -> str:
+        """What a value outside the bounds is told (the page's free inputs show the same words)."""
+        return f"must be from {_plain(self.low)} to {_plain(self.high)}{self.unit}"
+
 
 def _plain(number: float) -> str:
     """1000000.0 → '1,000,000'; 0.001 → '0.001'."""
@@ -194,8 +198,7 @@ def _check(kind: str | Range, value: Any) -> str | None:
     if isinstance(kind, Range):
         why = _check(kind.kind, value)
         if why is None and not kind.low <= value <= kind.high:
-            why = (f"must be from {_plain(kind.low)} to {_plain(kind.high)}{kind.unit}, "
-                   f"got {describe_value(value)}")
+            why = f"{kind.bounds()}, got {describe_value(value)}"
         return why
     if kind in ("text", "texts", "url") and _control_in(value):
         return _control_in(value)

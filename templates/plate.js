@@ -439,6 +439,10 @@ const grouped = (big, sep) => big.toString().replace(/\B(?=(\d{3})+(?!\d))/g, se
 
 /** schema._check for the kinds free inputs use, without its ", got …" (the page quotes what was typed). */
 function whyNot(kind, v) {
+  if (typeof kind === "object") { // a bounded kind (schema.Range): the kind's check, then its bounds
+    const why = whyNot(kind.kind, v);
+    return why === null && !(kind.low <= v.value && v.value <= kind.high) ? kind.bounds : why;
+  }
   const number = v.type === "int" || v.type === "float";
   if (kind === "count") {
     if (v.type === "float" && Number.isFinite(v.value) && Number.isInteger(v.value) && v.value > 0) {
