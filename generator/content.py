@@ -290,7 +290,8 @@ def _presets(problems: Problems, path: Path, text: str, data: dict) -> Presets |
         elif rows > MAX_GRID_ROWS:
             problems.add(path, locate(text, ("workshop", "max_replicas")),
                          f"the grid would have {rows:,} rows ({counts[0]:,} models × {counts[1]:,} batches × "
-                         f"{counts[2]:,} networks × {len(gpus):,} GPUs × {OPTION_SETTINGS} option settings × "
+                         f"{counts[2]:,} networks × {len(gpus):,} GPU{'s' if len(gpus) != 1 else ''} × {OPTION_SETTINGS} "
+                         f"option settings × "
                          f"{counts[4]} replica counts), more than the {MAX_GRID_ROWS:,} a page can hold; remove "
                          f"presets or lower max_replicas")
             ok = False

@@ -81,7 +81,7 @@ def cost_text(f: Facts) -> str:
     last = f.points[-1]
     if f.crossing_replicas is None:
         return (f"A step costs its compute alone: {seconds(last.step_s)} on {num(last.replicas)} replicas, "
-                f"efficiency still {percent(last.efficiency)}.")
+                f"where communication takes {seconds(last.comm_s)}; efficiency still {percent(last.efficiency)}.")
     at = f.at_crossing
     return (f"A step there takes {seconds(at.step_s)} instead of {seconds(at.compute_s)} of compute: "
             f"efficiency {percent(at.efficiency)}, and each replica processes {num(at.tokens_per_replica)} tokens "

@@ -203,7 +203,7 @@ function costText(f) {
   const last = f.points[f.points.length - 1];
   if (f.crossing_replicas === null) {
     return `A step costs its compute alone: ${seconds(last.step_s)} on ${num(last.replicas)} replicas, ` +
-      `efficiency still ${percent(last.efficiency)}.`;
+      `where communication takes ${seconds(last.comm_s)}; efficiency still ${percent(last.efficiency)}.`;
   }
   const at = f.points.find((p) => p.replicas === f.crossing_replicas);
   return `A step there takes ${seconds(at.step_s)} instead of ${seconds(at.compute_s)} of compute: ` +

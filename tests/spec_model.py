@@ -18,6 +18,7 @@ class Expected:
     seq_len: int
     model_states_gb: float
     gpu_memory_gb: float
+    meeting: float  # n*: compute = all-reduce with the exact ring factor, 1 + 6·T·B/(2·b·P·u)
 
 
 def expected(presets, sel) -> Expected:
@@ -36,7 +37,8 @@ def expected(presets, sel) -> Expected:
     efficiency = {n: compute[n] / max(compute[n], reduce[n]) for n in replicas}
     crossing = next((n for n in replicas if reduce[n] > compute[n]), None)
     return Expected(replicas, compute, reduce, efficiency, crossing, tokens, w.seq_len,
-                    w.bytes_per_param_states * n_params / 1e9, presets.gpu.memory_gb)
+                    w.bytes_per_param_states * n_params / 1e9, presets.gpu.memory_gb,
+                    1 + 6 * tokens * link / (2 * w.bytes_per_grad * peak * w.mfu))
 
 
 def number(text: str) -> tuple[float, int]:
@@ -60,36 +62,39 @@ NUM = r"(\d[\d,]*(?:\.\d+)?)"
 
 def check_readout(readout: str, e, presets) -> None:
     """The readout's numbers against MODEL.md's formulas, computed in the test (spec_model.py)."""
-    states = re.search(rf"Model states: {NUM} GB per replica, which (fit|do not fit) on one .+ \({NUM} GB\)", readout)
+    states = re.search(rf"Model states: {NUM} GB per GPU, which (fit|do not fit) on one .+ \({NUM} GB", readout)
     assert states and agrees(states[1], e.model_states_gb) and agrees(states[3], e.gpu_memory_gb), readout
     assert (states[2] == "fit") == (e.model_states_gb <= e.gpu_memory_gb), readout
+    last = e.replicas[-1]
     if e.crossing is None:
-        last = e.replicas[-1]
-        found = re.search(rf"all-reduce \({NUM} s\) all the way to {NUM} replicas: efficiency is still {NUM}%",
-                          readout)
+        found = re.search(rf"compute alone: {NUM} s on {NUM} replicas, where communication takes {NUM} s; "
+                          rf"efficiency still {NUM}%", readout)
         assert found, readout
-        assert agrees(found[1], e.allreduce_s[last]) and number(found[2])[0] == last, readout
-        assert agrees(found[3], e.efficiency[last], 100), readout
+        assert agrees(found[1], e.compute_s[last]) and number(found[2])[0] == last, readout
+        assert agrees(found[3], e.allreduce_s[last]) and agrees(found[4], e.efficiency[last], 100), readout
         return
     n = e.crossing
-    found = re.search(rf"cross at {NUM} replicas: the all-reduce takes {NUM} s against {NUM} s of compute, "
-                      rf"efficiency {NUM}%, and each replica processes {NUM} tokens per step", readout)
-    assert found and number(found[1])[0] == n, readout
-    assert agrees(found[2], e.allreduce_s[n]) and agrees(found[3], e.compute_s[n]), readout
-    assert agrees(found[4], e.efficiency[n], 100) and agrees(found[5], e.tokens / n), readout
+    found = re.search(rf"n\* ≈ {NUM} replicas; {NUM} is the first power of two past it, where it takes {NUM} s "
+                      rf"against {NUM} s of compute", readout)
+    assert found and number(found[2])[0] == n, readout
+    assert abs(number(found[1])[0] - e.meeting) <= 0.5 + 1e-9, readout  # n*, rounded to a whole replica
+    assert agrees(found[3], e.allreduce_s[n]) and agrees(found[4], e.compute_s[n]), readout
+    found = re.search(rf"efficiency {NUM}%, and each replica processes {NUM} tokens per step", readout)
+    assert found and agrees(found[1], e.efficiency[n], 100) and agrees(found[2], e.tokens / n), readout
 
 
 def check_descriptions(describe: dict, e) -> None:
     """The figures in words against MODEL.md's formulas: the ends of each line, the crossing, the shading."""
     last = e.replicas[-1]
     time = describe["fig-time"]
-    found = re.search(rf"falls from {NUM} s on one replica to {NUM} s on {NUM}; .* rises from {NUM} s on "
-                      rf"2 replicas to {NUM} s on {NUM}", time)
+    found = re.search(rf"from {NUM} s on one replica to {NUM} s on {NUM}\. .* takes {NUM} s on 2 replicas and "
+                      rf"{NUM} s on {NUM}", time)
     assert found, time
     assert agrees(found[1], e.compute_s[1]) and agrees(found[2], e.compute_s[last]), time
     assert agrees(found[4], e.allreduce_s[2]) and agrees(found[5], e.allreduce_s[last]), time
     assert number(found[3])[0] == number(found[6])[0] == last, time
-    crossing = re.search(rf"cross at {NUM} replicas", time)
+    assert "rises from" not in time and "none" not in time  # one replica has nothing to reduce: no value to name
+    crossing = re.search(rf"first on the grid at {NUM} replicas", time)
     assert (number(crossing[1])[0] if crossing else None) == e.crossing, time
     efficiency = describe["fig-efficiency"]
     ends = re.search(rf"{NUM}% at {NUM}\.", efficiency) or re.search(rf"stays at {NUM}% up to {NUM} replicas",

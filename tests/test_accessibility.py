@@ -116,8 +116,9 @@ def test_controls_operate_with_the_keyboard_alone(site, open_page):
     page.focus("#fig-time-data summary")
     page.keyboard.press("Enter")
     assert page.locator("#fig-time-data table").is_visible()
-    caption = c.presets.caption(content.Selection(**chosen))
-    assert chosen != vars(c.plate.default) and caption in page.locator("#fig-time-data caption").text_content()
+    caption = facts.Atlas(c.presets).facts(content.Selection(**chosen)).caption
+    assert chosen != {k: getattr(full, k) for k in facts.KEYS}
+    assert caption in page.locator("#fig-time-data caption").text_content()
 
 
 def test_readout_is_a_polite_live_region_that_changes_with_the_selection(site, open_page):

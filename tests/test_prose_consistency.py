@@ -42,6 +42,8 @@ def edited_content(tmp_path, default: dict, gpu: dict):
     assert table, f"no [gpus.{gpu_id}] in presets.toml"
     block = table.group(0)
     for key, value in gpu.items():
+        if key == "name":  # a name of its own: the other [gpus.*] tables are offered beside it
+            value = f"{value} (edited)"
         block, count = re.subn(rf"(?m)^{key} = [^#\n]*", f"{key} = {value if key != 'name' else repr(value)} ",
                                block, count=1)
         assert count == 1, f"no {key} in [gpus.{gpu_id}]"
