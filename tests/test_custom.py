@@ -252,7 +252,7 @@ def test_prose_gives_the_default_s_sharding_numbers_from_the_model(site, atlas):
     plain = atlas.facts(d)
     assert (f"from {z1.smallest_fitting_replicas} replicas on ({z1.smallest_fitting_on_grid} among the figures' "
             "powers of two)") in text
-    assert f"it fits from {z3.smallest_fitting_replicas}, but" in text
+    assert f"it fits from {z3.smallest_fitting_replicas} replicas, but" in text
     factor = z3.at(2).comm_s / z3.at(2).allreduce_s
     assert factor == 1.5 and f"carries {render.num(factor, 1)} times as much" in text
     assert f"n* ≈ {render.num(z3.continuous_crossing)} instead of {render.num(plain.continuous_crossing)}" in text
