@@ -129,13 +129,14 @@ def run_pdf(content_dir: Path, out: Path, selection: str, debug: bool) -> int:
     return status
 
 
-def run_build(content_dir: Path, out: Path, debug: bool, mistakes: list[str] | None = None, also=None) -> int:
+def run_build(content_dir: Path, out: Path, debug: bool, mistakes: list[str] | None = None, also=None,
+              memo: dict | None = None) -> int:
     """Build once and report; the exit status. A failed build's messages are also added to mistakes."""
     mistakes = [] if mistakes is None else mistakes
     started = time.perf_counter()
     warnings: list[str] = []
     try:
-        files = build.build(content_dir, out, warnings, also)
+        files = build.build(content_dir, out, warnings, also, memo)
     except ContentError as error:
         if debug:
             traceback.print_exc()
@@ -195,8 +196,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "check":
         return run_check(args.content, args.debug)
     if args.command == "serve":
+        memo: dict = {}  # figures and CSV kept between rebuilds while the presets stay as they were
         return server.serve(args.content, args.out, args.port,
-                            lambda mistakes: run_build(args.content, args.out, args.debug, mistakes),
+                            lambda mistakes: run_build(args.content, args.out, args.debug, mistakes, memo=memo),
                             interrupted=EXIT_INTERRUPTED, usage=EXIT_USAGE)
     return run_build(args.content, args.out, args.debug)
 

@@ -109,3 +109,26 @@ def test_build_replaces_the_previous_site_it_wrote(tmp_path):
     build.build(FIXTURE, out)
     assert not (out / "gone.txt").exists() and "A Small Plate" in (out / "index.html").read_text()
     assert [p.name for p in tmp_path.iterdir()] == ["site"]
+
+
+def test_a_kept_memo_redraws_figures_and_csv_only_when_presets_or_default_change(tmp_path, monkeypatch):
+    """`plate serve` keeps a memo between rebuilds: a prose edit reuses the figures and the CSV, a preset edit
+    makes them again; either way the site equals a build without a memo."""
+    import shutil
+    from generator import charts
+    content_dir = tmp_path / "content"
+    shutil.copytree(FIXTURE, content_dir)
+    drawn = []
+    made = charts.figures
+    monkeypatch.setattr(charts, "figures", lambda *a, **k: drawn.append(1) or made(*a, **k))
+    memo: dict = {}
+    first = build.gather(content_dir, memo=memo)
+    plate_md = content_dir / "plate.md"
+    plate_md.write_text(plate_md.read_text() + "\nOne more sentence of prose.\n")
+    second = build.gather(content_dir, memo=memo)
+    assert len(drawn) == 1 and "One more sentence of prose." in second["index.html"]
+    assert second == build.gather(content_dir)  # the same site as a build that keeps nothing
+    presets = content_dir / "presets.toml"
+    presets.write_text(presets.read_text().replace("max_replicas = 64", "max_replicas = 128"))
+    third = build.gather(content_dir, memo=memo)
+    assert len(drawn) == 3 and third == build.gather(content_dir) and third != second
