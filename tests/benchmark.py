@@ -341,7 +341,7 @@ def run(work: Path, args) -> None:
     signals = page_signals(html, controls)
     every = list(itertools.product(*[[v for v, _ in options] for _, _, options in controls]))
     # Thousands of selections would take the Altair page (which embeds every row) and the walk an hour: an even
-    # sample of them, the default first, keeps both pages on the same selections.
+    # sample of them keeps both pages on the same selections.
     stride = max(1, len(every) // args.selections)
     selections = every[::stride][:args.selections]
     print(f"  ({len(vega_specs)} figures, {len(controls)} controls: {', '.join(n for _, n, _ in controls)}; "
