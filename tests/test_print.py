@@ -65,9 +65,16 @@ def readme_pages() -> int:
     return int(found.group(1))
 
 
+def pages_ok(count: int) -> bool:
+    """The README's page count for the shipped content; an author's edited content (PLATE_CONTENT) may add a
+    page or two of terms, sources and prose."""
+    expected = readme_pages()
+    return count == expected if CONTENT == (ROOT / "content").resolve() else expected <= count <= expected + 2
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_prints_on_as_many_pages_as_the_readme_says(printed, fmt):
-    assert len(printed[fmt]["texts"]) == readme_pages()
+    assert pages_ok(len(printed[fmt]["texts"])), len(printed[fmt]["texts"])
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -139,7 +146,7 @@ def test_prints_without_javascript_too(browser, site):
     page.goto((site / "index.html").resolve().as_uri())
     pages = texts(page.pdf(format="A4"))
     context.close()
-    assert len(pages) == readme_pages()
+    assert pages_ok(len(pages)), len(pages)
     assert "Figure 1." in " ".join(pages) and "Llama 3 8B · 4M tokens · 400 Gb/s" in " ".join(pages)
 
 
@@ -157,4 +164,4 @@ def test_printing_from_a_phone_or_narrow_window_redraws_figures_for_paper(browse
     # Back to the screen's width once printed (waited for: afterprint redraws).
     page.wait_for_function("(w) => window.plate.views.every((v, i) => v.width() === w[i])", arg=on_screen)
     context.close()
-    assert counts == [readme_pages()] * len(FORMATS), counts
+    assert all(pages_ok(n) for n in counts), counts
