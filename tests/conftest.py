@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -121,3 +122,10 @@ def open_page(browser):
     yield opener
     for context in contexts:
         context.close()
+
+
+def readme_pages() -> dict[str, int]:
+    """How many pages the README promises on each paper: {"A4": n, "Letter": m}."""
+    found = re.search(r"The plate takes (\d+) pages on A4 and (\d+) on US Letter", (ROOT / "README.md").read_text())
+    assert found, "the README no longer says how many pages the plate prints on"
+    return {"A4": int(found.group(1)), "Letter": int(found.group(2))}

@@ -1,14 +1,13 @@
 """`plate pdf`: the plate printed by the system's Chromium into the site as A4 and Letter PDFs."""
 import io
 import os
-import re
 import subprocess
 import sys
 
 import pytest
 from pypdf import PdfReader
 
-from conftest import CONTENT, ROOT, chromium_path
+from conftest import CONTENT, ROOT, chromium_path, readme_pages
 from generator import content, pdf
 
 # Points per inch; pypdf reports the media box in points.
@@ -18,13 +17,6 @@ PAPER_POINTS = {"A4": (595.3, 841.9), "Letter": (612, 792)}
 def plate(*args, cwd, env=None):
     return subprocess.run([sys.executable, "-m", "generator", *map(str, args)], capture_output=True, text=True,
                           cwd=cwd, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}, timeout=300)
-
-
-def readme_pages() -> int:
-    """How many pages the README promises for A4 and Letter."""
-    found = re.search(r"A4 and US Letter both take (\d+) pages", (ROOT / "README.md").read_text())
-    assert found, "the README no longer says how many pages the plate prints on"
-    return int(found.group(1))
 
 
 @pytest.mark.browser
@@ -63,7 +55,7 @@ def test_the_default_prints_on_as_many_pages_as_the_readme_says(tmp_path):
     assert result.returncode == 0, result.stderr
     for paper, name in pdf.pdf_names(content.load(CONTENT).plate.data_file.removesuffix(".csv")).items():
         pages = len(PdfReader(io.BytesIO((out / name).read_bytes())).pages)
-        assert pages == readme_pages(), (paper, pages)
+        assert pages == readme_pages()[paper], (paper, pages)
         assert pdf.page_count((out / name).read_bytes()) == pages  # the count plate reports, without pypdf
 
 
