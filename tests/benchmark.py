@@ -391,7 +391,7 @@ def run(work: Path, args) -> None:
             row("control change, median", med(a["changes"]), med(b["changes"]), "ms", "<= 30 ms",
                 med(a["changes"]) <= 30)
             row("control change, max", max(a["changes"]), max(b["changes"]), "ms")
-            print(f"  ({args.loads} loads each; {len(values)} changes each, through every selection)")
+            print(f"  ({args.loads} loads each; {len(values)} changes each, through the sampled selections)")
     finally:
         if browser_cm is not None:
             browser.close()
