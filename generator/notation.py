@@ -51,3 +51,14 @@ def fraction(value) -> str:
     if 0 < value < 1 and (1 / value).is_integer():
         return f"1/{int(1 / value)}"
     return sig(value)
+
+
+def about(value, figures: int = 2) -> str:
+    """A rounded figure for 'about …', to significant figures, ties away from zero: 5934 → '5,900'."""
+    exact = Decimal(float(value))
+    if exact == 0:
+        return "0"
+    places = figures - exact.adjusted() - 1
+    rounded = exact.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    text = f"{rounded:,.{max(places, 0)}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text  # no padded digits: 25, not 25.0

@@ -8,7 +8,6 @@ import signal
 import threading
 import traceback
 from dataclasses import dataclass, replace
-from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import jinja2
@@ -17,9 +16,9 @@ import markdown
 import nh3
 import numpy as np
 
-from .content import Content, Prose, Selection
+from .content import Content, Prose
 from .facts import OPTIONS, Atlas, Facts, gpus_of
-from .notation import billions, fraction, num, percent, seconds
+from .notation import about, billions, fraction, num, percent, seconds
 from .schema import ContentError, describe_value, quote, shown_path
 
 # What prose may contain once it is HTML: structure and emphasis, links, nothing that runs.
@@ -529,17 +528,6 @@ def check(condition, message: str) -> str:
     if not condition:
         raise ValueError(f"the prose claims something its facts contradict: {message}")
     return ""
-
-
-def about(value, figures: int = 2) -> str:
-    """A rounded figure for 'about …', to significant figures, ties away from zero: 5934 → '5,900'."""
-    exact = Decimal(float(value))
-    if exact == 0:
-        return "0"
-    places = figures - exact.adjusted() - 1
-    rounded = exact.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
-    text = f"{rounded:,.{max(places, 0)}f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text  # no padded digits: 25, not 25.0
 
 
 def modifier(name: str) -> str:

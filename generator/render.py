@@ -4,7 +4,6 @@ from __future__ import annotations
 import base64
 import dataclasses
 import hashlib
-import io
 import json
 import re
 from pathlib import Path
