@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from .output import MARKER, Interrupted, OutputError, check_output, write  # noq
 
 
 def cache_dir() -> Path:
-    """Where the Vega runtime bundle is kept between builds ($PLATE_CACHE, else the user's cache)."""
+    """Where the Vega runtime, its npm packages and the parsed dataflows are kept between builds ($PLATE_CACHE, else the user's cache)."""
     if os.environ.get("PLATE_CACHE"):
         return Path(os.environ["PLATE_CACHE"])
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "plate"
@@ -51,17 +52,60 @@ def _store_runtime(path: Path, code: str) -> None:
             return
 
 
-def runtime_js(specs: dict[str, dict]) -> str:
-    """The Vega runtime these specs need ({figure id: Vega spec}), bundled once and kept in the cache (checked
-    on every read)."""
-    path = cache_dir() / runtime.cache_name(specs)
-    code = _cached_runtime(path)
-    if code is None:
-        code = runtime.bundle(specs)
-        if not code.strip():
-            raise RuntimeError("vl-convert returned an empty Vega runtime; the page's figures could not start")
-        _store_runtime(path, code)
-    return code
+def _kept_text(path: Path, make, what: str) -> str:
+    """The text cached at path, or make()'s, kept there for next time (checked on every read)."""
+    text = _cached_runtime(path)
+    if text is None:
+        text = make()
+        if not text.strip():
+            raise RuntimeError(f"{what} came out empty; the page's figures could not start")
+        _store_runtime(path, text)
+    return text
+
+
+def fallback_js(specs: dict[str, dict]) -> str:
+    """vl-convert's bundle of what these specs need, parser included, kept in the cache."""
+    return _kept_text(cache_dir() / runtime.cache_name(specs), lambda: runtime.fallback_bundle(specs),
+                      "vl-convert's Vega runtime")
+
+
+def live_runtime(specs: dict[str, dict], warnings: list[str] | None = None) -> runtime.Runtime:
+    """The page's Vega runtime for these specs ({figure id: Vega spec}): their dataflows parsed at build time and a
+    script with only the operators those run, each kept in the cache by what it is made of. Without node's packages
+    (offline on the first build, say) it is vl-convert's larger bundle, and a warning says so."""
+    runtime.needs(specs)  # a transform or mark Vega lacks is named at its figure before anything runs
+    cache, key = cache_dir(), runtime.node_key()
+    home: list[Path] = []
+
+    def tools() -> Path:
+        if not home:
+            home.append(runtime.toolchain(cache))
+        return home[0]
+
+    specs_text = json.dumps(specs, sort_keys=True)
+    digest = hashlib.sha256(f"{key}\n{specs_text}".encode()).hexdigest()[:16]
+    try:
+        parsed = json.loads(_kept_text(cache / f"vega-dataflows-{digest}.json",
+                                       lambda: runtime.parse(specs, tools()), "the parsed figures"))
+        needs = json.dumps(parsed["needs"], sort_keys=True)
+        digest = hashlib.sha256(f"{key}\n{needs}".encode()).hexdigest()[:16]
+        code = _kept_text(cache / f"vega-runtime-{digest}.js", lambda: runtime.bundle(parsed["needs"], tools()),
+                          "the Vega runtime")
+    except runtime.Unavailable as why:
+        if warnings is not None:
+            warnings.append(f"the page carries vl-convert's larger Vega runtime, with the parser (about 50 KB "
+                            f"gzip more), because {why}")
+        return runtime.Runtime(fallback_js(specs), None)
+
+    def minify(text: str, loader: str) -> str:
+        """The page's script or style minified, kept in the cache by its text; as it is, without node."""
+        digest = hashlib.sha256(f"{key}\n{loader}\n{text}".encode()).hexdigest()[:16]
+        try:
+            return _kept_text(cache / f"page-{digest}.min.{loader}", lambda: runtime.minify(text, loader, tools()),
+                              f"the page's minified {loader}")
+        except runtime.Unavailable:
+            return text
+    return runtime.Runtime(code, parsed["dataflows"], minify)
 
 
 MAX_STEP_SECONDS = 1e9  # about 32 years per step: beyond it a preset is a typo, and times no longer print
@@ -113,7 +157,8 @@ def gather(content_dir: Path, warnings: list[str] | None = None, memo: dict | No
     key = repr((plate.presets, plate.plate.default))  # all that the figures and the CSV are made of
     figures = _kept(memo, "figures", key, lambda: charts.figures(atlas, plate.plate.default))
     csv = _kept(memo, "csv", key, lambda: render.csv_text(atlas))
-    html = render.page(plate, atlas, figures, runtime_js({f.id: f.vega for f in figures}))
+    live = live_runtime({f.id: f.vega for f in figures}, warnings)
+    html = render.page(plate, atlas, figures, live)
     return {"index.html": html, plate.plate.data_file: csv, **publish.files(plate.plate, figures)}
 
 

@@ -17,6 +17,7 @@ from .content import Content, Selection
 from .facts import CAPTIONS, CSV_COLUMNS, KEYS, OPTIONS, Atlas, Facts, gpus_of
 from .notation import fraction, num, percent, seconds
 from .prose import FILTERS, prose_html
+from .runtime import Runtime
 
 # An installed package carries the templates as package data (generator/templates, mapped from the
 # repository's templates/ by pyproject.toml); a source checkout reads templates/ beside generator/.
@@ -305,8 +306,16 @@ def presets_data(content: Content) -> dict:
     }
 
 
-def page_data(content: Content, atlas: Atlas, figures: list[Figure]) -> dict:
-    """Everything the page script needs, in one JSON object: presets, options, the default, figure specs."""
+def live_figure(figure: Figure, dataflows: dict[str, dict] | None) -> dict:
+    """How the page script makes a figure's live view: its dataflow, parsed at build time, and the names of the
+    datasets it feeds; or, with vl-convert's fallback runtime, the Vega spec that runtime parses."""
+    if dataflows is None:
+        return {"id": figure.id, "vega": figure.vega}
+    return {"id": figure.id, "dataflow": dataflows[figure.id], "datasets": [d["name"] for d in figure.vega["data"]]}
+
+
+def page_data(content: Content, atlas: Atlas, figures: list[Figure], dataflows: dict[str, dict] | None) -> dict:
+    """Everything the page script needs, in one JSON object: presets, options, the default, the figures."""
     default = atlas.complete(content.plate.default)
     return {
         "keys": list(KEYS),
@@ -318,7 +327,7 @@ def page_data(content: Content, atlas: Atlas, figures: list[Figure]) -> dict:
         "data": {"grid": GRID_DATA, "facts": FACTS_DATA, "timeline": TIMELINE_DATA, "timeline_facts": TIMELINE_FACTS,
                  "memory": MEMORY_DATA},
         "bucket_groups": BUCKET_GROUPS,
-        "figures": [{"id": f.id, "vega": f.vega} for f in figures],
+        "figures": [live_figure(f, dataflows) for f in figures],
     }
 
 
@@ -353,14 +362,16 @@ def page_environment() -> jinja2.Environment:
     return env
 
 
-def page(content: Content, atlas: Atlas, figures: list[Figure], runtime_js: str) -> str:
-    """The whole plate as one HTML string."""
+def page(content: Content, atlas: Atlas, figures: list[Figure], live: Runtime) -> str:
+    """The whole plate as one HTML string, with live the Vega runtime its figures run on."""
     plate = content.plate
     parts = prose_html(content, atlas)
     env = page_environment()
     style = raw_template(env, "plate.css") + running_heads(content) + reserved_heights(figures)
     script = raw_template(env, "model.js") + "\n" + raw_template(env, "plate.js")
-    runtime_js = script_safe(runtime_js)
+    if live.minify:
+        style, script = live.minify(style, "css"), live.minify(script, "js")
+    runtime_js = script_safe(live.code)
     default = atlas.complete(plate.default)
     default_facts = atlas.facts(default)
     p = content.presets
@@ -368,7 +379,7 @@ def page(content: Content, atlas: Atlas, figures: list[Figure], runtime_js: str)
     controls = [(key, label, {i: (names[key][i].name if key in names else OPTIONS[key][i]) for i in atlas.axes[key]})
                 for key, label in CONTROLS]
     controls = custom.with_custom(controls)
-    data = page_data(content, atlas, figures)
+    data = page_data(content, atlas, figures, live.dataflows)
     data["own"] = custom.page_data(atlas, default)
     for key in {c for c, _, _ in custom.FIELDS.values()} & set(data["choices"]):
         data["choices"][key] = [*data["choices"][key], custom.CUSTOM]

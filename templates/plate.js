@@ -657,7 +657,8 @@ function termTips() {
 
 /** A live Vega view for one figure, drawn off-page with a selection's rows and swapped in for its static SVG. */
 async function liveView(figure, f) {
-  const runtime = window.vega.parse(figure.vega, null, { ast: true });
+  // The dataflow was parsed at build time; only vl-convert's fallback runtime carries the parser, and the spec.
+  const runtime = figure.dataflow || window.vega.parse(figure.vega, null, { ast: true });
   const holder = document.querySelector(`#${figure.id} .chart`);
   const live = document.createElement("div");
   live.className = "live";
@@ -667,7 +668,7 @@ async function liveView(figure, f) {
     hover: false,
   });
   view.initialize(live);
-  const names = new Set(figure.vega.data.map((d) => d.name));
+  const names = new Set(figure.datasets || figure.vega.data.map((d) => d.name));
   feed(view, f, names);
   fitWidth(view, holder);
   await view.runAsync();

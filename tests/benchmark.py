@@ -369,7 +369,7 @@ def run(work: Path, args) -> None:
                     mine[kind] <= 150 if kind == "gzip" else None)
         if brotli is None:
             print("  (brotli not installed: pip install brotli for its figure)")
-        code = build.runtime_js({f"figure-{i}": spec for i, spec in enumerate(vega_specs)}).encode()
+        code = build.live_runtime({f"figure-{i}": spec for i, spec in enumerate(vega_specs)}).code.encode()
         whole = vlc.javascript_bundle(
             'import * as V from "https://cdn.jsdelivr.net/npm/vega@6.2.0/+esm";\nwindow.vega = V;\n').encode()
         row("  of which the Vega runtime, gzip", len(gzip.compress(code, 9)) / 1024, None, "KB",

@@ -1,0 +1,91 @@
+// Bundle the page's Vega runtime with esbuild: vega-view, vega-interpreter and only the operators named in argv
+// (JSON, parse.mjs's "needs": {"operators": [...], "bindings": bool}), registered into vega-dataflow's registry. Vega's packages are resolved to their ES sources
+// and marked free of side effects, so esbuild leaves out what the page never reaches (the parser, the unused
+// transforms, most of d3). stdout: the minified script, which sets window.vega = {View, transforms} and
+// window.vegaExpressionInterpreter.
+import {existsSync} from "node:fs";
+import {dirname, join} from "node:path";
+import {fileURLToPath} from "node:url";
+import * as esbuild from "esbuild";
+import {TRANSFORMS} from "./transforms.mjs";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const needs = JSON.parse(process.argv[2]);
+const names = needs.operators;
+const missing = names.filter((name) => !(name in TRANSFORMS));
+if (missing.length) {
+  process.stderr.write(`no Vega package provides transform(s) ${missing.join(", ")}\n`);
+  process.exit(3);
+}
+const lines = [
+  'import {View} from "vega-view";',
+  'import {transforms} from "vega-dataflow";',
+  'import {expressionInterpreter} from "vega-interpreter";',
+];
+const entries = names.map((name, i) => {
+  lines.push(`import {${name} as T${i}} from "${TRANSFORMS[name][0]}";`);
+  return `${JSON.stringify(name)}: T${i}`;
+});
+lines.push(`Object.assign(transforms, {${entries.join(", ")}});`);
+// The registry goes out too: vega-runtime makes an inert operator for a name it lacks, so tests read it to prove
+// the bundle holds every operator the dataflows name.
+lines.push("window.vega = {View, transforms};", "window.vegaExpressionInterpreter = expressionInterpreter;");
+
+// A package's own ES sources (index.browser.js where it has one: vega-loader and vega-canvas would pull in node's
+// fs and canvas otherwise), each file marked side-effect free: Vega registers what the page needs through the
+// imports above, never through a module's mere loading.
+const sources = {
+  name: "vega-sources",
+  setup(build) {
+    build.onResolve({filter: /.*/}, async (args) => {
+      if (args.pluginData || args.kind === "entry-point") return undefined;
+      let path;
+      if (/^(vega|d3)-[a-z-]+$/.test(args.path)) {
+        const dir = join(here, "node_modules", args.path);
+        path = [join(dir, "index.browser.js"), join(dir, "index.js")].find(existsSync);
+      }
+      if (!path) {
+        const found = await build.resolve(args.path, {resolveDir: args.resolveDir, kind: args.kind, pluginData: 1});
+        if (found.errors.length) return {errors: found.errors};
+        path = found.path;
+      }
+      return {path, sideEffects: /node_modules[\\/](vega|d3)-/.test(path) ? false : undefined};
+    });
+  },
+};
+
+// The page draws with the SVG renderer into the document, and nothing else: vega-scenegraph's table of renderers is
+// replaced by one holding only that, so the canvas, hybrid and SVG-string renderers are left out. The table keeps
+// its exports: asking for another renderer fails loudly, as for any name Vega does not know.
+const MODULES = `import SVGHandler from './SVGHandler.js';
+import SVGRenderer from './SVGRenderer.js';
+export const RenderType = {SVG: 'svg', None: 'none'};
+const modules = {svg: {renderer: SVGRenderer, handler: SVGHandler}, none: {}};
+export function renderModule(name, _) {
+  name = String(name || '').toLowerCase();
+  if (arguments.length > 1) { modules[name] = _; return this; }
+  return modules[name];
+}
+`;
+// Signal bindings (inputs Vega makes for a spec's "bind") are left out when no figure has one; a view that asks
+// for one anyway fails loudly.
+const NO_BIND = `export default function bind() {
+  throw Error("this Vega runtime was bundled without signal bindings: no figure had one at build time");
+}
+`;
+const trimmed = {
+  name: "trimmed",
+  setup(build) {
+    build.onLoad({filter: /vega-scenegraph[\\/]src[\\/]modules\.js$/}, () => ({contents: MODULES, loader: "js"}));
+    if (!needs.bindings) {
+      build.onLoad({filter: /vega-view[\\/]src[\\/]bind\.js$/}, () => ({contents: NO_BIND, loader: "js"}));
+    }
+  },
+};
+
+const result = await esbuild.build({
+  stdin: {contents: lines.join("\n"), resolveDir: here, sourcefile: "runtime-entry.js"},
+  bundle: true, minify: true, format: "iife", target: "es2020", write: false, legalComments: "none",
+  plugins: [sources, trimmed], logLevel: "silent",
+});
+process.stdout.write(result.outputFiles[0].text);

@@ -1,0 +1,61 @@
+// Parse Vega specs into the dataflows vega-view runs, at build time: the page then needs no vega-parser.
+// stdin: {figure id: Vega spec}; stdout: {"dataflows": {id: dataflow}, "needs": {"operators": [names used],
+// "bindings": whether any figure binds a signal to an input}}: what bundle.mjs must put in the runtime.
+// Expressions come as ASTs for vega-interpreter (the page's CSP forbids eval). The interpreter never reads their
+// generated code, but vega-runtime memoises expression functions by it, so each distinct code becomes a short
+// token (an encoder's channels are not memoised: theirs goes). What the interpreter never reads is dropped: a literal's raw text, a property's type and kind, and a
+// member expression's computed flag when false (it reads a missing flag as false).
+import {readFileSync} from "node:fs";
+import {transforms} from "vega-dataflow";
+import {parse} from "vega-parser";
+import {TRANSFORMS} from "./transforms.mjs";
+
+for (const [name, [, value]] of Object.entries(TRANSFORMS)) transforms[name] = value;
+
+const tokens = new Map();
+
+function slim(node, channel = false) {
+  if (Array.isArray(node)) return node.map((item) => slim(item));
+  if (node === null || typeof node !== "object") return node;
+  const out = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key === "raw" && node.type === "Literal") continue;
+    if ((key === "type" || key === "kind") && node.type === "Property") continue;
+    if (key === "computed" && value === false && node.type === "MemberExpression") continue;
+    if (key === "code" && "ast" in node && channel) continue; // an encoder's channel: no memo reads it
+    if (key === "code" && "ast" in node && typeof value === "string") {
+      if (!tokens.has(value)) tokens.set(value, `#${tokens.size}`);
+      out.code = tokens.get(value);
+    } else if (key === "channels" && value && typeof value === "object" && !Array.isArray(value)) {
+      out.channels = Object.fromEntries(Object.entries(value).map(([name, c]) => [name, slim(c, true)]));
+    } else out[key] = slim(value);
+  }
+  return out;
+}
+
+function collect(node, used) {
+  if (Array.isArray(node)) { for (const item of node) collect(item, used); return; }
+  if (node === null || typeof node !== "object") return;
+  for (const [key, value] of Object.entries(node)) {
+    if (key === "operators" && Array.isArray(value)) {
+      for (const op of value) if (op && typeof op.type === "string") used.add(op.type.toLowerCase());
+    }
+    collect(value, used);
+  }
+}
+
+const specs = JSON.parse(readFileSync(0, "utf8"));
+const dataflows = {}, used = new Set();
+let bindings = false;
+for (const [id, spec] of Object.entries(specs)) {
+  try {
+    dataflows[id] = slim(parse(spec, null, {ast: true}));
+  } catch (error) {
+    process.stderr.write(`figure '${id}': ${error.message}\n`);
+    process.exit(3);
+  }
+  collect(dataflows[id], used);
+  bindings ||= dataflows[id].bindings?.length > 0;
+}
+used.delete("operator"); // the plain operator vega-runtime makes itself, not a registered transform
+process.stdout.write(JSON.stringify({dataflows, needs: {operators: [...used].sort(), bindings}}));
