@@ -367,10 +367,10 @@ def page(content: Content, atlas: Atlas, figures: list[Figure], live: Runtime) -
     plate = content.plate
     parts = prose_html(content, atlas)
     env = page_environment()
-    style = raw_template(env, "plate.css") + running_heads(content) + reserved_heights(figures)
-    script = raw_template(env, "model.js") + "\n" + raw_template(env, "plate.js")
-    if live.minify:
+    style, script = raw_template(env, "plate.css"), raw_template(env, "model.js") + "\n" + raw_template(env, "plate.js")
+    if live.minify:  # the templates only: a minifier would undo the escapes that keep content's text in its string
         style, script = live.minify(style, "css"), live.minify(script, "js")
+    style += running_heads(content) + reserved_heights(figures)
     runtime_js = script_safe(live.code)
     default = atlas.complete(plate.default)
     default_facts = atlas.facts(default)
