@@ -2,15 +2,18 @@
 from __future__ import annotations
 
 import copy
+import json
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
 
-import altair as alt
-import vl_convert as vlc
-
+from .cache import Cache
 from .facts import Atlas, Facts
 from .notation import num, seconds
 from . import model
+
+if TYPE_CHECKING:
+    import altair as alt
 
 GRID_DATA = "grid"  # the shown selection's rows, one per replica count; the page computes and inserts them
 FACTS_DATA = "facts"  # one row: the selection's label, crossings, where a sequence runs out, NVLink's reach
@@ -108,6 +111,7 @@ def timeline_facts(f: Facts) -> list[dict]:
 
 
 def _x(max_replicas: int) -> alt.X:
+    import altair as alt  # here, not at the top: a build whose figures are all cached never loads Altair
     return alt.X("replicas:Q", title="data-parallel replicas (GPUs)",
                  scale=alt.Scale(type="log", base=2, domain=[1, max_replicas], nice=False),
                  axis=alt.Axis(values=[4 ** k for k in range(0, 8)], format=",d", grid=False, labelOverlap=True))
@@ -117,6 +121,7 @@ def _band_and_rule(max_replicas: int) -> list:
     """Shading (under one sequence per replica; NVLink beyond a real domain), the crossing's rule and n*'s.
     Shapes are hidden from assistive technology (aria=False: an empty layer would be an unnamed image); the
     figure's description and table say what they mark."""
+    import altair as alt
     facts = alt.Chart(alt.Data(name=FACTS_DATA))
     band = facts.mark_rect(opacity=0.13, color="#888888", aria=False).encode(
         x=alt.X("one_sequence:Q", scale=alt.Scale(type="log", base=2)), x2="max_replicas:Q",
@@ -168,6 +173,7 @@ def _band_and_rule(max_replicas: int) -> list:
 def time_chart(max_replicas: int) -> alt.LayerChart:
     """Figure 1: per-step compute and gradient all-reduce time against replicas, log–log; under backward-only
     overlap also the backward pass, the part of compute that can hide the all-reduce."""
+    import altair as alt
     names, colours = list(SERIES), [c for c, _ in SERIES.values()]
     base = alt.Chart(alt.Data(name=GRID_DATA)).transform_fold(
         ["compute_s", "comm_s", "window_s"], as_=["series", "seconds"],
@@ -202,6 +208,7 @@ def time_chart(max_replicas: int) -> alt.LayerChart:
 
 def efficiency_chart(max_replicas: int) -> alt.LayerChart:
     """Figure 2: scaling efficiency (compute / step time) against replicas."""
+    import altair as alt
     base = alt.Chart(alt.Data(name=GRID_DATA))
     line = base.mark_line(strokeWidth=2.5, color=SERIES["compute"][0],
                           point=alt.OverlayMarkDef(filled=True, size=28, color=SERIES["compute"][0]),
@@ -221,6 +228,7 @@ TIMELINE_INK = {"forward": "#0072b2", "head": "#555555", "layer": "#0072b2", "em
 def timeline_chart() -> alt.LayerChart:
     """Figure 3: one training step on a time axis: compute above, the bucketed all-reduce below, and the
     tail communication leaves after compute."""
+    import altair as alt
     bars = alt.Chart(alt.Data(name=TIMELINE_DATA)).mark_rect(height=18).encode(
         x=alt.X("start:Q", title="seconds into the step", scale=alt.Scale(nice=False, zero=True),
                 axis=alt.Axis(format=",~g", tickCount=6, grid=False)),
@@ -273,6 +281,7 @@ def theme() -> dict:
 
 def to_vega(chart: alt.TopLevelMixin, description: str) -> dict:
     """Compile an Altair chart to a Vega spec without data values."""
+    import vl_convert as vlc
     spec = chart.properties(description=description).to_dict()
     spec["config"] = theme()
     spec.pop("datasets", None)
@@ -292,6 +301,7 @@ def with_data(vega: dict, data: dict[str, list[dict]]) -> dict:
 
 def static_svg(vega: dict, data: dict[str, list[dict]], figure_id: str) -> str:
     """The figure for the default selection as SVG, with ids made unique to this figure."""
+    import vl_convert as vlc
     svg = vlc.vega_to_svg(with_data(vega, data))
     svg = re.sub(r"<\?xml[^>]*>\s*", "", svg)
     return unique_ids(svg, figure_id).strip()
@@ -308,23 +318,37 @@ def unique_ids(svg: str, prefix: str) -> str:
     return pattern.sub(lambda m: f"{m.group(1)}{prefix}-{m.group(2)}", svg)
 
 
-def figures(atlas: Atlas, default) -> list[Figure]:
-    """The figures, compiled for the page (no data) and drawn for the default selection (its rows only)."""
+def figure(fid: str, title: str, chart: tuple[Callable, tuple], description: str, data: dict[str, list[dict]],
+           store: Cache) -> Figure:
+    """One figure: chart = (function, arguments) compiled to Vega, and its SVG drawn with data; both are taken
+    from the store when it holds them (keyed by all they are made of), and kept there when made."""
+    make, args = chart
+    vega = json.loads(store.kept(
+        "vega.json", (fid, make.__name__, args, description),
+        lambda: json.dumps(to_vega(make(*args), description), ensure_ascii=False), needs=("altair", "vl_convert")))
+    rows = {entry["name"]: data[entry["name"]] for entry in vega.get("data", []) if entry["name"] in data}
+    svg = store.kept("svg", (fid, vega, rows), lambda: static_svg(vega, rows, fid), needs=("vl_convert", "fonts"))
+    return Figure(id=fid, title=title, vega=vega, svg=svg)
+
+
+def figures(atlas: Atlas, default, store: Cache | None = None) -> list[Figure]:
+    """The figures, compiled for the page (no data) and drawn for the default selection (its rows only); with a
+    store (the build cache), what it already holds is not made again."""
+    store = store or Cache(None)
     f = atlas.facts(default)
     data = {GRID_DATA: grid_rows(f), FACTS_DATA: facts_rows(f, f.caption), TIMELINE_DATA: timeline_rows(f),
             TIMELINE_FACTS: timeline_facts(f)}
     made = []
     for fid, title, chart, description in (
-        ("fig-time", "Compute and all-reduce time per step", time_chart(f.max_replicas),
+        ("fig-time", "Compute and all-reduce time per step", (time_chart, (f.max_replicas,)),
          "Per-step compute time and gradient all-reduce time against data-parallel replicas, log–log."),
-        ("fig-efficiency", "Scaling efficiency", efficiency_chart(f.max_replicas),
+        ("fig-efficiency", "Scaling efficiency", (efficiency_chart, (f.max_replicas,)),
          "Scaling efficiency against data-parallel replicas."),
-        ("fig-timeline", "One training step as a timeline", timeline_chart(),
+        ("fig-timeline", "One training step as a timeline", (timeline_chart, ()),
          "One optimiser step: forward and backward compute, the gradient buckets' all-reduces, the exposed tail."),
     ):
-        vega = to_vega(chart, description)
-        made.append(Figure(id=fid, title=title, vega=vega, svg=static_svg(vega, data, fid)))
-    made.append(memory_figure(f))
+        made.append(figure(fid, title, chart, description, data, store))
+    made.append(memory_figure(f, store))
     return made
 
 
@@ -344,6 +368,7 @@ def memory_rows(f: Facts) -> list[dict]:
 def memory_chart(max_replicas: int) -> alt.LayerChart:
     """Model-state GB per GPU against replicas for the selected sharding, log–log, with the GPU's memory as a
     horizontal rule and the first replica count of the grid at which the states fit marked."""
+    import altair as alt
     base = alt.Chart(alt.Data(name=MEMORY_DATA))
     y = alt.Y("states_gb:Q", title="model states per GPU (GB, 10⁹ B)", scale=alt.Scale(type="log"),
               axis=alt.Axis(format=",~g", tickCount=5, grid=False))
@@ -366,9 +391,8 @@ def memory_chart(max_replicas: int) -> alt.LayerChart:
     return alt.layer(memory, memory_label, fit_rule, fit_label, line).properties(width=WIDTH, height=HEIGHT * 0.72)
 
 
-def memory_figure(f: Facts) -> Figure:
+def memory_figure(f: Facts, store: Cache | None = None) -> Figure:
     """The memory figure, compiled (no data) and drawn for the default selection."""
-    vega = to_vega(memory_chart(f.max_replicas),
-                   "Model-state memory per GPU against data-parallel replicas, with the GPU's memory as a line.")
-    svg = static_svg(vega, {MEMORY_DATA: memory_rows(f)}, "fig-memory")
-    return Figure(id="fig-memory", title="Model states per GPU", vega=vega, svg=svg)
+    return figure("fig-memory", "Model states per GPU", (memory_chart, (f.max_replicas,)),
+                  "Model-state memory per GPU against data-parallel replicas, with the GPU's memory as a line.",
+                  {MEMORY_DATA: memory_rows(f)}, store or Cache(None))

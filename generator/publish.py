@@ -4,8 +4,6 @@ from __future__ import annotations
 import re
 from xml.sax.saxutils import escape
 
-import vl_convert as vlc
-
 from .charts import Figure
 from .content import Plate
 
@@ -33,6 +31,7 @@ def sitemap_xml(plate: Plate) -> str:
 
 def preview_png(figure: Figure) -> bytes:
     """The figure's static SVG (the default selection) as a PNG on white, as link previews show it."""
+    import vl_convert as vlc  # here: only a plate with a base_url needs it, and a cached build may not load it
     svg = re.sub(r"(<svg\b[^>]*>)", r'\1<rect width="100%" height="100%" fill="#ffffff"/>', figure.svg, count=1)
     return vlc.svg_to_png(svg, scale=PREVIEW_SCALE)
 

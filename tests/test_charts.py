@@ -3,6 +3,7 @@ import json
 import re
 
 import pytest
+import vl_convert
 
 from generator import charts, content, facts
 from generator.content import Selection
@@ -62,7 +63,7 @@ def test_static_svg_ids_are_made_unique_per_figure(monkeypatch):
     drawn = ('<?xml version="1.0" encoding="utf-8"?>\n<svg><defs><clipPath id="clip1"><rect/></clipPath>'
              '<clipPath id="clip10"><rect/></clipPath></defs><g clip-path="url(#clip1)"/>'
              '<g clip-path="url(#clip10)"/></svg>')
-    monkeypatch.setattr(charts.vlc, "vega_to_svg", lambda spec: drawn)
+    monkeypatch.setattr(vl_convert, "vega_to_svg", lambda spec: drawn)
     a, b = (charts.static_svg({"data": []}, {}, fid) for fid in ("fig-a", "fig-b"))
     assert re.findall(r'\bid="([^"]+)"', a + b) == ["fig-a-clip1", "fig-a-clip10", "fig-b-clip1", "fig-b-clip10"]
     assert re.findall(r"url\(#([^)]+)\)", a) == ["fig-a-clip1", "fig-a-clip10"]
