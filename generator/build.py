@@ -105,7 +105,8 @@ def gather(content_dir: Path, warnings: list[str] | None = None, memo: dict | No
     """Every file of the site as {relative path: text}, computed without writing anything; the content's
     warnings (what `plate check` reports) are added to warnings. With a memo (kept by `plate serve` between
     rebuilds), the figures and the CSV are made again only when the presets or the default selection change:
-    an edit of the prose rebuilds in a fraction of the time. Between processes, the build cache (cache.py) keeps them."""
+    an edit of the prose rebuilds in a fraction of the time. Between processes, the build cache (cache.py)
+    keeps them."""
     result = checks.checked(content_dir)  # every mistake surfaces before the figures are drawn
     if warnings is not None:
         warnings.extend(result.warnings)

@@ -131,7 +131,8 @@ class Cache:
             if not replaceable(self.folder / name):
                 return
             self.folder.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=self.folder)  # a new file, never another's
+            # a new file of its own (never another's), renamed over the entry once whole
+            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=self.folder)
             with os.fdopen(fd, "wb") as file:
                 file.write(seal(data) + data)
             os.replace(tmp, self.folder / name)

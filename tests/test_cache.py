@@ -149,7 +149,8 @@ def test_a_damaged_entry_is_made_again_never_used(mini, made, tmp_path, damage):
     good = charts.figures(atlas, default, store)
     for entry in sorted((tmp_path / "cache").iterdir()):
         data = entry.read_bytes()
-        entry.write_bytes({"truncated": data[:len(data) // 2], "byte flipped": data[:-2] + bytes([data[-2] ^ 1]) + data[-1:],
+        entry.write_bytes({"truncated": data[:len(data) // 2],
+                           "byte flipped": data[:-2] + bytes([data[-2] ^ 1]) + data[-1:],
                            "seal only": data.partition(b"\n")[0] + b"\n", "empty": b"",
                            "not an entry": b"someone else's file\n"}[damage])
     start = dict(made)
@@ -194,7 +195,8 @@ def test_the_cache_writes_only_inside_its_folder_and_leaves_no_temporary_files(m
     charts.figures(atlas, default, Cache(folder))
     assert files_under(tmp_path / "root").keys() - {"beside.txt", "cache/notes.txt"} == {
         f"cache/{p.name}" for p in folder.iterdir() if p.name != "notes.txt"}
-    assert (tmp_path / "root" / "beside.txt").read_text() == "mine\n" and (folder / "notes.txt").read_text() == "mine too\n"
+    assert (tmp_path / "root" / "beside.txt").read_text() == "mine\n"
+    assert (folder / "notes.txt").read_text() == "mine too\n"
     names = [p.name for p in folder.iterdir() if p.name != "notes.txt"]
     assert names and all(not n.startswith(".") and not n.endswith(".tmp") for n in names)
     assert all(cache.unsealed((folder / n).read_bytes()) is not None for n in names)
