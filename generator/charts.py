@@ -286,7 +286,9 @@ def theme() -> dict:
 def to_vega(chart: alt.TopLevelMixin, description: str) -> dict:
     """Compile an Altair chart to a Vega spec without data values."""
     import vl_convert as vlc
-    spec = chart.properties(description=description).to_dict()
+    # Not validated against Vega-Lite's schema here (a quarter of a second per build): the charts are code, and
+    # tests/test_charts.py validates each of them.
+    spec = chart.properties(description=description).to_dict(validate=False)
     spec["config"] = theme()
     spec.pop("datasets", None)
     vega = vlc.vegalite_to_vega(spec)

@@ -27,6 +27,22 @@ def test_figures_compiled_to_vega(made):
         assert "marks" in f.vega and "data" in f.vega
 
 
+@pytest.mark.parametrize("chart", ["time_chart", "efficiency_chart", "timeline_chart", "memory_chart"])
+def test_every_chart_is_valid_vega_lite(chart, monkeypatch):
+    """The build compiles the charts without validating them (to_vega): here each is checked against the schema,
+    and what the build compiles is the same spec."""
+    import jsonschema
+    make = getattr(charts, chart)
+    built = make() if chart == "timeline_chart" else make(1024)
+    validated = built.to_dict()  # raises on a spec Vega-Lite's schema rejects
+    compiled = []
+    monkeypatch.setattr(vl_convert, "vegalite_to_vega", lambda spec: compiled.append(spec) or {"data": []})
+    charts.to_vega(built, "a description")
+    assert compiled[0] == {**validated, "description": "a description", "config": charts.theme()}
+    with pytest.raises(jsonschema.ValidationError):  # the check can fail
+        built.properties(width="wide").to_dict()
+
+
 def test_specs_carry_no_data_values(made):
     """The grid is embedded once in the page, not in each spec."""
     _, figures = made
