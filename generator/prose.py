@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import html
 import re
 import signal
@@ -312,13 +313,20 @@ def _time_limit(seconds: float):
         signal.signal(signal.SIGALRM, previous)
 
 
+@functools.lru_cache(maxsize=8)
+def compiled(text: str, name: str) -> jinja2.Template:
+    """The prose compiled as a template, once per text: a build checks the prose, then renders it into the page."""
+    template = prose_environment().from_string(text)
+    template.filename = name
+    return template
+
+
 def fill_slots(prose: Prose, context: ProseContext, problems: list[str], root: Path) -> str:
     """Prose with its {{ slots }} filled from the model; mistakes appended to problems with their line."""
     name = str(prose.path)
     shown = shown_path(prose.path, root)
     try:
-        template = prose_environment().from_string(prose.text)
-        template.filename = name
+        template = compiled(prose.text, name)
         with _time_limit(MAX_FILL_SECONDS):
             return template.render(context.variables())
     except jinja2.TemplateSyntaxError as error:
