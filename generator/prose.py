@@ -269,7 +269,7 @@ def check_prose(parts, terms: dict | None, sources: dict | None, ids: dict | Non
             problems.extend(deep)
             continue
         try:
-            prose_environment().parse(prose.text)
+            parsed(prose.text)
         except jinja2.TemplateSyntaxError as error:
             problems.append(_syntax_problem(prose, error, root))
             continue
@@ -311,6 +311,13 @@ def _time_limit(seconds: float):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@functools.lru_cache(maxsize=8)
+def parsed(text: str) -> jinja2.nodes.Template:
+    """The prose's syntax tree, parsed once per text for the checks that read it (never changed: the compiler,
+    which may rewrite a tree, parses its own)."""
+    return prose_environment().parse(text)
 
 
 @functools.lru_cache(maxsize=8)
