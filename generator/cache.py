@@ -21,9 +21,10 @@ from typing import Callable
 FOLDER = "plate-build"  # the cache's own folder, inside build.cache_dir() (which $PLATE_CACHE may name)
 MAGIC = b"plate-cache 1"  # the seal's first word: a file that does not start so is not an entry
 GENERATOR = Path(__file__).resolve().parent
-# Where Linux font libraries (fontconfig, fontdb in vl-convert) look for fonts: text widths in a static SVG
-# depend on which fonts are installed, so the SVGs' key includes what these folders hold.
-FONT_FOLDERS = ("/usr/share/fonts", "/usr/local/share/fonts", "~/.fonts", "~/.local/share/fonts")
+# Where Linux font libraries (fontconfig, fontdb in vl-convert) look for fonts, and fontconfig's settings (which
+# font 'system-ui' or 'sans-serif' is): text widths in a static SVG depend on them, so the SVGs' key includes
+# what these folders hold.
+FONT_FOLDERS = ("/usr/share/fonts", "/usr/local/share/fonts", "~/.fonts", "~/.local/share/fonts", "/etc/fonts")
 # The packages whose code shapes an entry: the import name and the distribution's name in its .dist-info folder.
 PACKAGES = {"altair": "altair", "vl_convert": "vl_convert_python", "numpy": "numpy"}
 
