@@ -235,3 +235,16 @@ def test_a_build_from_a_full_cache_never_loads_altair_or_vl_convert(tmp_path):
     second = subprocess.run(run, cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout
     assert json.loads(first.replace("'", '"')) == ["altair", "vl_convert"]  # the first build compiled them
     assert json.loads(second.replace("'", '"')) == []
+
+
+def test_the_build_keeps_its_cache_beside_the_runtime(tmp_path, monkeypatch):
+    """build.gather takes the cache at build.cache_dir() ($PLATE_CACHE, else the user's cache), in a folder of its
+    own there, and fills it."""
+    assert cache.at(tmp_path).folder == tmp_path / cache.FOLDER
+    asked = []
+    monkeypatch.setattr(cache, "at", lambda root: asked.append(root) or Cache(tmp_path / "kept"))
+    build.gather(FIXTURE)
+    assert asked == [build.cache_dir()]
+    assert cache.FOLDER not in {"", ".", ".."} and "/" not in cache.FOLDER  # its own folder, inside the root
+    kinds = sorted(p.name.split(".", 1)[1] for p in (tmp_path / "kept").iterdir())
+    assert "csv" in kinds and "svg" in kinds and "vega.json" in kinds
