@@ -58,8 +58,12 @@ def package(module: str) -> str:
     if len(records) == 1:
         return f"{records[0].parent.name} {hashlib.sha256(records[0].read_bytes()).hexdigest()}"
     from importlib import metadata  # no RECORD (a source checkout, an odd installer): the version, the file's time
+    try:
+        version = metadata.version(PACKAGES.get(module, module))
+    except metadata.PackageNotFoundError:
+        version = "unknown"
     stat = origin.stat()
-    return f"{module} {metadata.version(PACKAGES.get(module, module))} {stat.st_size} {stat.st_mtime_ns}"
+    return f"{module} {version} {stat.st_size} {stat.st_mtime_ns}"
 
 
 @functools.cache
@@ -137,10 +141,12 @@ class Cache:
             with os.fdopen(fd, "wb") as file:
                 file.write(seal(data) + data)
             os.replace(tmp, self.folder / name)
-        except OSError:
+        except BaseException as error:  # a full disk, a read-only folder, Ctrl-C: no half-written file is left
             if tmp is not None:
-                with contextlib.suppress(OSError):  # cleaning up after a failed write must not fail the build
+                with contextlib.suppress(OSError):
                     os.unlink(tmp)
+            if not isinstance(error, OSError):
+                raise
 
     def kept(self, kind: str, parts: tuple, make: Callable[[], str], needs: tuple[str, ...] = ()) -> str:
         """make(), or the text it gave before for the same parts, generator code and needs (package import

@@ -248,3 +248,19 @@ def test_the_build_keeps_its_cache_beside_the_runtime(tmp_path, monkeypatch):
     assert cache.FOLDER not in {"", ".", ".."} and "/" not in cache.FOLDER  # its own folder, inside the root
     kinds = sorted(p.name.split(".", 1)[1] for p in (tmp_path / "kept").iterdir())
     assert "csv" in kinds and "svg" in kinds and "vega.json" in kinds
+
+
+def test_an_interrupted_write_leaves_no_temporary_file(tmp_path, monkeypatch):
+    store = Cache(tmp_path / "cache")
+    real = os.replace
+
+    def interrupted(src, dst):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        store.put("entry.svg", "<svg/>")
+    assert list((tmp_path / "cache").iterdir()) == []
+    monkeypatch.setattr(os, "replace", real)
+    store.put("entry.svg", "<svg/>")
+    assert store.get("entry.svg") == "<svg/>" and [p.name for p in (tmp_path / "cache").iterdir()] == ["entry.svg"]
