@@ -4,8 +4,9 @@ between builds in a folder of its own beside the runtime bundle.
 An entry is one file named by the sha256 of all its output depends on: the inputs given, the generator's code, the
 code of the packages (and the fonts) named. Its first line seals the rest (length and sha256): a truncated, altered or
 half-written entry is made again, never used. Entries are written to a new temporary file, then renamed; the cache
-writes only inside its folder, replaces only its own entries and deletes only its own unfinished temporary files. A
-folder that cannot be written only costs the time of making the entries again."""
+writes only inside its folder, and replaces or deletes only its own files: entries (the least recently used go beyond
+LIMIT_BYTES) and unfinished temporary files. A folder that cannot be written only costs the time of making the
+entries again."""
 from __future__ import annotations
 
 import contextlib
@@ -14,8 +15,10 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
+from stat import S_ISREG
 from typing import Callable
 
 FOLDER = "plate-build"  # the cache's own folder, inside build.cache_dir() (which $PLATE_CACHE may name)
@@ -25,6 +28,8 @@ GENERATOR = Path(__file__).resolve().parent
 # font 'system-ui' or 'sans-serif' is): text widths in a static SVG depend on them, so the SVGs' key includes
 # what these folders hold.
 FONT_FOLDERS = ("/usr/share/fonts", "/usr/local/share/fonts", "~/.fonts", "~/.local/share/fonts", "/etc/fonts")
+LIMIT_BYTES = 64 * 2**20  # beyond it, the least recently used entries go (a state of the plate is about 2.4 MB)
+ENTRY_NAME = re.compile(r"[0-9a-f]{64}\.[a-z]+(\.[a-z]+)?")  # what put() names an entry, and nothing else
 # The packages whose code shapes an entry: the import name and the distribution's name in its .dist-info folder.
 PACKAGES = {"altair": "altair", "vl_convert": "vl_convert_python", "numpy": "numpy"}
 
@@ -105,6 +110,17 @@ def replaceable(path: Path) -> bool:
         return False
 
 
+def ours(path: Path) -> bool:
+    """Whether path is an entry this cache wrote: named as put() names them, a file (not a link), sealed."""
+    try:
+        if not ENTRY_NAME.fullmatch(path.name) or path.is_symlink() or not path.is_file():
+            return False
+        with path.open("rb") as file:
+            return file.read(len(MAGIC)) == MAGIC
+    except OSError:
+        return False
+
+
 def at(root: Path) -> "Cache":
     """The build cache kept under root (build.cache_dir(), where the runtime bundle is kept too)."""
     return Cache(root / FOLDER)
@@ -115,16 +131,22 @@ class Cache:
 
     def __init__(self, folder: Path | None):
         self.folder = folder
+        self.pruned = False
 
     def get(self, name: str) -> str | None:
         """The text kept under name, or None when there is none or it is damaged."""
         if self.folder is None:
             return None
+        path = self.folder / name
         try:
-            data = unsealed((self.folder / name).read_bytes())
-            return None if data is None else data.decode("utf-8")
+            data = unsealed(path.read_bytes())
+            text = None if data is None else data.decode("utf-8")
         except (OSError, UnicodeDecodeError):
             return None
+        if text is not None:
+            with contextlib.suppress(OSError):  # marks it used, for prune(); a read-only cache just forgets
+                os.utime(path)
+        return text
 
     def put(self, name: str, text: str) -> None:
         """Keep text under name: written whole to a new temporary file, then renamed over the entry."""
@@ -141,12 +163,35 @@ class Cache:
             with os.fdopen(fd, "wb") as file:
                 file.write(seal(data) + data)
             os.replace(tmp, self.folder / name)
+            tmp = None
+            if not self.pruned:  # once a build: it writes a few MB at most
+                self.pruned = True
+                self.prune()
         except BaseException as error:  # a full disk, a read-only folder, Ctrl-C: no half-written file is left
             if tmp is not None:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
             if not isinstance(error, OSError):
                 raise
+
+    def prune(self, limit: int = LIMIT_BYTES) -> None:
+        """Delete the least recently used entries while the entries hold more than limit bytes; only entries this
+        cache wrote (ours()) count and go, whatever else is in the folder stays."""
+        entries = []
+        for path in self.folder.iterdir():
+            if ENTRY_NAME.fullmatch(path.name):
+                with contextlib.suppress(OSError):
+                    stat = path.lstat()
+                    if S_ISREG(stat.st_mode):  # not a link, nor a folder
+                        entries.append((stat.st_mtime_ns, stat.st_size, path))
+        total = sum(size for _, size, _ in entries)
+        for _, size, path in sorted(entries):
+            if total <= limit:
+                return
+            total -= size  # gone if ours; if not, it was never the cache's to count
+            if ours(path):
+                with contextlib.suppress(OSError):
+                    path.unlink()
 
     def kept(self, kind: str, parts: tuple, make: Callable[[], str], needs: tuple[str, ...] = ()) -> str:
         """make(), or the text it gave before for the same parts, generator code and needs (package import

@@ -264,3 +264,24 @@ def test_an_interrupted_write_leaves_no_temporary_file(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "replace", real)
     store.put("entry.svg", "<svg/>")
     assert store.get("entry.svg") == "<svg/>" and [p.name for p in (tmp_path / "cache").iterdir()] == ["entry.svg"]
+
+
+def test_the_least_recently_used_entries_go_beyond_the_limit_and_only_entries(tmp_path):
+    folder = tmp_path / "cache"
+    store = Cache(folder)
+    names = [f"{cache.key(i)}.svg" for i in range(6)]
+    for i, name in enumerate(names):
+        store.put(name, "x" * 1000)
+        os.utime(folder / name, ns=(i * 10**9, i * 10**9))  # written in this order, a second apart
+    assert store.get(names[0]) == "x" * 1000  # read now: the most recently used
+    foreign = {f"{cache.key('foreign')}.svg": b"not sealed by the cache\n", "notes.txt": b"mine\n"}
+    for name, data in foreign.items():
+        (folder / name).write_bytes(data)
+        os.utime(folder / name, ns=(0, 0))  # older than every entry
+    (folder / f"{cache.key('link')}.svg").symlink_to(folder / names[1])
+    store.prune(limit=3 * 1100)
+    kept = {p.name for p in folder.iterdir()}
+    assert names[0] in kept and names[5] in kept and names[4] in kept  # the three most recently used
+    assert not {names[1], names[2], names[3]} & kept
+    assert all((folder / name).read_bytes() == data for name, data in foreign.items())  # never another's file
+    assert (folder / f"{cache.key('link')}.svg").is_symlink()
