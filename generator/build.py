@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import charts, checks, publish, render, runtime, schema
+from . import cache, charts, checks, publish, render, runtime, schema
 from .facts import Atlas
 from .output import MARKER, Interrupted, OutputError, check_output, write  # noqa: F401 - the command's names
 
@@ -149,14 +149,17 @@ def gather(content_dir: Path, warnings: list[str] | None = None, memo: dict | No
     """Every file of the site as {relative path: text}, computed without writing anything; the content's
     warnings (what `plate check` reports) are added to warnings. With a memo (kept by `plate serve` between
     rebuilds), the figures and the CSV are made again only when the presets or the default selection change:
-    an edit of the prose rebuilds in a fraction of the time."""
+    an edit of the prose rebuilds in a fraction of the time. Between processes, the build cache (cache.py)
+    keeps them."""
     result = checks.checked(content_dir)  # every mistake surfaces before the figures are drawn
     if warnings is not None:
         warnings.extend(result.warnings)
     plate, atlas = result.content, result.atlas
     key = repr((plate.presets, plate.plate.default))  # all that the figures and the CSV are made of
-    figures = _kept(memo, "figures", key, lambda: charts.figures(atlas, plate.plate.default))
-    csv = _kept(memo, "csv", key, lambda: render.csv_text(atlas))
+    store = cache.at(cache_dir())  # kept across builds too: with every entry there, a build never loads Altair
+    figures = _kept(memo, "figures", key, lambda: charts.figures(atlas, plate.plate.default, store))
+    csv = _kept(memo, "csv", key, lambda: store.kept("csv", (repr(plate.presets),), lambda: render.csv_text(atlas),
+                                                     needs=("numpy",)))
     live = live_runtime({f.id: f.vega for f in figures}, warnings)
     html = render.page(plate, atlas, figures, live)
     return {"index.html": html, plate.plate.data_file: csv, **publish.files(plate.plate, figures)}

@@ -2,15 +2,18 @@
 from __future__ import annotations
 
 import copy
+import json
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
 
-import altair as alt
-import vl_convert as vlc
-
+from .cache import Cache
 from .facts import Atlas, Facts
 from .notation import num, seconds
 from . import model
+
+if TYPE_CHECKING:
+    import altair as alt
 
 GRID_DATA = "grid"  # the shown selection's rows, one per replica count; the page computes and inserts them
 FACTS_DATA = "facts"  # one row: the selection's label, crossings, where a sequence runs out, NVLink's reach
@@ -107,7 +110,10 @@ def timeline_facts(f: Facts) -> list[dict]:
     }]
 
 
+# Encodings name their channel class (alt.X("f:Q"), alt.YValue(0)), never a bare "f:Q" or alt.value(0): Altair
+# matches those against its whole schema to find the class, about 10 ms each, half a second per build.
 def _x(max_replicas: int) -> alt.X:
+    import altair as alt  # here, not at the top: a build whose figures are all cached never loads Altair
     return alt.X("replicas:Q", title="data-parallel replicas (GPUs)",
                  scale=alt.Scale(type="log", base=2, domain=[1, max_replicas], nice=False),
                  axis=alt.Axis(values=[4 ** k for k in range(0, 8)], format=",d", grid=False, labelOverlap=True))
@@ -117,41 +123,44 @@ def _band_and_rule(max_replicas: int) -> list:
     """Shading (under one sequence per replica; NVLink beyond a real domain), the crossing's rule and n*'s.
     Shapes are hidden from assistive technology (aria=False: an empty layer would be an unnamed image); the
     figure's description and table say what they mark."""
+    import altair as alt
     facts = alt.Chart(alt.Data(name=FACTS_DATA))
     band = facts.mark_rect(opacity=0.13, color="#888888", aria=False).encode(
-        x=alt.X("one_sequence:Q", scale=alt.Scale(type="log", base=2)), x2="max_replicas:Q",
+        x=alt.X("one_sequence:Q", scale=alt.Scale(type="log", base=2)), x2=alt.X2("max_replicas:Q"),
     ).transform_filter(f"datum.one_sequence < {max_replicas}").properties(name="band")
     # Labelled only when the band is wide enough (5 octaves) to hold its words.
     band_label = facts.mark_text(align="right", baseline="top", dx=-4, dy=4, fontSize=11,
                                  color=MUTED).encode(
-        x="max_replicas:Q", y=alt.value(0), text=alt.value("< 1 sequence per replica"),
+        x=alt.X("max_replicas:Q"), y=alt.YValue(0), text=alt.TextValue("< 1 sequence per replica"),
     ).transform_filter(f"datum.one_sequence <= {max_replicas / 32}").properties(name="band_label")
     # Over NVLink past the largest real domain of the GPU: a ring nobody can build, shaded and said so.
     reach = facts.transform_filter("datum.hypothetical_from != null")
     hypothetical = reach.mark_rect(opacity=0.16, color="#555555", aria=False).encode(
-        x="hypothetical_from:Q", x2="max_replicas:Q").properties(name="hypothetical")
+        x=alt.X("hypothetical_from:Q"), x2=alt.X2("max_replicas:Q")).properties(name="hypothetical")
     hypothetical_rule = reach.mark_rule(strokeDash=[2, 2], color=MUTED, aria=False).encode(
-        x="hypothetical_from:Q").properties(name="hypothetical_rule")
+        x=alt.X("hypothetical_from:Q")).properties(name="hypothetical_rule")
     hypothetical_label = reach.mark_text(align="left", baseline="top", dx=4, dy=32, fontSize=11, color=MUTED,
                                          opacity=alt.ExprRef("width < 600 ? 0 : 1")).encode(  # narrow: words only
-        x="hypothetical_from:Q", y=alt.value(0), text=alt.value("NVLink beyond a real domain: hypothetical"),
+        x=alt.X("hypothetical_from:Q"), y=alt.YValue(0),
+        text=alt.TextValue("NVLink beyond a real domain: hypothetical"),
     ).properties(name="hypothetical_label")
     crossed = facts.transform_filter("datum.crossing != null")
-    rule = crossed.mark_rule(strokeWidth=1.5, color=INK, aria=False).encode(x="crossing:Q").properties(name="rule")
+    rule = crossed.mark_rule(strokeWidth=1.5, color=INK, aria=False).encode(x=alt.X("crossing:Q")).properties(
+        name="rule")
     rule_label = crossed.transform_calculate(
         label="'first crossed: ' + format(datum.crossing, ',d')",
     ).mark_text(align=alt.ExprRef(f"datum.crossing >= {LEFT_OF_RULE} ? 'right' : 'left'"), baseline="bottom",
                 dx=alt.ExprRef(f"datum.crossing >= {LEFT_OF_RULE} ? -4 : 4"), dy=-4,
                 fontSize=11, fontWeight="bold", color=INK).encode(
-        x="crossing:Q", y=alt.value("height"), text="label:N").properties(name="rule_label")
+        x=alt.X("crossing:Q"), y=alt.YValue("height"), text=alt.Text("label:N")).properties(name="rule_label")
     # n*, where the drawn lines meet (not a power of two): a dotted rule, labelled at the top.
     star = facts.transform_filter(f"datum.n_star <= {max_replicas}")
     star_rule = star.mark_rule(strokeWidth=1, strokeDash=[1, 3], color=INK, aria=False).encode(
-        x="n_star:Q").properties(name="n_star_rule")
+        x=alt.X("n_star:Q")).properties(name="n_star_rule")
     star_label = star.mark_text(align=alt.ExprRef(f"datum.n_star >= {LEFT_OF_RULE} ? 'right' : 'left'"),
                                 baseline="top", dx=alt.ExprRef(f"datum.n_star >= {LEFT_OF_RULE} ? -4 : 4"), dy=18,
                                 fontSize=11, color=INK).encode(
-        x="n_star:Q", y=alt.value(0), text="n_star_text:N").properties(name="n_star_label")
+        x=alt.X("n_star:Q"), y=alt.YValue(0), text=alt.Text("n_star_text:N")).properties(name="n_star_label")
     # The selection drawn into the figure, so a saved or printed SVG says what it shows; left out where it
     # would collide with the crossing's label (a narrow figure, an early crossing, a long label): the caption
     # says it too.
@@ -160,7 +169,7 @@ def _band_and_rule(max_replicas: int) -> list:
                                                     f"(datum.crossing != null && scale('x', datum.crossing) < "
                                                     f"{CROSS_LABEL_PX} + {LABEL_PX_PER_CHAR} * length(datum.label))"
                                                     f" ? 0 : 1")).encode(
-        x=alt.value(0), y=alt.value("height"), text="label:N").properties(name="selection_label")
+        x=alt.XValue(0), y=alt.YValue("height"), text=alt.Text("label:N")).properties(name="selection_label")
     return [band, band_label, hypothetical, hypothetical_rule, hypothetical_label, rule, rule_label,
             star_rule, star_label, selection]
 
@@ -168,6 +177,7 @@ def _band_and_rule(max_replicas: int) -> list:
 def time_chart(max_replicas: int) -> alt.LayerChart:
     """Figure 1: per-step compute and gradient all-reduce time against replicas, log–log; under backward-only
     overlap also the backward pass, the part of compute that can hide the all-reduce."""
+    import altair as alt
     names, colours = list(SERIES), [c for c, _ in SERIES.values()]
     base = alt.Chart(alt.Data(name=GRID_DATA)).transform_fold(
         ["compute_s", "comm_s", "window_s"], as_=["series", "seconds"],
@@ -182,7 +192,7 @@ def time_chart(max_replicas: int) -> alt.LayerChart:
     lines = base.mark_line(strokeWidth=2.5).encode(x=_x(max_replicas), y=y, color=colour, strokeDash=dash,
                                                    ).properties(name="series")
     dots = base.transform_filter("datum.series != 'backward pass'").mark_point(filled=True, size=28).encode(
-        x="replicas:Q", y="seconds:Q", color=colour,
+        x=alt.X("replicas:Q"), y=alt.Y("seconds:Q"), color=colour,
         shape=alt.Shape("series:N", scale=alt.Scale(domain=names[:2], range=["circle", "square"]), legend=None),
     ).properties(name="series_points")
     # Direct labels, so colour is never the only key to the series: compute above, all-reduce below, the
@@ -191,7 +201,7 @@ def time_chart(max_replicas: int) -> alt.LayerChart:
         base.transform_filter(f"datum.replicas == {where} && datum.series == '{name}'").mark_text(
             align=align, baseline=baseline, dx=dx, dy=dy, fontSize=12, fontWeight="bold", color=LABEL_INK[name],
             opacity=alt.ExprRef("width < 600 ? 0 : 1") if name == "backward pass" else 1,  # no room left of 8
-        ).encode(x="replicas:Q", y="seconds:Q", text="series:N").properties(
+        ).encode(x=alt.X("replicas:Q"), y=alt.Y("seconds:Q"), text=alt.Text("series:N")).properties(
             name=f"label_{name.replace('-', '').replace(' ', '')}")
         for name, where, align, baseline, dx, dy in (("compute", 2, "left", "bottom", 6, -6),
                                                      ("all-reduce", 2, "left", "top", 6, 8),
@@ -202,6 +212,7 @@ def time_chart(max_replicas: int) -> alt.LayerChart:
 
 def efficiency_chart(max_replicas: int) -> alt.LayerChart:
     """Figure 2: scaling efficiency (compute / step time) against replicas."""
+    import altair as alt
     base = alt.Chart(alt.Data(name=GRID_DATA))
     line = base.mark_line(strokeWidth=2.5, color=SERIES["compute"][0],
                           point=alt.OverlayMarkDef(filled=True, size=28, color=SERIES["compute"][0]),
@@ -221,10 +232,11 @@ TIMELINE_INK = {"forward": "#0072b2", "head": "#555555", "layer": "#0072b2", "em
 def timeline_chart() -> alt.LayerChart:
     """Figure 3: one training step on a time axis: compute above, the bucketed all-reduce below, and the
     tail communication leaves after compute."""
+    import altair as alt
     bars = alt.Chart(alt.Data(name=TIMELINE_DATA)).mark_rect(height=18).encode(
         x=alt.X("start:Q", title="seconds into the step", scale=alt.Scale(nice=False, zero=True),
                 axis=alt.Axis(format=",~g", tickCount=6, grid=False)),
-        x2="end:Q",
+        x2=alt.X2("end:Q"),
         y=alt.Y("row:N", title=None, sort=TIMELINE_ROWS, scale=alt.Scale(domain=TIMELINE_ROWS),
                 axis=alt.Axis(labelFontSize=12, ticks=False, domain=False,
                               labelExpr="datum.value == 'label' ? '' : datum.value")),
@@ -235,9 +247,9 @@ def timeline_chart() -> alt.LayerChart:
     marks = alt.Chart(alt.Data(name=TIMELINE_FACTS))
     bars_only = {"y": alt.YValue(0), "y2": alt.Y2Value(alt.ExprRef("height * 0.75"))}  # not through the words
     compute_end = marks.mark_rule(color=INK, strokeWidth=1.5, aria=False).encode(
-        x="compute_end:Q", **bars_only).properties(name="compute_end")
+        x=alt.X("compute_end:Q"), **bars_only).properties(name="compute_end")
     bound = marks.mark_rule(color=INK, strokeDash=[1, 3], aria=False).encode(
-        x="bound_end:Q", **bars_only).properties(name="bound_rule")
+        x=alt.X("bound_end:Q"), **bars_only).properties(name="bound_rule")
     # Words on the last row: the tail's length under the tail (anchored at its middle, towards the centre),
     # and which step this is on the other side.
     right = "scale('x', datum.tail_middle) > width / 2"
@@ -245,11 +257,11 @@ def timeline_chart() -> alt.LayerChart:
     y_label = alt.Y("row:N", sort=TIMELINE_ROWS, scale=alt.Scale(domain=TIMELINE_ROWS))
     tail_label = words.mark_text(align=alt.ExprRef(f"{right} ? 'right' : 'left'"), baseline="middle", fontSize=11,
                                  fontWeight="bold", color=LABEL_INK["all-reduce"]).encode(
-        x="tail_middle:Q", y=y_label, text="tail_text:N").properties(name="tail_label")
+        x=alt.X("tail_middle:Q"), y=y_label, text=alt.Text("tail_text:N")).properties(name="tail_label")
     # (left out on a narrow figure, where it would run into the tail's words; the description says it)
     where = words.mark_text(align=alt.ExprRef(f"{right} ? 'left' : 'right'"), baseline="middle", fontSize=11,
                             color=MUTED, opacity=alt.ExprRef("width < 560 ? 0 : 1")).encode(
-        x=alt.XValue(alt.ExprRef(f"{right} ? 0 : width")), y=y_label, text="replicas_text:N",
+        x=alt.XValue(alt.ExprRef(f"{right} ? 0 : width")), y=y_label, text=alt.Text("replicas_text:N"),
     ).properties(name="replicas_label")
     return alt.layer(bars, compute_end, bound, tail_label, where).properties(width=WIDTH, height=HEIGHT * 0.52)
 
@@ -273,7 +285,10 @@ def theme() -> dict:
 
 def to_vega(chart: alt.TopLevelMixin, description: str) -> dict:
     """Compile an Altair chart to a Vega spec without data values."""
-    spec = chart.properties(description=description).to_dict()
+    import vl_convert as vlc
+    # Not validated against Vega-Lite's schema here (a quarter of a second per build): the charts are code, and
+    # tests/test_charts.py validates each of them.
+    spec = chart.properties(description=description).to_dict(validate=False)
     spec["config"] = theme()
     spec.pop("datasets", None)
     vega = vlc.vegalite_to_vega(spec)
@@ -292,6 +307,7 @@ def with_data(vega: dict, data: dict[str, list[dict]]) -> dict:
 
 def static_svg(vega: dict, data: dict[str, list[dict]], figure_id: str) -> str:
     """The figure for the default selection as SVG, with ids made unique to this figure."""
+    import vl_convert as vlc
     svg = vlc.vega_to_svg(with_data(vega, data))
     svg = re.sub(r"<\?xml[^>]*>\s*", "", svg)
     return unique_ids(svg, figure_id).strip()
@@ -308,23 +324,37 @@ def unique_ids(svg: str, prefix: str) -> str:
     return pattern.sub(lambda m: f"{m.group(1)}{prefix}-{m.group(2)}", svg)
 
 
-def figures(atlas: Atlas, default) -> list[Figure]:
-    """The figures, compiled for the page (no data) and drawn for the default selection (its rows only)."""
+def figure(fid: str, title: str, chart: tuple[Callable, tuple], description: str, data: dict[str, list[dict]],
+           store: Cache) -> Figure:
+    """One figure: chart = (function, arguments) compiled to Vega, and its SVG drawn with data; both are taken
+    from the store when it holds them (keyed by all they are made of), and kept there when made."""
+    make, args = chart
+    vega = json.loads(store.kept(
+        "vega.json", (fid, make.__name__, args, description),
+        lambda: json.dumps(to_vega(make(*args), description), ensure_ascii=False), needs=("altair", "vl_convert")))
+    rows = {entry["name"]: data[entry["name"]] for entry in vega.get("data", []) if entry["name"] in data}
+    svg = store.kept("svg", (fid, vega, rows), lambda: static_svg(vega, rows, fid), needs=("vl_convert", "fonts"))
+    return Figure(id=fid, title=title, vega=vega, svg=svg)
+
+
+def figures(atlas: Atlas, default, store: Cache | None = None) -> list[Figure]:
+    """The figures, compiled for the page (no data) and drawn for the default selection (its rows only); with a
+    store (the build cache), what it already holds is not made again."""
+    store = store or Cache(None)
     f = atlas.facts(default)
     data = {GRID_DATA: grid_rows(f), FACTS_DATA: facts_rows(f, f.caption), TIMELINE_DATA: timeline_rows(f),
             TIMELINE_FACTS: timeline_facts(f)}
     made = []
     for fid, title, chart, description in (
-        ("fig-time", "Compute and all-reduce time per step", time_chart(f.max_replicas),
+        ("fig-time", "Compute and all-reduce time per step", (time_chart, (f.max_replicas,)),
          "Per-step compute time and gradient all-reduce time against data-parallel replicas, log–log."),
-        ("fig-efficiency", "Scaling efficiency", efficiency_chart(f.max_replicas),
+        ("fig-efficiency", "Scaling efficiency", (efficiency_chart, (f.max_replicas,)),
          "Scaling efficiency against data-parallel replicas."),
-        ("fig-timeline", "One training step as a timeline", timeline_chart(),
+        ("fig-timeline", "One training step as a timeline", (timeline_chart, ()),
          "One optimiser step: forward and backward compute, the gradient buckets' all-reduces, the exposed tail."),
     ):
-        vega = to_vega(chart, description)
-        made.append(Figure(id=fid, title=title, vega=vega, svg=static_svg(vega, data, fid)))
-    made.append(memory_figure(f))
+        made.append(figure(fid, title, chart, description, data, store))
+    made.append(memory_figure(f, store))
     return made
 
 
@@ -344,6 +374,7 @@ def memory_rows(f: Facts) -> list[dict]:
 def memory_chart(max_replicas: int) -> alt.LayerChart:
     """Model-state GB per GPU against replicas for the selected sharding, log–log, with the GPU's memory as a
     horizontal rule and the first replica count of the grid at which the states fit marked."""
+    import altair as alt
     base = alt.Chart(alt.Data(name=MEMORY_DATA))
     y = alt.Y("states_gb:Q", title="model states per GPU (GB, 10⁹ B)", scale=alt.Scale(type="log"),
               axis=alt.Axis(format=",~g", tickCount=5, grid=False))
@@ -352,23 +383,23 @@ def memory_chart(max_replicas: int) -> alt.LayerChart:
                           ).encode(x=_x(max_replicas), y=y).properties(name="states")
     one = base.transform_filter("datum.replicas == 1")
     memory = one.mark_rule(strokeWidth=1.5, strokeDash=[6, 3], color=SERIES["all-reduce"][0], aria=False).encode(
-        y="memory_gb:Q").properties(name="gpu_memory")
+        y=alt.Y("memory_gb:Q")).properties(name="gpu_memory")
     memory_label = one.mark_text(align="right", baseline="bottom", dy=-4, fontSize=12, fontWeight="bold",
                                  color=LABEL_INK["all-reduce"]).encode(
-        x=alt.value("width"), y="memory_gb:Q", text="gpu_label:N").properties(name="gpu_memory_label")
+        x=alt.XValue("width"), y=alt.Y("memory_gb:Q"), text=alt.Text("gpu_label:N")).properties(name="gpu_memory_label")
     fit = base.transform_filter("datum.first_fit")
-    fit_rule = fit.mark_rule(strokeWidth=1.5, color=INK, aria=False).encode(x="replicas:Q").properties(
+    fit_rule = fit.mark_rule(strokeWidth=1.5, color=INK, aria=False).encode(x=alt.X("replicas:Q")).properties(
         name="fit_rule")
     fit_label = fit.transform_calculate(label="'fits from ' + format(datum.replicas, ',d')").mark_text(
         align=alt.ExprRef(f"datum.replicas >= {LEFT_OF_RULE} ? 'right' : 'left'"), baseline="bottom",
         dx=alt.ExprRef(f"datum.replicas >= {LEFT_OF_RULE} ? -4 : 4"), dy=-4, fontSize=11, fontWeight="bold",
-        color=INK).encode(x="replicas:Q", y=alt.value("height"), text="label:N").properties(name="fit_label")
+        color=INK).encode(x=alt.X("replicas:Q"), y=alt.YValue("height"), text=alt.Text("label:N")).properties(
+        name="fit_label")
     return alt.layer(memory, memory_label, fit_rule, fit_label, line).properties(width=WIDTH, height=HEIGHT * 0.72)
 
 
-def memory_figure(f: Facts) -> Figure:
+def memory_figure(f: Facts, store: Cache | None = None) -> Figure:
     """The memory figure, compiled (no data) and drawn for the default selection."""
-    vega = to_vega(memory_chart(f.max_replicas),
-                   "Model-state memory per GPU against data-parallel replicas, with the GPU's memory as a line.")
-    svg = static_svg(vega, {MEMORY_DATA: memory_rows(f)}, "fig-memory")
-    return Figure(id="fig-memory", title="Model states per GPU", vega=vega, svg=svg)
+    return figure("fig-memory", "Model states per GPU", (memory_chart, (f.max_replicas,)),
+                  "Model-state memory per GPU against data-parallel replicas, with the GPU's memory as a line.",
+                  {MEMORY_DATA: memory_rows(f)}, store or Cache(None))

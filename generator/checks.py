@@ -100,7 +100,7 @@ class SlotNames:
 
     def run(self) -> None:
         try:
-            tree = self.env.parse(self.part.text)
+            tree = prose.parsed(self.part.text)
         except jinja2.TemplateSyntaxError:
             return  # prose.check_prose reports it
         for node in tree.find_all((nodes.Assign, nodes.For)):

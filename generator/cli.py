@@ -8,7 +8,7 @@ import tomllib
 import traceback
 from pathlib import Path
 
-from . import __version__, build, checks, content, pdf, runtime, server
+from . import __version__, build, checks, content, pdf, runtime
 from .schema import ContentError
 
 EXIT_CONTENT, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
@@ -197,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         return run_check(args.content, args.debug)
     if args.command == "serve":
         memo: dict = {}  # figures and CSV kept between rebuilds while the presets stay as they were
+        from . import server  # here: `plate build` needs no web server
         return server.serve(args.content, args.out, args.port,
                             lambda mistakes: run_build(args.content, args.out, args.debug, mistakes, memo=memo),
                             interrupted=EXIT_INTERRUPTED, usage=EXIT_USAGE)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import html
 import re
 import signal
@@ -268,7 +269,7 @@ def check_prose(parts, terms: dict | None, sources: dict | None, ids: dict | Non
             problems.extend(deep)
             continue
         try:
-            prose_environment().parse(prose.text)
+            parsed(prose.text)
         except jinja2.TemplateSyntaxError as error:
             problems.append(_syntax_problem(prose, error, root))
             continue
@@ -312,13 +313,27 @@ def _time_limit(seconds: float):
         signal.signal(signal.SIGALRM, previous)
 
 
+@functools.lru_cache(maxsize=8)
+def parsed(text: str) -> jinja2.nodes.Template:
+    """The prose's syntax tree, parsed once per text for the checks that read it (never changed: the compiler,
+    which may rewrite a tree, parses its own)."""
+    return prose_environment().parse(text)
+
+
+@functools.lru_cache(maxsize=8)
+def compiled(text: str, name: str) -> jinja2.Template:
+    """The prose compiled as a template, once per text: a build checks the prose, then renders it into the page."""
+    template = prose_environment().from_string(text)
+    template.filename = name
+    return template
+
+
 def fill_slots(prose: Prose, context: ProseContext, problems: list[str], root: Path) -> str:
     """Prose with its {{ slots }} filled from the model; mistakes appended to problems with their line."""
     name = str(prose.path)
     shown = shown_path(prose.path, root)
     try:
-        template = prose_environment().from_string(prose.text)
-        template.filename = name
+        template = compiled(prose.text, name)
         with _time_limit(MAX_FILL_SECONDS):
             return template.render(context.variables())
     except jinja2.TemplateSyntaxError as error:

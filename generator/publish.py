@@ -2,9 +2,7 @@
 from __future__ import annotations
 
 import re
-from xml.sax.saxutils import escape
-
-import vl_convert as vlc
+from html import escape  # not xml.sax.saxutils's: the same three characters, without loading urllib.request
 
 from .charts import Figure
 from .content import Plate
@@ -28,11 +26,12 @@ def sitemap_xml(plate: Plate) -> str:
     """The one page of the site (no date: builds are reproducible)."""
     return ('<?xml version="1.0" encoding="UTF-8"?>\n'
             '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
-            f"  <url><loc>{escape(page_url(plate))}</loc></url>\n</urlset>\n")
+            f"  <url><loc>{escape(page_url(plate), quote=False)}</loc></url>\n</urlset>\n")
 
 
 def preview_png(figure: Figure) -> bytes:
     """The figure's static SVG (the default selection) as a PNG on white, as link previews show it."""
+    import vl_convert as vlc  # here: only a plate with a base_url needs it, and a cached build may not load it
     svg = re.sub(r"(<svg\b[^>]*>)", r'\1<rect width="100%" height="100%" fill="#ffffff"/>', figure.svg, count=1)
     return vlc.svg_to_png(svg, scale=PREVIEW_SCALE)
 

@@ -3,6 +3,7 @@ import json
 import re
 
 import pytest
+import vl_convert
 
 from generator import charts, content, facts
 from generator.content import Selection
@@ -24,6 +25,22 @@ def test_figures_compiled_to_vega(made):
     for f in figures:
         assert "$schema" not in f.vega  # dropped: the page never fetches it, and it is 50 bytes per figure
         assert "marks" in f.vega and "data" in f.vega
+
+
+@pytest.mark.parametrize("chart", ["time_chart", "efficiency_chart", "timeline_chart", "memory_chart"])
+def test_every_chart_is_valid_vega_lite(chart, monkeypatch):
+    """The build compiles the charts without validating them (to_vega): here each is checked against the schema,
+    and what the build compiles is the same spec."""
+    import jsonschema
+    make = getattr(charts, chart)
+    built = make() if chart == "timeline_chart" else make(1024)
+    validated = built.to_dict()  # raises on a spec Vega-Lite's schema rejects
+    compiled = []
+    monkeypatch.setattr(vl_convert, "vegalite_to_vega", lambda spec: compiled.append(spec) or {"data": []})
+    charts.to_vega(built, "a description")
+    assert compiled[0] == {**validated, "description": "a description", "config": charts.theme()}
+    with pytest.raises(jsonschema.ValidationError):  # the check can fail
+        built.properties(width="wide").to_dict()
 
 
 def test_specs_carry_no_data_values(made):
@@ -62,7 +79,7 @@ def test_static_svg_ids_are_made_unique_per_figure(monkeypatch):
     drawn = ('<?xml version="1.0" encoding="utf-8"?>\n<svg><defs><clipPath id="clip1"><rect/></clipPath>'
              '<clipPath id="clip10"><rect/></clipPath></defs><g clip-path="url(#clip1)"/>'
              '<g clip-path="url(#clip10)"/></svg>')
-    monkeypatch.setattr(charts.vlc, "vega_to_svg", lambda spec: drawn)
+    monkeypatch.setattr(vl_convert, "vega_to_svg", lambda spec: drawn)
     a, b = (charts.static_svg({"data": []}, {}, fid) for fid in ("fig-a", "fig-b"))
     assert re.findall(r'\bid="([^"]+)"', a + b) == ["fig-a-clip1", "fig-a-clip10", "fig-b-clip1", "fig-b-clip10"]
     assert re.findall(r"url\(#([^)]+)\)", a) == ["fig-a-clip1", "fig-a-clip10"]
