@@ -1,7 +1,6 @@
 """Gather the whole site in memory, then write it at once: a failed build leaves site/ as it was."""
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -14,59 +13,38 @@ from .output import MARKER, Interrupted, OutputError, check_output, write  # noq
 
 
 def cache_dir() -> Path:
-    """Where the Vega runtime, its npm packages and the parsed dataflows are kept between builds ($PLATE_CACHE, else the user's cache)."""
+    """Where the runtime's npm packages and products and the build cache are kept between builds ($PLATE_CACHE,
+    else the user's cache)."""
     if os.environ.get("PLATE_CACHE"):
         return Path(os.environ["PLATE_CACHE"])
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "plate"
 
 
-def _runtime_seal(data: bytes) -> str:
-    """What the sidecar of a cached runtime holds: its length and sha256."""
-    return f"{len(data)} {hashlib.sha256(data).hexdigest()}\n"
+RUNTIME_FOLDER = "plate-runtime"  # the runtime's products, a cache.Cache of their own beside the build cache
 
 
-def _cached_runtime(path: Path) -> str | None:
-    """The runtime kept at path, or None when it is missing, unreadable, truncated or altered.
-
-    A sidecar (path + '.sha256') states the code's length and hash: a build killed while writing, a full
-    disk or an edit by hand shows up as a mismatch, and the runtime is bundled anew."""
-    try:
-        data = path.read_bytes()
-        seal = path.with_name(path.name + ".sha256").read_text(encoding="ascii")
-        return data.decode("utf-8") if data.strip() and seal == _runtime_seal(data) else None
-    except (OSError, UnicodeDecodeError):
-        return None
+def runtime_store() -> cache.Cache:
+    """Where the runtime's products are kept (sealed and pruned like the build cache's entries, but apart from it:
+    they depend on the specs and node's side, not on the generator's Python code)."""
+    return cache.Cache(cache_dir() / RUNTIME_FOLDER)
 
 
-def _store_runtime(path: Path, code: str) -> None:
-    """Keep the runtime at path, then its sidecar (an unwritable cache only costs a second next time)."""
-    data = code.encode("utf-8")
-    for target, content in ((path, data), (path.with_name(path.name + ".sha256"), _runtime_seal(data).encode())):
-        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_bytes(content)
-            tmp.replace(target)
-        except OSError:
-            tmp.unlink(missing_ok=True)
-            return
-
-
-def _kept_text(path: Path, make, what: str) -> str:
-    """The text cached at path, or make()'s, kept there for next time (checked on every read)."""
-    text = _cached_runtime(path)
+def _kept_text(store: cache.Cache, kind: str, parts: tuple, make, what: str) -> str:
+    """make()'s text, or what it gave before for the same parts (kind ends the entry's name: 'runtime.js')."""
+    name = f"{cache.key(kind, parts)}.{kind}"
+    text = store.get(name)
     if text is None:
         text = make()
         if not text.strip():
             raise RuntimeError(f"{what} came out empty; the page's figures could not start")
-        _store_runtime(path, text)
+        store.put(name, text)
     return text
 
 
 def fallback_js(specs: dict[str, dict]) -> str:
     """vl-convert's bundle of what these specs need, parser included, kept in the cache."""
-    return _kept_text(cache_dir() / runtime.cache_name(specs), lambda: runtime.fallback_bundle(specs),
-                      "vl-convert's Vega runtime")
+    return _kept_text(runtime_store(), "fallback.js", (runtime.cache_name(specs),),
+                      lambda: runtime.fallback_bundle(specs), "vl-convert's Vega runtime")
 
 
 def live_runtime(specs: dict[str, dict], warnings: list[str] | None = None) -> runtime.Runtime:
@@ -74,22 +52,20 @@ def live_runtime(specs: dict[str, dict], warnings: list[str] | None = None) -> r
     script with only the operators those run, each kept in the cache by what it is made of. Without node's packages
     (offline on the first build, say) it is vl-convert's larger bundle, and a warning says so."""
     runtime.needs(specs)  # a transform or mark Vega lacks is named at its figure before anything runs
-    cache, key = cache_dir(), runtime.node_key()
+    key = runtime.node_key()
     home: list[Path] = []
 
     def tools() -> Path:
         if not home:
-            home.append(runtime.toolchain(cache))
+            home.append(runtime.toolchain(cache_dir()))
         return home[0]
 
-    specs_text = json.dumps(specs, sort_keys=True)
-    digest = hashlib.sha256(f"{key}\n{specs_text}".encode()).hexdigest()[:16]
+    store = runtime_store()
     try:
-        parsed = json.loads(_kept_text(cache / f"vega-dataflows-{digest}.json",
-                                       lambda: runtime.parse(specs, tools()), "the parsed figures"))
-        needs = json.dumps(parsed["needs"], sort_keys=True)
-        digest = hashlib.sha256(f"{key}\n{needs}".encode()).hexdigest()[:16]
-        code = _kept_text(cache / f"vega-runtime-{digest}.js", lambda: runtime.bundle(parsed["needs"], tools()),
+        parsed = json.loads(_kept_text(store, "dataflows.json", (key, specs), lambda: runtime.parse(specs, tools()),
+                                       "the parsed figures"))
+        needs = parsed["needs"]
+        code = _kept_text(store, "runtime.js", (key, needs), lambda: runtime.bundle(needs, tools()),
                           "the Vega runtime")
     except runtime.Unavailable as why:
         if warnings is not None:
@@ -99,9 +75,8 @@ def live_runtime(specs: dict[str, dict], warnings: list[str] | None = None) -> r
 
     def minify(text: str, loader: str) -> str:
         """The page's script or style minified, kept in the cache by its text; as it is, without node."""
-        digest = hashlib.sha256(f"{key}\n{loader}\n{text}".encode()).hexdigest()[:16]
         try:
-            return _kept_text(cache / f"page-{digest}.min.{loader}", lambda: runtime.minify(text, loader, tools()),
+            return _kept_text(store, f"min.{loader}", (key, text), lambda: runtime.minify(text, loader, tools()),
                               f"the page's minified {loader}")
         except runtime.Unavailable:
             return text

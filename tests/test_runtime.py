@@ -331,54 +331,64 @@ def test_an_unwritable_cache_is_unavailable_not_a_crash(tmp_path):
 
 @pytest.fixture
 def counted(tmp_path, monkeypatch):
-    """A private cache and stand-ins for node's steps that count their calls: (cache, calls)."""
+    """A private cache and stand-ins for node's steps that count their calls: (the runtime's store, calls)."""
     monkeypatch.setenv("PLATE_CACHE", str(tmp_path / "cache"))
     calls = []
     monkeypatch.setattr(runtime, "toolchain", lambda cache, say=None: calls.append("toolchain") or tmp_path)
     monkeypatch.setattr(runtime, "parse", lambda specs, home: calls.append("parse") or json.dumps(
         {"dataflows": {k: {"operators": []} for k in specs}, "needs": {"operators": ["collect"], "bindings": False}}))
-    monkeypatch.setattr(runtime, "bundle", lambda ops, home: calls.append("bundle") or
+    monkeypatch.setattr(runtime, "bundle", lambda needs, home: calls.append("bundle") or
                         "window.vega={View:1};window.vegaExpressionInterpreter=3;/*" + "x" * 4000 + "*/\n")
-    return tmp_path / "cache", calls
+    return tmp_path / "cache" / build.RUNTIME_FOLDER, calls
 
 
 SPECS = {"fig": {"data": [], "marks": []}}  # any specs: the stand-ins ignore them
 
 
-@pytest.mark.parametrize("damage", ["truncated", "empty", "one-byte-changed", "seal-missing", "seal-truncated"])
-@pytest.mark.parametrize("kept", ["vega-runtime-*.js", "vega-dataflows-*.json"])
+@pytest.mark.parametrize("damage", ["truncated", "empty", "one-byte-changed", "seal-changed", "seal-gone"])
+@pytest.mark.parametrize("kept", ["*.runtime.js", "*.dataflows.json"])
 def test_a_damaged_cache_entry_is_made_anew(damage, kept, counted):
-    cache, calls = counted
+    folder, calls = counted
     made = build.live_runtime(SPECS)
     assert build.live_runtime(SPECS) == made and calls == ["toolchain", "parse", "bundle"]  # then from the cache
-    [path] = cache.glob(kept)
-    seal = path.with_name(path.name + ".sha256")
+    [path] = folder.glob(kept)
     data = path.read_bytes()
+    head, _, body = data.partition(b"\n")
     if damage == "truncated":
         path.write_bytes(data[:len(data) // 2])
     elif damage == "empty":
         path.write_bytes(b"")
     elif damage == "one-byte-changed":
-        path.write_bytes(data[:10] + (b"y" if data[10:11] != b"y" else b"z") + data[11:])
-    elif damage == "seal-missing":
-        seal.unlink()
+        path.write_bytes(head + b"\n" + body[:10] + (b"y" if body[10:11] != b"y" else b"z") + body[11:])
+    elif damage == "seal-changed":
+        path.write_bytes(head[:-3] + b"000\n" + body)
     else:
-        seal.write_text(seal.read_text()[:10])
+        path.write_bytes(body)
     assert build.live_runtime(SPECS) == made and len(calls) == 5  # the toolchain again, then the damaged step
-    assert path.read_bytes() == data and build.live_runtime(SPECS) == made and len(calls) == 5  # repaired
+    if damage == "seal-gone":  # no longer marked as the cache's own: left as it is, and made anew each time
+        assert path.read_bytes() == body and build.live_runtime(SPECS) == made and len(calls) == 7
+    else:
+        assert path.read_bytes() == data and build.live_runtime(SPECS) == made and len(calls) == 5  # repaired
+
+
+def test_the_runtime_s_products_are_kept_apart_from_the_build_cache(counted):
+    folder, calls = counted
+    build.live_runtime(SPECS)
+    assert sorted(p.name.split(".", 1)[1] for p in folder.iterdir()) == ["dataflows.json", "runtime.js"]
+    assert not (folder.parent / "plate-build").exists()
 
 
 def test_an_empty_bundle_fails_the_build_and_keeps_the_site(counted, tmp_path, monkeypatch, capsys):
     from generator import cli
 
-    out = tmp_path / "site"
     def offline(cache, say=None):
         raise runtime.Unavailable("offline")
+    out = tmp_path / "site"
     monkeypatch.setattr(runtime, "toolchain", offline)
     assert cli.main(["build", "--content", str(FIXTURE), "--out", str(out)]) == 0  # vl-convert's fallback
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     monkeypatch.setattr(runtime, "toolchain", lambda cache, say=None: tmp_path)
-    monkeypatch.setattr(runtime, "bundle", lambda ops, home: "")
+    monkeypatch.setattr(runtime, "bundle", lambda needs, home: "")
     assert cli.main(["build", "--content", str(FIXTURE), "--out", str(out)]) == 1
     err = capsys.readouterr().err
     assert err.strip().splitlines()[-1].startswith("plate: ") and "came out empty" in err
@@ -390,9 +400,10 @@ def test_a_truncated_cache_gives_the_same_page(tmp_path, monkeypatch):
     page = (tmp_path / "a" / "index.html").read_bytes()
     monkeypatch.setenv("PLATE_CACHE", str(tmp_path / "cache"))
     build.build(FIXTURE, tmp_path / "b")  # a cache of its own, made from nothing (the install too)
-    for cached in (tmp_path / "cache").glob("vega-*"):
-        if not cached.name.endswith(".sha256"):
-            cached.write_bytes(cached.read_bytes()[:1000])  # a build killed while the cache was written
+    entries = list((tmp_path / "cache" / build.RUNTIME_FOLDER).iterdir())
+    assert len(entries) >= 4  # dataflows, runtime, minified script and style
+    for entry in entries:
+        entry.write_bytes(entry.read_bytes()[:1000])  # a build killed while the cache was written
     build.build(FIXTURE, tmp_path / "c")
     assert (tmp_path / "b" / "index.html").read_bytes() == page == (tmp_path / "c" / "index.html").read_bytes()
 
