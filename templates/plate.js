@@ -21,11 +21,21 @@ function selectionFromUrl() {
   return chosen;
 }
 
-/** Keep the selection in the URL without adding history entries for every change. */
+/** Keep the selection in the URL without adding history entries for every change. Written just after the next
+ * paint: history.replaceState reports to the browser and can take milliseconds, which the redrawn figures need
+ * not wait for; changes in quick succession write only the last. */
+let urlPending = null;
+
 function selectionToUrl(sel) {
   const params = new URLSearchParams(KEYS.map((k) => [k, sel[k]]));
   for (const [k, v] of ownUrlEntries(sel)) params.set(k, v);
-  history.replaceState(null, "", `#${params}`);
+  if (urlPending === null) {
+    requestAnimationFrame(() => setTimeout(() => {
+      history.replaceState(null, "", urlPending);
+      urlPending = null;
+    }, 0));
+  }
+  urlPending = `#${params}`;
 }
 
 function currentSelection() {

@@ -82,6 +82,7 @@ def test_url_keeps_and_restores_the_selection(site, open_page):
     page.get_by_label("Global batch", exact=True).select_option(label="16M tokens")
     page.get_by_label("Network", exact=True).select_option(label="NVLink")
     wait_until(page, "document.documentElement.dataset.shown === 'llama3-405b|16M|nvlink|h100-sxm|step|bf16|flat|none'")
+    wait_until(page, "location.hash.includes('network=nvlink')")  # the URL is written after the redraw's paint
     url = page.url
     assert url.endswith("#model=llama3-405b&batch=16M&network=nvlink&gpu=h100-sxm&overlap=step&precision=bf16"
                         "&topology=flat&sharding=none")
@@ -107,6 +108,7 @@ def test_options_are_kept_in_the_url_and_restored(site, open_page):
     shown = "llama3-8b|4M|ib-400|a100-sxm|backward|fp32|nodes|none"
     wait_until(page, f"document.documentElement.dataset.shown === '{shown}'")
     readout = page.locator("#readout").text_content()
+    wait_until(page, "location.hash.includes('topology=nodes')")  # the URL is written after the redraw's paint
     url = page.url
     assert "gpu=a100-sxm&overlap=backward&precision=fp32&topology=nodes" in url
     reopened = open_page(site, hash="#" + url.split("#", 1)[1]).page
