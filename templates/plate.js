@@ -703,8 +703,7 @@ async function liveView(figure, current, width) {
 }
 
 /** Hand a view the rows and marks of a selection: only the datasets its spec declares, and only those whose
- * rows differ from what it drew (the memory figure, say, follows only the model, GPU and sharding). True when
- * anything was handed over. */
+ * rows differ from what it drew (the memory figure, say, follows only the model, GPU and sharding). */
 const MAKERS = {
   grid: gridRows, facts: factsRows, timeline: timelineRows, timeline_facts: timelineFacts, memory: memoryRows,
 };
@@ -725,7 +724,10 @@ function feed(made, f) {
     changed = true;
   }
   made.fed = f;
-  return changed;
+  // Lay the view out anew from the width asked for, as a view opened at this selection is: autosize "fit" sizes
+  // the plot once per layout, from the axis labels of the moment, so without this a redraw kept the plot size and
+  // label room of the selection shown before (labels could overrun the figure's edge).
+  if (changed && made.width !== null) made.view.width(made.width).resize();
 }
 
 /** Hand a dataset its new rows, keeping the tuples the view holds: a row at the same place changes only its

@@ -1,4 +1,6 @@
 """What a reader does, in the system's Chromium with the network off: open, choose, share the link."""
+import random
+
 import pytest
 
 from conftest import CONTENT, wait_until
@@ -152,3 +154,40 @@ def test_the_timeline_follows_the_controls(site, open_page):
     after = page.evaluate(tail)
     assert before and after and before != after
     assert "one step on each of 512 replicas" in page.locator("#fig-timeline .chart").inner_html()
+
+
+# Every leaf of each figure's SVG, and every group's placement, order aside (a redraw keeps marks and may append).
+MARKS = """() => [...document.querySelectorAll('.chart')].map((chart) => [
+  ...[...chart.querySelectorAll('svg *')].filter((e) => !e.children.length).map((e) => e.outerHTML).sort(), '|',
+  ...[...chart.querySelectorAll('svg g')].map((g) => g.getAttribute('transform') || '').sort()])"""
+CHANGE = """async (values) => {
+  const root = document.documentElement, before = root.dataset.shown;
+  let changed = false;
+  for (const [id, value] of values) {
+    const select = document.getElementById(id);
+    if (select.value !== value) { select.value = value; changed = true; }
+  }
+  if (!changed) return;
+  document.getElementById('controls').dispatchEvent(new Event('change'));
+  while (root.dataset.shown === before) await new Promise(requestAnimationFrame);
+}"""
+
+
+def test_a_walk_of_changes_draws_what_opening_each_selection_draws(site, open_page):
+    """Redraws update the views' marks in place; after each change every figure holds the marks, laid out the
+    same (the room for axis labels too), that the page opened at that selection draws."""
+    page = open_page(site).page
+    controls = page.evaluate("""() => [...document.querySelectorAll('#controls select')].map((s) =>
+      [s.id, s.name, [...s.options].map((o) => o.value).filter((v) => v !== 'custom')])""")
+    rng = random.Random(12)
+    for _ in range(4):
+        chosen = [(select, name, rng.choice(values)) for select, name, values in controls]
+        page.evaluate(CHANGE, [[select, value] for select, _, value in chosen])
+        fresh = open_page(site, hash="#" + "&".join(f"{name}={value}" for _, name, value in chosen)).page
+        assert fresh.evaluate("document.documentElement.dataset.shown") == \
+            page.evaluate("document.documentElement.dataset.shown")
+        walked, opened = page.evaluate(MARKS), fresh.evaluate(MARKS)
+        ids = page.evaluate("[...document.querySelectorAll('.figure')].map((f) => f.id)")
+        for figure, a, b in zip(ids, walked, opened):
+            assert a == b, f"{figure} after a change differs from {figure} opened at {chosen}"
+        fresh.context.close()
