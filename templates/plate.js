@@ -724,10 +724,10 @@ function feed(made, f) {
     changed = true;
   }
   made.fed = f;
-  // Lay the view out anew from the width asked for, as a view opened at this selection is: autosize "fit" sizes
-  // the plot once per layout, from the axis labels of the moment, so without this a redraw kept the plot size and
-  // label room of the selection shown before (labels could overrun the figure's edge).
-  if (changed && made.width !== null) made.view.width(made.width).resize();
+  // Lay the view out anew: autosize "fit" sizes the plot from the axis labels once, so without this a redraw kept
+  // the label room of the selection shown before, and longer labels stuck out of the figure. (Laying out from the
+  // full width, exactly as a view opened at the selection is, would cost a second dataflow pass per change.)
+  if (changed) made.view.resize();
 }
 
 /** Hand a dataset its new rows, keeping the tuples the view holds: a row at the same place changes only its
@@ -771,8 +771,10 @@ function fitWidth(made, measured) {
   return true;
 }
 
-/** After the first paint, in idle time: the static SVGs stay the first thing drawn. */
+/** After the first paint, in idle time: the static SVGs stay the first thing drawn. When the browser has painted
+ * already (it often has by the time this module runs), the next task will do. */
 function afterPaint() {
+  if (performance.getEntriesByType("paint").length) return nextTask();
   return new Promise((resolve) => {
     requestAnimationFrame(() => setTimeout(() => {
       if (window.requestIdleCallback) requestIdleCallback(() => resolve(), { timeout: 300 });
@@ -843,8 +845,8 @@ async function start() {
   // One layout read for all the figures (they share the column's width); a resize later refits them.
   const widths = new Map(data.figures.map((fig) => [fig.id, document.querySelector(`#${fig.id} .chart`).clientWidth]));
   for (const figure of byVisibility(data.figures)) {
+    if (views.length) await nextTask(); // one task per view: input and paint get in between
     views.push(await liveView(figure, () => shown, widths.get(figure.id)));
-    await nextTask();
   }
   views.sort((a, b) => data.figures.findIndex((fig) => `${fig.id}` === a.holder.parentElement.id) -
     data.figures.findIndex((fig) => `${fig.id}` === b.holder.parentElement.id));

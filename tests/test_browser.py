@@ -156,10 +156,7 @@ def test_the_timeline_follows_the_controls(site, open_page):
     assert "one step on each of 512 replicas" in page.locator("#fig-timeline .chart").inner_html()
 
 
-# Every leaf of each figure's SVG, and every group's placement, order aside (a redraw keeps marks and may append).
-MARKS = """() => [...document.querySelectorAll('.chart')].map((chart) => [
-  ...[...chart.querySelectorAll('svg *')].filter((e) => !e.children.length).map((e) => e.outerHTML).sort(), '|',
-  ...[...chart.querySelectorAll('svg g')].map((g) => g.getAttribute('transform') || '').sort()])"""
+
 CHANGE = """async (values) => {
   const root = document.documentElement, before = root.dataset.shown;
   let changed = false;
@@ -171,23 +168,43 @@ CHANGE = """async (values) => {
   document.getElementById('controls').dispatchEvent(new Event('change'));
   while (root.dataset.shown === before) await new Promise(requestAnimationFrame);
 }"""
+# Each view's data sets the page feeds, as JSON; the texts its marks write (axis labels aside: their number
+# follows the plot's width); and how many of its axes' texts stick out of the figure's SVG.
+DRAWN = """() => {
+  const names = Object.values(JSON.parse(document.getElementById('plate-data').textContent).data);
+  const data = window.plate.views.map((view) => names.map((name) => {
+    try { return JSON.stringify(view.data(name)); } catch (e) { return null; } // not a data set of this view
+  }));
+  const charts = [...document.querySelectorAll('.chart svg')];
+  const texts = charts.map((svg) => [...svg.querySelectorAll('.role-mark text')].map((t) => t.textContent).sort());
+  const outside = charts.map((svg) => {
+    const box = svg.getBoundingClientRect();
+    return [...svg.querySelectorAll('.role-axis text')].map((t) => t.getBoundingClientRect()).filter((r) => r.width > 0 &&
+      (r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5))
+      .length;
+  });
+  return {data, texts, outside};
+}"""
 
 
 def test_a_walk_of_changes_draws_what_opening_each_selection_draws(site, open_page):
-    """Redraws update the views' marks in place; after each change every figure holds the marks, laid out the
-    same (the room for axis labels too), that the page opened at that selection draws."""
+    """Redraws update the views' data in place: after each change every view holds the rows, and its marks the
+    texts, of the page opened at that selection, and no axis text sticks out of its figure (the room follows)."""
     page = open_page(site).page
     controls = page.evaluate("""() => [...document.querySelectorAll('#controls select')].map((s) =>
       [s.id, s.name, [...s.options].map((o) => o.value).filter((v) => v !== 'custom')])""")
+    ids = page.evaluate("[...document.querySelectorAll('.figure')].map((f) => f.id)")
     rng = random.Random(12)
-    for _ in range(4):
+    for _ in range(5):
         chosen = [(select, name, rng.choice(values)) for select, name, values in controls]
         page.evaluate(CHANGE, [[select, value] for select, _, value in chosen])
         fresh = open_page(site, hash="#" + "&".join(f"{name}={value}" for _, name, value in chosen)).page
         assert fresh.evaluate("document.documentElement.dataset.shown") == \
             page.evaluate("document.documentElement.dataset.shown")
-        walked, opened = page.evaluate(MARKS), fresh.evaluate(MARKS)
-        ids = page.evaluate("[...document.querySelectorAll('.figure')].map((f) => f.id)")
-        for figure, a, b in zip(ids, walked, opened):
-            assert a == b, f"{figure} after a change differs from {figure} opened at {chosen}"
+        walked, opened = page.evaluate(DRAWN), fresh.evaluate(DRAWN)
+        for i, figure in enumerate(ids):
+            assert walked["data"][i] == opened["data"][i], f"{figure}'s data after a change is not {chosen}'s"
+            assert walked["texts"][i] == opened["texts"][i], f"{figure}'s texts after a change are not {chosen}'s"
+        assert walked["outside"] == [0] * len(ids), f"axis texts stick out of the figures after changing to {chosen}"
+        assert opened["outside"] == [0] * len(ids), f"axis texts stick out of the figures opened at {chosen}"
         fresh.context.close()
