@@ -21,11 +21,21 @@ function selectionFromUrl() {
   return chosen;
 }
 
-/** Keep the selection in the URL without adding history entries for every change. */
+/** Keep the selection in the URL without adding history entries for every change. Written just after the next
+ * paint: history.replaceState reports to the browser and can take milliseconds, which the redrawn figures need
+ * not wait for; changes in quick succession write only the last. */
+let urlPending = null;
+
 function selectionToUrl(sel) {
   const params = new URLSearchParams(KEYS.map((k) => [k, sel[k]]));
   for (const [k, v] of ownUrlEntries(sel)) params.set(k, v);
-  history.replaceState(null, "", `#${params}`);
+  if (urlPending === null) {
+    requestAnimationFrame(() => setTimeout(() => {
+      history.replaceState(null, "", urlPending);
+      urlPending = null;
+    }, 0));
+  }
+  urlPending = `#${params}`;
 }
 
 function currentSelection() {
@@ -353,13 +363,23 @@ function texts(sel) {
   };
 }
 
-/** Each figure's description and data table, the readout and the captions, for the selection shown. */
+/** Each figure's description and data table, the readout and the captions, for the selection shown. Only what
+ * changed is written: the page keeps its layout, and the live readout announces only news. */
+const setText = (el, text) => { if (el.textContent !== text) el.textContent = text; };
+const tableStamps = new WeakMap(); // table -> its rows as JSON, read off the page the first time
+
 function fillTexts(f) {
   fillReadout(f);
-  for (const el of document.querySelectorAll("[data-selection]")) el.textContent = f.caption;
-  for (const el of document.querySelectorAll("[data-describe]")) el.textContent = describe(f, el.dataset.describe);
+  for (const el of document.querySelectorAll("[data-selection]")) setText(el, f.caption);
+  for (const el of document.querySelectorAll("[data-describe]")) setText(el, describe(f, el.dataset.describe));
   for (const table of document.querySelectorAll("[data-table]")) {
-    table.tBodies[0].replaceChildren(...tableRows(f, table.dataset.table).map(([head, ...cells]) => {
+    const rows = tableRows(f, table.dataset.table);
+    const stamp = JSON.stringify(rows);
+    const had = tableStamps.has(table) ? tableStamps.get(table)
+      : JSON.stringify([...table.tBodies[0].rows].map((tr) => [...tr.cells].map((cell) => cell.textContent)));
+    tableStamps.set(table, stamp);
+    if (had === stamp) continue;
+    table.tBodies[0].replaceChildren(...rows.map(([head, ...cells]) => {
       const tr = document.createElement("tr");
       const th = document.createElement("th");
       th.scope = "row";
@@ -402,6 +422,8 @@ function describeMemory(f) {
 /** The readout, one paragraph per question. */
 function fillReadout(f) {
   const paragraphs = readoutParagraphs(f);
+  const had = [...readout.children];
+  if (had.length === paragraphs.length && had.every((p, i) => p.textContent === paragraphs[i])) return;
   readout.replaceChildren(...paragraphs.map((text, i) => {
     const p = document.createElement("p");
     p.dataset.readout = String(i);
@@ -655,8 +677,10 @@ function termTips() {
   document.addEventListener("keydown", (e) => { if (e.key === "Escape" && owner) close(); });
 }
 
-/** A live Vega view for one figure, drawn off-page with a selection's rows and swapped in for its static SVG. */
-async function liveView(figure, f) {
+/** A live Vega view for one figure, drawn off-page with the rows of the selection shown at that moment (`current`
+ * reads it) and swapped in for its static SVG. The view is made in one task and drawn in the next, so input
+ * and paint get in between. */
+async function liveView(figure, current, width) {
   // The dataflow was parsed at build time; only vl-convert's fallback runtime carries the parser, and the spec.
   const runtime = figure.dataflow || window.vega.parse(figure.vega, null, { ast: true });
   const holder = document.querySelector(`#${figure.id} .chart`);
@@ -669,50 +693,101 @@ async function liveView(figure, f) {
   });
   view.initialize(live);
   const names = new Set(figure.datasets || figure.vega.data.map((d) => d.name));
-  feed(view, f, names);
-  fitWidth(view, holder);
+  const made = { view, holder, names, stamps: {}, tuples: {}, fed: null, width: null };
+  await nextTask();
+  feed(made, current()); // the controls may have moved while the view was made
+  fitWidth(made, width);
   await view.runAsync();
   holder.replaceChildren(live);
   holder.dataset.live = "true";
-  return { view, holder, names };
+  return made;
 }
 
-/** Hand a view the rows and marks of a selection: only the datasets its spec declares. */
+/** Hand a view the rows and marks of a selection: only the datasets its spec declares, and only those whose
+ * rows differ from what it drew (the memory figure, say, follows only the model, GPU and sharding). */
 const MAKERS = {
   grid: gridRows, facts: factsRows, timeline: timelineRows, timeline_facts: timelineFacts, memory: memoryRows,
 };
+// NaN and ±Infinity as themselves: JSON would write both as null and hide a change between them.
+const exact = (key, value) => (typeof value === "number" && !Number.isFinite(value) ? String(value) : value);
 
-function feed(view, f, names) {
+function feed(made, f) {
+  const rows = (f.rows ||= {}); // made once per selection, shared by the views that show them
+  let changed = false;
   for (const [key, make] of Object.entries(MAKERS)) {
-    if (!names.has(data.data[key])) continue;
-    const rows = make(f);
-    if (key === "memory") { // the memory figure follows only the model, GPU and sharding: skip the rest
-      const stamp = JSON.stringify(rows);
-      if (view.plateMemoryKey === stamp) continue;
-      view.plateMemoryKey = stamp;
-    }
-    view.data(data.data[key], rows);
+    const name = data.data[key];
+    if (!made.names.has(name)) continue;
+    rows[key] ||= { values: make(f) };
+    rows[key].stamp ||= JSON.stringify(rows[key].values, exact);
+    if (made.stamps[name] === rows[key].stamp) continue;
+    made.stamps[name] = rows[key].stamp;
+    handOver(made, name, rows[key].values);
+    changed = true;
   }
+  made.fed = f;
+  // Lay the view out anew: autosize "fit" sizes the plot from the axis labels once, so without this a redraw kept
+  // the label room of the selection shown before, and longer labels stuck out of the figure. (Laying out from the
+  // full width, exactly as a view opened at the selection is, would cost a second dataflow pass per change.)
+  if (changed) made.view.resize();
+}
+
+/** Hand a dataset its new rows, keeping the tuples the view holds: a row at the same place changes only its
+ * tuple's differing fields, so its marks stay and the renderer rewrites only changed attributes (replacing the
+ * tuples made every mark and SVG element anew). Each view gets its own copies: Vega tags a row as its tuple. */
+function handOver(made, name, rows) {
+  const held = made.tuples[name];
+  if (!held) {
+    made.tuples[name] = rows.map((row) => ({ ...row }));
+    made.view.data(name, made.tuples[name]);
+    return;
+  }
+  const change = made.view.changeset();
+  const kept = Math.min(held.length, rows.length);
+  for (let i = 0; i < kept; i += 1) {
+    for (const field of Object.keys(rows[i])) {
+      if (!Object.is(held[i][field], rows[i][field])) change.modify(held[i], field, rows[i][field]);
+    }
+  }
+  const added = rows.slice(kept).map((row) => ({ ...row }));
+  change.insert(added).remove(held.slice(kept));
+  made.tuples[name] = held.slice(0, kept).concat(added);
+  made.view.change(name, change);
 }
 
 /** Draw at the holder's width (text stays at its set size), but no wider than a printed page's measure
- * (about 680 CSS px), so a figure scaled to the paper keeps legible text whatever screen it was drawn on. */
+ * (about 680 CSS px), so a figure scaled to the paper keeps legible text whatever screen it was drawn on.
+ * `measured` is the holder's width when the caller has read it already (one layout for all the figures).
+ * True when the width changed (the view then needs a run). */
 const printing = window.matchMedia("print");
 let paper = false; // between beforeprint and afterprint
 
-function fitWidth(view, holder) {
-  const width = paper || printing.matches ? 720 : Math.min(720, Math.max(260, Math.floor(holder.clientWidth)));
-  if (width && view.width() !== width) view.width(width);
+function fitWidth(made, measured) {
+  const clientWidth = measured === undefined ? made.holder.clientWidth : measured;
+  const width = paper || printing.matches ? 720 : Math.min(720, Math.max(260, Math.floor(clientWidth)));
+  // Compared with the width asked for last: view.width() reads back the plot's width inside the axes (autosize
+  // "fit"), which never equals it, so comparing with that redrew every view on every resize notification.
+  if (!width || made.width === width) return false;
+  made.width = width;
+  made.view.width(width);
+  return true;
 }
 
-/** After the first paint, in idle time: the static SVGs stay the first thing drawn. */
+/** After the first paint, in idle time: the static SVGs stay the first thing drawn. When the browser has painted
+ * already (it often has by the time this module runs), the next task will do. */
 function afterPaint() {
+  if (performance.getEntriesByType("paint").length) return nextTask();
   return new Promise((resolve) => {
     requestAnimationFrame(() => setTimeout(() => {
       if (window.requestIdleCallback) requestIdleCallback(() => resolve(), { timeout: 300 });
       else resolve();
     }, 0));
   });
+}
+
+/** End this task and go on in a new one soon (before idle time), so no single task blocks input for long. */
+function nextTask() {
+  if (window.scheduler && typeof window.scheduler.yield === "function") return window.scheduler.yield();
+  return new Promise((resolve) => { setTimeout(resolve, 0); });
 }
 
 /** Figures nearest the viewport first: the one the reader sees goes live first. */
@@ -732,15 +807,20 @@ async function start() {
   fillTexts(shown);
   const views = [];
 
+  const markShown = () => {
+    document.documentElement.dataset.shown = KEYS.map((k) => sel[k]).join("|");
+    document.documentElement.dataset.ownShown = ownUrlEntries(sel).map(([k, v]) => `${k}=${v}`).join("&");
+  };
+
   async function show(next, keepUrl = false) {
     sel = { ...data.default, ...next }; // a partial selection keeps the workshop's other choices
     shown = factsOf(sel);
     fillTexts(shown);
     if (!keepUrl) selectionToUrl(sel);
-    for (const { view, names } of views) feed(view, shown, names);
+    for (const made of views) feed(made, shown);
+    // Every view, changed or not: runAsync waits for a draw still under way from an earlier change.
     await Promise.all(views.map(({ view }) => view.runAsync()));
-    document.documentElement.dataset.shown = KEYS.map((k) => sel[k]).join("|");
-    document.documentElement.dataset.ownShown = ownUrlEntries(sel).map(([k, v]) => `${k}=${v}`).join("&");
+    markShown();
   }
 
   form.addEventListener("change", () => {
@@ -762,25 +842,28 @@ async function start() {
     selection: () => ({ ...sel }),
   };
 
+  await afterPaint();
+  // One layout read for all the figures (they share the column's width); a resize later refits them.
+  const widths = new Map(data.figures.map((fig) => [fig.id, document.querySelector(`#${fig.id} .chart`).clientWidth]));
   for (const figure of byVisibility(data.figures)) {
-    await afterPaint();
-    const made = await liveView(figure, shown); // the shown selection at this moment: controls may have moved
-    views.push(made);
+    if (views.length) await nextTask(); // one task per view: input and paint get in between
+    views.push(await liveView(figure, () => shown, widths.get(figure.id)));
   }
   views.sort((a, b) => data.figures.findIndex((fig) => `${fig.id}` === a.holder.parentElement.id) -
     data.figures.findIndex((fig) => `${fig.id}` === b.holder.parentElement.id));
   window.plate.views = views.map(({ view }) => view);
-  const refit = () => {
-    for (const { view, holder } of views) fitWidth(view, holder);
-    return Promise.all(views.map(({ view }) => view.runAsync()));
-  };
+  const refit = () => Promise.all(views.filter((made) => fitWidth(made))
+    .map(({ view }) => view.runAsync())); // only views whose width changed redraw
   const resize = new ResizeObserver(refit);
   for (const { holder } of views) resize.observe(holder);
   // Paper: redraw at the page's measure before printing (a phone's narrow figure would print tall), back after.
   window.addEventListener("beforeprint", () => { paper = true; refit(); });
   window.addEventListener("afterprint", () => { paper = false; refit(); });
 
-  await show(sel, true);
+  // A view made before the controls last moved catches up; the others already show the selection.
+  for (const made of views) if (made.fed !== shown) feed(made, shown);
+  await Promise.all(views.map(({ view }) => view.runAsync()));
+  markShown();
   document.documentElement.dataset.ready = "true";
 }
 

@@ -1,4 +1,6 @@
 """What a reader does, in the system's Chromium with the network off: open, choose, share the link."""
+import random
+
 import pytest
 
 from conftest import CONTENT, wait_until
@@ -82,6 +84,7 @@ def test_url_keeps_and_restores_the_selection(site, open_page):
     page.get_by_label("Global batch", exact=True).select_option(label="16M tokens")
     page.get_by_label("Network", exact=True).select_option(label="NVLink")
     wait_until(page, "document.documentElement.dataset.shown === 'llama3-405b|16M|nvlink|h100-sxm|step|bf16|flat|none'")
+    wait_until(page, "location.hash.includes('network=nvlink')")  # the URL is written after the redraw's paint
     url = page.url
     assert url.endswith("#model=llama3-405b&batch=16M&network=nvlink&gpu=h100-sxm&overlap=step&precision=bf16"
                         "&topology=flat&sharding=none")
@@ -107,6 +110,7 @@ def test_options_are_kept_in_the_url_and_restored(site, open_page):
     shown = "llama3-8b|4M|ib-400|a100-sxm|backward|fp32|nodes|none"
     wait_until(page, f"document.documentElement.dataset.shown === '{shown}'")
     readout = page.locator("#readout").text_content()
+    wait_until(page, "location.hash.includes('topology=nodes')")  # the URL is written after the redraw's paint
     url = page.url
     assert "gpu=a100-sxm&overlap=backward&precision=fp32&topology=nodes" in url
     reopened = open_page(site, hash="#" + url.split("#", 1)[1]).page
@@ -150,3 +154,57 @@ def test_the_timeline_follows_the_controls(site, open_page):
     after = page.evaluate(tail)
     assert before and after and before != after
     assert "one step on each of 512 replicas" in page.locator("#fig-timeline .chart").inner_html()
+
+
+
+CHANGE = """async (values) => {
+  const root = document.documentElement, before = root.dataset.shown;
+  let changed = false;
+  for (const [id, value] of values) {
+    const select = document.getElementById(id);
+    if (select.value !== value) { select.value = value; changed = true; }
+  }
+  if (!changed) return;
+  document.getElementById('controls').dispatchEvent(new Event('change'));
+  while (root.dataset.shown === before) await new Promise(requestAnimationFrame);
+}"""
+# Each view's data sets the page feeds, as JSON; the texts its marks write (axis labels aside: their number
+# follows the plot's width); and how many of its axes' texts stick out of the figure's SVG.
+DRAWN = """() => {
+  const names = Object.values(JSON.parse(document.getElementById('plate-data').textContent).data);
+  const data = window.plate.views.map((view) => names.map((name) => {
+    try { return JSON.stringify(view.data(name)); } catch (e) { return null; } // not a data set of this view
+  }));
+  const charts = [...document.querySelectorAll('.chart svg')];
+  const texts = charts.map((svg) => [...svg.querySelectorAll('.role-mark text')].map((t) => t.textContent).sort());
+  const outside = charts.map((svg) => {
+    const box = svg.getBoundingClientRect();
+    return [...svg.querySelectorAll('.role-axis text')].map((t) => t.getBoundingClientRect()).filter((r) => r.width > 0 &&
+      (r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5))
+      .length;
+  });
+  return {data, texts, outside};
+}"""
+
+
+def test_a_walk_of_changes_draws_what_opening_each_selection_draws(site, open_page):
+    """Redraws update the views' data in place: after each change every view holds the rows, and its marks the
+    texts, of the page opened at that selection, and no axis text sticks out of its figure (the room follows)."""
+    page = open_page(site).page
+    controls = page.evaluate("""() => [...document.querySelectorAll('#controls select')].map((s) =>
+      [s.id, s.name, [...s.options].map((o) => o.value).filter((v) => v !== 'custom')])""")
+    ids = page.evaluate("[...document.querySelectorAll('.figure')].map((f) => f.id)")
+    rng = random.Random(12)
+    for _ in range(5):
+        chosen = [(select, name, rng.choice(values)) for select, name, values in controls]
+        page.evaluate(CHANGE, [[select, value] for select, _, value in chosen])
+        fresh = open_page(site, hash="#" + "&".join(f"{name}={value}" for _, name, value in chosen)).page
+        assert fresh.evaluate("document.documentElement.dataset.shown") == \
+            page.evaluate("document.documentElement.dataset.shown")
+        walked, opened = page.evaluate(DRAWN), fresh.evaluate(DRAWN)
+        for i, figure in enumerate(ids):
+            assert walked["data"][i] == opened["data"][i], f"{figure}'s data after a change is not {chosen}'s"
+            assert walked["texts"][i] == opened["texts"][i], f"{figure}'s texts after a change are not {chosen}'s"
+        assert walked["outside"] == [0] * len(ids), f"axis texts stick out of the figures after changing to {chosen}"
+        assert opened["outside"] == [0] * len(ids), f"axis texts stick out of the figures opened at {chosen}"
+        fresh.context.close()

@@ -142,6 +142,7 @@ def test_acceptance_custom_run_equals_python_and_survives_a_reload(site, open_pa
     drawn = page.evaluate("() => window.plate.views[0].data('grid')")
     assert_allclose([r["comm_s"] for r in drawn], f.grid.comm_s, rtol=1e-9)
     # The link reproduces the run after a reload.
+    wait_until(page, "location.hash.includes('mfu=0.38')")  # the URL is written after the redraw's paint
     url = page.url
     assert "params=13000000000" in url and "tokens=2000000" in url and "gbps=25" in url and "mfu=0.38" in url
     page.reload()
@@ -221,7 +222,7 @@ def test_sharding_control_memory_readout_and_zero3_traffic(site, open_page, atla
     fits = [row[2] for row in got["tables"]["fig-memory"]]
     assert fits.index("yes") == 2  # 1, 2, 4: the first power of two whose states fit
     assert all("ZeRO-1" in c for c in got["captions"])
-    assert "sharding=zero1" in page.url
+    wait_until(page, "location.hash.includes('sharding=zero1')")  # the URL is written after the redraw's paint
     page.reload()  # the link keeps the sharding
     wait_until(page, "document.documentElement.dataset.ready")
     assert page.evaluate("document.documentElement.dataset.shown").endswith("|zero1")
