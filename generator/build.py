@@ -30,15 +30,14 @@ def runtime_store() -> cache.Cache:
 
 
 def _kept_text(store: cache.Cache, kind: str, parts: tuple, make, what: str) -> str:
-    """make()'s text, or what it gave before for the same parts (kind ends the entry's name: 'runtime.js')."""
-    name = f"{cache.key(kind, parts)}.{kind}"
-    text = store.get(name)
-    if text is None:
+    """make()'s text, or what it gave before for the same parts (kind ends the entry's name: 'runtime.js'); an
+    empty text fails the build and is never kept."""
+    def made() -> str:
         text = make()
         if not text.strip():
             raise RuntimeError(f"{what} came out empty; the page's figures could not start")
-        store.put(name, text)
-    return text
+        return text
+    return store.kept(kind, parts, made, of_code=False)
 
 
 def fallback_js(specs: dict[str, dict]) -> str:

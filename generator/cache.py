@@ -193,12 +193,17 @@ class Cache:
                 with contextlib.suppress(OSError):
                     path.unlink()
 
-    def kept(self, kind: str, parts: tuple, make: Callable[[], str], needs: tuple[str, ...] = ()) -> str:
-        """make(), or the text it gave before for the same parts, generator code and needs (package import
-        names, or 'fonts'); kind ('svg', 'vega.json', 'csv') ends the entry's file name."""
+    def kept(self, kind: str, parts: tuple, make: Callable[[], str], needs: tuple[str, ...] = (),
+             of_code: bool = True) -> str:
+        """make(), or the text it gave before for the same parts, generator code (unless of_code is False: the
+        runtime's products depend on node's side, which their parts name) and needs (package import names, or
+        'fonts'); kind ('svg', 'vega.json', 'csv') ends the entry's file name."""
         if self.folder is None:
             return make()
-        name = f"{key(kind, parts, code(), [fonts() if n == 'fonts' else package(n) for n in needs])}.{kind}"
+        if of_code:
+            name = f"{key(kind, parts, code(), [fonts() if n == 'fonts' else package(n) for n in needs])}.{kind}"
+        else:
+            name = f"{key(kind, parts)}.{kind}"
         text = self.get(name)
         if text is None:
             text = make()
