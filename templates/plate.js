@@ -790,13 +790,25 @@ function nextTask() {
   return new Promise((resolve) => { setTimeout(resolve, 0); });
 }
 
+/** How far a figure is from the viewport, in CSS px (0 when any of it is in view). */
+function distanceFromView(fig) {
+  const box = document.getElementById(fig.id).getBoundingClientRect();
+  return box.bottom < 0 ? -box.bottom : Math.max(0, box.top - window.innerHeight);
+}
+
 /** Figures nearest the viewport first: the one the reader sees goes live first. */
 function byVisibility(figures) {
-  const distance = (fig) => {
-    const box = document.getElementById(fig.id).getBoundingClientRect();
-    return box.bottom < 0 ? -box.bottom : Math.max(0, box.top - window.innerHeight);
-  };
-  return [...figures].sort((a, b) => distance(a) - distance(b));
+  const distance = new Map(figures.map((fig) => [fig, distanceFromView(fig)]));
+  return [...figures].sort((a, b) => distance.get(a) - distance.get(b));
+}
+
+// A figure goes live when it comes within half a viewport of the screen: soon enough that the reader scrolls onto a
+// live view, late enough that figures far down the page cost nothing at load.
+const NEAR = 0.5;
+
+/** True when sel is the plate's default: the static SVGs show exactly that, so its figures need no view yet. */
+function isDefault(sel) {
+  return KEYS.every((k) => sel[k] === data.default[k]) && ownUrlEntries(sel).length === 0;
 }
 
 async function start() {
@@ -805,12 +817,49 @@ async function start() {
   sel = ownFromUrl(sel);
   let shown = factsOf(sel);
   fillTexts(shown);
-  const views = [];
+  const views = []; // the views made so far, in the figures' order
+  const pending = new Map(); // figure id → the promise of its view, once asked for
+  let queue = Promise.resolve(); // views are made one after another, one task each
+  let widths = null; // the holders' widths from the one layout read at load, for the views made then
 
   const markShown = () => {
     document.documentElement.dataset.shown = KEYS.map((k) => sel[k]).join("|");
     document.documentElement.dataset.ownShown = ownUrlEntries(sel).map(([k, v]) => `${k}=${v}`).join("&");
   };
+
+  const refit = () => Promise.all(views.filter((made) => fitWidth(made))
+    .map(({ view }) => view.runAsync())); // only views whose width changed redraw
+  const resize = new ResizeObserver(refit);
+  const order = (made) => data.figures.findIndex((fig) => fig.id === made.holder.parentElement.id);
+
+  /** The figure's live view, made once (after the views asked for before it), following the selection. */
+  function makeLive(figure) {
+    if (!pending.has(figure.id)) {
+      const first = pending.size === 0;
+      queue = queue.then(async () => {
+        if (!first) await nextTask(); // one task per view: input and paint get in between
+        const made = await liveView(figure, () => shown, widths ? widths.get(figure.id) : undefined);
+        views.push(made);
+        views.sort((a, b) => order(a) - order(b));
+        window.plate.views = views.map(({ view }) => view);
+        resize.observe(made.holder);
+        // The controls moved while the view was drawn: it catches up (the others already show the selection).
+        if (made.fed !== shown) {
+          feed(made, shown);
+          await made.view.runAsync();
+        }
+      });
+      queue.catch(failed); // a view made after load (scrolled to) fails as one made at load does
+      pending.set(figure.id, queue);
+    }
+    return pending.get(figure.id);
+  }
+
+  /** Every figure live, the nearest first: once the selection is not the default, no static SVG shows it. */
+  async function liveAll() {
+    await Promise.all(byVisibility(data.figures).map(makeLive));
+    await Promise.all(views.map(({ view }) => view.runAsync()));
+  }
 
   async function show(next, keepUrl = false) {
     sel = { ...data.default, ...next }; // a partial selection keeps the workshop's other choices
@@ -819,7 +868,7 @@ async function start() {
     if (!keepUrl) selectionToUrl(sel);
     for (const made of views) feed(made, shown);
     // Every view, changed or not: runAsync waits for a draw still under way from an earlier change.
-    await Promise.all(views.map(({ view }) => view.runAsync()));
+    await Promise.all([...views.map(({ view }) => view.runAsync()), liveAll()]);
     markShown();
   }
 
@@ -829,6 +878,8 @@ async function start() {
   });
   form.addEventListener("input", ownSliderShown);
   form.addEventListener("submit", (event) => event.preventDefault());
+  // A reader reaching for a control is about to change the figures: make them now, not on the change.
+  for (const intent of ["focusin", "pointerdown"]) form.addEventListener(intent, () => liveAll(), { once: true });
   window.addEventListener("hashchange", () => {
     // Links to terms and sources change the fragment too; only a selection in it changes the figures.
     const params = new URLSearchParams(location.hash.slice(1));
@@ -838,42 +889,47 @@ async function start() {
     show(ownFromUrl(next));
   });
   window.plate = {
-    views: [], show, model, texts, factsOf, timelineRows, timelineFacts, gridRows, factsRows, ownCheck,
+    views: [], show, live: liveAll, model, texts, factsOf, timelineRows, timelineFacts, gridRows, factsRows, ownCheck,
     selection: () => ({ ...sel }),
   };
-
-  await afterPaint();
-  // One layout read for all the figures (they share the column's width); a resize later refits them.
-  const widths = new Map(data.figures.map((fig) => [fig.id, document.querySelector(`#${fig.id} .chart`).clientWidth]));
-  for (const figure of byVisibility(data.figures)) {
-    if (views.length) await nextTask(); // one task per view: input and paint get in between
-    views.push(await liveView(figure, () => shown, widths.get(figure.id)));
-  }
-  views.sort((a, b) => data.figures.findIndex((fig) => `${fig.id}` === a.holder.parentElement.id) -
-    data.figures.findIndex((fig) => `${fig.id}` === b.holder.parentElement.id));
-  window.plate.views = views.map(({ view }) => view);
-  const refit = () => Promise.all(views.filter((made) => fitWidth(made))
-    .map(({ view }) => view.runAsync())); // only views whose width changed redraw
-  const resize = new ResizeObserver(refit);
-  for (const { holder } of views) resize.observe(holder);
   // Paper: redraw at the page's measure before printing (a phone's narrow figure would print tall), back after.
+  // Figures not yet live print their static SVG, which is exact: they are made at once for any other selection.
   window.addEventListener("beforeprint", () => { paper = true; refit(); });
   window.addEventListener("afterprint", () => { paper = false; refit(); });
 
-  // A view made before the controls last moved catches up; the others already show the selection.
-  for (const made of views) if (made.fed !== shown) feed(made, shown);
+  await afterPaint();
+  // One layout read for all the figures (they share the column's width); a resize later refits them.
+  widths = new Map(data.figures.map((fig) => [fig.id, document.querySelector(`#${fig.id} .chart`).clientWidth]));
+  const margin = NEAR * window.innerHeight;
+  const now = isDefault(sel)
+    ? byVisibility(data.figures).filter((fig) => distanceFromView(fig) <= margin) : byVisibility(data.figures);
+  const near = new IntersectionObserver((entries) => {
+    for (const entry of entries) {
+      if (!entry.isIntersecting) continue;
+      near.unobserve(entry.target);
+      makeLive(data.figures.find((fig) => fig.id === entry.target.id));
+    }
+  }, { rootMargin: `${NEAR * 100}% 0px` });
+  for (const fig of data.figures) if (!now.includes(fig)) near.observe(document.getElementById(fig.id));
+  await Promise.all(now.map(makeLive));
+  widths = null; // views made later measure their holder then
   await Promise.all(views.map(({ view }) => view.runAsync()));
   markShown();
   document.documentElement.dataset.ready = "true";
 }
 
-termTips();
-start().catch((error) => {
-  // The static figures of the default selection stay; say why the controls did not appear.
+/** The static figures of the default selection stay; say why the controls did not appear. */
+function failed(error) {
+  if (document.documentElement.dataset.ready === "failed") return; // said once
   readout.append(Object.assign(document.createElement("p"), {
     textContent: `(The interactive figures could not start: ${error.message})`,
   }));
   document.documentElement.dataset.ready = "failed";
   form.hidden = true; // controls that cannot work
+}
+
+termTips();
+start().catch((error) => {
+  failed(error);
   throw error;
 });

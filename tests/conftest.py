@@ -106,7 +106,10 @@ def open_page(browser):
     """Open a built page from disk with the network off; yields a function returning a Watched page."""
     contexts = []
 
-    def opener(site_dir: Path, hash: str = "", wait_ready: bool = True, **context_options) -> Watched:
+    def opener(site_dir: Path, hash: str = "", wait_ready: bool = True, all_live: bool = True,
+               **context_options) -> Watched:
+        """all_live: make every figure live once ready, as the first touch of a control does (at load the page makes
+        only the figures near the viewport; test_browser checks that)."""
         options = {"offline": True, "viewport": {"width": 1100, "height": 900}}
         options.update(context_options)
         context = browser.new_context(**options)
@@ -117,6 +120,8 @@ def open_page(browser):
             wait_until(watched.page, "document.documentElement.dataset.ready")
             ready = watched.page.evaluate("() => document.documentElement.dataset.ready")
             assert ready == "true", f"the page's live figures did not start (ready={ready!r}): {watched.problems()}"
+            if all_live:
+                watched.page.evaluate("() => window.plate.live().then(() => true)")
         return watched
 
     yield opener

@@ -36,6 +36,45 @@ def test_opens_offline_with_three_live_charts_and_no_requests(site, open_page):
     assert watched.problems() == []
 
 
+# Which figures are live, and which of them lie within half a viewport of the screen (where the page makes them).
+LIVENESS = """() => [...document.querySelectorAll('figure.figure')].map((f) => {
+  const box = f.getBoundingClientRect();
+  const distance = box.bottom < 0 ? -box.bottom : Math.max(0, box.top - innerHeight);
+  return {id: f.id, live: f.querySelector('.chart').dataset.live === 'true', near: distance <= innerHeight / 2};
+})"""
+
+
+@pytest.mark.parametrize("viewport", [{"width": 1100, "height": 900}, {"width": 412, "height": 823}])
+def test_at_load_only_the_figures_near_the_screen_go_live_and_the_others_as_the_reader_scrolls(site, open_page,
+                                                                                                viewport):
+    page = open_page(site, all_live=False, viewport=viewport).page
+    figures = page.evaluate(LIVENESS)
+    assert [f["live"] for f in figures] == [f["near"] for f in figures]  # the static SVG is exact for the default
+    assert page.evaluate("window.plate.views.length") == sum(f["near"] for f in figures)
+    far = [f["id"] for f in figures if not f["near"]]
+    assert far, "every figure is near the top of the page: this test needs one below the fold"
+    page.locator(f"#{far[-1]}").scroll_into_view_if_needed()
+    wait_until(page, f"document.querySelector('#{far[-1]} .chart').dataset.live === 'true'")
+    assert page.locator(f"#{far[-1]} .chart svg").count() == 1
+
+
+def test_the_first_change_makes_every_figure_live_with_the_selection(site, open_page):
+    page = open_page(site, all_live=False).page
+    assert not all(f["live"] for f in page.evaluate(LIVENESS))
+    page.get_by_label("Model", exact=True).select_option("llama3-70b")
+    wait_until(page, "document.documentElement.dataset.shown.startsWith('llama3-70b|')")
+    assert all(f["live"] for f in page.evaluate(LIVENESS))
+    assert page.evaluate("window.plate.views.length") == page.locator("figure.figure").count()
+    for caption in page.locator("figcaption [data-selection]").all_text_contents():
+        assert "Llama 3 70B" in caption
+
+
+def test_a_link_to_another_selection_opens_with_every_figure_live(site, open_page):
+    page = open_page(site, hash="#model=llama3-70b", all_live=False).page
+    assert all(f["live"] for f in page.evaluate(LIVENESS))
+    assert page.evaluate("document.documentElement.dataset.shown").startswith("llama3-70b|")
+
+
 @pytest.mark.parametrize("label, option, shown, readout_part, caption_part", [
     ("Model", "Llama 3 70B", "llama3-70b|4M|ib-400|h100-sxm|step|bf16|flat|none", "1,128.9 GB", "Llama 3 70B"),
     ("Global batch", "1M tokens", "llama3-8b|1M|ib-400|h100-sxm|step|bf16|flat|none", "256 is the first power of two",

@@ -137,6 +137,7 @@ def test_under_the_csp_charts_draw_controls_work_and_nothing_is_blocked(browser,
     page.goto((site / "index.html").resolve().as_uri())
     wait_until(page, "document.documentElement.dataset.ready")
     assert page.evaluate("document.documentElement.dataset.ready") == "true"
+    page.evaluate("() => window.plate.live().then(() => true)")  # the figures below the fold too
     assert page.locator(".chart[data-live='true'] svg").count() == page.locator("figure.figure").count() >= 3
     page.get_by_label("Model", exact=True).select_option("llama3-405b")
     page.get_by_label("Network", exact=True).select_option("nvlink")

@@ -213,6 +213,7 @@ def test_the_page_draws_the_same_figures_as_with_the_whole_of_vega(mini_site, li
         page = context.new_page()
         page.goto((folder / "index.html").as_uri())
         wait_until(page, "document.documentElement.dataset.ready === 'true'")
+        page.evaluate("() => window.plate.live().then(() => true)")  # the figures below the fold too
         assert page.locator(".chart[data-live='true'] svg").count() == page.locator(".chart").count() > 0
         drawn.append(page.evaluate("[...document.querySelectorAll('.chart')].map(c => c.innerHTML)"))
         context.close()
