@@ -394,6 +394,9 @@ def page(content: Content, atlas: Atlas, figures: list[Figure], live: Runtime) -
         descriptions={f.id: describe(default_facts, f.id, p.workshop.seq_len) for f in figures},
         data=script_json(data), own=data["own"],
         style=Markup(style), runtime=Markup(runtime_js), script=Markup(script_safe(script)),
+        # The bundle (a function, window.vegaRuntime) is carried inert and run by the page script when the first
+        # view is made: loading the page does not even parse it. vl-convert's fallback is a module, run at load.
+        runtime_inert=live.dataflows is not None,
         csp_scripts=Markup(" ".join([csp_hash(runtime_js), csp_hash(script_safe(script))])),
         csp_style=Markup(csp_hash(style)),
     )

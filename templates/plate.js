@@ -1,7 +1,7 @@
 // The plate's live figures: the static SVGs of the default are replaced by Vega views that follow the controls.
 // model.js (above, in the same script) evaluates the model; this file turns its numbers into rows, marks and words,
-// as generator/charts.py and generator/render.py do for the default. Runs after the Vega runtime module, which
-// sets window.vega and window.vegaExpressionInterpreter.
+// as generator/charts.py and generator/render.py do for the default. The Vega runtime (window.vega and
+// window.vegaExpressionInterpreter) is run when the first view is made: see vegaRuntime().
 const data = JSON.parse(document.getElementById("plate-data").textContent);
 const KEYS = data.keys;
 const P = data.presets;
@@ -680,7 +680,19 @@ function termTips() {
 /** A live Vega view for one figure, drawn off-page with the rows of the selection shown at that moment (`current`
  * reads it) and swapped in for its static SVG. The view is made in one task and drawn in the next, so input
  * and paint get in between. */
+/** The Vega runtime, run once, for the first view. The page carries it inert (a script of type text/plain), so
+ * loading the page does not parse it; run as a script element of the same text, the page's CSP allows it by the
+ * hash it lists. vl-convert's fallback is a module that has run at load already. */
+function vegaRuntime() {
+  if (window.vega) return;
+  const script = document.createElement("script");
+  script.textContent = document.getElementById("vega-runtime").textContent;
+  document.head.append(script);
+  window.vegaRuntime();
+}
+
 async function liveView(figure, current, width) {
+  vegaRuntime();
   // The dataflow was parsed at build time; only vl-convert's fallback runtime carries the parser, and the spec.
   const runtime = figure.dataflow || window.vega.parse(figure.vega, null, { ast: true });
   const holder = document.querySelector(`#${figure.id} .chart`);
@@ -815,8 +827,11 @@ async function start() {
   let sel = selectionFromUrl();
   for (const k of KEYS) if (selects[k]) selects[k].value = sel[k];
   sel = ownFromUrl(sel);
-  let shown = factsOf(sel);
-  fillTexts(shown);
+  // The page as built shows the default's texts (render.py writes them; tests/test_engine.py holds them equal to
+  // this script's), so the default's facts wait until a view needs them.
+  let shown = null;
+  if (!isDefault(sel)) fillTexts((shown = factsOf(sel)));
+  const current = () => (shown ||= factsOf(sel));
   const views = []; // the views made so far, in the figures' order
   const pending = new Map(); // figure id → the promise of its view, once asked for
   let queue = Promise.resolve(); // views are made one after another, one task each
@@ -838,14 +853,14 @@ async function start() {
       const first = pending.size === 0;
       queue = queue.then(async () => {
         if (!first) await nextTask(); // one task per view: input and paint get in between
-        const made = await liveView(figure, () => shown, widths ? widths.get(figure.id) : undefined);
+        const made = await liveView(figure, current, widths ? widths.get(figure.id) : undefined);
         views.push(made);
         views.sort((a, b) => order(a) - order(b));
         window.plate.views = views.map(({ view }) => view);
         resize.observe(made.holder);
         // The controls moved while the view was drawn: it catches up (the others already show the selection).
-        if (made.fed !== shown) {
-          feed(made, shown);
+        if (made.fed !== current()) {
+          feed(made, current());
           await made.view.runAsync();
         }
       });
@@ -857,7 +872,10 @@ async function start() {
 
   /** Every figure live, the nearest first: once the selection is not the default, no static SVG shows it. */
   async function liveAll() {
-    await Promise.all(byVisibility(data.figures).map(makeLive));
+    const left = data.figures.filter((fig) => !pending.has(fig.id));
+    // Ordered only while some are left: measuring where the figures are lays the page out, at every change.
+    if (left.length) byVisibility(left).forEach(makeLive);
+    await Promise.all(data.figures.map((fig) => pending.get(fig.id)));
     await Promise.all(views.map(({ view }) => view.runAsync()));
   }
 

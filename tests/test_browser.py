@@ -51,6 +51,8 @@ def test_at_load_only_the_figures_near_the_screen_go_live_and_the_others_as_the_
     figures = page.evaluate(LIVENESS)
     assert [f["live"] for f in figures] == [f["near"] for f in figures]  # the static SVG is exact for the default
     assert page.evaluate("window.plate.views.length") == sum(f["near"] for f in figures)
+    if not any(f["near"] for f in figures):  # nor has the Vega runtime run: it waits for the first view
+        assert page.evaluate("typeof window.vega") == "undefined"
     far = [f["id"] for f in figures if not f["near"]]
     assert far, "every figure is near the top of the page: this test needs one below the fold"
     page.locator(f"#{far[-1]}").scroll_into_view_if_needed()

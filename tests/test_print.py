@@ -149,7 +149,9 @@ def test_printing_from_a_phone_or_narrow_window_redraws_figures_for_paper(browse
     page = context.new_page()
     page.goto((site / "index.html").resolve().as_uri())
     wait_until(page, "document.documentElement.dataset.ready === 'true'")
+    page.evaluate("() => window.plate.live().then(() => true)")  # as a reader who has scrolled through the plate
     on_screen = page.evaluate("window.plate.views.map(v => v.width())")
+    assert len(on_screen) == page.locator("figure.figure").count()
     page.evaluate("addEventListener('beforeprint', () => { window.__paper = window.plate.views.map(v => v.width()); })")
     counts = [len(texts(page.pdf(format=fmt))) for fmt in FORMATS]
     paper = page.evaluate("window.__paper")

@@ -1,8 +1,8 @@
 // Bundle the page's Vega runtime with esbuild: vega-view, vega-interpreter and only the operators named in argv
 // (JSON, parse.mjs's "needs": {"operators": [...], "bindings": bool}), registered into vega-dataflow's registry. Vega's packages are resolved to their ES sources
 // and marked free of side effects, so esbuild leaves out what the page never reaches (the parser, the unused
-// transforms, most of d3). stdout: the minified script, which sets window.vega = {View, transforms} and
-// window.vegaExpressionInterpreter.
+// transforms, most of d3). stdout: the minified script, which defines window.vegaRuntime(): called once, it sets
+// window.vega = {View, transforms} and window.vegaExpressionInterpreter.
 import {existsSync} from "node:fs";
 import {dirname, join} from "node:path";
 import {fileURLToPath} from "node:url";
@@ -85,7 +85,10 @@ const trimmed = {
 
 const result = await esbuild.build({
   stdin: {contents: lines.join("\n"), resolveDir: here, sourcefile: "runtime-entry.js"},
-  bundle: true, minify: true, format: "iife", target: "es2020", write: false, legalComments: "none",
+  bundle: true, minify: true, format: "esm", target: "es2020", write: false, legalComments: "none",
   plugins: [sources, trimmed], logLevel: "silent",
 });
-process.stdout.write(result.outputFiles[0].text);
+// One function, run when the first view is made (the page carries this script inert until then, and runs it as a
+// classic script, hence "use strict": esbuild's ES module output assumes strict code): the modules' top-level
+// work waits until a figure goes live.
+process.stdout.write(`window.vegaRuntime=function(){"use strict";${result.outputFiles[0].text.trim()}};\n`);
