@@ -915,12 +915,10 @@ async function start() {
   window.addEventListener("beforeprint", () => { paper = true; refit(); });
   window.addEventListener("afterprint", () => { paper = false; refit(); });
 
-  await afterPaint();
-  // One layout read for all the figures (they share the column's width); a resize later refits them.
-  widths = new Map(data.figures.map((fig) => [fig.id, document.querySelector(`#${fig.id} .chart`).clientWidth]));
+  // Which figures go live now: for the default, only those near the screen (the static SVGs show the default
+  // exactly); for any other selection, all. Reading where they lie lays the page out, as its first paint must.
   const margin = NEAR * window.innerHeight;
-  const now = isDefault(sel)
-    ? byVisibility(data.figures).filter((fig) => distanceFromView(fig) <= margin) : byVisibility(data.figures);
+  const now = isDefault(sel) ? data.figures.filter((fig) => distanceFromView(fig) <= margin) : data.figures;
   const near = new IntersectionObserver((entries) => {
     for (const entry of entries) {
       if (!entry.isIntersecting) continue;
@@ -929,9 +927,13 @@ async function start() {
     }
   }, { rootMargin: `${NEAR * 100}% 0px` });
   for (const fig of data.figures) if (!now.includes(fig)) near.observe(document.getElementById(fig.id));
-  await Promise.all(now.map(makeLive));
-  widths = null; // views made later measure their holder then
-  await Promise.all(views.map(({ view }) => view.runAsync()));
+  if (now.length) {
+    await afterPaint(); // the static SVGs are painted first
+    // One layout read for all the figures (they share the column's width); a resize later refits them.
+    widths = new Map(now.map((fig) => [fig.id, document.querySelector(`#${fig.id} .chart`).clientWidth]));
+    await Promise.all(byVisibility(now).map(makeLive));
+    widths = null; // views made later measure their holder then
+  }
   markShown();
   document.documentElement.dataset.ready = "true";
 }
