@@ -21,22 +21,31 @@ function selectionFromUrl() {
   return chosen;
 }
 
-/** Keep the selection in the URL without adding history entries for every change. Written just after the next
- * paint: history.replaceState reports to the browser and can take milliseconds, which the redrawn figures need
- * not wait for; changes in quick succession write only the last. */
+/** Keep the selection in the URL without adding history entries for every change. Written once the controls
+ * have rested for URL_REST_MS, or at once when the reader leaves the page's window (to the address bar, to share
+ * the link) or the page: history.replaceState takes this browser from several to tens of milliseconds, which
+ * neither a redraw nor a run of quick changes should wait for. */
+const URL_REST_MS = 250;
 let urlPending = null;
+let urlTimer = 0;
 
 function selectionToUrl(sel) {
   const params = new URLSearchParams(KEYS.map((k) => [k, sel[k]]));
   for (const [k, v] of ownUrlEntries(sel)) params.set(k, v);
-  if (urlPending === null) {
-    requestAnimationFrame(() => setTimeout(() => {
-      history.replaceState(null, "", urlPending);
-      urlPending = null;
-    }, 0));
-  }
   urlPending = `#${params}`;
+  clearTimeout(urlTimer);
+  urlTimer = setTimeout(writeUrl, URL_REST_MS);
 }
+
+function writeUrl() {
+  clearTimeout(urlTimer);
+  if (urlPending === null) return;
+  history.replaceState(null, "", urlPending);
+  urlPending = null;
+}
+window.addEventListener("blur", writeUrl);
+window.addEventListener("pagehide", writeUrl);
+document.addEventListener("visibilitychange", writeUrl);
 
 function currentSelection() {
   return Object.fromEntries(KEYS.map((k) => [k, selects[k] ? selects[k].value : data.default[k]]));

@@ -139,6 +139,18 @@ def test_url_keeps_and_restores_the_selection(site, open_page):
     assert "all the way to 16,384 replicas" in reopened.locator("#readout").text_content()
 
 
+def test_the_url_is_written_when_the_controls_rest_or_at_once_when_the_reader_leaves_the_window(site, open_page):
+    page = open_page(site).page
+    page.get_by_label("Model", exact=True).select_option("llama3-70b")
+    wait_until(page, "document.documentElement.dataset.shown.startsWith('llama3-70b|')")
+    wait_until(page, "location.hash.includes('model=llama3-70b')")  # once the controls have rested
+    page.get_by_label("Global batch", exact=True).select_option("16M")
+    wait_until(page, "document.documentElement.dataset.shown.startsWith('llama3-70b|16M|')")
+    # Leaving the window (for the address bar, to copy the link) writes it at once, not after the rest.
+    assert page.evaluate("() => { window.dispatchEvent(new Event('blur')); return location.hash; }").startswith(
+        "#model=llama3-70b&batch=16M&")
+
+
 def test_unknown_ids_in_the_url_fall_back_to_the_default(site, open_page):
     watched = open_page(site, hash="#model=gpt-9&batch=4M&network=<script>")
     assert watched.page.evaluate("document.documentElement.dataset.shown") == "llama3-8b|4M|ib-400|h100-sxm|step|bf16|flat|none"
