@@ -119,6 +119,14 @@ def _x(max_replicas: int) -> alt.X:
                  axis=alt.Axis(values=[4 ** k for k in range(0, 8)], format=",d", grid=False, labelOverlap=True))
 
 
+def hidden_when(condition: str) -> dict:
+    """A text mark's properties that hide it while condition (a Vega expression) holds: transparent, and cut to a
+    pixel, since Vega fits the plot to the extent of every mark, drawn or not (a hidden caption 750 px long
+    squeezed a phone's plot to nothing)."""
+    import altair as alt
+    return {"opacity": alt.ExprRef(f"{condition} ? 0 : 1"), "limit": alt.ExprRef(f"{condition} ? 1 : 0")}
+
+
 def _band_and_rule(max_replicas: int) -> list:
     """Shading (under one sequence per replica; NVLink beyond a real domain), the crossing's rule and n*'s.
     Shapes are hidden from assistive technology (aria=False: an empty layer would be an unnamed image); the
@@ -140,7 +148,7 @@ def _band_and_rule(max_replicas: int) -> list:
     hypothetical_rule = reach.mark_rule(strokeDash=[2, 2], color=MUTED, aria=False).encode(
         x=alt.X("hypothetical_from:Q")).properties(name="hypothetical_rule")
     hypothetical_label = reach.mark_text(align="left", baseline="top", dx=4, dy=32, fontSize=11, color=MUTED,
-                                         opacity=alt.ExprRef("width < 600 ? 0 : 1")).encode(  # narrow: words only
+                                         **hidden_when("width < 600")).encode(  # narrow: words only
         x=alt.X("hypothetical_from:Q"), y=alt.YValue(0),
         text=alt.TextValue("NVLink beyond a real domain: hypothetical"),
     ).properties(name="hypothetical_label")
@@ -165,10 +173,9 @@ def _band_and_rule(max_replicas: int) -> list:
     # would collide with the crossing's label (a narrow figure, an early crossing, a long label): the caption
     # says it too.
     selection = facts.mark_text(align="left", baseline="bottom", dx=6, dy=-4, fontSize=11, color=MUTED,
-                                opacity=alt.ExprRef(f"width < 600 || length(datum.label) > {LONGEST_LABEL} || "
-                                                    f"(datum.crossing != null && scale('x', datum.crossing) < "
-                                                    f"{CROSS_LABEL_PX} + {LABEL_PX_PER_CHAR} * length(datum.label))"
-                                                    f" ? 0 : 1")).encode(
+                                **hidden_when(f"width < 600 || length(datum.label) > {LONGEST_LABEL} || "
+                                              f"(datum.crossing != null && scale('x', datum.crossing) < "
+                                              f"{CROSS_LABEL_PX} + {LABEL_PX_PER_CHAR} * length(datum.label))")).encode(
         x=alt.XValue(0), y=alt.YValue("height"), text=alt.Text("label:N")).properties(name="selection_label")
     return [band, band_label, hypothetical, hypothetical_rule, hypothetical_label, rule, rule_label,
             star_rule, star_label, selection]
@@ -200,7 +207,7 @@ def time_chart(max_replicas: int) -> alt.LayerChart:
     labels = [
         base.transform_filter(f"datum.replicas == {where} && datum.series == '{name}'").mark_text(
             align=align, baseline=baseline, dx=dx, dy=dy, fontSize=12, fontWeight="bold", color=LABEL_INK[name],
-            opacity=alt.ExprRef("width < 600 ? 0 : 1") if name == "backward pass" else 1,  # no room left of 8
+            **(hidden_when("width < 600") if name == "backward pass" else {}),  # no room left of 8
         ).encode(x=alt.X("replicas:Q"), y=alt.Y("seconds:Q"), text=alt.Text("series:N")).properties(
             name=f"label_{name.replace('-', '').replace(' ', '')}")
         for name, where, align, baseline, dx, dy in (("compute", 2, "left", "bottom", 6, -6),
@@ -260,7 +267,7 @@ def timeline_chart() -> alt.LayerChart:
         x=alt.X("tail_middle:Q"), y=y_label, text=alt.Text("tail_text:N")).properties(name="tail_label")
     # (left out on a narrow figure, where it would run into the tail's words; the description says it)
     where = words.mark_text(align=alt.ExprRef(f"{right} ? 'left' : 'right'"), baseline="middle", fontSize=11,
-                            color=MUTED, opacity=alt.ExprRef("width < 560 ? 0 : 1")).encode(
+                            color=MUTED, **hidden_when("width < 560")).encode(
         x=alt.XValue(alt.ExprRef(f"{right} ? 0 : width")), y=y_label, text=alt.Text("replicas_text:N"),
     ).properties(name="replicas_label")
     return alt.layer(bars, compute_end, bound, tail_label, where).properties(width=WIDTH, height=HEIGHT * 0.52)

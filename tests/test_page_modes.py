@@ -1,5 +1,6 @@
 """The plate in every way it is read, in Chromium: offline through every control, without JavaScript, under its
 own strict CSP, in dark and light mode (figures too), on a 360 px phone, and its terms by hover, focus and tap."""
+import random
 import re
 from html.parser import HTMLParser
 
@@ -227,6 +228,37 @@ def test_on_a_360px_phone_nothing_scrolls_sideways_figures_fit_and_controls_take
     page.locator("#choose-batch").select_option("16M")
     wait_until(page, "document.documentElement.dataset.shown === 'llama3-8b|16M|ib-400|h100-sxm|step|bf16|flat|none'")
     assert page.evaluate("document.documentElement.scrollWidth") <= width
+
+
+# Every plot at least half its figure's width, and every text drawn inside its figure, for each selection given.
+PLOTS_FIT = """async (selections) => {
+  const bad = [];
+  for (const sel of selections) {
+    await window.plate.show(sel);
+    window.plate.views.forEach((view, i) => {
+      const svg = document.querySelectorAll('.chart svg')[i], box = svg.getBoundingClientRect();
+      if (view.width() < box.width / 2) bad.push([sel, i, 'plot ' + view.width() + ' px of ' + box.width]);
+      for (const t of svg.querySelectorAll('text')) {
+        if (!t.textContent.trim() || t.closest('[opacity="0"]') || t.getAttribute('opacity') === '0') continue;
+        const r = t.getBoundingClientRect();
+        if (r.left < box.left - 1 || r.right > box.right + 1) bad.push([sel, i, t.textContent]);
+      }
+    });
+  }
+  return bad;
+}"""
+
+
+def test_on_a_phone_every_selection_keeps_its_plots_wide_and_its_words_inside(site, open_page):
+    """Words hidden on a narrow figure (the selection drawn into it, say) must not take room: Vega fits the plot
+    to every mark's extent, drawn or not, and a long caption once squeezed a phone's plot to nothing."""
+    page = open_page(site, **PHONE).page
+    choices = page.evaluate("() => JSON.parse(document.getElementById('plate-data').textContent).choices")
+    presets = {k: [v for v in values if v != "custom"] for k, values in choices.items()}
+    longest = {k: values[-1] for k, values in presets.items()}  # the last of each: long names, all options on
+    rng = random.Random(12)
+    selections = [longest] + [{k: rng.choice(v) for k, v in presets.items()} for _ in range(30)]
+    assert page.evaluate(PLOTS_FIT, selections) == []
 
 
 # --- terms ---------------------------------------------------------------------------------------
