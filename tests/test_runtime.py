@@ -161,6 +161,35 @@ def test_the_page_carries_dataflows_a_minified_script_and_no_specs(mini_site, li
 
 # --- in the browser ----------------------------------------------------------------------------------------------
 
+# An expression calling probe() (which hands back the scope it was called on) and, once with no event, x().
+INTERPRETER = """() => {
+  const I = window.vegaExpressionInterpreter;
+  const ctx = {functions: {probe() { return this; }}};
+  const call = (callee) => ({type: 'CallExpression', callee: {type: 'Identifier', name: callee}, arguments: []});
+  const probe = I.parameter(ctx, {ast: call('probe')});
+  let thrown = null;
+  try { I.parameter(ctx, {ast: call('x')})({}, {}); } catch (e) { thrown = e.constructor.name; }
+  const onEvent = I.event(ctx, {ast: call('probe')});
+  return {shared: probe({a: 1}, {}) === probe({a: 2}, {}), thrown,
+          ownOnEvent: onEvent({vega: {}}) !== onEvent({vega: {}}) && onEvent({vega: {}}) !== probe({}, {})};
+}"""
+
+
+@pytest.mark.browser
+def test_the_interpreter_shares_one_scope_between_evaluations_that_have_no_event(live, browser):
+    """bundle.mjs's patch of vega-interpreter: without an event, one scope per function table (no six closures per
+    evaluation), whose event functions throw as the unpatched ones do; with an event, a scope of its own as before.
+    The page drawing what the whole of Vega draws (below) holds the output the same."""
+    page = browser.new_page()
+    try:
+        page.set_content(f"<!doctype html><body><script type='module'>{live.code}</script></body>")
+        wait_until(page, "typeof window.vegaRuntime === 'function'")
+        page.evaluate("window.vegaRuntime()")
+        assert page.evaluate(INTERPRETER) == {"shared": True, "thrown": "TypeError", "ownOnEvent": True}
+    finally:
+        page.close()
+
+
 @pytest.mark.browser
 def test_the_runtime_runs_every_dataflow_and_registers_only_what_they_name(specs, live, tools, browser):
     """vega-runtime makes an inert operator for a name the registry lacks, so the registry itself is checked: it

@@ -3,7 +3,7 @@
 // and marked free of side effects, so esbuild leaves out what the page never reaches (the parser, the unused
 // transforms, most of d3). stdout: the minified script, which defines window.vegaRuntime(): called once, it sets
 // window.vega = {View, transforms} and window.vegaExpressionInterpreter.
-import {existsSync} from "node:fs";
+import {existsSync, readFileSync} from "node:fs";
 import {dirname, join} from "node:path";
 import {fileURLToPath} from "node:url";
 import * as esbuild from "esbuild";
@@ -73,9 +73,58 @@ const NO_BIND = `export default function bind() {
   throw Error("this Vega runtime was bundled without signal bindings: no figure had one at build time");
 }
 `;
+// vega-interpreter (the page's expressions, without eval) made, for every evaluation of every expression, a new
+// scope with six closures routing the event functions (view(), item(), x(), ...) to the event, though only event
+// handlers have one: a redraw spent about a third of its script time there. Without an event those closures can
+// only throw (event.vega of undefined), so that scope is made once per function table, with six that throw the
+// same TypeError; with an event, as before. The patch names the exact lines it replaces and fails the bundle
+// when vega-interpreter no longer has them.
+const INTERPRET_SCOPE = `  $.fn = Object.create(fn);
+  $.params = params;
+  $.datum = datum;
+  $.event = event;
+  $.item = item;
+
+  // route event functions to annotated vega event context
+  EventFunctions.forEach(f => $.fn[f] = (...args) => event.vega[f](...args));
+
+  return $(ast);
+}`;
+const SHARED_SCOPE = `  $.fn = event === undefined ? eventless(fn) : Object.create(fn);
+  $.params = params;
+  $.datum = datum;
+  $.event = event;
+  $.item = item;
+
+  // route event functions to annotated vega event context
+  if (event !== undefined) EventFunctions.forEach(f => $.fn[f] = (...args) => event.vega[f](...args));
+
+  return $(ast);
+}
+
+const Eventless = new WeakMap();
+
+function eventless(fn) {
+  let scope = Eventless.get(fn);
+  if (!scope) {
+    const event = undefined;
+    scope = Object.create(fn);
+    EventFunctions.forEach(f => scope[f] = (...args) => event.vega[f](...args));
+    Eventless.set(fn, scope);
+  }
+  return scope;
+}`;
+
 const trimmed = {
   name: "trimmed",
   setup(build) {
+    build.onLoad({filter: /vega-interpreter[\\/]src[\\/]interpret\.js$/}, (args) => {
+      const source = readFileSync(args.path, "utf8");
+      if (!source.includes(INTERPRET_SCOPE)) {
+        return {errors: [{text: "vega-interpreter's interpret.js no longer has the lines bundle.mjs replaces"}]};
+      }
+      return {contents: source.replace(INTERPRET_SCOPE, SHARED_SCOPE), loader: "js"};
+    });
     build.onLoad({filter: /vega-scenegraph[\\/]src[\\/]modules\.js$/}, () => ({contents: MODULES, loader: "js"}));
     if (!needs.bindings) {
       build.onLoad({filter: /vega-view[\\/]src[\\/]bind\.js$/}, () => ({contents: NO_BIND, loader: "js"}));
