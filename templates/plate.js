@@ -686,9 +686,6 @@ function termTips() {
   document.addEventListener("keydown", (e) => { if (e.key === "Escape" && owner) close(); });
 }
 
-/** A live Vega view for one figure, drawn off-page with the rows of the selection shown at that moment (`current`
- * reads it) and swapped in for its static SVG. The view is made in one task and drawn in the next, so input
- * and paint get in between. */
 /** The Vega runtime, run once, for the first view. The page carries it inert (a script of type text/plain), so
  * loading the page does not parse it; run as a script element of the same text, the page's CSP allows it by the
  * hash it lists. vl-convert's fallback is a module that has run at load already. */
@@ -700,6 +697,9 @@ function vegaRuntime() {
   window.vegaRuntime();
 }
 
+/** A live Vega view for one figure, drawn off-page with the rows of the selection shown at that moment (`current`
+ * reads it) and swapped in for its static SVG. The view is made in one task and drawn in the next, so input
+ * and paint get in between. */
 async function liveView(figure, current, width) {
   vegaRuntime();
   // The dataflow was parsed at build time; only vl-convert's fallback runtime carries the parser, and the spec.
