@@ -227,14 +227,7 @@ def altair_builds(anchor: Path) -> dict[str, list[tuple[float, float]]]:
     """Altair's page made again from its spec, as the builds' anchor: `save(inline=True)` in a new process (cold:
     Altair imported, vl-convert's engine started), and again in this process (warm), as (wall, CPU) times."""
     spec, out = anchor.parent / "spec.json", anchor.parent / "again.html"
-    cold = []
-    for _ in range(3):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        started = time.perf_counter()
-        subprocess.run([sys.executable, "-c", ALTAIR_SAVE, str(spec), str(out)], check=True, capture_output=True)
-        wall = time.perf_counter() - started
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cold.append((wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)))
+    cold = [process_time([sys.executable, "-c", ALTAIR_SAVE, str(spec), str(out)]) for _ in range(3)]
     top = json.loads(spec.read_text(encoding="utf-8"))
     warm_s, warm_cpu, _ = timed(lambda: alt.VConcatChart.from_dict(top, validate=False).save(str(out), inline=True),
                                 repeat=5)
@@ -355,16 +348,20 @@ def edited_content(into: Path, step: int) -> Path:
     return into
 
 
-def cli_build(out: Path, cache_root: Path, content: Path = CONTENT) -> tuple[float, float]:
-    """Wall and CPU time of `python -m generator build` in a new process with this cache folder."""
-    env = dict(os.environ, PLATE_CACHE=str(cache_root))
+def process_time(args: list[str], **options) -> tuple[float, float]:
+    """Wall and CPU time of a command run to its end in a new process (options as subprocess.run takes them)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "generator", "build", "--content", str(content), "--out", str(out)],
-                   cwd=ROOT, env=env, check=True, capture_output=True)
+    subprocess.run(args, check=True, capture_output=True, **options)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def cli_build(out: Path, cache_root: Path, content: Path = CONTENT) -> tuple[float, float]:
+    """Wall and CPU time of `python -m generator build` in a new process with this cache folder."""
+    return process_time([sys.executable, "-m", "generator", "build", "--content", str(content), "--out", str(out)],
+                        cwd=ROOT, env=dict(os.environ, PLATE_CACHE=str(cache_root)))
 
 
 def row(name: str, plate: float, anchor: float | None, unit: str, budget: str = "", ok: bool | None = None,
