@@ -282,6 +282,10 @@ def theme() -> dict:
         "axis": {"labelFontSize": 12, "titleFontSize": 12, "titleFontWeight": "normal",
                  "labelColor": INK, "titleColor": INK, "domainColor": "#666666",
                  "tickColor": "#666666", "gridColor": "#dddddd"},
+        # One room for every y-axis's labels, wide enough for most selections': the plots drawn against replicas
+        # start at the same x, one above the other, and a change whose labels still fit needs no second layout
+        # pass in the page (autosize lays a view out again only when its label room changes).
+        "axisY": {"minExtent": 58},
         "autosize": {"type": "fit-x", "contains": "padding"},
         # The figure's box is the image (role="img", named by its caption, described by its words and table):
         # Vega's per-mark ARIA labels would be hidden inside it anyway, and cost bytes in every static SVG.

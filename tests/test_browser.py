@@ -199,6 +199,22 @@ def test_nvlink_domain_shading_appears_only_past_the_domain(site, open_page):
     assert "NVLink joins" not in page.locator("#readout").text_content()
 
 
+@pytest.mark.parametrize("model", ["llama3-8b", "llama3-70b"])  # the spec's two models (their labels differ in width)
+def test_plots_against_replicas_line_up(site, open_page, model):
+    """The figures drawn against replicas share their y-axis room (charts.theme's axisY minExtent), so their plots
+    start at the same x, one above the other, and a change whose labels fit that room needs no second layout pass."""
+    page = open_page(site, hash=f"#model={model}").page
+    title = "data-parallel replicas (GPUs)"  # charts._x
+    origins = page.evaluate("""(title) => window.plate.views.map((view, i) => [
+        document.querySelectorAll('figure.figure')[i].id,
+        [...document.querySelectorAll('figure.figure')[i].querySelectorAll('.role-axis-title text')]
+          .some((t) => t.textContent === title),
+        view.origin()[0]])""", title)
+    against = {fid: x for fid, replicas, x in origins if replicas}
+    assert len(against) >= 2, origins
+    assert len(set(against.values())) == 1, against
+
+
 def test_the_timeline_follows_the_controls(site, open_page):
     page = open_page(site).page
     tail = "[...document.querySelectorAll('#fig-timeline .chart svg text')].map(t => t.textContent)" \
