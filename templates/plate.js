@@ -372,16 +372,22 @@ function texts(sel) {
   };
 }
 
-/** Each figure's description and data table, the readout and the captions, for the selection shown. Only what
- * changed is written: the page keeps its layout, and the live readout announces only news. */
+/** Each figure's description and data table, the readout and the captions, for the selection shown, but not yet
+ * those of the figures `away` (ids) from the screen. Only what changed is written: the page keeps its layout, and
+ * the live readout announces only news. */
 const setText = (el, text) => { if (el.textContent !== text) el.textContent = text; };
 const tableStamps = new WeakMap(); // table -> its rows as JSON, read off the page the first time
 
-function fillTexts(f) {
+function fillTexts(f, away = new Set()) {
   fillReadout(f);
-  for (const el of document.querySelectorAll("[data-selection]")) setText(el, f.caption);
-  for (const el of document.querySelectorAll("[data-describe]")) setText(el, describe(f, el.dataset.describe));
+  for (const el of document.querySelectorAll("[data-selection]")) {
+    if (!away.has(el.closest(".figure")?.id)) setText(el, f.caption);
+  }
+  for (const el of document.querySelectorAll("[data-describe]")) {
+    if (!away.has(el.dataset.describe)) setText(el, describe(f, el.dataset.describe));
+  }
   for (const table of document.querySelectorAll("[data-table]")) {
+    if (away.has(table.dataset.table)) continue;
     const rows = tableRows(f, table.dataset.table);
     const stamp = JSON.stringify(rows);
     const had = tableStamps.has(table) ? tableStamps.get(table)
@@ -805,6 +811,29 @@ function afterPaint() {
   });
 }
 
+/** When the browser is idle, with time for work that took `cost` ms the last time before the next frame is due:
+ * work out of sight never holds up a frame. Resolves to the idle period's deadline (more work fits while its
+ * timeRemaining() allows), or to null when `wait` ms passed first (frames that never leave that much time, a
+ * hidden tab) or the browser has no requestIdleCallback (then after the next paint). */
+function whenIdle(cost, wait = 200) {
+  if (!window.requestIdleCallback) {
+    return new Promise((resolve) => {
+      requestAnimationFrame(() => setTimeout(() => resolve(null), 0));
+      setTimeout(() => resolve(null), wait);
+    });
+  }
+  const start = performance.now();
+  return new Promise((resolve) => {
+    const check = (deadline) => {
+      const left = wait - (performance.now() - start);
+      if (deadline.didTimeout || left <= 0) resolve(null);
+      else if (deadline.timeRemaining() >= cost) resolve(deadline);
+      else requestIdleCallback(check, { timeout: left });
+    };
+    requestIdleCallback(check, { timeout: wait });
+  });
+}
+
 /** End this task and go on in a new one soon (before idle time), so no single task blocks input for long. */
 function nextTask() {
   if (window.scheduler && typeof window.scheduler.yield === "function") return window.scheduler.yield();
@@ -846,7 +875,14 @@ async function start() {
   let queue = Promise.resolve(); // views are made one after another, one task each
   let widths = null; // the holders' widths from the one layout read at load, for the views made then
 
+  // On <html>: data-drawn once the figures on screen show the selection, data-shown (and data-own-shown, the
+  // reader's own values) once every figure does.
+  const markDrawn = () => {
+    const own = ownUrlEntries(sel).map(([k, v]) => `${k}=${v}`).join("&");
+    document.documentElement.dataset.drawn = `${KEYS.map((k) => sel[k]).join("|")}${own ? `&${own}` : ""}`;
+  };
   const markShown = () => {
+    markDrawn();
     document.documentElement.dataset.shown = KEYS.map((k) => sel[k]).join("|");
     document.documentElement.dataset.ownShown = ownUrlEntries(sel).map(([k, v]) => `${k}=${v}`).join("&");
   };
@@ -854,7 +890,24 @@ async function start() {
   const refit = () => Promise.all(views.filter((made) => fitWidth(made))
     .map(({ view }) => view.runAsync())); // only views whose width changed redraw
   const resize = new ResizeObserver(refit);
-  const order = (made) => data.figures.findIndex((fig) => fig.id === made.holder.parentElement.id);
+  // Which views are on screen (a view not yet reported counts as on screen): a change redraws those first.
+  const onScreen = new Map();
+  const watch = new IntersectionObserver((entries) => {
+    for (const entry of entries) {
+      onScreen.set(entry.target, entry.isIntersecting);
+      const made = views.find(({ holder }) => holder === entry.target);
+      if (entry.isIntersecting && made && catchUp(made)) made.view.runAsync(); // scrolled to before its turn
+    }
+  });
+  /** A view (and its figure's texts) given the selection shown, if it was behind; true when it was. */
+  function catchUp(made) {
+    if (!shown || made.fed === shown) return false;
+    fillTexts(shown);
+    feed(made, shown);
+    return true;
+  }
+  const figureId = (made) => made.holder.parentElement.id;
+  const order = (made) => data.figures.findIndex((fig) => fig.id === figureId(made));
 
   /** The figure's live view, made once (after the views asked for before it), following the selection. */
   function makeLive(figure) {
@@ -867,6 +920,7 @@ async function start() {
         views.sort((a, b) => order(a) - order(b));
         window.plate.views = views.map(({ view }) => view);
         resize.observe(made.holder);
+        watch.observe(made.holder);
         // The controls moved while the view was drawn: it catches up (the others already show the selection).
         if (made.fed !== current()) {
           feed(made, current());
@@ -890,13 +944,31 @@ async function start() {
 
   async function show(next, keepUrl = false) {
     sel = { ...data.default, ...next }; // a partial selection keeps the workshop's other choices
-    shown = factsOf(sel);
-    fillTexts(shown);
+    const f = (shown = factsOf(sel));
     if (!keepUrl) selectionToUrl(sel);
-    for (const made of views) feed(made, shown);
+    // The figures on screen first; those out of sight after, one at a time in idle time that has room for it:
+    // the reader sees the change sooner, and a figure scrolled to has caught up long before it is reached.
+    const later = views.filter((made) => onScreen.get(made.holder) === false);
+    fillTexts(f, new Set(later.map(figureId)));
+    const seen = views.filter((made) => !later.includes(made));
+    for (const made of seen) feed(made, f);
+    await Promise.all(seen.map(({ view }) => view.runAsync()));
+    if (shown !== f) return; // a newer change took over, and says when it is drawn
+    markDrawn();
+    let idle = null; // the idle period in use: the next view goes on in it while it has room
+    for (const made of later) {
+      if (made.fed === f) continue; // scrolled into sight meanwhile, and drawn then
+      const cost = made.cost || 0;
+      if (!idle || idle.timeRemaining() < cost) idle = await whenIdle(cost);
+      if (shown !== f) return;
+      const begun = performance.now();
+      catchUp(made);
+      await made.view.runAsync();
+      made.cost = performance.now() - begun;
+    }
     // Every view, changed or not: runAsync waits for a draw still under way from an earlier change.
     await Promise.all([...views.map(({ view }) => view.runAsync()), liveAll()]);
-    markShown();
+    if (shown === f) markShown();
   }
 
   form.addEventListener("change", () => {
@@ -921,7 +993,14 @@ async function start() {
   };
   // Paper: redraw at the page's measure before printing (a phone's narrow figure would print tall), back after.
   // Figures not yet live print their static SVG, which is exact: they are made at once for any other selection.
-  window.addEventListener("beforeprint", () => { paper = true; refit(); });
+  window.addEventListener("beforeprint", () => {
+    paper = true;
+    // Figures out of sight still to catch up with a change do so now: Vega runs them in microtasks, before the
+    // print is laid out.
+    const behind = views.filter(catchUp);
+    refit();
+    for (const { view } of behind) view.runAsync();
+  });
   window.addEventListener("afterprint", () => { paper = false; refit(); });
 
   // Which figures go live now: for the default, only those near the screen (the static SVGs show the default

@@ -77,6 +77,98 @@ def test_a_link_to_another_selection_opens_with_every_figure_live(site, open_pag
     assert page.evaluate("document.documentElement.dataset.shown").startswith("llama3-70b|")
 
 
+# Each figure's SVG and caption, and whether any of it is in the viewport.
+FIGURES = """() => [...document.querySelectorAll('figure.figure')].map((f) => {
+  const box = f.getBoundingClientRect();
+  return {id: f.id, svg: f.querySelector('.chart').innerHTML, caption: f.querySelector('[data-selection]').textContent,
+          inView: box.bottom > 0 && box.top < innerHeight};
+})"""
+# Change the model, and keep the figures as they stand the moment <html> says the figures in view are drawn.
+AT_DRAWN = """(model) => new Promise((resolve) => {
+  const root = document.documentElement, before = root.dataset.drawn;
+  const seen = new MutationObserver(() => {
+    if (root.dataset.drawn === before) return;
+    seen.disconnect();
+    resolve([...document.querySelectorAll('figure.figure')].map((f) => f.querySelector('.chart').innerHTML));
+  });
+  seen.observe(root, {attributes: true, attributeFilter: ['data-drawn']});
+  setTimeout(() => resolve(null), 5000); // never said
+  const select = document.getElementById('choose-model');
+  select.value = model;
+  select.dispatchEvent(new Event('change', {bubbles: true}));
+})"""
+# The browser never idle: figures out of sight wait for their turn (or for the reader to reach them).
+NEVER_IDLE = "() => { window.requestIdleCallback = () => 0; }"
+
+
+def other_model(page) -> str:
+    """A model of the content other than the one shown (a change of model moves every figure)."""
+    return page.evaluate("""() => [...document.getElementById('choose-model').options].map((o) => o.value)
+      .find((v) => v !== 'custom' && v !== document.getElementById('choose-model').value)""")
+
+
+def in_view_and_out_of_sight(page) -> tuple[list[str], list[str]]:
+    """With the controls scrolled into view, as a reader changing one has them: the figures in view, and those not."""
+    page.evaluate("document.getElementById('controls').scrollIntoView()")
+    page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")  # observed
+    figures = page.evaluate(FIGURES)
+    seen, away = [f["id"] for f in figures if f["inView"]], [f["id"] for f in figures if not f["inView"]]
+    assert seen and away, f"this test needs a figure in view and one out of sight below the controls: {figures}"
+    return seen, away
+
+
+def test_figures_in_view_redraw_first_and_those_out_of_sight_follow(site, open_page):
+    page = open_page(site).page
+    seen, away = in_view_and_out_of_sight(page)
+    before = {f["id"]: f["svg"] for f in page.evaluate(FIGURES)}
+    shown = page.evaluate("document.documentElement.dataset.shown")
+    drawn = page.evaluate(AT_DRAWN, other_model(page))
+    assert drawn is not None, "the page did not say when the figures in view were drawn"
+    at_drawn = dict(zip(before, drawn))
+    for fid in seen:
+        assert at_drawn[fid] != before[fid], f"{fid}, in view, was not redrawn when the page said so"
+    for fid in away:
+        assert at_drawn[fid] == before[fid], f"{fid}, out of sight, was redrawn before the figures in view were shown"
+    wait_until(page, f"document.documentElement.dataset.shown !== {shown!r}")
+    after = page.evaluate(FIGURES)
+    assert all(f["svg"] != before[f["id"]] for f in after), "a figure out of sight did not follow"
+    assert len({f["caption"] for f in after}) == 1
+
+
+def test_a_figure_scrolled_to_before_its_turn_is_drawn_at_once(site, open_page):
+    page = open_page(site).page
+    seen, away = in_view_and_out_of_sight(page)
+    page.evaluate(NEVER_IDLE)
+    before = {f["id"]: f["svg"] for f in page.evaluate(FIGURES)}
+    assert page.evaluate(AT_DRAWN, other_model(page)) is not None
+    page.wait_for_timeout(100)
+    assert [f["svg"] == before[f["id"]] for f in page.evaluate(FIGURES) if f["id"] in away] == [True] * len(away)
+    page.evaluate(f"window.__before = document.querySelector('#{away[-1]} .chart').innerHTML")
+    page.locator(f"#{away[-1]}").scroll_into_view_if_needed()
+    wait_until(page, f"document.querySelector('#{away[-1]} .chart').innerHTML !== window.__before")
+    now = {f["id"]: f for f in page.evaluate(FIGURES)}
+    if len(away) > 1 and not now[away[0]]["inView"]:  # still out of sight: still waiting
+        assert now[away[0]]["svg"] == before[away[0]]
+    assert now[away[-1]]["caption"] == now[seen[0]]["caption"]
+
+
+def test_figures_out_of_sight_catch_up_before_printing(site, open_page):
+    page = open_page(site).page
+    seen, away = in_view_and_out_of_sight(page)
+    page.evaluate(NEVER_IDLE)
+    before = {f["id"]: f["svg"] for f in page.evaluate(FIGURES)}
+    assert page.evaluate(AT_DRAWN, other_model(page)) is not None
+    # Read after the page's own beforeprint listener and the microtasks it started (a listener added later runs later).
+    page.evaluate("""() => addEventListener('beforeprint', () => {
+      window.__printed = [...document.querySelectorAll('figure.figure')].map((f) =>
+        [f.id, f.querySelector('.chart').innerHTML, f.querySelector('[data-selection]').textContent]);
+    })""")
+    page.pdf(format="A4")
+    printed = page.evaluate("window.__printed")
+    assert all(svg != before[fid] for fid, svg, _ in printed), [fid for fid, svg, _ in printed if svg == before[fid]]
+    assert len({caption for _, _, caption in printed}) == 1
+
+
 @pytest.mark.parametrize("label, option, shown, readout_part, caption_part", [
     ("Model", "Llama 3 70B", "llama3-70b|4M|ib-400|h100-sxm|step|bf16|flat|none", "1,128.9 GB", "Llama 3 70B"),
     ("Global batch", "1M tokens", "llama3-8b|1M|ib-400|h100-sxm|step|bf16|flat|none", "256 is the first power of two",

@@ -17,14 +17,17 @@ PHONE = {"viewport": {"width": 360, "height": 740}, "is_mobile": True, "has_touc
 
 # --- offline and self-contained ------------------------------------------------------------------
 
+# Each option in turn, until every figure shows it (figures out of sight are redrawn in idle time); a second at most,
+# for options that draw nothing by themselves ("Custom…" before a value is typed).
 EVERY_OPTION = """async () => {
-  const seen = [];
+  const seen = [], root = document.documentElement;
   for (const select of document.querySelectorAll('#controls select')) {
     for (const option of [...select.options]) {
+      const before = root.dataset.shown, t0 = performance.now();
       select.value = option.value;
       select.dispatchEvent(new Event('change', {bubbles: true}));
-      await new Promise(r => requestAnimationFrame(() => setTimeout(r, 30)));
-      seen.push(document.documentElement.dataset.shown);
+      while (root.dataset.shown === before && performance.now() - t0 < 1000) await new Promise(requestAnimationFrame);
+      seen.push(root.dataset.shown);
     }
   }
   return seen;
