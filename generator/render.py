@@ -307,11 +307,18 @@ def presets_data(content: Content) -> dict:
 
 
 def live_figure(figure: Figure, dataflows: dict[str, dict] | None) -> dict:
-    """How the page script makes a figure's live view: its dataflow, parsed at build time, and the names of the
-    datasets it feeds; or, with vl-convert's fallback runtime, the Vega spec that runtime parses."""
+    """How the page script makes a figure's live view: the names of the datasets it feeds (its dataflow, parsed at
+    build time, is carried apart: see dataflow_scripts); or, with vl-convert's fallback runtime, the Vega spec that
+    runtime parses."""
     if dataflows is None:
         return {"id": figure.id, "vega": figure.vega}
-    return {"id": figure.id, "dataflow": dataflows[figure.id], "datasets": [d["name"] for d in figure.vega["data"]]}
+    return {"id": figure.id, "datasets": [d["name"] for d in figure.vega["data"]]}
+
+
+def dataflow_scripts(dataflows: dict[str, dict] | None) -> dict[str, Markup]:
+    """Each figure's dataflow as JSON of its own, read by the page script only when it makes that figure's view:
+    most of the page's data (about 300 kB raw), which a load that makes no view need not parse."""
+    return {fid: script_json(flow) for fid, flow in (dataflows or {}).items()}
 
 
 def page_data(content: Content, atlas: Atlas, figures: list[Figure], dataflows: dict[str, dict] | None) -> dict:
@@ -392,7 +399,7 @@ def page(content: Content, atlas: Atlas, figures: list[Figure], live: Runtime) -
         url=publish.page_url(plate), preview=publish.PREVIEW_NAME,
         columns=TABLE_COLUMNS, tables={f.id: table_rows(default_facts, f.id) for f in figures},
         descriptions={f.id: describe(default_facts, f.id, p.workshop.seq_len) for f in figures},
-        data=script_json(data), own=data["own"],
+        data=script_json(data), dataflows=dataflow_scripts(live.dataflows), own=data["own"],
         style=Markup(style), runtime=Markup(runtime_js), script=Markup(script_safe(script)),
         # The bundle (a function, window.vegaRuntime) is carried inert and run by the page script when the first
         # view is made: loading the page does not even parse it. vl-convert's fallback is a module, run at load.

@@ -583,7 +583,9 @@ function ownSelection(base, texts = null) {
   if (!ok) return null;
   Object.assign(sel, values);
   if (sel.mfu === data.presets.workshop.mfu) delete sel.mfu;
-  // custom.model_problem: good values one by one can still overflow the model together.
+  // custom.model_problem: good values one by one can still overflow the model together. Presets alone cannot:
+  // the build refuses any selection of them that does.
+  if (ownUrlEntries(sel).length === 0) return sel;
   const run = factsOf({ ...data.default, ...sel }).run;
   const far = (v) => !Number.isFinite(v) || Math.abs(v) >= OWN.largest;
   if (OWN.results.some((name) => [].concat(run[name]).some(far))) {
@@ -708,8 +710,10 @@ function vegaRuntime() {
  * and paint get in between. */
 async function liveView(figure, current, width) {
   vegaRuntime();
-  // The dataflow was parsed at build time; only vl-convert's fallback runtime carries the parser, and the spec.
-  const runtime = figure.dataflow || window.vega.parse(figure.vega, null, { ast: true });
+  // The dataflow was parsed at build time and is carried as JSON of its own, read now; only vl-convert's fallback
+  // runtime carries the parser, and the spec.
+  const runtime = figure.vega ? window.vega.parse(figure.vega, null, { ast: true })
+    : JSON.parse(document.getElementById(`dataflow-${figure.id}`).textContent);
   const holder = document.querySelector(`#${figure.id} .chart`);
   const live = document.createElement("div");
   live.className = "live";

@@ -152,7 +152,10 @@ def test_the_page_carries_dataflows_a_minified_script_and_no_specs(mini_site, li
     data = json.loads(re.search(r'<script type="application/json" id="plate-data">(.*?)</script>', html, re.S)[1])
     assert [f["id"] for f in data["figures"]] == sorted(live.dataflows, key=[f["id"] for f in data["figures"]].index)
     for figure in data["figures"]:
-        assert "vega" not in figure and figure["dataflow"]["operators"] and figure["datasets"]
+        assert "vega" not in figure and "dataflow" not in figure and figure["datasets"]
+        # each dataflow carried apart, parsed only when its view is made
+        found = re.search(rf'<script type="application/json" id="dataflow-{figure["id"]}">(.*?)</script>', html, re.S)
+        assert found and json.loads(found[1]) == live.dataflows[figure["id"]]
     assert html.count(render.script_safe(live.code)) == 1
     plate_js = (render.TEMPLATES / "plate.js").read_text(encoding="utf-8")
     assert "async function liveView(" in plate_js and "async function liveView(" not in html  # minified
@@ -320,6 +323,7 @@ def test_without_node_the_build_warns_and_carries_vl_convert_s_bundle(monkeypatc
     html = (out / "index.html").read_text(encoding="utf-8")
     data = json.loads(re.search(r'<script type="application/json" id="plate-data">(.*?)</script>', html, re.S)[1])
     assert all("vega" in f and "dataflow" not in f for f in data["figures"])
+    assert 'id="dataflow-' not in html
     assert "async function liveView(" in html  # not minified either: that needs node too
 
 
