@@ -135,12 +135,19 @@ def test_figures_in_view_redraw_first_and_those_out_of_sight_follow(site, open_p
     assert len({f["caption"] for f in after}) == 1
 
 
-def test_a_figure_scrolled_to_before_its_turn_is_drawn_at_once(site, open_page):
+def changed_never_idle(site, open_page):
+    """A page whose browser is never idle, its model changed with the controls in view: (page, ids of the figures in
+    view, ids of those out of sight, every figure's SVG before the change)."""
     page = open_page(site).page
     seen, away = in_view_and_out_of_sight(page)
     page.evaluate(NEVER_IDLE)
     before = {f["id"]: f["svg"] for f in page.evaluate(FIGURES)}
     assert page.evaluate(AT_DRAWN, other_model(page)) is not None
+    return page, seen, away, before
+
+
+def test_a_figure_scrolled_to_before_its_turn_is_drawn_at_once(site, open_page):
+    page, seen, away, before = changed_never_idle(site, open_page)
     page.wait_for_timeout(100)
     assert [f["svg"] == before[f["id"]] for f in page.evaluate(FIGURES) if f["id"] in away] == [True] * len(away)
     page.evaluate(f"window.__before = document.querySelector('#{away[-1]} .chart').innerHTML")
@@ -153,11 +160,7 @@ def test_a_figure_scrolled_to_before_its_turn_is_drawn_at_once(site, open_page):
 
 
 def test_figures_out_of_sight_catch_up_before_printing(site, open_page):
-    page = open_page(site).page
-    seen, away = in_view_and_out_of_sight(page)
-    page.evaluate(NEVER_IDLE)
-    before = {f["id"]: f["svg"] for f in page.evaluate(FIGURES)}
-    assert page.evaluate(AT_DRAWN, other_model(page)) is not None
+    page, _, _, before = changed_never_idle(site, open_page)
     # Read after the page's own beforeprint listener and the microtasks it started (a listener added later runs later).
     page.evaluate("""() => addEventListener('beforeprint', () => {
       window.__printed = [...document.querySelectorAll('figure.figure')].map((f) =>
