@@ -49,20 +49,70 @@ def chromium_path() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
-def browser():
-    """A headless Chromium for the session; skipped only when it is absent outside CI."""
-    path = chromium_path()
-    missing = "Chromium is not on PATH (Debian package 'chromium')" if path is None else \
-        "Playwright is not installed (pip install -e '.[test]')" if sync_playwright is None else None
+def require(missing: str | None) -> None:
+    """Skip outside CI when something the test needs is missing; in CI (CI set) fail instead."""
     if missing:
         if os.environ.get("CI"):
-            pytest.fail(f"{missing}, and CI is set: browser tests must run in CI")
+            pytest.fail(f"{missing}, and CI is set: this test must run in CI")
         pytest.skip(missing)
+
+
+def browser_missing() -> str | None:
+    """Why Chromium cannot be driven here, or None."""
+    return "Chromium is not on PATH (Debian package 'chromium')" if chromium_path() is None else \
+        "Playwright is not installed (pip install -e '.[test]')" if sync_playwright is None else None
+
+
+@pytest.fixture(scope="session")
+def playwright():
+    """Playwright's driver, one for the session (its sync API allows one at a time); skipped only outside CI."""
+    require(browser_missing())
     with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+        yield p
+
+
+@pytest.fixture(scope="session")
+def browser(playwright):
+    """A headless Chromium for the session."""
+    chromium = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+    yield chromium
+    chromium.close()
+
+
+# A page count depends on the reader's fonts. Debian's Chromium comes with fonts-liberation (metric clones of
+# Arial and Times) when installed with its recommended packages, and without it otherwise; the two lay the plate
+# out differently (the sans text takes Liberation Sans or DejaVu Sans). The print tests run under both and hold
+# each to the README's ceiling.
+LIBERATION = Path("/usr/share/fonts/truetype/liberation")
+FONT_SETS = ("without-liberation", "with-liberation")
+_REJECT_LIBERATION = """<?xml version="1.0"?>
+<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">
+<fontconfig>
+  <include ignore_missing="yes">/etc/fonts/fonts.conf</include>
+  <selectfont><rejectfont><glob>*/liberation*/*</glob><glob>*/Liberation*</glob></rejectfont></selectfont>
+</fontconfig>
+"""
+
+
+def font_env(font_set: str, folder: Path) -> dict[str, str]:
+    """The environment that gives Chromium one font set: the system's fonts, with or without Liberation."""
+    if font_set == "with-liberation":
+        require(None if any(LIBERATION.glob("Liberation*.ttf")) else
+                "fonts-liberation is not installed (Debian package fonts-liberation; .ci/run installs it)")
+        return {}
+    conf = folder / "no-liberation.conf"
+    conf.write_text(_REJECT_LIBERATION, encoding="utf-8")
+    return {"FONTCONFIG_FILE": str(conf)}
+
+
+@pytest.fixture(scope="session", params=FONT_SETS)
+def print_browser(request, playwright, tmp_path_factory):
+    """A headless Chromium seeing one of the two common Debian font sets, for tests whose result is a page count."""
+    env = font_env(request.param, tmp_path_factory.mktemp("fonts"))
+    chromium = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS,
+                                          env={**os.environ, **env})
+    yield chromium
+    chromium.close()
 
 
 class Watched:
@@ -130,7 +180,14 @@ def open_page(browser):
 
 
 def readme_pages() -> dict[str, int]:
-    """How many pages the README promises on each paper: {"A4": n, "Letter": m}."""
-    found = re.search(r"The plate takes (\d+) pages on A4 and (\d+) on US Letter", (ROOT / "README.md").read_text())
-    assert found, "the README no longer says how many pages the plate prints on"
+    """The print budget the README states, a ceiling on each paper: {"A4": n, "Letter": m}."""
+    found = re.search(r"prints on at most (\d+) A4 pages and (\d+) US Letter pages", (ROOT / "README.md").read_text())
+    assert found, "the README no longer states the plate's print budget"
     return {"A4": int(found.group(1)), "Letter": int(found.group(2))}
+
+
+def within_print_budget(count: int, paper: str) -> bool:
+    """At least one page and at most the README's ceiling for the shipped content; an author's edited content
+    (PLATE_CONTENT) may add a page or two of terms, sources and prose."""
+    slack = 0 if CONTENT == (ROOT / "content").resolve() else 2
+    return 1 <= count <= readme_pages()[paper] + slack
