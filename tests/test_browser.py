@@ -4,6 +4,7 @@ import random
 import pytest
 
 from conftest import CONTENT, wait_until
+from generator import content
 
 pytestmark = pytest.mark.browser
 
@@ -283,7 +284,8 @@ def test_nvlink_domain_shading_appears_only_past_the_domain(site, open_page):
     page.get_by_label("Network", exact=True).select_option(label="NVLink")
     wait_until(page, "document.documentElement.dataset.shown.startsWith('llama3-8b|4M|nvlink|h100-sxm')")
     assert HYPOTHETICAL in page.evaluate(texts)
-    assert "NVLink joins at most 256 H100 SXM GPUs" in page.locator("#readout").text_content()
+    h100 = content.load(CONTENT).presets.gpus["h100-sxm"]
+    assert f"NVLink joins at most {h100.nvlink_domain} H100 SXM GPUs" in page.locator("#readout").text_content()
     page.get_by_label("GPU", exact=True).select_option(label="A100 SXM 80GB")
     wait_until(page, "document.documentElement.dataset.shown.startsWith('llama3-8b|4M|nvlink|a100-sxm')")
     assert "at most 8 A100 SXM 80GB GPUs" in page.locator("#readout").text_content()

@@ -31,7 +31,7 @@ def test_page_states_the_claims_of_model_md(site):
     assert "The lines meet at n* = 1 + 1.5·T·B/(P·u) ≈ 708 replicas; the first power of two past it is 1,024" in words
     assert "the all-reduce climbs from 0.321 s towards 0.642 s" in words
     assert "each replica gets 4,096 tokens per step, half of one 8,192-token sequence" in words
-    assert "0.071 s over NVLink, where the efficiency is still 100%. That is a thought experiment" in words
+    assert "0.071 s over NVLink, where the efficiency is still 100%. No NVLink fabric of H100 SXM GPUs" in words
     assert "With a 1M-token batch the crossing comes sooner: n* ≈ 178, first passed on the grid at 256" in words
     assert "model states take 128.5 × 10⁹ B per replica" in words
     assert "memory as 80 GB, which the plate reads as 80 × 10⁹ B: the states take more than that" in words

@@ -118,10 +118,11 @@ def test_grid_crossing_and_efficiency_words_hold(built):
 
 
 def test_nvlink_domain_caveat_only_past_its_size(built):
-    _, text = built
+    c, text = built
     n = number(re.search(r"At ([\d,]+) replicas the all-reduce takes", text).group(1))
-    assert ("That is a thought experiment" in text) == (n > 256)
-    assert ("assumes the NVLink Switch System" in text) == (8 < n <= 256)
+    gpu = c.presets.gpus[c.presets.workshop.gpu]
+    past = gpu.nvlink_domain is not None and n > gpu.nvlink_domain
+    assert (f"No NVLink fabric of {gpu.name} GPUs is that large" in text) == past
 
 
 def test_hidden_all_reduce_rule_words_hold(built):
