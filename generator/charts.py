@@ -67,7 +67,7 @@ def timeline_rows(f: Facts) -> list[dict]:
     pass, the backward pass from the output head through the layers to the input embedding, and the gradient
     buckets' all-reduces back to back, grouped into bars shaded by the link's busy share."""
     p = f.at(f.timeline_replicas)
-    compute, comm, grad = p.compute_s, p.comm_s, f.grad_bytes
+    compute, comm, grad = p.compute_s, f.timeline_comm_s, f.grad_bytes
     forward, backward = compute / 3, compute * 2 / 3
     m = f.model
     embedding = m.vocab * m.d_model
@@ -82,7 +82,7 @@ def timeline_rows(f: Facts) -> list[dict]:
     if comm > 0:
         send = comm * model.BUCKET_BYTES / grad
         last = comm * (grad - (count - 1) * model.BUCKET_BYTES) / grad
-        final = compute + f.bucketed_tail_s
+        final = compute + f.bucketed_tail_s - f.forward_exposed_s
         groups = min(count, BUCKET_GROUPS)
         for g in range(groups):
             first, through = g * count // groups + 1, (g + 1) * count // groups

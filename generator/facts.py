@@ -227,16 +227,36 @@ class Facts:
         return float(self.inputs.bytes_per_grad * self.inputs.params)
 
     @property
-    def bucketed_tail_s(self) -> float:
-        """At the timeline's replica count: communication left after compute with 25 MiB buckets."""
+    def forward_comm_s(self) -> float:
+        """At the timeline's replica count: what must travel during the forward pass (ZeRO-3's all-gather)."""
         p = self.at(self.timeline_replicas)
-        return float(model.bucketed_tail_seconds(p.compute_s, p.comm_s, self.grad_bytes))
+        return float(model.forward_traffic(self.sharding_stage, self.inputs.bytes_per_grad) * p.allreduce_s)
+
+    @property
+    def forward_exposed_s(self) -> float:
+        """At the timeline's replica count: the part of the forward communication the forward pass cannot hide."""
+        return max(0.0, self.forward_comm_s - self.at(self.timeline_replicas).compute_s / 3)
+
+    @property
+    def timeline_comm_s(self) -> float:
+        """At the timeline's replica count: the communication the backward pass's buckets carry (all but ZeRO-3's
+        forward all-gather)."""
+        return float(self.at(self.timeline_replicas).comm_s - self.forward_comm_s)
+
+    @property
+    def bucketed_tail_s(self) -> float:
+        """At the timeline's replica count: communication left after compute with 25 MiB buckets (plus what the
+        forward pass could not hide)."""
+        p = self.at(self.timeline_replicas)
+        return self.forward_exposed_s + float(model.bucketed_tail_seconds(p.compute_s, self.timeline_comm_s,
+                                                                          self.grad_bytes))
 
     @property
     def backward_bound_s(self) -> float:
-        """At the timeline's replica count: the tail with perfect overlap within the backward pass, max(0, A − 2C/3)."""
+        """At the timeline's replica count: the tail with perfect overlap within each pass (for all but ZeRO-3,
+        max(0, A − 2C/3))."""
         p = self.at(self.timeline_replicas)
-        return float(model.step_seconds(p.compute_s, p.comm_s, True) - p.compute_s)
+        return float(model.step_seconds(p.compute_s, p.comm_s, True, self.forward_comm_s) - p.compute_s)
 
     @property
     def allreduce_limit_s(self) -> float:

@@ -13,8 +13,7 @@ FLOPS_PER_PARAM_TOKEN = 6  # 2 forward + 4 backward (the usual convention; atten
 RING_FACTOR = 2  # a ring all-reduce sends and receives 2·(n−1)/n of the buffer
 GB = 1e9  # decimal gigabytes, as GPU memory and link speeds are quoted
 NODE_GPUS = 8  # GPUs per node joined by NVLink, for the hierarchical all-reduce
-ZERO3_TRAFFIC = 1.5  # ZeRO-3 gathers the weights twice and reduce-scatters the gradients
-WEIGHT_BYTES = 2  # BF16 weights on each GPU (the rest of the states: gradients, then optimiser)
+WEIGHT_BYTES = 2  # BF16 weights on each GPU (the rest of the states: gradients, then optimiser); ZeRO gathers these
 GRADIENT_BYTES = 2  # BF16 gradients on each GPU
 
 
@@ -45,14 +44,24 @@ def allreduce_seconds(params, bytes_per_grad, link_bytes_per_s, nvlink_bytes_per
     return np.where(hierarchical, inside + across, flat)
 
 
-def traffic_factor(sharding):
-    """Bytes moved per step relative to the all-reduce: 1 for ZeRO stages 0–2, 1.5 for ZeRO-3."""
-    return np.where(np.equal(sharding, 3), ZERO3_TRAFFIC, 1.0)
+def forward_traffic(sharding, bytes_per_grad):
+    """Bytes moved in the forward pass per byte of the all-reduce (2·b·N): ZeRO-3's all-gather of the BF16
+    weights, 2·N; nothing otherwise."""
+    return np.where(np.equal(sharding, 3), WEIGHT_BYTES / (2 * bytes_per_grad), 0.0)
 
 
-def comm_seconds(allreduce, sharding):
-    """Communication time of one step: the all-reduce scaled by the sharding's traffic."""
-    return traffic_factor(sharding) * allreduce
+def traffic_factor(sharding, bytes_per_grad):
+    """Bytes moved per step per byte of the all-reduce (2·b·N), piece by piece in mixed precision: ZeRO-1/2
+    reduce-scatter the gradients (b·N) and all-gather the BF16 weights (2·N); ZeRO-3 gathers them for the forward
+    and again for the backward pass (2·2·N) and reduce-scatters the gradients (b·N)."""
+    gathers = np.where(np.equal(sharding, 3), 2, np.where(np.equal(sharding, 0), 0, 1))
+    return np.where(np.equal(sharding, 0), 1.0, (gathers * WEIGHT_BYTES + bytes_per_grad) / (2 * bytes_per_grad))
+
+
+def comm_seconds(allreduce, sharding, bytes_per_grad):
+    """Communication time of one step: the all-reduce scaled by the sharding's traffic (each piece a ring
+    collective over the same links, so its time is in proportion to its bytes)."""
+    return traffic_factor(sharding, bytes_per_grad) * allreduce
 
 
 def hidden_window(compute, backward_only):
@@ -60,10 +69,13 @@ def hidden_window(compute, backward_only):
     return np.where(backward_only, compute * 2 / 3, compute)
 
 
-def step_seconds(compute, comm, backward_only):
+def step_seconds(compute, comm, backward_only, forward_comm=0.0):
     """Step time: compute, plus whatever communication outlasts its window (max(C, A) for the whole step,
-    C/3 + max(2C/3, A) for the backward pass only)."""
-    return np.maximum(compute, compute - hidden_window(compute, backward_only) + comm)
+    C/3 + max(2C/3, A) for the backward pass only). Backward only, ZeRO-3's forward all-gather (forward_comm)
+    hides behind the forward third and the rest behind the backward two thirds, each phase on its own."""
+    forward = np.where(backward_only, forward_comm, 0.0)
+    late = np.maximum(compute, compute - hidden_window(compute, backward_only) + (comm - forward))
+    return late + np.maximum(0.0, forward - compute / 3)
 
 
 def efficiency(compute, step):
@@ -100,7 +112,10 @@ def continuous_crossing(batch_tokens, peak_flops, mfu, bytes_per_grad, link_byte
     byte, so N cancels: flat 1 + W·B/(2f) (1 + 1.5·T·B/(P·u) for the workshop); hierarchical inside a node
     1 + W·B_nvl/(2f), beyond it (W/f + 2/B) / (2(g−1)/(g·B_nvl) + 2/(g·B))."""
     work = FLOPS_PER_PARAM_TOKEN * batch_tokens / (peak_flops * mfu * bytes_per_grad)  # compute·n per byte
-    window = hidden_window(work, backward_only) / traffic_factor(sharding)
+    forward = np.where(backward_only, forward_traffic(sharding, bytes_per_grad), 0.0)
+    late = hidden_window(work, backward_only) / (traffic_factor(sharding, bytes_per_grad) - forward)
+    # the phase that fills its window first: the forward all-gather behind the forward third, or the rest
+    window = np.where(forward > 0, np.minimum(late, work / 3 / np.where(forward > 0, forward, 1.0)), late)
     flat = 1 + window * link_bytes_per_s / RING_FACTOR
     inside = 1 + window * nvlink_bytes_per_s / RING_FACTOR
     beyond = (window + RING_FACTOR / link_bytes_per_s) / (
@@ -182,8 +197,8 @@ def evaluate(inputs: Inputs, replicas) -> Run:
     compute = compute_seconds(x["params"], x["batch_tokens"], n, x["peak_flops"], x["mfu"])
     allreduce = allreduce_seconds(x["params"], x["bytes_per_grad"], x["link_bytes_per_s"], x["nvlink_bytes_per_s"],
                                   n, x["hierarchical"] != 0)
-    comm = comm_seconds(allreduce, x["sharding"])
-    step = step_seconds(compute, comm, x["backward_only"] != 0)
+    comm = comm_seconds(allreduce, x["sharding"], x["bytes_per_grad"])
+    step = step_seconds(compute, comm, x["backward_only"] != 0, forward_traffic(x["sharding"], x["bytes_per_grad"]) * allreduce)
     tokens = x["batch_tokens"] / n
     states = state_bytes_per_param(x["sharding"], n, x["state_bytes"]) * x["params"]
     fits = np.broadcast_to(states <= x["memory_bytes"], shape)

@@ -5,7 +5,6 @@ const FLOPS_PER_PARAM_TOKEN = 6;
 const RING_FACTOR = 2;
 const GB = 1e9;
 const NODE_GPUS = 8;
-const ZERO3_TRAFFIC = 1.5;
 const WEIGHT_BYTES = 2;
 const GRADIENT_BYTES = 2;
 const FP32_BYTES = 4;
@@ -33,20 +32,27 @@ function allreduce_seconds(params, bytes_per_grad, link_bytes_per_s, nvlink_byte
   return hierarchical ? inside + across : flat;
 }
 
-function traffic_factor(sharding) {
-  return sharding === 3 ? ZERO3_TRAFFIC : 1.0;
+function forward_traffic(sharding, bytes_per_grad) {
+  return sharding === 3 ? WEIGHT_BYTES / (2 * bytes_per_grad) : 0.0;
 }
 
-function comm_seconds(allreduce, sharding) {
-  return traffic_factor(sharding) * allreduce;
+function traffic_factor(sharding, bytes_per_grad) {
+  const gathers = sharding === 3 ? 2 : sharding === 0 ? 0 : 1;
+  return sharding === 0 ? 1.0 : (gathers * WEIGHT_BYTES + bytes_per_grad) / (2 * bytes_per_grad);
+}
+
+function comm_seconds(allreduce, sharding, bytes_per_grad) {
+  return traffic_factor(sharding, bytes_per_grad) * allreduce;
 }
 
 function hidden_window(compute, backward_only) {
   return backward_only ? compute * 2 / 3 : compute;
 }
 
-function step_seconds(compute, comm, backward_only) {
-  return Math.max(compute, compute - hidden_window(compute, backward_only) + comm);
+function step_seconds(compute, comm, backward_only, forward_comm = 0.0) {
+  const forward = backward_only ? forward_comm : 0.0;
+  const late = Math.max(compute, compute - hidden_window(compute, backward_only) + (comm - forward));
+  return late + Math.max(0.0, forward - compute / 3);
 }
 
 function efficiency(compute, step) {
@@ -73,7 +79,9 @@ function smallest_fitting_replicas(params, sharding, memory_bytes, state_bytes =
 function continuous_crossing(batch_tokens, peak_flops, mfu, bytes_per_grad, link_bytes_per_s, nvlink_bytes_per_s,
   hierarchical, backward_only, sharding, node_gpus = NODE_GPUS) {
   const work = FLOPS_PER_PARAM_TOKEN * batch_tokens / (peak_flops * mfu * bytes_per_grad);
-  const window = hidden_window(work, backward_only) / traffic_factor(sharding);
+  const forward = backward_only ? forward_traffic(sharding, bytes_per_grad) : 0.0;
+  const late = hidden_window(work, backward_only) / (traffic_factor(sharding, bytes_per_grad) - forward);
+  const window = forward > 0 ? Math.min(late, work / 3 / forward) : late;
   const flat = 1 + window * link_bytes_per_s / RING_FACTOR;
   const inside = 1 + window * nvlink_bytes_per_s / RING_FACTOR;
   const beyond = (window + RING_FACTOR / link_bytes_per_s) / (
@@ -113,8 +121,8 @@ function evaluate(x, replicas) {
     const compute = compute_seconds(x.params, x.batch_tokens, n, x.peak_flops, x.mfu);
     const allreduce = allreduce_seconds(x.params, x.bytes_per_grad, x.link_bytes_per_s, x.nvlink_bytes_per_s, n,
       hierarchical);
-    const comm = comm_seconds(allreduce, x.sharding);
-    const step = step_seconds(compute, comm, backward);
+    const comm = comm_seconds(allreduce, x.sharding, x.bytes_per_grad);
+    const step = step_seconds(compute, comm, backward, forward_traffic(x.sharding, x.bytes_per_grad) * allreduce);
     const tokens = x.batch_tokens / n;
     const states = state_bytes_per_param(x.sharding, n, x.state_bytes) * x.params;
     run.compute_s.push(compute);
@@ -186,7 +194,8 @@ function fraction(value) {
 }
 
 const model = {
-  replica_counts, compute_seconds, ring_seconds, allreduce_seconds, traffic_factor, comm_seconds, hidden_window,
+  replica_counts, compute_seconds, ring_seconds, allreduce_seconds, forward_traffic, traffic_factor, comm_seconds,
+  hidden_window,
   step_seconds, efficiency, kept_bytes_per_param, state_bytes_per_param, smallest_fitting_replicas,
   continuous_crossing, bucket_count, bucket_end_seconds, bucketed_tail_seconds, evaluate, inputs, num, sig, seconds, percent, fraction,
 };

@@ -87,8 +87,11 @@ function factsOf(sel) {
   };
   f.timeline_replicas = f.crossing_replicas || f.max_replicas;
   const t = f.points[REPLICAS.indexOf(f.timeline_replicas)];
-  f.bucketed_tail_s = bucketed_tail_seconds(t.compute_s, t.comm_s, f.grad_bytes);
-  f.backward_bound_s = step_seconds(t.compute_s, t.comm_s, true) - t.compute_s;
+  f.forward_comm_s = forward_traffic(x.sharding, x.bytes_per_grad) * t.allreduce_s;
+  f.forward_exposed_s = Math.max(0.0, f.forward_comm_s - t.compute_s / 3);
+  f.timeline_comm_s = t.comm_s - f.forward_comm_s;
+  f.bucketed_tail_s = f.forward_exposed_s + bucketed_tail_seconds(t.compute_s, f.timeline_comm_s, f.grad_bytes);
+  f.backward_bound_s = step_seconds(t.compute_s, t.comm_s, true, f.forward_comm_s) - t.compute_s;
   return f;
 }
 
@@ -123,7 +126,7 @@ function factsRows(f) {
 function timelineRows(f) {
   const p = f.points[REPLICAS.indexOf(f.timeline_replicas)];
   const compute = p.compute_s;
-  const comm = p.comm_s;
+  const comm = f.timeline_comm_s;
   const grad = f.grad_bytes;
   const forward = compute / 3;
   const backward = compute * 2 / 3;
@@ -142,7 +145,7 @@ function timelineRows(f) {
   if (comm > 0) {
     const send = comm * BUCKET_BYTES / grad;
     const last = comm * (grad - (count - 1) * BUCKET_BYTES) / grad;
-    const final = compute + f.bucketed_tail_s;
+    const final = compute + f.bucketed_tail_s - f.forward_exposed_s;
     const groups = Math.min(count, data.bucket_groups);
     for (let g = 0; g < groups; g += 1) {
       const first = Math.floor(g * count / groups) + 1;

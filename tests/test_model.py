@@ -181,3 +181,26 @@ def test_zero3_moves_one_and_a_half_times_the_traffic():
     assert_allclose(r.comm_s, 1.5 * r0.allreduce_s, rtol=1e-15)
     assert [run(sharding=k).comm_s.tolist() == r0.allreduce_s.tolist() for k in (1, 2)] == [True, True]
     assert crossing(r) == 512
+
+
+def test_zero_traffic_is_counted_per_piece_in_mixed_precision():
+    """MODEL.md's corrections: with FP32 gradients ZeRO-3 moves 2·2N + 4N = 8N·r, the FP32 all-reduce's volume (not
+    1.5× it), and ZeRO-1/2 move 4N + 2N = 6N·r; 8B under whole-step overlap then meets at n* ≈ 354, 100% at 256."""
+    fp32, z3, z1 = run(bytes_per_grad=4), run(bytes_per_grad=4, sharding=3), run(bytes_per_grad=4, sharding=1)
+    assert_allclose(z3.comm_s, fp32.allreduce_s, rtol=1e-15)
+    assert_allclose(z1.comm_s, 0.75 * fp32.allreduce_s, rtol=1e-15)
+    assert round(float(z3.continuous_crossing)) == 354 == round(float(fp32.continuous_crossing))
+    assert z3.efficiency[REPLICAS.tolist().index(256)] == 1.0 and crossing(z3) == 512
+
+
+def test_zero3_backward_only_hides_each_phase_behind_its_own_pass():
+    """Backward only, ZeRO-3's forward all-gather hides behind the forward third and the rest behind the backward
+    two thirds: with BF16 gradients that is plain data parallelism's backward-only bound, n* ≈ 472."""
+    plain, z3 = run(backward_only=True), run(backward_only=True, sharding=3)
+    assert_allclose(z3.continuous_crossing, plain.continuous_crossing, rtol=1e-12)
+    assert round(float(z3.continuous_crossing)) == 472 and crossing(z3) == crossing(plain) == 512
+    hidden = z3.replicas < 472
+    assert (z3.step_s[hidden] == z3.compute_s[hidden]).all()
+    # past it, both phases spill: C + (A/2 − C/3) + (A − 2C/3), A the BF16 all-reduce
+    C, A = z3.compute_s[-1], plain.allreduce_s[-1]
+    assert_allclose(z3.step_s[-1], C + (A / 2 - C / 3) + (A - 2 * C / 3), rtol=1e-12)
