@@ -158,8 +158,8 @@ def timeline_table(f: Facts) -> list[list[str]]:
              seconds(compute)]]
     if p.comm_s > 0:
         count = int(model.bucket_count(f.grad_bytes))
-        first = float(model.bucket_end_seconds(1, compute, p.comm_s, f.grad_bytes)) - \
-            p.comm_s * model.BUCKET_BYTES / f.grad_bytes if count > 1 else compute
+        first = float(model.bucket_end_seconds(1, compute, f.timeline_comm_s, f.grad_bytes)) - \
+            f.timeline_comm_s * model.BUCKET_BYTES / f.grad_bytes if count > 1 else compute
         rows.append([f"All-reduce of {num(count)} buckets of 25 MiB", seconds(first), seconds(compute + tail)])
     rows.append(["Exposed tail", seconds(compute), seconds(compute + tail)])
     rows.append(["Perfect overlap within the backward pass (bound)", seconds(compute), seconds(compute + bound)])

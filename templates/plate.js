@@ -276,7 +276,8 @@ function timelineTable(f) {
   if (p.comm_s > 0) {
     const count = bucket_count(f.grad_bytes);
     const first = count > 1
-      ? bucket_end_seconds(1, compute, p.comm_s, f.grad_bytes) - p.comm_s * BUCKET_BYTES / f.grad_bytes : compute;
+      ? bucket_end_seconds(1, compute, f.timeline_comm_s, f.grad_bytes) -
+        f.timeline_comm_s * BUCKET_BYTES / f.grad_bytes : compute;
     rows.push([`All-reduce of ${num(count)} buckets of 25 MiB`, seconds(first), seconds(compute + tail)]);
   }
   rows.push(["Exposed tail", seconds(compute), seconds(compute + tail)]);
