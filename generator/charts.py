@@ -79,10 +79,12 @@ def timeline_rows(f: Facts) -> list[dict]:
         rows.append({"row": "compute", "kind": kind, "start": t, "end": end, "shade": 0.55 if i % 2 else 0.8})
         t = end
     count = int(model.bucket_count(grad))
-    if comm > 0:
+    if comm > 0 and not f.backward_only:  # the workshop: the whole all-reduce beside the whole step, from its start
+        rows.append({"row": "all-reduce", "kind": "buckets", "start": 0.0, "end": p.comm_s, "shade": 1.0})
+    elif comm > 0:
         send = comm * model.BUCKET_BYTES / grad
         last = comm * (grad - (count - 1) * model.BUCKET_BYTES) / grad
-        final = compute + f.bucketed_tail_s - f.forward_exposed_s
+        final = compute + f.timeline_tail_s - f.forward_exposed_s
         groups = min(count, BUCKET_GROUPS)
         for g in range(groups):
             first, through = g * count // groups + 1, (g + 1) * count // groups
@@ -92,7 +94,7 @@ def timeline_rows(f: Facts) -> list[dict]:
             busy = (full - first + 1) * send + (last if through == count else 0.0)
             rows.append({"row": "all-reduce", "kind": "buckets", "start": start, "end": end,
                          "shade": max(0.25, min(1.0, busy / (end - start))) if end > start else 1.0})
-    tail = f.bucketed_tail_s
+    tail = f.timeline_tail_s
     if tail > 0:
         rows.append({"row": "exposed", "kind": "tail", "start": compute, "end": compute + tail, "shade": 1.0})
     return rows
@@ -101,7 +103,7 @@ def timeline_rows(f: Facts) -> list[dict]:
 def timeline_facts(f: Facts) -> list[dict]:
     """The timeline's rules and labels: where compute ends, the backward-only bound, the bucketed end."""
     p = f.at(f.timeline_replicas)
-    tail, bound = f.bucketed_tail_s, f.backward_bound_s
+    tail, bound = f.timeline_tail_s, f.timeline_bound_s
     return [{
         "compute_end": p.compute_s, "bound_end": p.compute_s + bound, "step_end": p.compute_s + tail,
         "span": max(p.compute_s + tail, p.compute_s) * 1.04,
@@ -362,7 +364,7 @@ def figures(atlas: Atlas, default, store: Cache | None = None) -> list[Figure]:
         ("fig-efficiency", "Scaling efficiency", (efficiency_chart, (f.max_replicas,)),
          "Scaling efficiency against data-parallel replicas."),
         ("fig-timeline", "One training step as a timeline", (timeline_chart, ()),
-         "One optimiser step: forward and backward compute, the gradient buckets' all-reduces, the exposed tail."),
+         "One optimiser step: forward and backward compute, the gradient all-reduce (in buckets when only the backward pass hides it), the exposed tail."),
     ):
         made.append(figure(fid, title, chart, description, data, store))
     made.append(memory_figure(f, store))

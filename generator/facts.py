@@ -252,6 +252,17 @@ class Facts:
                                                                           self.grad_bytes))
 
     @property
+    def timeline_tail_s(self) -> float:
+        """The timeline's exposed tail under the chosen overlap: the buckets' tail for the backward pass only; for
+        the workshop's whole step, step − compute, as the readout says (no buckets: nothing waits for a gradient)."""
+        return self.bucketed_tail_s if self.backward_only else float(self.at(self.timeline_replicas).exposed_s)
+
+    @property
+    def timeline_bound_s(self) -> float:
+        """The timeline's bound under the chosen overlap: perfect overlap within each pass, or the whole step."""
+        return self.backward_bound_s if self.backward_only else self.timeline_tail_s
+
+    @property
     def backward_bound_s(self) -> float:
         """At the timeline's replica count: the tail with perfect overlap within each pass (for all but ZeRO-3,
         max(0, A − 2C/3))."""

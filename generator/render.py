@@ -151,11 +151,15 @@ def table_rows(f: Facts, figure_id: str) -> list[list[str]]:
 def timeline_table(f: Facts) -> list[list[str]]:
     """The step timeline's phases, when each starts and ends."""
     p = f.at(f.timeline_replicas)
-    compute, tail, bound = p.compute_s, f.bucketed_tail_s, f.backward_bound_s
+    compute, tail, bound = p.compute_s, f.timeline_tail_s, f.timeline_bound_s
     forward = compute / 3
     rows = [["Forward pass", seconds(0), seconds(forward)],
             [f"Backward pass: output head, {num(f.model.layers)} layers, input embedding", seconds(forward),
              seconds(compute)]]
+    if p.comm_s > 0 and not f.backward_only:
+        rows.append(["All-reduce beside the whole step (the workshop's overlap)", seconds(0), seconds(p.comm_s)])
+        rows.append(["Exposed tail", seconds(compute), seconds(compute + tail)])
+        return rows
     if p.comm_s > 0:
         count = int(model.bucket_count(f.grad_bytes))
         first = float(model.bucket_end_seconds(1, compute, f.timeline_comm_s, f.grad_bytes)) - \
@@ -169,12 +173,19 @@ def timeline_table(f: Facts) -> list[list[str]]:
 def describe_timeline(f: Facts) -> str:
     """The step timeline in words."""
     p = f.at(f.timeline_replicas)
-    compute, tail, bound = p.compute_s, f.bucketed_tail_s, f.backward_bound_s
+    compute, tail, bound = p.compute_s, f.timeline_tail_s, f.timeline_bound_s
     text = (f"One optimiser step on each of {num(f.timeline_replicas)} replicas. The forward pass takes "
             f"{seconds(compute / 3)}, then the backward pass {seconds(compute * 2 / 3)}, from the output head through "
             f"{num(f.model.layers)} layers to the input embedding, so compute ends at {seconds(compute)} (solid rule). ")
     if p.comm_s == 0:
         return text + "With one replica there is nothing to reduce."
+    if not f.backward_only:
+        text += ("Below, the all-reduce runs beside the whole step from its first instant, as the workshop assumes; "
+                 "a real step can send a gradient only once the backward pass has made it (choose \"backward pass "
+                 "only\" for the buckets). ")
+        if tail <= 0:
+            return text + f"It ends at {seconds(p.comm_s)}, within compute: nothing is exposed."
+        return text + f"It ends at {seconds(p.comm_s)}: an exposed tail of {seconds(tail)} after compute (bottom row)."
     text += (f"Below, the gradients go in {num(model.bucket_count(f.grad_bytes))} buckets of 25 MiB, each all-reduced "
              f"as soon as the backward pass fills it, one after another on the link; bars are darker where the link "
              f"is busier. ")

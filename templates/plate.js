@@ -92,6 +92,8 @@ function factsOf(sel) {
   f.timeline_comm_s = t.comm_s - f.forward_comm_s;
   f.bucketed_tail_s = f.forward_exposed_s + bucketed_tail_seconds(t.compute_s, f.timeline_comm_s, f.grad_bytes);
   f.backward_bound_s = step_seconds(t.compute_s, t.comm_s, true, f.forward_comm_s) - t.compute_s;
+  f.timeline_tail_s = f.backward_only ? f.bucketed_tail_s : t.exposed_s;
+  f.timeline_bound_s = f.backward_only ? f.backward_bound_s : f.timeline_tail_s;
   return f;
 }
 
@@ -128,6 +130,7 @@ function timelineRows(f) {
   const compute = p.compute_s;
   const comm = f.timeline_comm_s;
   const grad = f.grad_bytes;
+  const tail = f.timeline_tail_s;
   const forward = compute / 3;
   const backward = compute * 2 / 3;
   const m = f.model;
@@ -142,10 +145,12 @@ function timelineRows(f) {
     t = end;
   });
   const count = bucket_count(grad);
-  if (comm > 0) {
+  if (comm > 0 && !f.backward_only) {
+    rows.push({ row: "all-reduce", kind: "buckets", start: 0.0, end: p.comm_s, shade: 1.0 });
+  } else if (comm > 0) {
     const send = comm * BUCKET_BYTES / grad;
     const last = comm * (grad - (count - 1) * BUCKET_BYTES) / grad;
-    const final = compute + f.bucketed_tail_s - f.forward_exposed_s;
+    const final = compute + tail - f.forward_exposed_s;
     const groups = Math.min(count, data.bucket_groups);
     for (let g = 0; g < groups; g += 1) {
       const first = Math.floor(g * count / groups) + 1;
@@ -158,8 +163,8 @@ function timelineRows(f) {
         shade: end > start ? Math.max(0.25, Math.min(1.0, busy / (end - start))) : 1.0 });
     }
   }
-  if (f.bucketed_tail_s > 0) {
-    rows.push({ row: "exposed", kind: "tail", start: compute, end: compute + f.bucketed_tail_s, shade: 1.0 });
+  if (tail > 0) {
+    rows.push({ row: "exposed", kind: "tail", start: compute, end: compute + tail, shade: 1.0 });
   }
   return rows;
 }
@@ -167,8 +172,8 @@ function timelineRows(f) {
 /** charts.timeline_facts: the timeline's rules and labels. */
 function timelineFacts(f) {
   const p = f.points[REPLICAS.indexOf(f.timeline_replicas)];
-  const tail = f.bucketed_tail_s;
-  const bound = f.backward_bound_s;
+  const tail = f.timeline_tail_s;
+  const bound = f.timeline_bound_s;
   return [{
     compute_end: p.compute_s, bound_end: p.compute_s + bound, step_end: p.compute_s + tail,
     span: Math.max(p.compute_s + tail, p.compute_s) * 1.04,
@@ -268,11 +273,16 @@ function memoryText(f) {
 function timelineTable(f) {
   const p = f.points[REPLICAS.indexOf(f.timeline_replicas)];
   const compute = p.compute_s;
-  const tail = f.bucketed_tail_s;
-  const bound = f.backward_bound_s;
+  const tail = f.timeline_tail_s;
+  const bound = f.timeline_bound_s;
   const forward = compute / 3;
   const rows = [["Forward pass", seconds(0), seconds(forward)],
     [`Backward pass: output head, ${num(f.model.layers)} layers, input embedding`, seconds(forward), seconds(compute)]];
+  if (p.comm_s > 0 && !f.backward_only) {
+    rows.push(["All-reduce beside the whole step (the workshop's overlap)", seconds(0), seconds(p.comm_s)]);
+    rows.push(["Exposed tail", seconds(compute), seconds(compute + tail)]);
+    return rows;
+  }
   if (p.comm_s > 0) {
     const count = bucket_count(f.grad_bytes);
     const first = count > 1
@@ -288,12 +298,19 @@ function timelineTable(f) {
 function describeTimeline(f) {
   const p = f.points[REPLICAS.indexOf(f.timeline_replicas)];
   const compute = p.compute_s;
-  const tail = f.bucketed_tail_s;
-  const bound = f.backward_bound_s;
+  const tail = f.timeline_tail_s;
+  const bound = f.timeline_bound_s;
   let text = `One optimiser step on each of ${num(f.timeline_replicas)} replicas. The forward pass takes ` +
     `${seconds(compute / 3)}, then the backward pass ${seconds(compute * 2 / 3)}, from the output head through ` +
     `${num(f.model.layers)} layers to the input embedding, so compute ends at ${seconds(compute)} (solid rule). `;
   if (p.comm_s === 0) return `${text}With one replica there is nothing to reduce.`;
+  if (!f.backward_only) {
+    text += "Below, the all-reduce runs beside the whole step from its first instant, as the workshop assumes; " +
+      "a real step can send a gradient only once the backward pass has made it (choose \"backward pass " +
+      "only\" for the buckets). ";
+    if (tail <= 0) return `${text}It ends at ${seconds(p.comm_s)}, within compute: nothing is exposed.`;
+    return `${text}It ends at ${seconds(p.comm_s)}: an exposed tail of ${seconds(tail)} after compute (bottom row).`;
+  }
   text += `Below, the gradients go in ${num(bucket_count(f.grad_bytes))} buckets of 25 MiB, each all-reduced ` +
     "as soon as the backward pass fills it, one after another on the link; bars are darker where the link " +
     "is busier. ";
