@@ -67,7 +67,7 @@ def timeline_rows(f: Facts) -> list[dict]:
     pass, the backward pass from the output head through the layers to the input embedding, and the gradient
     buckets' all-reduces back to back, grouped into bars shaded by the link's busy share."""
     p = f.at(f.timeline_replicas)
-    compute, comm, grad = p.compute_s, f.timeline_comm_s, f.grad_bytes
+    compute, comm = p.compute_s, f.timeline_comm_s
     forward, backward = compute / 3, compute * 2 / 3
     m = f.model
     embedding = m.vocab * m.d_model
@@ -78,20 +78,16 @@ def timeline_rows(f: Facts) -> list[dict]:
         end = t + backward * params / m.params
         rows.append({"row": "compute", "kind": kind, "start": t, "end": end, "shade": 0.55 if i % 2 else 0.8})
         t = end
-    count = int(model.bucket_count(grad))
     if comm > 0 and not f.backward_only:  # the workshop: the whole all-reduce beside the whole step, from its start
         rows.append({"row": "all-reduce", "kind": "buckets", "start": 0.0, "end": p.comm_s, "shade": 1.0})
     elif comm > 0:
-        send = comm * model.BUCKET_BYTES / grad
-        last = comm * (grad - (count - 1) * model.BUCKET_BYTES) / grad
-        final = compute + f.timeline_tail_s - f.forward_exposed_s
+        starts, ends = f.bucket_schedule
+        count = len(starts)
         groups = min(count, BUCKET_GROUPS)
         for g in range(groups):
-            first, through = g * count // groups + 1, (g + 1) * count // groups
-            full = through if through < count else count - 1  # full buckets in the group
-            start = float(model.bucket_end_seconds(first, compute, comm, grad)) - send if first < count else final - last
-            end = float(model.bucket_end_seconds(through, compute, comm, grad)) if through < count else final
-            busy = (full - first + 1) * send + (last if through == count else 0.0)
+            first, through = g * count // groups, (g + 1) * count // groups - 1  # the group's first and last bucket
+            start, end = starts[first], ends[through]
+            busy = sum(ends[k] - starts[k] for k in range(first, through + 1))
             rows.append({"row": "all-reduce", "kind": "buckets", "start": start, "end": end,
                          "shade": max(0.25, min(1.0, busy / (end - start))) if end > start else 1.0})
     tail = f.timeline_tail_s

@@ -243,13 +243,42 @@ class Facts:
         forward all-gather)."""
         return float(self.at(self.timeline_replicas).comm_s - self.forward_comm_s)
 
+    @cached_property
+    def buckets(self) -> tuple[list[float], list[float]]:
+        """DDP's gradient buckets for this model and gradient precision: the bytes of each, in the order they are
+        all-reduced, and the share of the gradients made when each is full."""
+        m = self.model
+        return model.buckets(model.tensor_params(m.params, m.layers, m.d_model, m.ffn, m.vocab),
+                             self.inputs.bytes_per_grad)
+
+    @property
+    def bucket_count(self) -> int:
+        """How many gradient buckets DDP all-reduces each step."""
+        return len(self.buckets[0])
+
+    @property
+    def smallest_bucket_bytes(self) -> float:
+        """The smallest gradient bucket, in bytes."""
+        return min(self.buckets[0])
+
+    @property
+    def largest_bucket_bytes(self) -> float:
+        """The largest gradient bucket, in bytes."""
+        return max(self.buckets[0])
+
+    @property
+    def bucket_schedule(self) -> tuple[list[float], list[float]]:
+        """At the timeline's replica count: when each bucket's all-reduce starts and ends."""
+        p = self.at(self.timeline_replicas)
+        return model.bucket_schedule(p.compute_s, self.timeline_comm_s, *self.buckets)
+
     @property
     def bucketed_tail_s(self) -> float:
         """At the timeline's replica count: communication left after compute with 25 MiB buckets (plus what the
         forward pass could not hide)."""
         p = self.at(self.timeline_replicas)
         return self.forward_exposed_s + float(model.bucketed_tail_seconds(p.compute_s, self.timeline_comm_s,
-                                                                          self.grad_bytes))
+                                                                          *self.buckets))
 
     @property
     def timeline_tail_s(self) -> float:

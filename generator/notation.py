@@ -33,6 +33,15 @@ def seconds(value, digits: int | None = None) -> str:
     return f"{sig(value) if digits is None else num(value, digits)} s"
 
 
+def data_size(value) -> str:
+    """Bytes in the decimal unit that suits them, to 3 significant figures: 1.05e9 → '1.05 GB', 3.4e7 → '34 MB'."""
+    value = float(value)
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if value >= scale:
+            return f"{sig(value / scale)} {unit}"
+    return f"{sig(value)} B"
+
+
 def percent(fraction, digits: int = 0) -> str:
     """0.45 → '45%'; half-up like every number here."""
     return f"{num(float(fraction) * 100, digits)}%"

@@ -19,7 +19,7 @@ import numpy as np
 
 from .content import Content, Prose
 from .facts import OPTIONS, Atlas, Facts, gpus_of
-from .notation import about, billions, fraction, num, percent, seconds
+from .notation import about, billions, data_size, fraction, num, percent, seconds
 from .schema import ContentError, describe_value, quote, shown_path
 
 # What prose may contain once it is HTML: structure and emphasis, links, nothing that runs.
@@ -46,7 +46,8 @@ def _needs_value(name: str, function):
 
 
 FILTERS = {name: _needs_value(name, f) for name, f in
-           {"num": num, "seconds": seconds, "percent": percent, "billions": billions, "fraction": fraction}.items()}
+           {"num": num, "seconds": seconds, "percent": percent, "billions": billions, "fraction": fraction,
+            "data_size": data_size}.items()}
 
 
 # --- slots ---------------------------------------------------------------------------------------

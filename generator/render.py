@@ -15,7 +15,7 @@ from . import custom, model, publish
 from .charts import BUCKET_GROUPS, FACTS_DATA, GRID_DATA, MEMORY_DATA, TIMELINE_DATA, TIMELINE_FACTS, Figure
 from .content import Content, Selection
 from .facts import CAPTIONS, CSV_COLUMNS, KEYS, OPTIONS, Atlas, Facts, gpus_of
-from .notation import fraction, num, percent, seconds
+from .notation import data_size, fraction, num, percent, seconds
 from .prose import FILTERS, prose_html
 from .runtime import Runtime
 
@@ -161,10 +161,9 @@ def timeline_table(f: Facts) -> list[list[str]]:
         rows.append(["Exposed tail", seconds(compute), seconds(compute + tail)])
         return rows
     if p.comm_s > 0:
-        count = int(model.bucket_count(f.grad_bytes))
-        first = float(model.bucket_end_seconds(1, compute, f.timeline_comm_s, f.grad_bytes)) - \
-            f.timeline_comm_s * model.BUCKET_BYTES / f.grad_bytes if count > 1 else compute
-        rows.append([f"All-reduce of {num(count)} buckets of 25 MiB", seconds(first), seconds(compute + tail)])
+        starts, _ = f.bucket_schedule
+        rows.append([f"All-reduce of {num(len(starts))} buckets of whole tensors", seconds(starts[0]),
+                     seconds(compute + tail)])
     rows.append(["Exposed tail", seconds(compute), seconds(compute + tail)])
     rows.append(["Perfect overlap within the backward pass (bound)", seconds(compute), seconds(compute + bound)])
     return rows
@@ -186,14 +185,16 @@ def describe_timeline(f: Facts) -> str:
         if tail <= 0:
             return text + f"It ends at {seconds(p.comm_s)}, within compute: nothing is exposed."
         return text + f"It ends at {seconds(p.comm_s)}: an exposed tail of {seconds(tail)} after compute (bottom row)."
-    text += (f"Below, the gradients go in {num(model.bucket_count(f.grad_bytes))} buckets of 25 MiB, each all-reduced "
-             f"as soon as the backward pass fills it, one after another on the link; bars are darker where the link "
-             f"is busier. ")
+    sizes, _ = f.buckets
+    text += (f"Below, the gradients go in {num(len(sizes))} buckets, each all-reduced as soon as the backward pass "
+             f"fills it, one after another on the link; bars are darker where the link is busier. DDP closes a bucket once "
+             f"it holds 25 MiB (the first at 1 MiB) and never splits a tensor, so they hold from {data_size(min(sizes))} to "
+             f"{data_size(max(sizes))}. ")
     if tail <= 0:
         return text + "The link finishes with compute: nothing is exposed."
     return text + (f"The last bucket finishes at {seconds(compute + tail)}: an exposed tail of {seconds(tail)} after "
                    f"compute (bottom row). Perfect overlap within the backward pass would leave {seconds(bound)} "
-                   f"(dotted rule); the buckets add {seconds(tail - bound)}, less than one bucket takes.")
+                   f"(dotted rule); the buckets add {seconds(tail - bound)}.")
 
 
 def describe(f: Facts, figure_id: str, seq_len: int) -> str:

@@ -91,22 +91,89 @@ function continuous_crossing(batch_tokens, peak_flops, mfu, bytes_per_grad, link
 
 const MIB = 2 ** 20;
 const BUCKET_BYTES = 25 * MIB;
+const FIRST_BUCKET_BYTES = MIB;
+const PIECE = MIB;
+const PIECES = 4096;
+const MAX_LAYERS = 10000;
 
-function bucket_count(grad_bytes, bucket_bytes = BUCKET_BYTES) {
-  return Math.ceil(grad_bytes / bucket_bytes);
+function tensor_params(params, layers, d_model, ffn, vocab) {
+  if (layers <= 0 || d_model <= 0 || layers > MAX_LAYERS) {
+    const count = Math.min(Math.ceil(params / PIECE), PIECES);
+    return Array(count).fill(params / count);
+  }
+  const d = d_model;
+  const embedding = vocab * d;
+  const rest = params - 2 * embedding;
+  const norm = Math.min(d, rest);
+  const layer = (rest - norm) / layers;
+  const attention = layer - 3 * d * ffn - 2 * d;
+  const kv = (attention - 2 * d * d) / (2 * d);
+  let q = 0;
+  let k = 0;
+  if (0 < kv && kv <= d) {
+    q = d * d;
+    k = d * kv;
+  } else if (attention > 0) {
+    q = attention / 4;
+    k = attention / 4;
+  }
+  const mlp = attention > 0 ? d * ffn : layer / 3;
+  const norms = attention > 0 ? d : 0;
+  const one = [mlp, mlp, mlp, norms, q, k, k, q, norms];
+  const out = [embedding, norm];
+  for (let i = 0; i < layers; i += 1) out.push(...one);
+  out.push(embedding);
+  return out.filter((t) => t > 0);
 }
 
-function bucket_end_seconds(k, compute, comm, grad_bytes, bucket_bytes = BUCKET_BYTES) {
-  const fill = compute * 2 / 3 * bucket_bytes / grad_bytes;
-  const send = comm * bucket_bytes / grad_bytes;
-  return compute / 3 + (send >= fill ? fill + k * send : k * fill + send);
+function sum(values) {
+  let total = 0;
+  for (const v of values) total += v;
+  return total;
 }
 
-function bucketed_tail_seconds(compute, comm, grad_bytes, bucket_bytes = BUCKET_BYTES) {
-  const count = bucket_count(grad_bytes, bucket_bytes);
-  const last = comm * (grad_bytes - (count - 1) * bucket_bytes) / grad_bytes;
-  const before = count > 1 ? bucket_end_seconds(count - 1, compute, comm, grad_bytes, bucket_bytes) : compute;
-  return Math.max(before, compute) + last - compute;
+function buckets(tensors, bytes_per_element, cap_bytes = BUCKET_BYTES, first_bytes = FIRST_BUCKET_BYTES) {
+  const total = sum(tensors);
+  const sizes = [];
+  const ready = [];
+  let size = 0.0;
+  let done = 0.0;
+  let limit = first_bytes;
+  for (const tensor of tensors) {
+    size += tensor * bytes_per_element;
+    done += tensor;
+    if (size >= limit) {
+      sizes.push(size);
+      ready.push(done / total);
+      size = 0.0;
+      limit = cap_bytes;
+    }
+  }
+  if (size > 0) {
+    sizes.push(size);
+    ready.push(done / total);
+  }
+  return [sizes, ready];
+}
+
+function bucket_schedule(compute, comm, sizes, ready) {
+  const total = sum(sizes);
+  const starts = [];
+  const ends = [];
+  let free = 0.0;
+  sizes.forEach((size, i) => {
+    const start = Math.max(compute / 3 + compute * 2 / 3 * ready[i], free);
+    free = start + comm * size / total;
+    starts.push(start);
+    ends.push(free);
+  });
+  return [starts, ends];
+}
+
+function bucketed_tail_seconds(compute, comm, sizes, ready) {
+  if (comm <= 0 || !sizes.length) return 0.0;
+  const ends = bucket_schedule(compute, comm, sizes, ready)[1];
+  return Math.max(ends[ends.length - 1], compute) - compute;
 }
 
 /** model.evaluate for one run: arrays over the replica counts, and the run's facts. */
@@ -185,6 +252,14 @@ function sig(value, figures = 3) {
 const seconds = (value, digits = null) => `${digits === null ? sig(value) : num(value, digits)} s`;
 const percent = (fraction, digits = 0) => `${num(fraction * 100, digits)}%`;
 
+/** notation.data_size: bytes in the decimal unit that suits them. */
+function data_size(value) {
+  for (const [unit, scale] of [["TB", 1e12], ["GB", 1e9], ["MB", 1e6], ["kB", 1e3]]) {
+    if (value >= scale) return `${sig(value / scale)} ${unit}`;
+  }
+  return `${sig(value)} B`;
+}
+
 /** notation.fraction: 0.5 → 'half', 0.0625 → '1/16'. */
 function fraction(value) {
   const words = { 1: "all", 0.5: "half", 0.25: "a quarter" };
@@ -197,5 +272,6 @@ const model = {
   replica_counts, compute_seconds, ring_seconds, allreduce_seconds, forward_traffic, traffic_factor, comm_seconds,
   hidden_window,
   step_seconds, efficiency, kept_bytes_per_param, state_bytes_per_param, smallest_fitting_replicas,
-  continuous_crossing, bucket_count, bucket_end_seconds, bucketed_tail_seconds, evaluate, inputs, num, sig, seconds, percent, fraction,
+  continuous_crossing, tensor_params, buckets, bucket_schedule, bucketed_tail_seconds, evaluate, inputs, num, sig, seconds,
+  percent, fraction, data_size,
 };

@@ -90,7 +90,10 @@ function factsOf(sel) {
   f.forward_comm_s = forward_traffic(x.sharding, x.bytes_per_grad) * t.allreduce_s;
   f.forward_exposed_s = Math.max(0.0, f.forward_comm_s - t.compute_s / 3);
   f.timeline_comm_s = t.comm_s - f.forward_comm_s;
-  f.bucketed_tail_s = f.forward_exposed_s + bucketed_tail_seconds(t.compute_s, f.timeline_comm_s, f.grad_bytes);
+  const m = f.model;
+  f.buckets = buckets(tensor_params(m.params, m.layers, m.d_model, m.ffn, m.vocab), x.bytes_per_grad);
+  f.bucket_schedule = bucket_schedule(t.compute_s, f.timeline_comm_s, ...f.buckets);
+  f.bucketed_tail_s = f.forward_exposed_s + bucketed_tail_seconds(t.compute_s, f.timeline_comm_s, ...f.buckets);
   f.backward_bound_s = step_seconds(t.compute_s, t.comm_s, true, f.forward_comm_s) - t.compute_s;
   f.timeline_tail_s = f.backward_only ? f.bucketed_tail_s : t.exposed_s;
   f.timeline_bound_s = f.backward_only ? f.backward_bound_s : f.timeline_tail_s;
@@ -129,7 +132,6 @@ function timelineRows(f) {
   const p = f.points[REPLICAS.indexOf(f.timeline_replicas)];
   const compute = p.compute_s;
   const comm = f.timeline_comm_s;
-  const grad = f.grad_bytes;
   const tail = f.timeline_tail_s;
   const forward = compute / 3;
   const backward = compute * 2 / 3;
@@ -144,21 +146,19 @@ function timelineRows(f) {
     rows.push({ row: "compute", kind, start: t, end, shade: i % 2 ? 0.55 : 0.8 });
     t = end;
   });
-  const count = bucket_count(grad);
   if (comm > 0 && !f.backward_only) {
     rows.push({ row: "all-reduce", kind: "buckets", start: 0.0, end: p.comm_s, shade: 1.0 });
   } else if (comm > 0) {
-    const send = comm * BUCKET_BYTES / grad;
-    const last = comm * (grad - (count - 1) * BUCKET_BYTES) / grad;
-    const final = compute + tail - f.forward_exposed_s;
+    const [starts, ends] = f.bucket_schedule;
+    const count = starts.length;
     const groups = Math.min(count, data.bucket_groups);
     for (let g = 0; g < groups; g += 1) {
-      const first = Math.floor(g * count / groups) + 1;
-      const through = Math.floor((g + 1) * count / groups);
-      const full = through < count ? through : count - 1;
-      const start = first < count ? bucket_end_seconds(first, compute, comm, grad) - send : final - last;
-      const end = through < count ? bucket_end_seconds(through, compute, comm, grad) : final;
-      const busy = (full - first + 1) * send + (through === count ? last : 0.0);
+      const first = Math.floor(g * count / groups);
+      const through = Math.floor((g + 1) * count / groups) - 1;
+      const start = starts[first];
+      const end = ends[through];
+      let busy = 0;
+      for (let k = first; k <= through; k += 1) busy += ends[k] - starts[k];
       rows.push({ row: "all-reduce", kind: "buckets", start, end,
         shade: end > start ? Math.max(0.25, Math.min(1.0, busy / (end - start))) : 1.0 });
     }
@@ -284,11 +284,9 @@ function timelineTable(f) {
     return rows;
   }
   if (p.comm_s > 0) {
-    const count = bucket_count(f.grad_bytes);
-    const first = count > 1
-      ? bucket_end_seconds(1, compute, f.timeline_comm_s, f.grad_bytes) -
-        f.timeline_comm_s * BUCKET_BYTES / f.grad_bytes : compute;
-    rows.push([`All-reduce of ${num(count)} buckets of 25 MiB`, seconds(first), seconds(compute + tail)]);
+    const starts = f.bucket_schedule[0];
+    rows.push([`All-reduce of ${num(starts.length)} buckets of whole tensors`, seconds(starts[0]),
+      seconds(compute + tail)]);
   }
   rows.push(["Exposed tail", seconds(compute), seconds(compute + tail)]);
   rows.push(["Perfect overlap within the backward pass (bound)", seconds(compute), seconds(compute + bound)]);
@@ -311,13 +309,15 @@ function describeTimeline(f) {
     if (tail <= 0) return `${text}It ends at ${seconds(p.comm_s)}, within compute: nothing is exposed.`;
     return `${text}It ends at ${seconds(p.comm_s)}: an exposed tail of ${seconds(tail)} after compute (bottom row).`;
   }
-  text += `Below, the gradients go in ${num(bucket_count(f.grad_bytes))} buckets of 25 MiB, each all-reduced ` +
-    "as soon as the backward pass fills it, one after another on the link; bars are darker where the link " +
-    "is busier. ";
+  const sizes = f.buckets[0];
+  text += `Below, the gradients go in ${num(sizes.length)} buckets, each all-reduced as soon as the backward pass ` +
+    "fills it, one after another on the link; bars are darker where the link is busier. DDP closes a bucket once " +
+    `it holds 25 MiB (the first at 1 MiB) and never splits a tensor, so they hold from ${data_size(sizes.reduce((a, b) => Math.min(a, b)))} to ` +
+    `${data_size(sizes.reduce((a, b) => Math.max(a, b)))}. `;
   if (tail <= 0) return `${text}The link finishes with compute: nothing is exposed.`;
   return `${text}The last bucket finishes at ${seconds(compute + tail)}: an exposed tail of ${seconds(tail)} after ` +
     `compute (bottom row). Perfect overlap within the backward pass would leave ${seconds(bound)} ` +
-    `(dotted rule); the buckets add ${seconds(tail - bound)}, less than one bucket takes.`;
+    `(dotted rule); the buckets add ${seconds(tail - bound)}.`;
 }
 
 function tableRows(f, figureId) {

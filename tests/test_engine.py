@@ -112,6 +112,33 @@ def test_the_page_writes_every_selections_texts_as_python_does(page, atlas):
             assert texts["tables"][fid] == render.table_rows(f, fid), (label, fid)
 
 
+BUCKETS = """(cases) => cases.map(([shape, bytes, compute, comm]) => {
+  const m = window.plate.model;
+  const [sizes, ready] = m.buckets(m.tensor_params(...shape), bytes);
+  return {sizes, ready, schedule: m.bucket_schedule(compute, comm, sizes, ready),
+          tail: m.bucketed_tail_seconds(compute, comm, sizes, ready)};
+})"""
+
+
+def test_the_page_makes_ddps_buckets_as_python_does(page):
+    """Bucket lists and their schedule, side by side: every preset model in either precision, random shapes (grouped
+    or not, attention or none), models given by their size alone, and compute- and link-bound steps."""
+    rng = random.Random(22)
+    c = content.load(CONTENT)
+    shapes = [[m.params, m.layers, m.d_model, m.ffn, m.vocab] for m in c.presets.models.values()]
+    for _ in range(60):
+        d, layers, ffn, vocab = rng.choice([512, 2048, 4096]), rng.randrange(1, 90), rng.randrange(1, 60000), rng.randrange(1, 200000)
+        shapes.append([2 * vocab * d + int(10 ** rng.uniform(3, 12)), layers, d, ffn, vocab])
+    shapes += [[int(10 ** rng.uniform(6, 14)), 0, 0, 0, 0] for _ in range(10)]
+    cases = [[shape, b, rng.uniform(0.01, 5), rng.uniform(0, 5)] for shape in shapes for b in (2, 4)]
+    got = page.evaluate(BUCKETS, cases)
+    for (shape, b, compute, comm), js in zip(cases, got):
+        sizes, ready = model.buckets(model.tensor_params(*shape), b)
+        assert js["sizes"] == sizes and js["ready"] == ready, shape
+        assert js["schedule"] == [list(v) for v in model.bucket_schedule(compute, comm, sizes, ready)], shape
+        assert js["tail"] == model.bucketed_tail_seconds(compute, comm, sizes, ready), shape
+
+
 FORMAT = """(values) => values.map(([v, d]) => [window.plate.model.num(v, d), window.plate.model.sig(v),
   window.plate.model.seconds(v), window.plate.model.percent(v), window.plate.model.fraction(v)])"""
 

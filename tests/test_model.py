@@ -1,4 +1,5 @@
 """The model against every claim of spec/MODEL.md, and its basic shape."""
+import pytest
 import numpy as np
 from numpy.testing import assert_allclose
 
@@ -204,3 +205,34 @@ def test_zero3_backward_only_hides_each_phase_behind_its_own_pass():
     # past it, both phases spill: C + (A/2 − C/3) + (A − 2C/3), A the BF16 all-reduce
     C, A = z3.compute_s[-1], plain.allreduce_s[-1]
     assert_allclose(z3.step_s[-1], C + (A / 2 - C / 3) + (A - 2 * C / 3), rtol=1e-12)
+
+
+def test_llama3_8b_buckets_are_whole_tensors_as_ddp_makes_them():
+    """MODEL.md's corrections (PyTorch's reducer: a bucket closes once it holds its limit, 1 MiB for the first and
+    25 MiB after, and never splits a tensor): Llama 3 8B in BF16 goes in 162 buckets, the output head alone first,
+    the last layer's input norm with the input embedding last; at 512 replicas, backward-only, the tail ≈ 0.089 s."""
+    tensors = model.tensor_params(N_8B, 32, 4096, 14336, 128256)
+    assert sum(tensors) == N_8B
+    sizes, ready = model.buckets(tensors, 2)
+    head = 128256 * 4096 * 2
+    assert len(sizes) == 162 and sizes[0] == head and sizes[-1] == head + 4096 * 2
+    assert sizes[1] == (4096 + 4096 * 14336) * 2  # the final norm with the last layer's down projection
+    assert min(sizes) >= 25 * 2**20 and ready[-1] == 1.0 and ready == sorted(ready)
+    n = 512
+    C = 6 * N_8B * T_4M / (n * 989e12 * 0.45)
+    A = 2 * (n - 1) / n * 2 * N_8B / IB
+    tail = model.bucketed_tail_seconds(C, A, sizes, ready)
+    assert round(tail, 3) == 0.089 and tail > max(0.0, A - 2 * C / 3)
+    # the link waits for the head's bucket, then never idles: the tail is the bound plus the head's fill time
+    assert_allclose(tail, A - 2 * C / 3 + 2 * C / 3 * head / (2 * N_8B), rtol=1e-12)
+
+
+def test_the_first_bucket_closes_at_its_own_limit():
+    sizes, _ = model.buckets([2**18] * 6 + [2**22], 2, cap_bytes=2**21, first_bytes=2**20)
+    assert sizes == [2**20, 2**21, 2**23]  # two tensors, then four, then the large one alone
+
+
+def test_a_model_without_a_shape_is_cut_in_pieces():
+    pieces = model.tensor_params(10**9, 0, 0, 0, 0)
+    assert len(pieces) == -(-10**9 // model.PIECE) and sum(pieces) == pytest.approx(10**9, rel=1e-12)
+    assert len(model.tensor_params(10**15, 0, 0, 0, 0)) == model.PIECES
