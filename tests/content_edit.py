@@ -122,6 +122,17 @@ def set_default(edit: Edit, **choice: str) -> None:
     _write_plate(edit, head + "[default]" + table, prose)
 
 
+def set_workshop(edit: Edit, **values: str) -> None:
+    """Change text values of presets.toml's [workshop]: set_workshop(edit, gpu="mi300x")."""
+    path = edit.root / "presets.toml"
+    text = path.read_text(encoding="utf-8")
+    head, table = re.split(r"(?m)^\[workshop\]\s*$", text, maxsplit=1)
+    for key, value in values.items():
+        table, count = re.subn(rf'(?m)^{key}\s*=\s*"[^"]*"', f'{key} = "{value}"', table, count=1)
+        assert count == 1, f"presets.toml's [workshop] has no {key}"
+    path.write_text(head + "[workshop]" + table, encoding="utf-8")
+
+
 def cite_in_prose(edit: Edit, term_name: str, source_id: str) -> None:
     """A sentence at the end of the prose that uses the new term and cites the new source."""
     front, prose = _front_and_prose(edit)
@@ -195,10 +206,7 @@ def spec_removed(content: Path, dest: Path) -> Edit:
         source = tables["gpus"][ident].get("source")
         if source and source in _tables(dest).get("sources", {}):
             remove(edit, "sources", source)
-    presets = (dest / "presets.toml").read_text(encoding="utf-8")
-    presets, count = re.subn(r'(?m)^gpu\s*=\s*"[^"]*"', f'gpu = "{gpu}"', presets, count=1)
-    assert count == 1, "presets.toml's [workshop] has no gpu"
-    (dest / "presets.toml").write_text(presets, encoding="utf-8")
+    set_workshop(edit, gpu=gpu)
     nvlink = {i for i, n in tables.get("networks", {}).items() if n.get("nvlink")}
     replacements["networks"] = {i: fabric if i in nvlink else network for i in edit.removed.get("networks", [])}
     replacements["batches"] = {i: batch for i in edit.removed.get("batches", [])}
