@@ -135,7 +135,8 @@ NEVER_IDLE = "() => { window.requestIdleCallback = () => 0; }"
 def other_model(page) -> str:
     """A model of the content other than the one shown (a change of model moves every figure)."""
     return page.evaluate("""() => [...document.getElementById('choose-model').options].map((o) => o.value)
-      .find((v) => v !== 'custom' && v !== document.getElementById('choose-model').value)""")
+      .find((v) => v !== 'custom' && v !== document.getElementById('choose-model').value)""") or \
+        pytest.skip(f"{CONTENT} holds one model: no change moves every figure")
 
 
 def in_view_and_out_of_sight(page) -> tuple[list[str], list[str]]:
