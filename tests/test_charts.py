@@ -111,7 +111,9 @@ def test_facts_rows_mark_crossing_and_one_sequence(made):
         row = charts.facts_rows(f, f.caption)[0]
         assert row["crossing"] == f.crossing_replicas and row["n_star_text"] == "n* ≈ " + num(f.continuous_crossing)
         assert row["one_sequence"] == f.batch.tokens / atlas.presets.workshop.seq_len
-        assert row["hypothetical_from"] == (f.gpu.nvlink_domain if f.network.nvlink else None)
+        domain = f.gpu.nvlink_domain
+        reach = domain if f.network.nvlink and domain and domain < f.max_replicas else None
+        assert row["hypothetical_from"] == reach
 
 
 def test_facts_rows_state_the_spec_claims(made):
