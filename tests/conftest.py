@@ -43,6 +43,14 @@ def spec_selection(presets, **choice) -> Selection:
     return Selection(**chosen)
 
 
+def default_caption(c) -> str:
+    """How the figures caption the content's default selection, from the content's own names: the model, the batch
+    and the network's short name ("Llama 3 8B · 4M tokens · 400 Gb/s" in the shipped content)."""
+    d = c.plate.default
+    return " · ".join((c.presets.models[d.model].name, c.presets.batches[d.batch].name,
+                       c.presets.networks[d.network].short))
+
+
 @pytest.fixture(scope="session")
 def site(tmp_path_factory) -> Path:
     """The real plate, built once for the session."""

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CONTENT, wait_until
+from conftest import CONTENT, default_caption, wait_until
 from spec_model import check_descriptions, check_readout
 from spec_model import expected as spec
 from generator import content, facts, render
@@ -147,7 +147,7 @@ def test_each_figure_is_an_image_named_by_its_caption_and_described(site, open_p
         assert chart.get_attribute("role") == "img"
         caption = page.locator("#" + chart.get_attribute("aria-labelledby"))
         describe = page.locator("#" + chart.get_attribute("aria-describedby"))
-        assert f.caption in caption.text_content()  # the default selection, as the figure shows it
+        assert default_caption(c) in caption.text_content()  # the default selection, as the figure shows it
         assert len(describe.text_content()) > 80
         # a row per replica count the figures draw (the timeline: one per phase of a step)
         assert page.locator(f"#{fid}-data table tbody tr").count() == (5 if fid == "fig-timeline" else len(f.points))

@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 import pytest
 from markupsafe import escape
 
-from conftest import CONTENT, wait_until
+from conftest import CONTENT, default_caption, wait_until
 from generator import content, facts, render
 from generator.notation import num, seconds
 
@@ -103,7 +103,7 @@ def test_without_javascript_text_static_figures_and_tables_are_there(site, open_
     headings = re.findall(r"(?m)^## (.+)$", c.plate.before_figures.text + c.plate.after_figures.text)
     readout = (f"{num(crossing)} is the first power of two past it" if crossing else
                f"compute alone: {seconds(f.at(f.max_replicas).step_s)} on {num(f.max_replicas)} replicas")
-    for needle in (c.plate.title, c.plate.deck, c.plate.takeaway, *headings, readout, f.caption):
+    for needle in (c.plate.title, c.plate.deck, c.plate.takeaway, *headings, readout, default_caption(c)):
         assert needle.lower() in text.lower(), needle
     for term in c.terms.values():
         assert term.definition in text

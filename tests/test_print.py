@@ -6,7 +6,7 @@ import unicodedata
 import pytest
 from pypdf import PdfReader
 
-from conftest import CONTENT, ROOT, readme_pages, wait_until
+from conftest import CONTENT, ROOT, default_caption, readme_pages, wait_until
 from generator import content, facts
 from generator.notation import num
 
@@ -91,7 +91,7 @@ def test_no_figure_table_or_term_entry_is_split(printed, fmt):
 def test_figures_carry_the_selection_and_the_text_has_terms_and_sources(printed, fmt):
     c = content.load(CONTENT)
     text = " ".join(printed[fmt]["texts"])
-    caption = re.escape(default_facts().caption)
+    caption = re.escape(default_caption(content.load(CONTENT)))
     for number in (1, 2):
         assert re.search(rf"Figure {number}\. [^·]+ · {caption}", text), number
     for term in c.terms.values():
@@ -160,7 +160,7 @@ def test_prints_without_javascript_too(browser, site):
     pages = texts(page.pdf(format="A4"))
     context.close()
     assert pages_ok(len(pages), "A4"), len(pages)
-    assert "Figure 1." in " ".join(pages) and default_facts().caption in " ".join(pages)
+    assert "Figure 1." in " ".join(pages) and default_caption(content.load(CONTENT)) in " ".join(pages)
 
 
 @pytest.mark.parametrize("width", [360, 800])
