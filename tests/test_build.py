@@ -107,6 +107,7 @@ def test_page_has_plate_header_terms_takeaway_and_sources(site):
     p = c.plate
     assert f"Vol. {p.volume} · {p.volume_title}" in words and f"Plate {p.plate} of {p.plates_in_volume}" in words
     assert f"<h1>{html.escape(p.title, quote=False)}</h1>" in page
+    assert words.count(f"Plate {p.plate} of {p.plates_in_volume}") == 2  # in the header and at the foot
     for term in c.terms.values():
         assert f"<dt>{html.escape(term.name, quote=False)}</dt>" in page
     for source in c.sources.values():
