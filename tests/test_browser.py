@@ -1,12 +1,38 @@
 """What a reader does, in the system's Chromium with the network off: open, choose, share the link."""
+import html
 import random
+import re
+from dataclasses import replace
 
 import pytest
 
 from conftest import CONTENT, wait_until
-from generator import content
+from generator import content, facts, render
 
 pytestmark = pytest.mark.browser
+# Each control's label, and the field of a selection it sets.
+CONTROLS = {"Model": "model", "Global batch": "batch", "Network": "network", "GPU": "gpu", "Overlap": "overlap",
+            "Gradient precision": "precision", "Topology": "topology", "Sharding": "sharding"}
+
+
+def shipped():
+    """(content, atlas, the default selection with every option filled in) of the content being built."""
+    c = content.load(CONTENT)
+    atlas = facts.Atlas(c.presets)
+    return c, atlas, atlas.complete(c.plate.default)
+
+
+def words(markup: str) -> str:
+    """Text without tags or whitespace, to compare the page's readout with render.py's."""
+    return "".join(html.unescape(re.sub(r"<[^>]+>", "", markup)).split())
+
+
+def other_id(table: dict, current: str, last: bool = False) -> str:
+    """An id of the content's table other than the current one (skips the test when there is none)."""
+    others = [i for i in table if i != current]
+    if not others:
+        pytest.skip(f"{CONTENT} offers one choice only ({current!r}): nothing to change to")
+    return others[-1] if last else others[0]
 
 TIMER = """() => {
   window.__timing = {};
@@ -62,20 +88,24 @@ def test_at_load_only_the_figures_near_the_screen_go_live_and_the_others_as_the_
 
 
 def test_the_first_change_makes_every_figure_live_with_the_selection(site, open_page):
+    c, _, d = shipped()
+    model = other_id(c.presets.models, d.model)
     page = open_page(site, all_live=False).page
     assert not all(f["live"] for f in page.evaluate(LIVENESS))
-    page.get_by_label("Model", exact=True).select_option("llama3-70b")
-    wait_until(page, "document.documentElement.dataset.shown.startsWith('llama3-70b|')")
+    page.get_by_label("Model", exact=True).select_option(model)
+    wait_until(page, f"document.documentElement.dataset.shown.startsWith('{model}|')")
     assert all(f["live"] for f in page.evaluate(LIVENESS))
     assert page.evaluate("window.plate.views.length") == page.locator("figure.figure").count()
     for caption in page.locator("figcaption [data-selection]").all_text_contents():
-        assert "Llama 3 70B" in caption
+        assert c.presets.models[model].name in caption
 
 
 def test_a_link_to_another_selection_opens_with_every_figure_live(site, open_page):
-    page = open_page(site, hash="#model=llama3-70b", all_live=False).page
+    c, _, d = shipped()
+    model = other_id(c.presets.models, d.model)
+    page = open_page(site, hash=f"#model={model}", all_live=False).page
     assert all(f["live"] for f in page.evaluate(LIVENESS))
-    assert page.evaluate("document.documentElement.dataset.shown").startswith("llama3-70b|")
+    assert page.evaluate("document.documentElement.dataset.shown").startswith(f"{model}|")
 
 
 # Each figure's SVG and caption, and whether any of it is in the viewport.
@@ -105,7 +135,8 @@ NEVER_IDLE = "() => { window.requestIdleCallback = () => 0; }"
 def other_model(page) -> str:
     """A model of the content other than the one shown (a change of model moves every figure)."""
     return page.evaluate("""() => [...document.getElementById('choose-model').options].map((o) => o.value)
-      .find((v) => v !== 'custom' && v !== document.getElementById('choose-model').value)""")
+      .find((v) => v !== 'custom' && v !== document.getElementById('choose-model').value)""") or \
+        pytest.skip(f"{CONTENT} holds one model: no change moves every figure")
 
 
 def in_view_and_out_of_sight(page) -> tuple[list[str], list[str]]:
@@ -173,133 +204,156 @@ def test_figures_out_of_sight_catch_up_before_printing(site, open_page):
     assert len({caption for _, _, caption in printed}) == 1
 
 
-@pytest.mark.parametrize("label, option, shown, readout_part, caption_part", [
-    ("Model", "Llama 3 70B", "llama3-70b|4M|ib-400|h100-sxm|step|bf16|flat|none", "1,128.9 GB", "Llama 3 70B"),
-    ("Global batch", "1M tokens", "llama3-8b|1M|ib-400|h100-sxm|step|bf16|flat|none", "256 is the first power of two",
-     "1M tokens"),
-    ("Network", "NVLink", "llama3-8b|4M|nvlink|h100-sxm|step|bf16|flat|none", "8,192 is the first power of two",
-     "NVLink"),
-    ("GPU", "B200", "llama3-8b|4M|ib-400|b200|step|bf16|flat|none", "512 is the first power of two", "B200"),
-    ("GPU", "H200 SXM", "llama3-8b|4M|ib-400|h200-sxm|step|bf16|flat|none", "one H200 SXM (141 GB", "H200 SXM"),
-    ("Overlap", "backward pass only", "llama3-8b|4M|ib-400|h100-sxm|backward|bf16|flat|none",
-     "n* ≈ 472 replicas; 512 is the first power of two", "backward-only overlap"),
-    ("Gradient precision", "FP32", "llama3-8b|4M|ib-400|h100-sxm|step|fp32|flat|none", "512 is the first power of two",
-     "FP32 gradients"),
-    ("Topology", "8-GPU nodes, hierarchical", "llama3-8b|4M|ib-400|h100-sxm|step|bf16|nodes|none",
-     "4,096 is the first power of two", "hierarchical on 8-GPU nodes"),
-    ("Sharding", "ZeRO-3 / FSDP", "llama3-8b|4M|ib-400|h100-sxm|step|bf16|flat|zero3",
-     "ZeRO-3's traffic outgrows compute at n* ≈ 472 replicas", "ZeRO-3 / FSDP"),
-])
-def test_each_control_redraws_both_figures_and_the_readout(site, open_page, label, option, shown, readout_part,
-                                                          caption_part):
+def figure_data(f) -> dict:
+    """What each figure is drawn from, in Python (charts.py): a figure redraws when this changes."""
+    from generator import charts
+    lines = (charts.grid_rows(f), charts.facts_rows(f, f.caption))
+    return {"fig-time": lines, "fig-efficiency": lines,
+            "fig-timeline": (charts.timeline_rows(f), charts.timeline_facts(f)), "fig-memory": charts.memory_rows(f)}
+
+
+@pytest.mark.parametrize("label, last", [(label, False) for label in CONTROLS] + [("GPU", True)])
+def test_each_control_redraws_both_figures_and_the_readout(site, open_page, label, last):
+    """Each control changed to another of its choices (for the GPU, the first and the last other): the figures whose
+    data change redraw, the others stay, and the readout and captions are Python's for the new selection."""
+    c, atlas, d = shipped()
+    key = CONTROLS[label]
+    choices = {"model": c.presets.models, "batch": c.presets.batches, "network": c.presets.networks,
+               "gpu": c.presets.gpus, **facts.OPTIONS}[key]
+    sel = replace(d, **{key: other_id(choices, getattr(d, key), last)})
+    old, new = atlas.facts(d), atlas.facts(sel)
     watched = open_page(site)
     page = watched.page
     before = page.evaluate(SNAPSHOT)
     page.evaluate(TIMER)
-    page.get_by_label(label, exact=True).select_option(label=option)
-    wait_until(page, f"document.documentElement.dataset.shown === '{shown}'")
+    page.get_by_label(label, exact=True).select_option(getattr(sel, key))
+    wait_until(page, f"document.documentElement.dataset.shown === '{render.selection_key(sel)}'")
     after = page.evaluate(SNAPSHOT)
     timing = page.evaluate("window.__timing")
     # Drawn in answer to this change (how fast is the benchmark's figure, not a unit test's: a loaded CI machine
     # would make a time limit fail for nothing).
     assert timing["drawn"] >= timing["changed"] > 0, timing
     ids = page.evaluate("() => [...document.querySelectorAll('figure.figure')].map((f) => f.id)")
+    moved, kept = figure_data(new), figure_data(old)
+    assert set(ids) == set(moved)
     for fid, a, b in zip(ids, after["figures"], before["figures"]):
-        # the memory figure follows the model, the GPU (its memory) and the sharding only; an H200 computes and
-        # links like an H100, so the timeline stays as it was
-        moves = label in ("Model", "GPU", "Sharding") if fid == "fig-memory" else \
-            not (fid == "fig-timeline" and option == "H200 SXM")
+        moves = moved[fid] != kept[fid]  # e.g. the memory figure follows neither the batch nor the network
         assert (a != b) == moves, f"{fid} {'did not redraw' if moves else 'redrew for nothing'}"
-    assert after["readout"] != before["readout"] and readout_part in after["readout"]
-    assert after["captions"] != before["captions"] and caption_part in after["captions"][0]
+    assert words(after["readout"]) == words(render.readout(new)) != words(before["readout"])
+    assert after["captions"] != before["captions"] and new.caption in after["captions"][0]
     assert watched.outside_requests(site) == []
     assert watched.problems() == []
 
 
 def test_url_keeps_and_restores_the_selection(site, open_page):
+    c, atlas, d = shipped()
+    p = c.presets
+    sel = replace(d, model=other_id(p.models, d.model, last=True), batch=other_id(p.batches, d.batch, last=True),
+                  network=other_id(p.networks, d.network, last=True))
+    key = render.selection_key(sel)
     watched = open_page(site)
     page = watched.page
-    page.get_by_label("Model", exact=True).select_option(label="Llama 3.1 405B")
-    page.get_by_label("Global batch", exact=True).select_option(label="16M tokens")
-    page.get_by_label("Network", exact=True).select_option(label="NVLink")
-    wait_until(page, "document.documentElement.dataset.shown === 'llama3-405b|16M|nvlink|h100-sxm|step|bf16|flat|none'")
-    wait_until(page, "location.hash.includes('network=nvlink')")  # the URL is written after the redraw's paint
+    page.get_by_label("Model", exact=True).select_option(label=p.models[sel.model].name)
+    page.get_by_label("Global batch", exact=True).select_option(label=p.batches[sel.batch].name)
+    page.get_by_label("Network", exact=True).select_option(label=p.networks[sel.network].name)
+    wait_until(page, f"document.documentElement.dataset.shown === '{key}'")
+    wait_until(page, f"location.hash.includes('network={sel.network}')")  # the URL is written after the redraw's paint
     url = page.url
-    assert url.endswith("#model=llama3-405b&batch=16M&network=nvlink&gpu=h100-sxm&overlap=step&precision=bf16"
-                        "&topology=flat&sharding=none")
+    assert url.endswith("#" + "&".join(f"{k}={getattr(sel, k)}" for k in facts.KEYS))
     reopened = open_page(site, hash="#" + url.split("#", 1)[1]).page
-    assert reopened.evaluate("document.documentElement.dataset.shown") == "llama3-405b|16M|nvlink|h100-sxm|step|bf16|flat|none"
-    for label, value in (("Model", "llama3-405b"), ("Global batch", "16M"), ("Network", "nvlink")):
+    assert reopened.evaluate("document.documentElement.dataset.shown") == key
+    for label, value in (("Model", sel.model), ("Global batch", sel.batch), ("Network", sel.network)):
         assert reopened.get_by_label(label, exact=True).input_value() == value
-    assert "Llama 3.1 405B · 16M tokens · NVLink" in reopened.locator("#fig-time figcaption").text_content()
-    assert "all the way to 16,384 replicas" in reopened.locator("#readout").text_content()
+    f = atlas.facts(sel)
+    assert f.caption in reopened.locator("#fig-time figcaption").text_content()
+    assert words(reopened.locator("#readout").text_content()) == words(render.readout(f))
 
 
 def test_the_url_is_written_when_the_controls_rest_or_at_once_when_the_reader_leaves_the_window(site, open_page):
+    c, _, d = shipped()
+    model, batch = other_id(c.presets.models, d.model), other_id(c.presets.batches, d.batch, last=True)
     page = open_page(site).page
-    page.get_by_label("Model", exact=True).select_option("llama3-70b")
-    wait_until(page, "document.documentElement.dataset.shown.startsWith('llama3-70b|')")
-    wait_until(page, "location.hash.includes('model=llama3-70b')")  # once the controls have rested
-    page.get_by_label("Global batch", exact=True).select_option("16M")
-    wait_until(page, "document.documentElement.dataset.shown.startsWith('llama3-70b|16M|')")
+    page.get_by_label("Model", exact=True).select_option(model)
+    wait_until(page, f"document.documentElement.dataset.shown.startsWith('{model}|')")
+    wait_until(page, f"location.hash.includes('model={model}')")  # once the controls have rested
+    page.get_by_label("Global batch", exact=True).select_option(batch)
+    wait_until(page, f"document.documentElement.dataset.shown.startsWith('{model}|{batch}|')")
     # Leaving the window (for the address bar, to copy the link) writes it at once, not after the rest.
     assert page.evaluate("() => { window.dispatchEvent(new Event('blur')); return location.hash; }").startswith(
-        "#model=llama3-70b&batch=16M&")
+        f"#model={model}&batch={batch}&")
 
 
 def test_unknown_ids_in_the_url_fall_back_to_the_default(site, open_page):
-    watched = open_page(site, hash="#model=gpt-9&batch=4M&network=<script>")
-    assert watched.page.evaluate("document.documentElement.dataset.shown") == "llama3-8b|4M|ib-400|h100-sxm|step|bf16|flat|none"
+    c, _, d = shipped()
+    unknown = "-".join(c.presets.models) + "-x"  # an id no model has
+    watched = open_page(site, hash=f"#model={unknown}&batch={d.batch}&network=<script>")
+    assert watched.page.evaluate("document.documentElement.dataset.shown") == render.selection_key(d)
     assert watched.problems() == []
 
 
 def test_options_are_kept_in_the_url_and_restored(site, open_page):
+    c, atlas, d = shipped()
+    sel = replace(d, gpu=other_id(c.presets.gpus, d.gpu), overlap="backward", precision="fp32", topology="nodes")
     page = open_page(site).page
-    for label, option in (("GPU", "A100 SXM 80GB"), ("Overlap", "backward pass only"),
-                          ("Gradient precision", "FP32"), ("Topology", "8-GPU nodes, hierarchical")):
-        page.get_by_label(label, exact=True).select_option(label=option)
-    shown = "llama3-8b|4M|ib-400|a100-sxm|backward|fp32|nodes|none"
+    for label, value in (("GPU", sel.gpu), ("Overlap", "backward"), ("Gradient precision", "fp32"),
+                         ("Topology", "nodes")):
+        page.get_by_label(label, exact=True).select_option(value)
+    shown = render.selection_key(sel)
     wait_until(page, f"document.documentElement.dataset.shown === '{shown}'")
     readout = page.locator("#readout").text_content()
     wait_until(page, "location.hash.includes('topology=nodes')")  # the URL is written after the redraw's paint
     url = page.url
-    assert "gpu=a100-sxm&overlap=backward&precision=fp32&topology=nodes" in url
+    assert f"gpu={sel.gpu}&overlap=backward&precision=fp32&topology=nodes" in url
     reopened = open_page(site, hash="#" + url.split("#", 1)[1]).page
     assert reopened.evaluate("document.documentElement.dataset.shown") == shown
-    for label, value in (("GPU", "a100-sxm"), ("Overlap", "backward"), ("Gradient precision", "fp32"),
+    for label, value in (("GPU", sel.gpu), ("Overlap", "backward"), ("Gradient precision", "fp32"),
                          ("Topology", "nodes")):
         assert reopened.get_by_label(label, exact=True).input_value() == value
     assert reopened.locator("#readout").text_content() == readout
     caption = reopened.locator("#fig-time figcaption").text_content()
-    assert "A100 SXM 80GB · backward-only overlap · FP32 gradients · hierarchical on 8-GPU nodes" in caption
+    assert f"{c.presets.gpus[sel.gpu].name} · backward-only overlap · FP32 gradients · hierarchical on 8-GPU nodes" \
+        in caption
 
 
 HYPOTHETICAL = "NVLink beyond a real domain: hypothetical"
 
 
 def test_nvlink_domain_shading_appears_only_past_the_domain(site, open_page):
+    c, atlas, d = shipped()
+    p = c.presets
+    nvlink = [n for n in p.networks.values() if n.nvlink]
+    bounded = [g for g in p.gpus.values() if g.nvlink_domain and g.nvlink_domain < p.workshop.max_replicas]
+    flat = [n for n in p.networks.values() if not n.nvlink]
+    if not (nvlink and bounded and flat):
+        pytest.skip(f"{CONTENT} has no NVLink network, no GPU whose NVLink domain ends on the grid, or no other network")
     page = open_page(site).page
     texts = "[...document.querySelectorAll('#fig-time .chart svg text')].map(t => t.textContent)"
-    assert HYPOTHETICAL not in page.evaluate(texts)
-    page.get_by_label("Network", exact=True).select_option(label="NVLink")
-    wait_until(page, "document.documentElement.dataset.shown.startsWith('llama3-8b|4M|nvlink|h100-sxm')")
-    assert HYPOTHETICAL in page.evaluate(texts)
-    h100 = content.load(CONTENT).presets.gpus["h100-sxm"]
-    assert f"NVLink joins at most {h100.nvlink_domain} H100 SXM GPUs" in page.locator("#readout").text_content()
-    page.get_by_label("GPU", exact=True).select_option(label="A100 SXM 80GB")
-    wait_until(page, "document.documentElement.dataset.shown.startsWith('llama3-8b|4M|nvlink|a100-sxm')")
-    assert "at most 8 A100 SXM 80GB GPUs" in page.locator("#readout").text_content()
-    assert HYPOTHETICAL in page.evaluate(texts)
-    page.get_by_label("Network", exact=True).select_option(label="400 Gb/s InfiniBand / Ethernet")
-    wait_until(page, "document.documentElement.dataset.shown.startsWith('llama3-8b|4M|ib-400|a100-sxm')")
-    assert HYPOTHETICAL not in page.evaluate(texts)
-    assert "NVLink joins" not in page.locator("#readout").text_content()
+    steps = [replace(d, network=nvlink[0].id, gpu=g.id) for g in (bounded[0], bounded[-1])] + \
+        [replace(d, network=flat[0].id, gpu=bounded[-1].id)]
+    if d.network == flat[0].id and d.gpu == bounded[-1].id:
+        steps.pop()  # the page opened there
+    assert HYPOTHETICAL in page.evaluate(texts) if atlas.facts(d).hypothetical_from else \
+        HYPOTHETICAL not in page.evaluate(texts)
+    for sel in steps:
+        page.get_by_label("Network", exact=True).select_option(sel.network)
+        page.get_by_label("GPU", exact=True).select_option(sel.gpu)
+        wait_until(page, f"document.documentElement.dataset.shown === '{render.selection_key(sel)}'")
+        f = atlas.facts(sel)
+        readout = page.locator("#readout").text_content()
+        if f.network.nvlink:
+            assert HYPOTHETICAL in page.evaluate(texts)
+            assert f"NVLink joins at most {f.gpu.nvlink_domain:,} {f.gpu.name} GPUs" in readout
+        else:
+            assert HYPOTHETICAL not in page.evaluate(texts) and "NVLink joins" not in readout
+        assert words(readout) == words(render.readout(f))
 
 
-@pytest.mark.parametrize("model", ["llama3-8b", "llama3-70b"])  # the spec's two models (their labels differ in width)
-def test_plots_against_replicas_line_up(site, open_page, model):
+@pytest.mark.parametrize("which", ["smallest", "largest"])  # the content's smallest and largest models: labels differ
+def test_plots_against_replicas_line_up(site, open_page, which):
     """The figures drawn against replicas share their y-axis room (charts.theme's axisY minExtent), so their plots
     start at the same x, one above the other, and a change whose labels fit that room needs no second layout pass."""
+    models = sorted(content.load(CONTENT).presets.models.values(), key=lambda m: m.params)
+    model = (models[0] if which == "smallest" else models[-1]).id
     page = open_page(site, hash=f"#model={model}").page
     title = "data-parallel replicas (GPUs)"  # charts._x
     origins = page.evaluate("""(title) => window.plate.views.map((view, i) => [
@@ -321,7 +375,9 @@ def test_the_timeline_follows_the_controls(site, open_page):
     wait_until(page, "document.documentElement.dataset.shown.includes('|backward|')")
     after = page.evaluate(tail)
     assert before and after and before != after
-    assert "one step on each of 512 replicas" in page.locator("#fig-timeline .chart").inner_html()
+    _, atlas, d = shipped()
+    replicas = atlas.facts(replace(d, overlap="backward")).timeline_replicas
+    assert f"one step on each of {replicas:,} replicas" in page.locator("#fig-timeline .chart").inner_html()
 
 
 

@@ -3,10 +3,16 @@ import csv
 import gzip
 import html
 import re
+import shutil
 
+import pytest
+
+import content_edit
 from generator import build, content
+from generator.notation import billions, num, seconds
+from spec_model import check_readout, expected
 
-from conftest import CONTENT, FIXTURE
+from conftest import CONTENT, FIXTURE, spec_selection
 
 MAX_GZIP_BYTES = 230 * 1024
 
@@ -26,13 +32,33 @@ def test_build_writes_page_and_csv(site):
     assert f'href="{plate.data_file}" download>{plate.labels["download"]}<' in page
 
 
-def test_page_states_the_claims_of_model_md(site):
-    words = text_of((site / "index.html").read_text())
+@pytest.fixture(scope="module")
+def spec_site(tmp_path_factory):
+    """The content being built, opened on MODEL.md's own selection (its [default] and workshop GPU pointed at the
+    spec's presets, which the shipped content already is): where the page states the spec's claims."""
+    sel = spec_selection(content.load(CONTENT).presets)
+    root = tmp_path_factory.mktemp("spec")
+    edit = content_edit.Edit(root / "content")
+    shutil.copytree(CONTENT, edit.root)
+    content_edit.set_default(edit, model=sel.model, batch=sel.batch, network=sel.network)
+    content_edit.set_workshop(edit, gpu=sel.gpu)
+    build.build(edit.root, root / "site")
+    return root / "site"
+
+
+def readout_of(page: str) -> str:
+    return re.search(r'<div class="readout" id="readout" role="status"[^>]*>(.*?)</div>', page, re.S).group(1)
+
+
+def test_page_states_the_claims_of_model_md(spec_site):
+    words = text_of((spec_site / "index.html").read_text())
     assert "The lines meet at n* = 1 + 1.5·T·B/(P·u) ≈ 708 replicas; the first power of two past it is 1,024" in words
     assert "the all-reduce climbs from 0.321 s towards 0.642 s" in words
     assert "each replica gets 4,096 tokens per step, half of one 8,192-token sequence" in words
     assert "0.071 s over NVLink, where the efficiency is still 100%. No NVLink fabric of H100 SXM GPUs" in words
-    assert "With a 1M-token batch the crossing comes sooner: n* ≈ 178, first passed on the grid at 256" in words
+    batches = content.load(spec_site.parent / "content").presets.batches
+    if next(b for b in batches if b != "4M") == "1M":  # the prose compares the first other batch
+        assert "With a 1M-token batch the crossing comes sooner: n* ≈ 178, first passed on the grid at 256" in words
     assert "model states take 128.5 × 10⁹ B per replica" in words
     assert "memory as 80 GB, which the plate reads as 80 × 10⁹ B: the states take more than that" in words
     assert "Read as 80 GiB (HBM is built in binary units), the memory is 85.9 × 10⁹ B" in words
@@ -43,27 +69,61 @@ def test_page_states_the_claims_of_model_md(site):
     assert "plate XIV.5" in words and "plate XI.2" in words
 
 
-def test_page_has_plate_header_terms_takeaway_and_sources(site):
-    page = (site / "index.html").read_text()
-    words = text_of(page)
-    assert "Vol. XIV · Parallelism" in words and "Plate 4 of 11" in words
-    assert "<h1>Data Parallelism</h1>" in page
-    for term in ("Data parallelism", "Replica", "Global batch", "Overlap"):
-        assert f"<dt>{term}</dt>" in page
-    assert 'href="https://doi.org/10.14778/3415478.3415530"' in page
-    assert 'href="https://arxiv.org/abs/1812.06162"' in page
-    assert content.load(CONTENT).plate.takeaway in words
-    assert "What you will learn" in words
-    assert page.count("<li>") >= 5
-
-
-def test_default_readout_is_in_the_page(site):
-    page = (site / "index.html").read_text()
-    readout = re.search(r'<div class="readout" id="readout" role="status"[^>]*>(.*?)</div>', page, re.S).group(1)
-    assert readout.count("<p data-readout=") == 3  # one paragraph per question: hiding, cost, memory
+def test_the_readout_states_the_claims_of_model_md(spec_site):
+    readout = readout_of((spec_site / "index.html").read_text())
     assert "n* ≈ 708 replicas; 1,024 is the first power of two past it" in readout
     assert "0.642 s" in readout and "4,096 tokens" in readout
     assert "128.5 GB" in readout and "do not fit on one H100 SXM (80 GB" in readout
+
+
+def test_page_states_the_defaults_numbers(site):
+    """The prose's numbers for the content's default selection, from MODEL.md's formulas (spec_model.py)."""
+    c = content.load(CONTENT)
+    e = expected(c.presets, c.plate.default)
+    m = c.presets.models[c.plate.default.model]
+    link = c.presets.networks[c.plate.default.network].link_bytes_per_s(c.presets.gpu)
+    words = text_of((site / "index.html").read_text())
+    if e.crossing:
+        assert (f"The lines meet at n* = 1 + 1.5·T·B/(P·u) ≈ {num(e.meeting)} replicas; the first power of two past "
+                f"it is {num(e.crossing)}, where each replica gets {num(e.tokens // e.crossing)} tokens per step") in words
+    else:
+        assert f"would meet only at n* ≈ {num(e.meeting)} replicas, past the {num(e.replicas[-1])} drawn" in words
+    limit = 2 * c.presets.workshop.bytes_per_grad * m.params / link
+    assert f"the all-reduce climbs from {seconds(e.allreduce_s[2], 3)} towards {seconds(limit, 3)}" in words
+    assert f"model states take {num(e.model_states_gb, 1)} × 10⁹ B per replica" in words
+    word = "less than" if e.model_states_gb < e.gpu_memory_gb else "more than" if e.model_states_gb > \
+        e.gpu_memory_gb else "exactly"
+    assert (f"memory as {num(e.gpu_memory_gb)} GB, which the plate reads as {num(e.gpu_memory_gb)} × 10⁹ B: the "
+            f"states take {word} that") in words
+    embedding = 2 * m.vocab * m.d_model
+    assert (f"{billions(m.params - embedding, 2)} billion outside the embeddings and {billions(embedding, 2)} "
+            f"billion in the input embedding") in words
+
+
+def test_page_has_plate_header_terms_takeaway_and_sources(site):
+    page = (site / "index.html").read_text()
+    words = text_of(page)
+    c = content.load(CONTENT)
+    p = c.plate
+    assert f"Vol. {p.volume} · {p.volume_title}" in words and f"Plate {p.plate} of {p.plates_in_volume}" in words
+    assert f"<h1>{html.escape(p.title, quote=False)}</h1>" in page
+    assert words.count(f"Plate {p.plate} of {p.plates_in_volume}") == 2  # in the header and at the foot
+    for term in c.terms.values():
+        assert f"<dt>{html.escape(term.name, quote=False)}</dt>" in page
+    for source in c.sources.values():
+        assert f'href="{html.escape(source.url)}"' in page
+    assert p.takeaway in words
+    prose = p.before_figures.text + p.after_figures.text
+    headings = re.findall(r"(?m)^## (.+)$", prose)
+    assert headings and all(h in words for h in headings)
+
+
+def test_default_readout_is_in_the_page(site):
+    """The readout of the default selection, one paragraph per question, its numbers from MODEL.md's formulas."""
+    c = content.load(CONTENT)
+    readout = readout_of((site / "index.html").read_text())
+    assert readout.count("<p data-readout=") == 3  # one paragraph per question: hiding, cost, memory
+    check_readout(text_of(readout), expected(c.presets, c.plate.default), c.presets)
 
 
 def test_page_is_self_contained(site):

@@ -7,8 +7,9 @@ import vl_convert
 
 from generator import charts, content, facts
 from generator.content import Selection
+from generator.notation import num
 
-from conftest import CONTENT
+from conftest import CONTENT, spec_selection
 
 
 @pytest.fixture(scope="module")
@@ -16,6 +17,11 @@ def made():
     c = content.load(CONTENT)
     atlas = facts.Atlas(c.presets)
     return atlas, charts.figures(atlas, c.plate.default)
+
+
+def default_facts(atlas):
+    """The facts of the content's default selection, which the static figures draw."""
+    return atlas.facts(content.load(CONTENT).plate.default)
 
 
 def test_figures_compiled_to_vega(made):
@@ -45,14 +51,16 @@ def test_every_chart_is_valid_vega_lite(chart, monkeypatch):
 
 def test_specs_carry_no_data_values(made):
     """The grid is embedded once in the page, not in each spec."""
-    _, figures = made
+    atlas, figures = made
+    atlas_models = atlas.presets.models
     for f in figures:
         named = {d["name"]: d for d in f.vega["data"]}
         fed = {"fig-timeline": {charts.TIMELINE_DATA, charts.TIMELINE_FACTS},
                "fig-memory": {charts.MEMORY_DATA}}.get(f.id, {charts.GRID_DATA, charts.FACTS_DATA})
         assert fed <= set(named)
         assert all("values" not in named[name] for name in fed)
-        assert "llama3-70b" not in json.dumps(f.vega)
+        others = set(atlas_models) - {content.load(CONTENT).plate.default.model}
+        assert not [m for m in others if f'"{m}"' in json.dumps(f.vega)]  # no other selection's data
 
 
 def test_time_figure_is_log_log_with_both_series(made):
@@ -64,14 +72,19 @@ def test_time_figure_is_log_log_with_both_series(made):
 
 
 def test_static_svg_shows_the_default_selection(made):
-    _, figures = made
+    atlas, figures = made
+    f = default_facts(atlas)
     time_svg, efficiency_svg = figures[0].svg, figures[1].svg
     for svg in (time_svg, efficiency_svg):
         assert svg.startswith("<svg") and svg.endswith("</svg>")
-        assert "first crossed: 1,024" in svg and "n* ≈ 708" in svg
+        # the rule at the grid's crossing, and n* where the lines meet, each when it lies on the figure
+        assert ("first crossed: " + num(f.crossing_replicas) in svg if f.crossing_replicas
+                else "first crossed" not in svg)
+        assert (f"n* ≈ {num(f.continuous_crossing)}" in svg) == (f.continuous_crossing <= f.max_replicas)
         assert "<?xml" not in svg
     assert ">compute<" in time_svg and ">all-reduce<" in time_svg
-    assert "&lt; 1 sequence per replica" in time_svg
+    one_sequence = f.batch.tokens / f.workshop.seq_len
+    assert ("&lt; 1 sequence per replica" in time_svg) == (one_sequence <= f.max_replicas / 32)
 
 
 def test_static_svg_ids_are_made_unique_per_figure(monkeypatch):
@@ -93,12 +106,24 @@ def test_every_id_in_the_built_page_is_unique(site):
 
 def test_facts_rows_mark_crossing_and_one_sequence(made):
     atlas, _ = made
-    row = lambda *sel, **o: charts.facts_rows(f := atlas.facts(Selection(*sel, **o)), f.caption)[0]  # noqa: E731
-    default = row("llama3-8b", "4M", "ib-400")
-    assert default["crossing"] == 1024 and default["one_sequence"] == 512 and default["hypothetical_from"] is None
-    assert default["n_star_text"] == "n* ≈ 708"
-    assert row("llama3-8b", "16M", "nvlink")["crossing"] is None
-    assert row("llama3-8b", "4M", "nvlink")["hypothetical_from"] == atlas.presets.gpu.nvlink_domain
+    for sel in atlas.selections:
+        f = atlas.facts(sel)
+        row = charts.facts_rows(f, f.caption)[0]
+        assert row["crossing"] == f.crossing_replicas and row["n_star_text"] == "n* ≈ " + num(f.continuous_crossing)
+        assert row["one_sequence"] == f.batch.tokens / atlas.presets.workshop.seq_len
+        domain = f.gpu.nvlink_domain
+        reach = domain if f.network.nvlink and domain and domain < f.max_replicas else None
+        assert row["hypothetical_from"] == reach
+
+
+def test_facts_rows_state_the_spec_claims(made):
+    """MODEL.md: Llama 3 8B, 4M tokens, 400 Gb/s first crosses at 1,024 replicas, n* ≈ 708 (707 dropping the 1),
+    and gets less than one 8,192-token sequence per replica from 512."""
+    atlas, _ = made
+    f = atlas.facts(spec_selection(atlas.presets))
+    row = charts.facts_rows(f, f.caption)[0]
+    assert row["crossing"] == 1024 and row["one_sequence"] == 512 and row["hypothetical_from"] is None
+    assert row["n_star_text"] == "n* ≈ 708"
 
 
 def test_static_svg_url_references_all_resolve(made):
@@ -122,8 +147,15 @@ def test_unique_ids_renames_every_reference_with_its_id():
 
 def test_nvlink_past_its_domain_is_shaded_and_labelled(made):
     atlas, _ = made
-    shaded = charts.figures(atlas, Selection("llama3-8b", "4M", "nvlink"))
-    plain = charts.figures(atlas, Selection("llama3-8b", "4M", "ib-400"))
+    d = content.load(CONTENT).plate.default
+    reach = [(n, g) for n in atlas.presets.networks.values() if n.nvlink for g in atlas.presets.gpus.values()
+             if g.nvlink_domain and g.nvlink_domain < atlas.presets.workshop.max_replicas]
+    flat = [n for n in atlas.presets.networks.values() if not n.nvlink]
+    if not reach or not flat:
+        pytest.skip(f"{CONTENT} has no NVLink network with a GPU whose domain ends on the grid, or no other network")
+    (network, gpu), other = reach[0], flat[0]
+    shaded = charts.figures(atlas, Selection(d.model, d.batch, network.id, gpu=gpu.id))
+    plain = charts.figures(atlas, Selection(d.model, d.batch, other.id, gpu=gpu.id))
     for a, b in ((a, b) for a, b in zip(shaded, plain) if charts.FACTS_DATA in {d["name"] for d in a.vega["data"]}):
         label = ">NVLink beyond a real domain: hypothetical<"
         assert label in a.svg and label not in b.svg

@@ -9,7 +9,7 @@ from numpy.testing import assert_allclose
 from generator import content, custom, facts, render, schema
 from generator.content import Selection
 
-from conftest import CONTENT, wait_until
+from conftest import CONTENT, spec_selection, wait_until
 
 # The acceptance case of issue 10: a 13B model, a 2,000,000-token batch, 25 GB/s, 38% MFU.
 ACCEPTANCE = {"params": "13,000,000,000", "tokens": "2000000", "gbps": "25"}
@@ -68,7 +68,7 @@ def test_layer_shape_is_all_or_none_and_leaves_room_beside_the_embeddings():
 
 
 def test_values_that_overflow_the_model_together_are_refused(atlas):
-    sel = Selection("custom", "4M", "custom")
+    sel = Selection("custom", content.load(CONTENT).plate.default.batch, "custom")
     assert custom.check("gbps", "1e300")[1].startswith("must be from 0.001 to 1,000,000 GB/s")  # the schema's bounds
     # Within every field's bounds nothing overflows; the guard stays for values that reach the model another way.
     f = custom.own_facts(atlas, sel, {"params": 8_000_000_000, "gbps": 1e300})
@@ -80,14 +80,25 @@ def test_own_facts_of_a_preset_equal_the_atlas(atlas):
     """A custom run with a preset's own values is that preset: the same numbers and texts."""
     p = atlas.presets
     sel = Selection("custom", "custom", "custom", sharding="zero1")
-    m = p.models["llama3-8b"]
-    f = custom.own_facts(atlas, sel, {"params": m.params, "tokens": p.batches["4M"].tokens,
-                                      "gbps": p.networks["ib-400"].link_gbytes_per_s})
-    ref = atlas.facts(Selection("llama3-8b", "4M", "ib-400", sharding="zero1"))
+    network = next(n for n in p.networks.values() if not n.nvlink)  # a custom link has a speed of its own
+    d = content.load(CONTENT).plate.default
+    m = p.models[d.model]
+    f = custom.own_facts(atlas, sel, {"params": m.params, "tokens": p.batches[d.batch].tokens,
+                                      "gbps": network.link_gbytes_per_s})
+    ref = atlas.facts(Selection(d.model, d.batch, network.id, sharding="zero1"))
+    assert len(f.points) == len(ref.points)
     for a, b in zip(f.points, ref.points):
         assert a == b
     assert render.readout_paragraphs(f)[0] == render.readout_paragraphs(ref)[0]
+    assert (f.smallest_fitting_replicas, f.smallest_fitting_on_grid) == \
+        (ref.smallest_fitting_replicas, ref.smallest_fitting_on_grid)
+
+
+def test_zero1_fits_the_spec_selection_from_3_replicas(atlas):
+    """MODEL.md: Llama 3 8B's states fit an H100 (80 × 10^9 B) under ZeRO-1 from 3 replicas, 4 as a power of two."""
+    f = atlas.facts(spec_selection(atlas.presets, sharding="zero1"))
     assert (f.smallest_fitting_replicas, f.smallest_fitting_on_grid) == (3, 4)
+    assert "from 3 replicas (4 on the figures' powers of two)" in render.readout_paragraphs(f)[2]
 
 
 # --- the page --------------------------------------------------------------------------------------------
@@ -129,11 +140,14 @@ def test_acceptance_custom_run_equals_python_and_survives_a_reload(site, open_pa
     _fill_acceptance(page)
     wait_until(page, "document.documentElement.dataset.ownShown.includes('mfu=0.38')")
     got = page.evaluate(SNAPSHOT)
-    assert got["shown"] == "custom|custom|custom|h100-sxm|step|bf16|flat|none"
+    assert got["shown"] == f"custom|custom|custom|{atlas.presets.workshop.gpu}|step|bf16|flat|none"
     values = {"params": 13_000_000_000, "tokens": 2_000_000, "gbps": 25, "mfu": 0.38}
     f = _python(atlas, Selection("custom", "custom", "custom"), values)
     _same_as_python(got, f, atlas.presets.workshop.seq_len)
-    assert "n* ≈ 201 replicas; 256 is the first power of two" in got["readout"][0]
+    # n* from MODEL.md's formula on the workshop's GPU (201 and 256 on an H100 SXM)
+    n_star = 1 + 1.5 * 2_000_000 * 25e9 / (atlas.presets.gpu.peak_tflops * 1e12 * 0.38)
+    past = next(2**k for k in range(64) if 2**k > n_star)
+    assert f"n* ≈ {render.num(n_star)} replicas; {render.num(past)} is the first power of two" in got["readout"][0]
     assert all(a != b for a, b in zip(got["figures"], before["figures"])), "a figure did not redraw"
     # The numbers the live views draw are the model's, to 1e-9.
     run = page.evaluate("() => window.plate.factsOf(window.plate.selection()).run")
@@ -201,7 +215,9 @@ def test_the_page_checks_every_text_as_python_does(site, open_page):
 def test_a_bad_value_in_the_url_is_shown_and_the_default_drawn(site, open_page):
     watched = open_page(site, hash="#model=custom&params=abc&mfu=NaN")
     page = watched.page
-    assert page.evaluate("document.documentElement.dataset.shown") == "llama3-8b|4M|ib-400|h100-sxm|step|bf16|flat|none"
+    c = content.load(CONTENT)
+    default = facts.Atlas(c.presets).complete(c.plate.default)
+    assert page.evaluate("document.documentElement.dataset.shown") == render.selection_key(default)
     assert page.locator("#own-params-error").text_content() == custom.check("params", "abc")[1]
     assert page.locator("#own-mfu-error").text_content() == custom.check("mfu", "NaN")[1]
     assert watched.problems() == []
@@ -211,16 +227,18 @@ def test_a_bad_value_in_the_url_is_shown_and_the_default_drawn(site, open_page):
 def test_sharding_control_memory_readout_and_zero3_traffic(site, open_page, atlas):
     watched = open_page(site)
     page = watched.page
-    base = Selection("llama3-8b", "4M", "ib-400")
+    d = content.load(CONTENT).plate.default
+    base = Selection(d.model, d.batch, d.network)
     page.get_by_label("Sharding", exact=True).select_option(label="ZeRO-1")
     wait_until(page, "document.documentElement.dataset.shown.endsWith('|zero1')")
     got = page.evaluate(SNAPSHOT)
-    f = atlas.facts(Selection("llama3-8b", "4M", "ib-400", sharding="zero1"))
-    assert (f.smallest_fitting_replicas, f.smallest_fitting_on_grid) == (3, 4)  # MODEL.md, at 80 × 10^9 B
-    assert "from 3 replicas (4 on the figures' powers of two)" in got["readout"][2]
+    f = atlas.facts(Selection(d.model, d.batch, d.network, sharding="zero1"))
+    assert got["readout"] == render.readout_paragraphs(f)  # the page's memory readout is Python's
     assert "GB = 10^9 B" in got["readout"][2] and "activations not counted" in got["readout"][2]
     fits = [row[2] for row in got["tables"]["fig-memory"]]
-    assert fits.index("yes") == 2  # 1, 2, 4: the first power of two whose states fit
+    first = f.smallest_fitting_on_grid  # the first power of two whose states fit, if any does
+    assert (fits.index("yes") if "yes" in fits else None) == \
+        (None if first is None else [p.replicas for p in f.points].index(first))
     assert all("ZeRO-1" in c for c in got["captions"])
     wait_until(page, "location.hash.includes('sharding=zero1')")  # the URL is written after the redraw's paint
     page.reload()  # the link keeps the sharding
@@ -235,7 +253,7 @@ def test_sharding_control_memory_readout_and_zero3_traffic(site, open_page, atla
                           "{ return null; } })")
     for rows in (d for d in drawn if d):
         assert_allclose([r["comm_s"] for r in rows], [1.5 * p.allreduce_s for p in plain.points], rtol=1e-12)
-    z3 = atlas.facts(Selection("llama3-8b", "4M", "ib-400", sharding="zero3"))
+    z3 = atlas.facts(Selection(d.model, d.batch, d.network, sharding="zero3"))
     assert_allclose([p.efficiency for p in z3.points],
                     [p.compute_s / max(p.compute_s, 1.5 * p.allreduce_s) for p in plain.points], rtol=1e-12)
     assert [r["efficiency"] for r in drawn[1]] == pytest.approx([p.efficiency for p in z3.points], rel=1e-12)

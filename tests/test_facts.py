@@ -9,7 +9,7 @@ from numpy.testing import assert_allclose
 from generator import content, facts, render
 from generator.content import Selection
 
-from conftest import CONTENT
+from conftest import CONTENT, spec_selection
 
 
 @pytest.fixture(scope="module")
@@ -17,8 +17,8 @@ def atlas():
     return facts.Atlas(content.load(CONTENT).presets)
 
 
-def test_default_selection_claims(atlas):
-    f = atlas.facts(Selection("llama3-8b", "4M", "ib-400"))
+def test_the_spec_selection_claims(atlas):
+    f = atlas.facts(spec_selection(atlas.presets))
     assert f.crossing_replicas == 1024
     assert_allclose(f.allreduce_limit_s, 0.642, rtol=1e-3)
     assert f.at_crossing.tokens_per_replica == 4096
@@ -29,14 +29,16 @@ def test_default_selection_claims(atlas):
 
 
 def test_scenarios(atlas):
-    assert atlas.facts(Selection("llama3-8b", "4M", "nvlink")).at(1024).efficiency == 1.0
-    assert atlas.facts(Selection("llama3-8b", "1M", "ib-400")).crossing_replicas == 256
-    assert atlas.facts(Selection("llama3-70b", "4M", "ib-400")).crossing_replicas == 1024
+    assert atlas.facts(spec_selection(atlas.presets, network="nvlink")).at(1024).efficiency == 1.0
+    assert atlas.facts(spec_selection(atlas.presets, batch="1M")).crossing_replicas == 256
+    assert atlas.facts(spec_selection(atlas.presets, model="llama3-70b")).crossing_replicas == 1024
 
 
 def test_at_rejects_a_count_off_the_grid(atlas):
+    f = atlas.facts(content.load(CONTENT).plate.default)
+    assert f.at(2).replicas == 2  # a count on the grid is read
     with pytest.raises(ValueError, match="not a replica count"):
-        atlas.facts(Selection("llama3-8b", "4M", "ib-400")).at(1000)
+        f.at(1000)
 
 
 def test_rows_cover_every_selection_and_replica_count(atlas):
@@ -55,8 +57,8 @@ def _with_batch_ids(atlas, rows):
 
 
 def test_options_move_the_crossing_as_model_md_says(atlas):
-    base = Selection("llama3-8b", "4M", "ib-400")
-    with_ = lambda **o: atlas.facts(Selection("llama3-8b", "4M", "ib-400", **o))  # noqa: E731
+    base = spec_selection(atlas.presets)
+    with_ = lambda **o: atlas.facts(spec_selection(atlas.presets, **o))  # noqa: E731
     assert with_(overlap="backward").crossing_replicas == 512
     assert_allclose(with_(overlap="backward").continuous_crossing, 472, atol=0.5)
     assert with_(topology="nodes").crossing_replicas == 4096
@@ -70,11 +72,17 @@ def test_options_move_the_crossing_as_model_md_says(atlas):
 
 
 def test_nvlink_follows_the_gpu_and_is_hypothetical_past_its_domain(atlas):
-    for gpu in atlas.presets.gpus.values():
-        f = atlas.facts(Selection("llama3-8b", "4M", "nvlink", gpu=gpu.id))
-        assert f.link_gbytes_per_s == gpu.nvlink_gbytes_per_s
-        assert f.hypothetical_from == gpu.nvlink_domain
-    assert atlas.facts(Selection("llama3-8b", "4M", "ib-400", gpu="a100-sxm")).hypothetical_from is None
+    d = content.load(CONTENT).plate.default
+    for network in atlas.presets.networks.values():
+        for gpu in atlas.presets.gpus.values():
+            f = atlas.facts(Selection(d.model, d.batch, network.id, gpu=gpu.id))
+            if network.nvlink:
+                assert f.link_gbytes_per_s == gpu.nvlink_gbytes_per_s
+                # shaded from the GPU's domain on, when it names one that ends within the grid
+                reach = gpu.nvlink_domain if gpu.nvlink_domain and gpu.nvlink_domain < f.max_replicas else None
+                assert f.hypothetical_from == reach
+            else:  # a network of its own speed is never shaded
+                assert f.link_gbytes_per_s == network.link_gbytes_per_s and f.hypothetical_from is None
 
 
 def test_csv_rows_agree_with_model_md_formulas(atlas):
@@ -90,8 +98,10 @@ def test_csv_rows_agree_with_model_md_formulas(atlas):
         b = {"bf16": 2, "fp32": 4}[r["gradient_precision"]]
         assert int(r["bytes_per_grad"]) == b and P == gpu.peak_tflops * 1e12
         B_nvl = gpu.nvlink_gbytes_per_s * 1e9
-        if r["network"] == "nvlink":
+        if atlas.presets.networks[r["network"]].nvlink:
             assert B == B_nvl
+        else:
+            assert B == atlas.presets.networks[r["network"]].link_gbytes_per_s * 1e9
         S = b * N
         compute = 6 * N * T / (n * P * u)
         if r["topology"] == "flat":
@@ -115,14 +125,14 @@ def test_csv_rows_agree_with_model_md_formulas(atlas):
         assert_allclose(float(r["compute_s"]), compute, rtol=1e-12)
         assert_allclose(float(r["allreduce_s"]), allreduce, rtol=1e-12, atol=0)
         assert_allclose(float(r["tokens_per_replica"]), T / n)
-        assert_allclose(float(r["sequences_per_replica"]), T / n / 8192)
+        assert_allclose(float(r["sequences_per_replica"]), T / n / atlas.presets.workshop.seq_len)
         memory = float(r["gpu_memory_gb"]) * 1e9
         assert memory == gpu.memory_gb * 1e9
         for suffix, per_param in (("", 16), ("_zero1", 4 + 12 / n), ("_zero2", 2 + 14 / n), ("_zero3", 16 / n)):
             assert_allclose(float(r["model_states_gb" + suffix]), per_param * N / 1e9, rtol=1e-12)
             assert r["fits_in_memory" + suffix] == ("true" if per_param * N <= memory * (1 + 1e-12) else "false") \
                 or abs(per_param * N - memory) < 1e-6 * memory
-        assert float(r["mfu"]) == 0.45
+        assert float(r["mfu"]) == atlas.presets.workshop.mfu
 
 
 def test_bucketed_tail_is_at_least_the_backward_bound_and_within_one_bucket(atlas):
@@ -157,9 +167,9 @@ def test_bucketed_tail_is_at_least_the_backward_bound_and_within_one_bucket(atla
 
 def test_exact_statements_for_the_prose(atlas):
     """Issue 8's numbers, recomputed from MODEL.md's formulas rather than read back from facts.py."""
-    P, u, T, N = 989e12, 0.45, 2**22, 8_030_261_248
-    ib = atlas.facts(Selection("llama3-8b", "4M", "ib-400"))
-    nv = atlas.facts(Selection("llama3-8b", "4M", "nvlink"))
+    P, u, T, N = 989e12, 0.45, 2**22, 8_030_261_248  # MODEL.md's
+    ib = atlas.facts(spec_selection(atlas.presets))
+    nv = atlas.facts(spec_selection(atlas.presets, network="nvlink"))
     assert_allclose(ib.meeting_replicas, 1 + 1.5 * T * 50e9 / (P * u), rtol=1e-12)
     assert round(ib.meeting_replicas) == 708 and ib.crossing_replicas == 1024
     assert_allclose([ib.hiding_tokens_per_replica, nv.hiding_tokens_per_replica],
@@ -170,14 +180,17 @@ def test_exact_statements_for_the_prose(atlas):
     assert ib.embedding_params == 2 * 128256 * 4096 and ib.model.params - ib.embedding_params == 6_979_588_096
 
 
-@pytest.mark.parametrize("sel", [Selection(m, b, n) for m in ("llama3-8b", "llama3-405b") for b in ("1M", "16M")
-                                 for n in ("ib-400", "nvlink")])
-def test_the_lines_meet_at_n_star(atlas, sel):
-    """Compute equals the all-reduce at n*, and the grid's crossing is the first power of two past it."""
-    f = atlas.facts(sel)
-    n = f.meeting_replicas
-    compute = 6 * f.model.params * f.batch.tokens / (n * 989e12 * 0.45)
-    allreduce = 2 * (n - 1) / n * 2 * f.model.params / (f.network.link_gbytes_per_s * 1e9)
-    assert_allclose(compute, allreduce, rtol=1e-12)
-    past = [int(r) for r in f.grid.replicas if r > n]
-    assert f.crossing_replicas == (past[0] if past else None)
+def test_the_lines_meet_at_n_star(atlas):
+    """For every model, batch and network of the content: compute equals the all-reduce at n*, and the grid's
+    crossing is the first power of two past it."""
+    w, gpu = atlas.presets.workshop, atlas.presets.gpu
+    for m in atlas.presets.models:
+        for b in atlas.presets.batches:
+            for network in atlas.presets.networks.values():
+                f = atlas.facts(Selection(m, b, network.id))
+                n = f.meeting_replicas
+                compute = 6 * f.model.params * f.batch.tokens / (n * gpu.peak_tflops * 1e12 * w.mfu)
+                allreduce = 2 * (n - 1) / n * w.bytes_per_grad * f.model.params / network.link_bytes_per_s(gpu)
+                assert_allclose(compute, allreduce, rtol=1e-12)
+                past = [int(r) for r in f.grid.replicas if r > n]
+                assert f.crossing_replicas == (past[0] if past else None)

@@ -44,9 +44,9 @@ def test_allreduce_stays_near_constant():
 def test_seed_rounding_matches_non_embedding_parameters():
     """MODEL.md: the seed's 0.56 s is the all-reduce limit of Llama 3 8B's ≈ 7.0B non-embedding parameters."""
     from generator import content, facts
-    from conftest import CONTENT
+    from conftest import CONTENT, spec_selection
     c = content.load(CONTENT)
-    f = facts.Atlas(c.presets).facts(content.Selection("llama3-8b", "4M", "ib-400"))
+    f = facts.Atlas(c.presets).facts(spec_selection(c.presets))
     assert f.model.non_embedding_params == N_8B - 2 * 128256 * 4096
     assert_allclose(f.model.non_embedding_params / 1e9, 7.0, atol=0.05)
     assert_allclose(f.allreduce_limit_s, 2 * 2 * N_8B / IB, rtol=1e-12)

@@ -52,10 +52,21 @@ def test_descriptions_never_start_the_all_reduce_from_one_replica(atlas):
 
 
 def test_readout_says_n_star_and_the_first_power_of_two(atlas):
-    f = atlas.facts(Selection("llama3-8b", "4M", "ib-400"))
-    text = render.readout(f)
-    assert f"n* ≈ {notation.num(f.continuous_crossing)} replicas" in text and "n* ≈ 708" in text
-    assert "1,024 is the first power of two past it" in text
-    nvlink = render.readout(atlas.facts(Selection("llama3-8b", "4M", "nvlink")))
+    for sel in atlas.selections[:: 7]:
+        f = atlas.facts(sel)
+        text = render.readout(f)
+        if f.crossing_replicas:
+            assert f"n* ≈ {notation.num(f.continuous_crossing)} replicas; {notation.num(f.crossing_replicas)} is " \
+                   "the first power of two past it" in text, sel
+        else:
+            assert "first power of two past it" not in text, sel
+        assert ("hypothetical" in text) == (f.hypothetical_from is not None), sel
+
+
+def test_readout_states_the_spec_claims(atlas):
+    """MODEL.md: n* ≈ 708 (707 dropping the 1), first crossed at 1,024; NVLink on an H100 is real up to 256."""
+    from conftest import spec_selection
+    text = render.readout(atlas.facts(spec_selection(atlas.presets)))
+    assert "n* ≈ 708 replicas; 1,024 is the first power of two past it" in text and "hypothetical" not in text
+    nvlink = render.readout(atlas.facts(spec_selection(atlas.presets, network="nvlink")))
     assert "hypothetical" in nvlink and "256" in nvlink
-    assert "hypothetical" not in text

@@ -6,8 +6,15 @@ import unicodedata
 import pytest
 from pypdf import PdfReader
 
-from conftest import CONTENT, wait_until, within_print_budget
-from generator import content
+from conftest import CONTENT, default_caption, wait_until, within_print_budget
+from generator import content, facts
+from generator.notation import num
+
+
+def default_facts():
+    """The facts of the content's default selection, which the page opens on."""
+    c = content.load(CONTENT)
+    return facts.Atlas(c.presets).facts(c.plate.default)
 
 pytestmark = pytest.mark.browser
 
@@ -78,8 +85,9 @@ def test_no_figure_table_or_term_entry_is_split(printed, fmt):
 def test_figures_carry_the_selection_and_the_text_has_terms_and_sources(printed, fmt):
     c = content.load(CONTENT)
     text = " ".join(printed[fmt]["texts"])
+    caption = re.escape(default_caption(content.load(CONTENT)))
     for number in (1, 2):
-        assert re.search(rf"Figure {number}\. [^·]+ · Llama 3 8B · 4M tokens · 400 Gb/s", text), number
+        assert re.search(rf"Figure {number}\. [^·]+ · {caption}", text), number
     for term in c.terms.values():
         assert term.name in text and " ".join(term.definition.split()) in text
     squeezed = "".join(text.split())  # long addresses wrap anywhere
@@ -91,18 +99,22 @@ def test_figures_carry_the_selection_and_the_text_has_terms_and_sources(printed,
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_running_head_names_volume_and_plate_with_page_numbers(printed, fmt):
     pages = printed[fmt]["texts"]
-    assert "PLATE 4 OF 11" in pages[0].upper() and "VOL. XIV · PARALLELISM" in pages[0].upper()
+    p = content.load(CONTENT).plate
+    volume = f"Vol. {p.volume} · {p.volume_title}"
+    assert f"PLATE {p.plate} OF {p.plates_in_volume}" in pages[0].upper() and volume.upper() in pages[0].upper()
     for i, page_text in enumerate(pages, start=1):
         assert f"Page {i} of {len(pages)}" in page_text
         if i > 1:
-            assert "Vol. XIV · Parallelism" in page_text and "Plate XIV.4 · Data Parallelism" in page_text
+            assert volume in page_text and f"Plate {p.volume}.{p.plate} · {p.title}" in page_text
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_figures_print_as_vector_svg(printed, fmt):
     assert printed[fmt]["images"] == 0, "the PDF holds raster images"
     text = " ".join(printed[fmt]["texts"])
-    assert "seconds per step" in text and "first crossed: 1,024" in text  # the figures' words are text, not pixels
+    crossing = default_facts().crossing_replicas
+    assert "seconds per step" in text  # the figures' words are text, not pixels
+    assert "first crossed: " + num(crossing) in text if crossing else "first crossed" not in text
     page = printed["page"]
     assert page.locator(".chart svg").count() == page.locator("figure.figure").count() >= 3
     assert "model states per GPU" in text  # the memory figure prints as vector text too
@@ -119,12 +131,20 @@ def test_controls_and_screen_only_parts_are_hidden_in_print(printed):
 def test_printed_captions_follow_the_chosen_selection(browser, site):
     context = browser.new_context(offline=True, viewport={"width": 1100, "height": 900})
     page = context.new_page()
-    page.goto((site / "index.html").resolve().as_uri() + "#model=llama3-70b&batch=1M&network=nvlink")
+    c = content.load(CONTENT)
+    atlas = facts.Atlas(c.presets)
+    d = atlas.complete(c.plate.default)
+    other = {k: next((i for i in table if i != getattr(d, k)), getattr(d, k)) for k, table in
+             (("model", c.presets.models), ("batch", c.presets.batches), ("network", c.presets.networks))}
+    sel = content.Selection(**other)
+    assert sel != content.Selection(d.model, d.batch, d.network), "the content offers one selection only"
+    page.goto((site / "index.html").resolve().as_uri() + "#" + "&".join(f"{k}={v}" for k, v in other.items()))
     wait_until(page, "document.documentElement.dataset.ready === 'true'")
     text = " ".join(texts(page.pdf(format="A4")))
     context.close()
+    caption = re.escape(atlas.facts(sel).caption)
     for number in (1, 2):
-        assert re.search(rf"Figure {number}\. [^·]+ · Llama 3 70B · 1M tokens · NVLink", text), number
+        assert re.search(rf"Figure {number}\. [^·]+ · {caption}", text), number
 
 
 def test_prints_without_javascript_too(print_browser, site):
@@ -134,7 +154,7 @@ def test_prints_without_javascript_too(print_browser, site):
     pages = texts(page.pdf(format="A4"))
     context.close()
     assert within_print_budget(len(pages), "A4"), len(pages)
-    assert "Figure 1." in " ".join(pages) and "Llama 3 8B · 4M tokens · 400 Gb/s" in " ".join(pages)
+    assert "Figure 1." in " ".join(pages) and default_caption(content.load(CONTENT)) in " ".join(pages)
 
 
 @pytest.mark.parametrize("width", [360, 800])
