@@ -64,9 +64,10 @@ def test_readout_says_n_star_and_the_first_power_of_two(atlas):
 
 
 def test_readout_states_the_spec_claims(atlas):
-    """MODEL.md: n* ≈ 708 (707 dropping the 1), first crossed at 1,024; NVLink on an H100 is real up to 256."""
+    """MODEL.md: n* ≈ 708 (707 dropping the 1), first crossed at 1,024; NVLink on an H100 is real up to its HGX
+    board's 8 GPUs (the 256-GPU NVLink Switch System did not ship for H100, MODEL.md's corrections)."""
     from conftest import spec_selection
     text = render.readout(atlas.facts(spec_selection(atlas.presets)))
     assert "n* ≈ 708 replicas; 1,024 is the first power of two past it" in text and "hypothetical" not in text
     nvlink = render.readout(atlas.facts(spec_selection(atlas.presets, network="nvlink")))
-    assert "hypothetical" in nvlink and "256" in nvlink
+    assert "hypothetical" in nvlink and "NVLink joins at most 8 H100 SXM GPUs" in nvlink
