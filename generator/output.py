@@ -386,11 +386,12 @@ def _uninterrupted():
 
 def _write_file(path: Path, text: str | bytes) -> None:
     """Write one file of the site (text as UTF-8 with \\n line ends; PDFs and images as they are), durably."""
-    with open(path, "wb") as handle:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)  # never through a link
+    with open(fd, "wb") as handle:
         handle.write(text.encode("utf-8") if isinstance(text, str) else text)
         handle.flush()
         os.fsync(handle.fileno())
-    path.chmod(0o644)
+        os.fchmod(handle.fileno(), 0o644)
 
 
 def _after_swap(old: Path, out: Path, target: Path) -> list[str]:
@@ -458,9 +459,10 @@ def write(files: dict[str, str | bytes], out: Path, warnings: list[str] | None =
             notes = _after_swap(old, out, target)
     except BaseException as error:
         if staging is not None:
-            found = Survey(plates=[STAGING, MARKER, *files]) if not swapped else None
-            if found is not None:
-                _remove_site(staging, found)
+            _remove_site(staging, Survey(plates=[STAGING, MARKER, *files]))
+            if _small_text(target / STAGING) == staging_text(target):  # the site stays as it was
+                with contextlib.suppress(OSError):
+                    os.unlink(target / STAGING)
         if isinstance(error, KeyboardInterrupt):
             raise Interrupted(swapped) from None
         if isinstance(error, OSError):
