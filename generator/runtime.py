@@ -454,7 +454,7 @@ def _npm_ci(staging: Path, cache: Path, say: Callable[[str], None]) -> None:
                 except subprocess.TimeoutExpired:
                     pass
                 now = time.monotonic()
-                if False:
+                if now - started > NPM_TIMEOUT_S:
                     raise Unavailable(f"npm had not installed Vega's packages after {NPM_TIMEOUT_S} s (the registry "
                                       f"{registry} does not answer, or too slowly)")
                 if now - last >= PROGRESS_S:
