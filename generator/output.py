@@ -146,12 +146,12 @@ def survey(folder: Path) -> Survey:
             result.plates.append(entry.name)
         elif entry.name == STAGING and (_small_text(Path(entry.path)) or "").startswith(STAGING_HEAD + "\n"):
             result.plates.append(entry.name)  # left in a site by a build killed during its swap
-        elif listed is None or entry.name not in listed:
-            result.foreign.append(shown)
+        elif listed is None or entry.name not in listed or not entry.is_file(follow_symlinks=False):
+            result.foreign.append(shown)  # a link, folder or FIFO in a listed file's place is not plate's either
         elif _file_hash(Path(entry.path)) == listed[entry.name]:
             result.plates.append(entry.name)
         else:
-            result.changed.append(shown)  # a link, folder or FIFO in its place counts as changed too
+            result.changed.append(shown)
     if result.old_marker:  # nothing an older marker lists can be told from a file of the same name
         result.foreign = [name for name in result.foreign if name != MARKER]
     return result
