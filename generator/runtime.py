@@ -225,7 +225,7 @@ def _tail(text: str) -> str:
 
 
 STAMP = "plate-node.txt"  # the install's key, then every file npm ci wrote with its sha256: written last
-NPM_TIMEOUT_S = 180  # npm ci from a registry that answers takes 10-30 s; beyond this it gives up (and says why)
+NPM_TIMEOUT_S = 120  # npm ci from a registry that answers takes 5-30 s; beyond this it gives up (and says why)
 NPM_FETCH_TIMEOUT_MS = 30_000  # one request to the registry that has sent nothing for this long fails
 PROGRESS_S = 10  # how often a running install says how far it is
 FAILED_FOR_S = 600  # after npm failed, builds fall back at once for this long instead of trying again
