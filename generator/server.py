@@ -8,7 +8,6 @@ import re
 import stat
 import sys
 import threading
-import time
 import urllib.parse
 from pathlib import Path
 from typing import Callable
