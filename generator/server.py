@@ -302,16 +302,24 @@ class Watcher:
 
     def _run(self, *folders: Path) -> None:
         try:
-            for batch in _batches(*folders, stop=self.stop):
-                self.ready.set()
-                if batch:
-                    self.changed.set()
+            try:
+                self._follow(_batches(*folders, stop=self.stop))
+            except Exception as error:  # noqa: BLE001 - inotify refused (too many folders for its limit, say)
+                self.failed.append(f"{type(error).__name__}: {error}")
+                print(f"plate: the kernel could not watch {', '.join(map(str, folders))} ({error}); looking for "
+                      f"changes by reading every file's time instead", file=sys.stderr, flush=True)
+                self._follow(polled_changes(*folders, stop=self.stop))
         except Exception as error:  # noqa: BLE001 - say it once, and keep serving what was built
-            self.failed.append(f"{type(error).__name__}: {error}")
             print(f"plate: watching {', '.join(map(str, folders))} failed ({error}); rebuilds stop, the site "
                   f"is still served", file=sys.stderr, flush=True)
         finally:
             self.ready.set()
+
+    def _follow(self, batches) -> None:
+        for batch in batches:
+            self.ready.set()
+            if batch:
+                self.changed.set()
 
     def next(self) -> None:
         """Wait until something has changed since the last call (Ctrl-C still stops the wait at once)."""

@@ -356,3 +356,31 @@ def test_the_pages_build_number_poll_is_not_logged(serving_folder, capfd):
     assert get(port, "/robots.txt").status == 200
     err = capfd.readouterr().err
     assert server.VERSION_PATH not in err and "GET /robots.txt" in err
+
+
+def test_the_watcher_sees_an_edit_and_falls_back_when_the_kernel_will_not_watch(tmp_path, monkeypatch, capsys):
+    (tmp_path / "a.md").write_text("one")
+    watcher = server.Watcher(tmp_path)
+    try:
+        (tmp_path / "a.md").write_text("two")
+        done = threading.Thread(target=watcher.next, daemon=True)
+        done.start()
+        done.join(timeout=30)  # a bound for a missed change, not a speed target
+        assert not done.is_alive()
+    finally:
+        watcher.close()
+
+    def refused(*folders, stop):
+        raise OSError(28, "inotify watch limit reached")
+        yield  # a generator, as watchfiles.watch is
+    monkeypatch.setattr(server, "_batches", refused)
+    watcher = server.Watcher(tmp_path)
+    try:
+        (tmp_path / "a.md").write_text("three, a longer text")
+        done = threading.Thread(target=watcher.next, daemon=True)
+        done.start()
+        done.join(timeout=30)
+        assert not done.is_alive()
+    finally:
+        watcher.close()
+    assert "looking for changes by reading every file's time instead" in capsys.readouterr().err
