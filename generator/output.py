@@ -207,13 +207,15 @@ def check_replaceable(target: Path, shown: Path) -> None:
         raise OutputError(f"{shown} was built by an older plate, whose marker .plate-site lists files without "
                           f"their hashes, so plate cannot tell them from files changed since; delete the folder "
                           f"once by hand, or choose another")
+    if found.changed and not found.foreign:
+        raise OutputError(f"{shown} holds files changed since plate wrote them ({_names(found.changed)}); plate "
+                          f"will not overwrite them: move them out of the folder, or choose another --out")
     if found.foreign or found.changed:
         parts = []
         if found.foreign:
             parts.append(f"files plate did not write ({_names(found.foreign)})")
         if found.changed:
-            parts.append(f"files changed since plate wrote them ({_names(found.changed)}), which a build would "
-                         f"overwrite")
+            parts.append(f"files changed since plate wrote them ({_names(found.changed)})")
         older = "index.html" in found.foreign and not (target / MARKER).exists()
         hint = (" (if an older plate built it, before sites carried the marker .plate-site, delete it once by "
                 "hand)") if older else ""

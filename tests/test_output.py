@@ -345,7 +345,8 @@ def test_a_marker_copied_with_a_site_covers_only_the_bytes_it_names(tmp_path, ca
     (copy / FIXTURE_CSV).write_text("my own numbers\n")  # same name as plate's file, not plate's bytes
     before = tree(tmp_path)
     status, report = plate_build(copy, capsys)
-    assert_refused(status, report, f"({FIXTURE_CSV}), which a build would overwrite")
+    assert_refused(status, report, f"files changed since plate wrote them ({FIXTURE_CSV}); plate will not "
+                                   f"overwrite them")
     assert tree(tmp_path) == before
 
 
