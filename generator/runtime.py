@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
 import fcntl
 import hashlib
 import json
@@ -362,11 +361,20 @@ def _remember_failure(cache: Path, key: str, why: str) -> None:
         tmp.replace(_failure_path(cache, key))
 
 
-def _die_with_parent() -> None:
-    """In npm's process, before it starts: killed too when plate dies, even by SIGKILL (Linux's PR_SET_PDEATHSIG)."""
-    with contextlib.suppress(Exception):
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+def _dying_with(parent: int) -> Callable[[], None]:
+    """What npm's process runs before it starts: be killed too when plate dies, even by SIGKILL (Linux's
+    PR_SET_PDEATHSIG), and end at once should plate have died already, before that was set."""
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up here: the child only calls it
+    except (OSError, AttributeError):
+        prctl = None
+
+    def die_with_parent() -> None:
+        if prctl is not None:
+            prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+    return die_with_parent
 
 
 def _stop(process: subprocess.Popen) -> None:
@@ -442,7 +450,7 @@ def _npm_ci(staging: Path, cache: Path, say: Callable[[str], None]) -> None:
         try:
             process = subprocess.Popen(args, cwd=staging, env=env, stdin=subprocess.DEVNULL,
                                        stdout=subprocess.DEVNULL, stderr=errors, start_new_session=True,
-                                       preexec_fn=_die_with_parent)
+                                       preexec_fn=_dying_with(os.getpid()))
         except OSError as error:
             raise Unavailable(f"npm could not run ({error})") from None
         started = last = time.monotonic()
