@@ -4,7 +4,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import ctypes
-import ctypes.util
 import errno
 import fcntl
 import os
@@ -324,7 +323,7 @@ class Interrupted(KeyboardInterrupt):
 def _renameat2(a: Path, b: Path, flags: int) -> bool:
     """Linux renameat2 with flags; False where unsupported, OSError for any other failure."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        libc = ctypes.CDLL(None, use_errno=True)  # the C library already loaded (find_library runs ldconfig)
         renameat2 = libc.renameat2
     except (OSError, AttributeError):
         return False
