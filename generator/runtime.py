@@ -517,13 +517,16 @@ def toolchain(cache: Path, say: Callable[[str], None] | None = None) -> Path:
     key = install_key()
     home = cache / f"node-{key}"
     clean_stale(cache)
-    problem, extra = (_verify(home, key) if (home / STAMP).is_file() and not (home / STAMP).is_symlink()
-                      else (None, []))
-    if (home / STAMP).is_file() and problem is None:
+    stamped = os.path.lexists(home / STAMP)  # a stamp that is a link or a FIFO is read as no record (damaged)
+    problem, extra = _verify(home, key) if stamped else (None, [])
+    if stamped and problem is None:
         _scripts(home)
         return home
     if problem is None and os.path.lexists(home):
         raise Unavailable(f"{home} is not a complete install (remove it and build again to install afresh)")
+    if problem is not None and problem.startswith("its record"):  # which of its files are npm's is unknown
+        raise Unavailable(f"{home} is not a complete install ({problem}; remove it and build again to install "
+                          f"afresh)")
     if extra:
         raise Unavailable(f"the npm install in {home} is damaged ({problem}); it holds files npm did not write, so "
                           f"plate leaves it: remove it and build again to install afresh")
@@ -551,9 +554,14 @@ def toolchain(cache: Path, say: Callable[[str], None] | None = None) -> Path:
             raise Unavailable(f"the npm install in {home} is damaged ({problem}), and {error}") from None
         raise
     try:
-        if problem == _OLD and _tree(home) == _tree(staging):
+        before, fresh = (_tree(home), _tree(staging)) if problem == _OLD else ({}, {})
+        if problem == _OLD and before == fresh:
             # npm ci is reproducible: the older install is byte for byte what it writes, so it gets the record
             (staging / STAMP).replace(home / STAMP)
+        elif problem == _OLD and set(before) - set(fresh):
+            raise Unavailable(f"the npm install in {home}, which an older plate made, differs from what npm ci "
+                              f"writes and holds files npm did not write ({sorted(set(before) - set(fresh))[0]}), "
+                              f"so plate leaves it: remove it and build again to install afresh")
         elif problem is not None:  # damaged: every file in it is npm's (checked above), so it goes whole
             old = cache / f"node-{key}.{os.getpid()}.old"
             home.rename(old)

@@ -636,3 +636,32 @@ def test_sigkill_during_npm_ci_takes_npm_with_it_and_the_next_build_cleans_up(tm
     (cache / "node-0123456789abcdef.1.tmp.keep").mkdir()  # not a name the install gives: stays
     assert runtime.clean_stale(cache) == [staging]
     assert sorted(p.name for p in cache.iterdir()) == ["node-0123456789abcdef.1.tmp.keep"]
+
+
+def test_an_older_plates_install_is_adopted_when_npm_ci_writes_the_same_bytes(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(runtime, "_npm_ci", fake_npm(calls))
+    cache = tmp_path / "cache"
+    home = runtime.toolchain(cache, lambda line: None)
+    key = runtime.install_key()
+    (home / runtime.STAMP).write_text(f"{key}\n")  # the stamp an older plate wrote: no record of the files
+    inode = home.stat().st_ino
+    assert runtime.toolchain(cache, lambda line: None) == home and len(calls) == 2
+    assert home.stat().st_ino == inode and runtime._verify(home, key) == (None, [])  # kept, and now recorded
+    (home / runtime.STAMP).write_text(f"{key}\n")
+    (home / "node_modules" / "vega-view" / "mine.js").write_text("someone's")
+    with pytest.raises(runtime.Unavailable, match="holds files npm did not write"):
+        runtime.toolchain(cache, lambda line: None)
+    assert (home / "node_modules" / "vega-view" / "mine.js").read_text() == "someone's"
+
+
+def test_an_install_whose_record_is_unreadable_is_left_as_it_is(tmp_path, monkeypatch):
+    monkeypatch.setattr(runtime, "_npm_ci", fake_npm([]))
+    cache = tmp_path / "cache"
+    home = runtime.toolchain(cache, lambda line: None)
+    (home / runtime.STAMP).unlink()
+    os.mkfifo(home / runtime.STAMP)  # read, it would hang the build
+    (home / "node_modules" / "mine.txt").write_text("someone's")
+    with pytest.raises(runtime.Unavailable, match="not a complete install"):
+        runtime.toolchain(cache, lambda line: None)
+    assert (home / "node_modules" / "mine.txt").read_text() == "someone's"
