@@ -147,5 +147,5 @@ def build(content_dir: Path, out: Path, warnings: list[str] | None = None, also=
     files = gather(Path(content_dir), warnings, memo)
     if also is not None:
         files.update(also(files))
-    write(files, Path(out))
+    write(files, Path(out), warnings)
     return files

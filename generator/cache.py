@@ -98,27 +98,50 @@ def unsealed(entry: bytes) -> bytes | None:
     return data if newline and head + newline == seal(data) else None
 
 
+MAX_ENTRY_BYTES = LIMIT_BYTES  # an entry larger than the whole cache is not one put() wrote
+
+
+def read_regular(path: Path, most: int = MAX_ENTRY_BYTES) -> bytes | None:
+    """The bytes of path if it is a regular file of at most `most` bytes, else None: never through a link, and never
+    from a FIFO (which would hang) or a device such as /dev/zero (which never ends). FileNotFoundError passes."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise
+    except OSError:
+        return None  # a link (ELOOP under O_NOFOLLOW), or not readable
+    try:
+        info = os.fstat(fd)
+        if not S_ISREG(info.st_mode) or info.st_size > most:
+            return None
+        with os.fdopen(os.dup(fd), "rb") as file:
+            data = file.read(most + 1)
+        return data if len(data) <= most else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def replaceable(path: Path) -> bool:
     """Whether an entry may be written at path: nothing is there, or an empty file, or an entry of ours (sealed or
-    damaged); a file that is not, however it came there, is left as it is."""
+    damaged); a file that is not (a link, a FIFO, anyone's file), however it came there, is left as it is."""
     try:
-        with path.open("rb") as file:
-            return file.read(len(MAGIC)) in (b"", MAGIC)
+        data = read_regular(path)
     except FileNotFoundError:
         return True
-    except OSError:
-        return False
+    return data is not None and data[:len(MAGIC)] in (b"", MAGIC)
 
 
 def ours(path: Path) -> bool:
     """Whether path is an entry this cache wrote: named as put() names them, a file (not a link), sealed."""
-    try:
-        if not ENTRY_NAME.fullmatch(path.name) or path.is_symlink() or not path.is_file():
-            return False
-        with path.open("rb") as file:
-            return file.read(len(MAGIC)) == MAGIC
-    except OSError:
+    if not ENTRY_NAME.fullmatch(path.name):
         return False
+    try:
+        data = read_regular(path)
+    except FileNotFoundError:
+        return False
+    return data is not None and data[:len(MAGIC)] == MAGIC
 
 
 def at(root: Path) -> "Cache":
@@ -139,7 +162,8 @@ class Cache:
             return None
         path = self.folder / name
         try:
-            data = unsealed(path.read_bytes())
+            entry = read_regular(path)  # a FIFO or a link to /dev/zero in the cache is no entry: made anew
+            data = None if entry is None else unsealed(entry)
             text = None if data is None else data.decode("utf-8")
         except (OSError, UnicodeDecodeError):
             return None

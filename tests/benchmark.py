@@ -13,6 +13,7 @@ import os
 import re
 import resource
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -380,17 +381,67 @@ def row(name: str, plate: float, anchor: float | None, unit: str, budget: str = 
     print(f"  {name:<34} {plate:9.{digits}f} {unit:<3} {other} {ratio}  {budget}{verdict}")
 
 
+def serve_idle_cpu(work: Path, files: int = 50_000, seconds: float = 10.0, poll: bool = False) -> float:
+    """The CPU `plate serve` uses while nothing changes, in % of one core, with `files` more files in content/
+    (poll: with watchfiles hidden, so that it falls back to reading every file's time)."""
+    content = work / f"serve-content-{'poll' if poll else 'watch'}"
+    shutil.copytree(CONTENT, content)
+    for i in range(files):
+        folder = content / "notes" / f"{i // 500:03}"
+        if i % 500 == 0:
+            folder.mkdir(parents=True)
+        (folder / f"note-{i}.md").write_text("x")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    hide = "import sys; sys.modules['watchfiles'] = None; " if poll else ""
+    code = (f"{hide}import sys; from generator import cli; sys.exit(cli.main(['serve', '--content', "
+            f"{str(content)!r}, '--out', {str(work / 'serve-idle-site')!r}, '--port', '{port}']))")
+    process = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+    try:
+        for line in process.stdout:
+            if "serving" in line:
+                break
+        else:
+            raise RuntimeError("plate serve stopped before serving")
+        time.sleep(2)  # the watch set up, the first build's threads gone
+
+        def cpu() -> float:
+            fields = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        before, started = cpu(), time.monotonic()
+        time.sleep(seconds)
+        return 100 * (cpu() - before) / (time.monotonic() - started)
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+        shutil.rmtree(content, ignore_errors=True)
+
+
 def main() -> None:
     args = argparse.ArgumentParser(description=__doc__)
     args.add_argument("--loads", type=int, default=5, help="page loads per page for first figure and live")
     args.add_argument("--lighthouse-runs", type=int, default=5)
     args.add_argument("--selections", type=int, default=96, help="how many selections to walk (an even sample)")
+    args.add_argument("--serve-idle", action="store_true", help="only measure `plate serve` idle with 50,000 files")
     args = args.parse_args()
     work = Path(tempfile.mkdtemp(prefix="plate-bench-"))
     try:
-        run(work, args)
+        if args.serve_idle:
+            report_serve_idle(work)
+        else:
+            run(work, args)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def report_serve_idle(work: Path) -> None:
+    """`plate serve` idle with 50,000 files in content/: watched by inotify, and by the polling fallback."""
+    watched = serve_idle_cpu(work)
+    row("serve idle, 50,000 files in content/", watched, None, "%", "near 0% of a core", watched <= 2)
+    polled = serve_idle_cpu(work, poll=True)
+    row("  the same, polling (no watchfiles)", polled, None, "%", "(the fallback)")
 
 
 def run(work: Path, args) -> None:
@@ -512,6 +563,8 @@ def run(work: Path, args) -> None:
     print("  Altair page: its save(inline=True) from the spec, in a new process and again in this one;")
     print(f"  medians of 3 cold and 5 warm builds; load average {os.getloadavg()[0]:.1f} on "
           f"{os.cpu_count()} CPUs: wall times on a busy machine overstate, CPU times less so)")
+
+    report_serve_idle(work)
 
     if not LIGHTHOUSE.exists():
         print("Lighthouse skipped: not installed (npm install --prefix tests/.node lighthouse)")

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -285,3 +286,24 @@ def test_the_least_recently_used_entries_go_beyond_the_limit_and_only_entries(tm
     assert not {names[1], names[2], names[3]} & kept
     assert all((folder / name).read_bytes() == data for name, data in foreign.items())  # never another's file
     assert (folder / f"{cache.key('link')}.svg").is_symlink()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link-to-dev-zero", "link-to-an-entry"])
+def test_an_entry_that_is_no_regular_file_is_made_anew_without_hanging(kind, tmp_path):
+    store = cache.Cache(tmp_path / "c")
+    text = store.kept("csv", ("a",), lambda: "made")
+    [entry] = (tmp_path / "c").iterdir()
+    entry.rename(tmp_path / "elsewhere")
+    if kind == "fifo":
+        os.mkfifo(entry)
+    elif kind == "link-to-dev-zero":
+        entry.symlink_to("/dev/zero")
+    else:
+        entry.symlink_to(tmp_path / "elsewhere")  # a sealed entry, but reached through a link
+    results = []
+    worker = threading.Thread(target=lambda: results.append(store.kept("csv", ("a",), lambda: "made again")),
+                              daemon=True)
+    worker.start()
+    worker.join(timeout=30)  # a bound for a hang, not a speed target
+    assert results == ["made again"] and text == "made"
+    assert entry.is_symlink() or not entry.is_file()  # left as it was: not the cache's to replace

@@ -132,15 +132,15 @@ def test_ctrl_c_during_a_build_leaves_the_site_and_says_so(tmp_path):
 
 
 def test_ctrl_c_after_the_swap_says_the_new_site_is_in_place(tmp_path, capsys, monkeypatch):
-    from generator import build
+    from generator import build, output
     out = tmp_path / "site"
     build.write({"index.html": "<p>old</p>"}, out)
-    real = shutil.rmtree
+    real = output._after_swap
 
-    def interrupt(path, *args, **kwargs):
-        real(path, *args, **kwargs)
+    def interrupt(*args, **kwargs):
+        real(*args, **kwargs)
         raise KeyboardInterrupt  # Ctrl-C while the previous site is being removed, after the swap
-    monkeypatch.setattr(shutil, "rmtree", interrupt)
+    monkeypatch.setattr(output, "_after_swap", interrupt)
     assert cli.main(["build", "--content", str(FIXTURE), "--out", str(out)]) == 130
     assert capsys.readouterr().err == (f"plate: interrupted after the new site was swapped in; {out}/ holds the "
                                        f"new build\n")

@@ -1,7 +1,9 @@
 """The output folder: plate replaces only a folder it made, whatever --out names, and says so in one line."""
 from __future__ import annotations
 
+import errno
 import fcntl
+import hashlib
 import os
 import shutil
 import signal
@@ -157,8 +159,12 @@ def test_an_empty_folder_and_a_previous_site_are_replaced(tmp_path, capsys):
     out.mkdir()
     assert plate_build(out, capsys)[0] == 0
     marker = (out / output.MARKER).read_text()
-    assert marker == output.marker_text(["index.html", FIXTURE_CSV, "robots.txt"])
+    written = {name: (out / name).read_bytes() for name in ("index.html", FIXTURE_CSV, "robots.txt")}
+    assert marker == output.marker_text(written)
     assert marker.splitlines()[0] == output.MARKER_HEAD
+    for line in marker.splitlines()[1:]:  # sha256sum's lines: the hash of each file as written
+        digest, name = line.split("  ")
+        assert digest == hashlib.sha256(written[name]).hexdigest()
     output.write({"index.html": "<p>old</p>", "removed.txt": "a file an earlier build wrote"}, out)
     assert plate_build(out, capsys)[0] == 0
     assert sorted(p.name for p in out.iterdir()) == sorted([output.MARKER, "index.html", FIXTURE_CSV, "robots.txt"])
@@ -169,7 +175,7 @@ def test_an_empty_folder_and_a_previous_site_are_replaced(tmp_path, capsys):
 def test_a_symlinked_site_is_followed_and_the_link_kept(tmp_path, capsys, previous):
     link = tmp_path / "published"
     link.symlink_to(previous, target_is_directory=True)
-    (previous / "index.html").write_text("<p>stale</p>")
+    output.write({"index.html": "<p>stale</p>"}, previous)  # a site an earlier build wrote
     status, report = plate_build(link, capsys)
     assert status == 0, report
     assert link.is_symlink() and os.readlink(link) == str(previous)
@@ -224,21 +230,31 @@ def test_a_killed_build_leaves_a_staging_folder_the_next_build_removes(tmp_path,
 
 
 def test_only_staging_folders_plate_made_are_removed(tmp_path, capsys, previous):
-    def folder(name, files):
+    def folder(name, files, staging=output.staging_text(previous)):
         (tmp_path / name).mkdir()
+        if staging is not None:
+            (tmp_path / name / output.STAGING).write_text(staging)
         for file, text in files.items():
             (tmp_path / name / file).write_text(text)
-    marker = output.marker_text(["index.html"])
-    folder(".site-new-abcd1234", {output.MARKER: marker, "index.html": "<p>half"})  # killed while writing
-    folder(".site-old-zz_99xyz", {output.MARKER: marker, "index.html": "<p>the site before"})  # killed after the swap
-    folder(".site-new-q1w2e3r4", {})  # killed before writing anything
-    folder(".site-new-mine1234", {"thesis.txt": "not plate's"})  # plate's name, someone else's file
-    folder(".site-new-short", {output.MARKER: marker})  # not a name plate makes
-    folder(".other-new-abcd1234", {output.MARKER: marker})  # staging of another --out
-    folder(".site-new-locked00", {output.MARKER: marker})  # a build still running beside this one
+    half, before = {"index.html": "<p>half"}, {"index.html": "<p>the site before"}
+    folder(".site-new-abcd1234", {output.MARKER: output.marker_text(half), **half})  # killed while writing
+    folder(".site-old-zz_99xyz", {output.MARKER: output.marker_text(before), **before})  # killed after the swap
+    folder(".site-new-q1w2e3r4", {})  # killed just after writing its own marker
+    folder(".site-new-mine1234", {"thesis.txt": "not plate's"})  # plate's marker, someone else's file
+    folder(".site-new-edit1234", {output.MARKER: output.marker_text(half), "index.html": "<p>edited"})
+    folder(".site-new-short", {output.MARKER: output.marker_text({})})  # not a name plate makes
+    folder(".other-new-abcd1234", {output.MARKER: output.marker_text({})})  # staging of another --out
+    folder(".site-new-locked00", {output.MARKER: output.marker_text({})})  # a build still running beside this one
+    folder(".site-new-elsewhere", {output.MARKER: output.marker_text({})},
+           staging=output.staging_text(tmp_path / "another" / "site"))  # made beside another folder named site
+    # The user's own backups, with names as plate's staging folders have: the first one is a copy of a site.
+    folder(".site-old-backup_1", {output.MARKER: output.marker_text(before), **before}, staging=None)
+    folder(".site-new-empty_00", {}, staging=None)
     (tmp_path / ".site-new-aaaaaaaa").write_text("a file, not a folder")
-    keep = {name: tree(tmp_path / name) for name in (".site-new-mine1234", ".site-new-short",
-                                                      ".other-new-abcd1234", ".site-new-locked00")}
+    keep = {name: tree(tmp_path / name) for name in (".site-new-mine1234", ".site-new-edit1234", ".site-new-short",
+                                                      ".other-new-abcd1234", ".site-new-locked00",
+                                                      ".site-new-elsewhere", ".site-old-backup_1",
+                                                      ".site-new-empty_00")}
     fd = os.open(tmp_path / ".site-new-locked00", os.O_RDONLY | os.O_DIRECTORY)
     fcntl.flock(fd, fcntl.LOCK_EX)
     try:
@@ -281,11 +297,108 @@ def test_no_out_changes_a_file_plate_did_not_write(tmp_path, capsys, monkeypatch
 def test_a_file_added_to_the_site_during_the_build_is_kept(tmp_path, monkeypatch, previous):
     real = output._swap
 
-    def swap(staging, target):  # someone saves a file into the site just before the swap
+    def swap(staging, target):  # someone saves a file into the site after the last check, just before the swap
         (target / "notes.txt").write_text("mine")
         return real(staging, target)
     monkeypatch.setattr(output, "_swap", swap)
-    output.write({"index.html": "<p>new</p>"}, previous)
-    kept = [p for p in tmp_path.glob(".site-*/notes.txt")]
-    assert len(kept) == 1 and kept[0].read_text() == "mine"
+    warnings = []
+    assert output.write({"index.html": "<p>new</p>"}, previous, warnings) is True
+    assert (previous / "notes.txt").read_text() == "mine"  # where it was saved, beside the new site
     assert (previous / "index.html").read_text() == "<p>new</p>"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+    assert len(warnings) == 1 and f"notes.txt appeared in {previous} during the build; moved back" in warnings[0]
+
+
+def test_a_page_edited_during_the_build_is_kept_and_the_user_told_where(tmp_path, monkeypatch, previous):
+    real = output._swap
+
+    def swap(staging, target):
+        (target / "index.html").write_text("<p>my edit</p>")
+        return real(staging, target)
+    monkeypatch.setattr(output, "_swap", swap)
+    warnings = []
+    output.write({"index.html": "<p>new</p>"}, previous, warnings)
+    kept = list(tmp_path.glob(".site-*/index.html"))
+    assert len(kept) == 1 and kept[0].read_text() == "<p>my edit</p>"
+    assert sorted(p.name for p in kept[0].parent.iterdir()) == ["index.html"]  # no marker left to let a build in
+    assert len(warnings) == 1 and f"yours are kept in {kept[0].parent}" in warnings[0]
+    output.write({"index.html": "<p>newer</p>"}, previous)  # the next build leaves the kept folder alone
+    assert kept[0].read_text() == "<p>my edit</p>"
+
+
+# --- the marker carries each file's hash: a forged or copied marker covers nothing else -------------
+
+def test_a_forged_marker_does_not_let_a_build_delete_a_thesis(tmp_path, capsys):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "thesis.txt").write_text("chapter one")
+    (notes / output.MARKER).write_text(output.marker_text({"thesis.txt": "something else"}))
+    before = tree(tmp_path)
+    status, report = plate_build(notes, capsys)
+    assert_refused(status, report, f"{notes} holds files changed since plate wrote them (thesis.txt)")
+    assert tree(tmp_path) == before
+
+
+def test_a_marker_copied_with_a_site_covers_only_the_bytes_it_names(tmp_path, capsys, previous):
+    copy = tmp_path / "copy"
+    shutil.copytree(previous, copy)
+    (copy / FIXTURE_CSV).write_text("my own numbers\n")  # same name as plate's file, not plate's bytes
+    before = tree(tmp_path)
+    status, report = plate_build(copy, capsys)
+    assert_refused(status, report, f"files changed since plate wrote them ({FIXTURE_CSV}); plate will not "
+                                   f"overwrite them")
+    assert tree(tmp_path) == before
+
+
+def test_a_hand_edited_page_in_a_previous_site_is_refused(tmp_path, capsys, previous):
+    (previous / "index.html").write_text("<p>my edit</p>")
+    before = tree(tmp_path)
+    status, report = plate_build(previous, capsys)
+    assert_refused(status, report, "files changed since plate wrote them (index.html)")
+    assert tree(tmp_path) == before
+
+
+def test_an_older_plates_marker_without_hashes_is_refused(tmp_path, capsys, previous):
+    names = sorted(p.name for p in previous.iterdir() if p.name != output.MARKER)
+    (previous / output.MARKER).write_text("".join(f"{line}\n" for line in
+                                                  (output.OLD_MARKER_HEAD, output.MARKER, *names)))
+    before = tree(tmp_path)
+    status, report = plate_build(previous, capsys)
+    assert_refused(status, report, "was built by an older plate", "delete the folder once by hand")
+    assert tree(tmp_path) == before
+
+
+# --- messages -------------------------------------------------------------------------------------
+
+def test_a_symlink_loop_as_out_is_named_as_one(tmp_path, capsys):
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    before = tree(tmp_path)
+    for out in (tmp_path / "a", tmp_path / "a" / "site"):
+        status, report = plate_build(out, capsys)
+        assert_refused(status, report, "is a symlink loop")
+    assert tree(tmp_path) == before
+
+
+def test_a_read_only_file_system_is_named_and_not_chmod(tmp_path, capsys, monkeypatch, previous):
+    real = os.statvfs
+
+    class ReadOnly:
+        def __init__(self, result):
+            self.result = result
+
+        def __getattr__(self, name):
+            value = getattr(self.result, name)
+            return value | os.ST_RDONLY if name == "f_flag" else value
+    monkeypatch.setattr(output.os, "statvfs", lambda path: ReadOnly(real(path)))
+    status, report = plate_build(previous, capsys)
+    assert_refused(status, report, "is on a read-only file system")
+    assert "chmod" not in report
+    monkeypatch.setattr(output.os, "statvfs", real)
+
+    def mkdtemp(*args, **kwargs):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+    monkeypatch.setattr(output.tempfile, "mkdtemp", mkdtemp)
+    status, report = plate_build(tmp_path / "new", capsys)
+    assert_refused(status, report, "read-only file system (choose a folder on a writable one)")
+    assert "chmod" not in report

@@ -3,7 +3,14 @@ needs the parser, the cache checked on every read, and vl-convert's bundle when 
 import copy
 import dataclasses
 import json
+import os
 import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 import vl_convert as vlc
@@ -348,7 +355,8 @@ def test_npm_out_of_reach_is_unavailable_and_leaves_the_cache_clean(monkeypatch,
     with pytest.raises(runtime.Unavailable, match="npm could not install Vega's packages"):
         runtime.toolchain(cache, said.append)
     assert said and "installing" in said[0]
-    assert sorted(p.name for p in cache.iterdir()) == ["mine.txt", "npm"]  # no half install; npm's own cache
+    # No half install; npm's own cache, and the note of when npm failed (so the next builds do not wait for it).
+    assert sorted(p.name for p in cache.iterdir()) == ["mine.txt", f"node-{runtime.install_key()}.failed", "npm"]
     assert (cache / "mine.txt").read_text() == "not plate's"
 
 
@@ -461,3 +469,199 @@ def test_the_command_names_a_missing_transform_in_one_line(specs, monkeypatch, t
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "'sparkle'" in err and "unexpectedly" not in err
     assert not (tmp_path / "site").exists()
+
+
+# --- the npm install in the cache: checked on use, remembered when it fails, bounded, never left running --------
+
+def fake_npm(calls: list, fail_from: int | None = None):
+    """A stand-in for `npm ci` that writes the same small tree each time (as npm ci does: reproducible), or raises
+    Unavailable from call number fail_from on (offline)."""
+    def npm_ci(staging, cache, say):
+        calls.append(staging)
+        if fail_from is not None and len(calls) >= fail_from:
+            raise runtime.Unavailable("npm could not install Vega's packages (offline, in this test)")
+        for rel, text in {"vega-parser/build/vega-parser.js": "export const parse = 1;\n" * 100,
+                          "esbuild/bin/esbuild": "#!/bin/sh\n", "vega-view/index.js": "export {};\n"}.items():
+            (staging / "node_modules" / rel).parent.mkdir(parents=True, exist_ok=True)
+            (staging / "node_modules" / rel).write_text(text)
+        (staging / "node_modules" / ".bin").mkdir()
+        (staging / "node_modules" / ".bin" / "esbuild").symlink_to("../esbuild/bin/esbuild")
+    return npm_ci
+
+
+@pytest.mark.parametrize("damage", ["truncated", "removed", "link-changed", "file-added"])
+def test_a_damaged_install_is_found_and_installed_again(damage, tmp_path, monkeypatch):
+    calls, said = [], []
+    monkeypatch.setattr(runtime, "_npm_ci", fake_npm(calls))
+    cache = tmp_path / "cache"
+    home = runtime.toolchain(cache, said.append)
+    assert runtime.toolchain(cache, said.append) == home and len(calls) == 1  # checked, and found whole
+    parser = home / "node_modules" / "vega-parser" / "build" / "vega-parser.js"
+    good = parser.read_bytes()
+    if damage == "truncated":
+        parser.write_bytes(good[:100])
+    elif damage == "removed":
+        (home / "node_modules" / "esbuild" / "bin" / "esbuild").unlink()
+    elif damage == "link-changed":
+        (home / "node_modules" / ".bin" / "esbuild").unlink()
+        (home / "node_modules" / ".bin" / "esbuild").symlink_to("/bin/sh")
+    else:
+        (home / "node_modules" / "vega-parser" / "node_modules" / "d3-array").mkdir(parents=True)
+    said.clear()
+    if damage == "file-added":  # a file npm did not write: reported, and the folder left as it is
+        (home / "node_modules" / "vega-parser" / "node_modules" / "d3-array" / "index.js").write_text("mine")
+        with pytest.raises(runtime.Unavailable, match="holds files npm did not write"):
+            runtime.toolchain(cache, said.append)
+        assert (home / "node_modules" / "vega-parser" / "node_modules" / "d3-array" / "index.js").read_text() == "mine"
+        return
+    assert runtime.toolchain(cache, said.append) == home and len(calls) == 2
+    assert len(said) == 1 and f"the npm install in {home} is damaged" in said[0] and "installing it again" in said[0]
+    assert parser.read_bytes() == good and runtime._verify(home, runtime.install_key()) == (None, [])
+    assert sorted(p.name for p in cache.iterdir()) == [home.name]
+
+
+def test_a_damaged_install_offline_falls_back_in_one_line(tmp_path, monkeypatch, capsys):
+    from generator import cli
+
+    calls = []
+    monkeypatch.setattr(runtime, "_npm_ci", fake_npm(calls, fail_from=2))
+    monkeypatch.setenv("PLATE_CACHE", str(tmp_path / "cache"))
+    home = runtime.toolchain(tmp_path / "cache", lambda line: None)
+    (home / "node_modules" / "vega-parser" / "build" / "vega-parser.js").write_text("export con")
+    assert cli.main(["build", "--content", str(FIXTURE), "--out", str(tmp_path / "site")]) == 0
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "warning:" in line]
+    assert len(warnings) == 1 and "vl-convert's larger Vega runtime" in warnings[0], warnings
+    assert "node_modules/vega-parser/build/vega-parser.js has changed" in warnings[0]
+    assert "offline, in this test" in warnings[0]
+
+
+def test_a_failed_npm_is_remembered_for_a_while(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(runtime, "_npm_ci", fake_npm(calls, fail_from=1))
+    cache = tmp_path / "cache"
+    with pytest.raises(runtime.Unavailable, match="offline, in this test"):
+        runtime.toolchain(cache, lambda line: None)
+    said = []
+    with pytest.raises(runtime.Unavailable, match=r"offline, in this test\), 0 min ago; plate tries npm again 10 min"):
+        runtime.toolchain(cache, said.append)
+    assert len(calls) == 1 and said == []  # not tried again, and nothing said but the reason
+    note = cache / f"node-{runtime.install_key()}.failed"
+    note.write_text(f"{time.time() - runtime.FAILED_FOR_S - 1}\nlong ago\n")
+    with pytest.raises(runtime.Unavailable):
+        runtime.toolchain(cache, lambda line: None)
+    assert len(calls) == 2  # a while later, npm is tried again
+    monkeypatch.setattr(runtime, "_npm_ci", fake_npm(calls))
+    note.unlink()
+    runtime.toolchain(cache, lambda line: None)
+    assert not note.exists()
+
+
+@pytest.fixture
+def silent_registry():
+    """A registry on 127.0.0.1 that accepts connections and never answers: its URL."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(512)  # the kernel completes each handshake; nothing ever reads or writes
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}/"
+
+
+def processes_in(folder: Path) -> list[int]:
+    """The processes whose working folder is folder or below it (npm runs in the install's working folder)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cwd = os.readlink(entry / "cwd")
+            except OSError:
+                continue
+            if cwd.startswith(str(folder)):
+                found.append(int(entry.name))
+    return found
+
+
+def test_a_registry_that_never_answers_gives_up_and_says_so(tmp_path, monkeypatch, silent_registry):
+    monkeypatch.setattr(runtime, "NPM_TIMEOUT_S", 6)
+    monkeypatch.setattr(runtime, "PROGRESS_S", 2)
+    monkeypatch.setenv("npm_config_registry", silent_registry)
+    cache, said = tmp_path / "cache", []
+    with pytest.raises(runtime.Unavailable, match=rf"after 6 s \(the registry {silent_registry} does not answer"):
+        runtime.toolchain(cache, said.append)
+    assert "installing" in said[0] and "gives up after 6 s" in said[0]
+    assert any("npm is still installing" in line and "packages in place" in line for line in said[1:]), said
+    assert not list(cache.glob("node-*.tmp")) and processes_in(cache) == []
+
+
+def left_running(cache: Path) -> list[int]:
+    """The processes still working in the cache after a moment for the signals to land (killed, if any)."""
+    left = []
+    for _ in range(100):
+        left = processes_in(cache)
+        if not left:
+            break
+        time.sleep(0.1)
+    for pid in left:  # the test's own clean-up, should npm have been left behind
+        os.kill(pid, signal.SIGKILL)
+    return left
+
+
+def start_install(tmp_path: Path, registry: str) -> tuple[subprocess.Popen, Path]:
+    """A build's toolchain() in a process of its own, against registry, once npm runs: (the process, the cache)."""
+    cache = tmp_path / "cache"
+    code = f"from generator import runtime\nruntime.toolchain(runtime.Path({str(cache)!r}))\n"
+    env = {**os.environ, "npm_config_registry": registry, "PYTHONPATH": str(Path(runtime.__file__).parent.parent)}
+    process = subprocess.Popen([sys.executable, "-c", code], env=env, stderr=subprocess.PIPE)
+    for _ in range(300):  # npm is running once a process works in the install's folder
+        staging = list(cache.glob("node-*.tmp"))
+        if staging and processes_in(staging[0]):
+            return process, cache
+        time.sleep(0.1)
+    process.kill()
+    raise AssertionError("npm never started")
+
+
+def test_sigterm_during_npm_ci_stops_npm_and_removes_the_working_folder(tmp_path, silent_registry):
+    process, cache = start_install(tmp_path, silent_registry)
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=30) == -signal.SIGTERM
+    assert "Traceback" not in process.stderr.read().decode()
+    assert left_running(cache) == [] and not list(cache.glob("node-*.tmp"))
+
+
+def test_sigkill_during_npm_ci_takes_npm_with_it_and_the_next_build_cleans_up(tmp_path, silent_registry):
+    process, cache = start_install(tmp_path, silent_registry)
+    process.kill()
+    process.wait(timeout=30)
+    assert left_running(cache) == []
+    [staging] = cache.glob("node-*.tmp")
+    (cache / "node-0123456789abcdef.1.tmp.keep").mkdir()  # not a name the install gives: stays
+    assert runtime.clean_stale(cache) == [staging]
+    assert sorted(p.name for p in cache.iterdir()) == ["node-0123456789abcdef.1.tmp.keep"]
+
+
+def test_an_older_plates_install_is_adopted_when_npm_ci_writes_the_same_bytes(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(runtime, "_npm_ci", fake_npm(calls))
+    cache = tmp_path / "cache"
+    home = runtime.toolchain(cache, lambda line: None)
+    key = runtime.install_key()
+    (home / runtime.STAMP).write_text(f"{key}\n")  # the stamp an older plate wrote: no record of the files
+    inode = home.stat().st_ino
+    assert runtime.toolchain(cache, lambda line: None) == home and len(calls) == 2
+    assert home.stat().st_ino == inode and runtime._verify(home, key) == (None, [])  # kept, and now recorded
+    (home / runtime.STAMP).write_text(f"{key}\n")
+    (home / "node_modules" / "vega-view" / "mine.js").write_text("someone's")
+    with pytest.raises(runtime.Unavailable, match="holds files npm did not write"):
+        runtime.toolchain(cache, lambda line: None)
+    assert (home / "node_modules" / "vega-view" / "mine.js").read_text() == "someone's"
+
+
+def test_an_install_whose_record_is_unreadable_is_left_as_it_is(tmp_path, monkeypatch):
+    monkeypatch.setattr(runtime, "_npm_ci", fake_npm([]))
+    cache = tmp_path / "cache"
+    home = runtime.toolchain(cache, lambda line: None)
+    (home / runtime.STAMP).unlink()
+    os.mkfifo(home / runtime.STAMP)  # read, it would hang the build
+    (home / "node_modules" / "mine.txt").write_text("someone's")
+    with pytest.raises(runtime.Unavailable, match="not a complete install"):
+        runtime.toolchain(cache, lambda line: None)
+    assert (home / "node_modules" / "mine.txt").read_text() == "someone's"

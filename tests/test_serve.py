@@ -1,4 +1,5 @@
 """`plate serve`: port checked first, safe responses, a page that reloads on a saved edit and shows a broken build."""
+import collections
 import http.client
 import os
 import queue
@@ -255,3 +256,132 @@ def test_a_first_build_that_fails_is_served_as_its_mistakes(tmp_path):
         assert not (tmp_path / "site").exists()
     finally:
         serving.stop()
+
+
+# --- a local server: its own site only, its own name only, every request answered -------------------
+
+@pytest.fixture
+def serving_folder(tmp_path, mini_site, monkeypatch):
+    """The server over a copy of the fixture site in tmp_path/site (to plant links in), on a free port."""
+    monkeypatch.setattr(server, "IDLE_TIMEOUT_S", 1)
+    site = tmp_path / "site"
+    shutil.copytree(mini_site, site)
+    state = server.State()
+    state.finished([])
+    httpd = server.Server(("127.0.0.1", 0), server.handler_class(site, state))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield site, httpd.server_address[1]
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_links_out_of_the_site_are_not_followed(serving_folder, tmp_path):
+    site, port = serving_folder
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the secret outside the site")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "more.txt").write_text("the secret outside the site, in a folder")
+    (site / "passwd.txt").symlink_to("/etc/passwd")
+    (site / "secret.txt").symlink_to(secret)
+    (site / "folder").symlink_to(tmp_path / "outside", target_is_directory=True)
+    for path in ("/passwd.txt", "/secret.txt", "/folder/more.txt"):
+        response = get(port, path)
+        assert response.status == 404 and b"secret" not in response.body and b"root:" not in response.body, path
+    (site / "index.html").unlink()
+    (site / "index.html").symlink_to(secret)  # the page itself, a link out: the placeholder, not the file
+    response = get(port, "/")
+    assert response.status == 200 and b"secret" not in response.body
+    assert b"No plate has been built yet" in response.body
+
+
+def test_a_symlinked_site_folder_is_served(tmp_path, mini_site):
+    real = tmp_path / "real"
+    shutil.copytree(mini_site, real)
+    (tmp_path / "site").symlink_to(real, target_is_directory=True)
+    csv_name = content.load(FIXTURE).plate.data_file
+    assert server.site_file(tmp_path / "site", csv_name) == (real / csv_name).read_bytes()
+
+
+def request(port: int, path: str, host: str | None) -> http.client.HTTPResponse:
+    """GET path with this Host header (None: none at all)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    connection.putrequest("GET", path, skip_host=True)
+    if host is not None:
+        connection.putheader("Host", host)
+    connection.endheaders()
+    response = connection.getresponse()
+    response.body = response.read()
+    connection.close()
+    return response
+
+
+def test_only_its_own_host_names_are_answered(serving_folder):
+    site, port = serving_folder
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"LOCALHOST:{port}"):
+        assert request(port, server.VERSION_PATH, host).status == 200, host
+    page = (site / "index.html").read_bytes()[:200]
+    for host in ("attacker.example", f"attacker.example:{port}", f"localhost.attacker.example:{port}",
+                 f"127.0.0.1:{port + 1}", "127.0.0.1", f"127.0.0.1:{port}@attacker", "", None):
+        for path in ("/", server.VERSION_PATH, "/robots.txt"):
+            response = request(port, path, host)
+            assert response.status == 421, (host, path)
+            assert b"build" not in response.body and page not in response.body, (host, path)
+
+
+def test_two_hundred_requests_at_once_are_all_answered(serving_folder):
+    _, port = serving_folder
+    count, barrier, answers = 200, threading.Barrier(200), []
+
+    def one():
+        barrier.wait(timeout=60)
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)  # a bound, not a target
+            connection.request("GET", "/")
+            response = connection.getresponse()
+            answers.append(response.status if b"</html>" in response.read() else "cut short")
+            connection.close()
+        except OSError as error:
+            answers.append(type(error).__name__)
+    threads = [threading.Thread(target=one, daemon=True) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert answers == [200] * count, collections.Counter(map(str, answers))
+
+
+def test_the_pages_build_number_poll_is_not_logged(serving_folder, capfd):
+    _, port = serving_folder
+    for _ in range(5):
+        assert get(port, server.VERSION_PATH).status == 200
+    assert get(port, "/robots.txt").status == 200
+    err = capfd.readouterr().err
+    assert server.VERSION_PATH not in err and "GET /robots.txt" in err
+
+
+def test_the_watcher_sees_an_edit_and_falls_back_when_the_kernel_will_not_watch(tmp_path, monkeypatch, capsys):
+    (tmp_path / "a.md").write_text("one")
+    watcher = server.Watcher(tmp_path)
+    try:
+        (tmp_path / "a.md").write_text("two")
+        done = threading.Thread(target=watcher.next, daemon=True)
+        done.start()
+        done.join(timeout=30)  # a bound for a missed change, not a speed target
+        assert not done.is_alive()
+    finally:
+        watcher.close()
+
+    def refused(*folders, stop):
+        raise OSError(28, "inotify watch limit reached")
+        yield  # a generator, as watchfiles.watch is
+    monkeypatch.setattr(server, "_batches", refused)
+    watcher = server.Watcher(tmp_path)
+    try:
+        (tmp_path / "a.md").write_text("three, a longer text")
+        done = threading.Thread(target=watcher.next, daemon=True)
+        done.start()
+        done.join(timeout=30)
+        assert not done.is_alive()
+    finally:
+        watcher.close()
+    assert "looking for changes by reading every file's time instead" in capsys.readouterr().err
