@@ -6,43 +6,51 @@ from conftest import wait_until
 
 pytestmark = pytest.mark.browser
 
-SHOWN_MODEL = "document.documentElement.dataset.shown.split('|')[0]"
+# One control with a second preset to choose: (its key, the value shown, another value), whatever the content holds.
+ANOTHER = """() => {
+  const keys = JSON.parse(document.getElementById('plate-data').textContent).keys;
+  for (const key of keys) {
+    const select = document.getElementById('choose-' + key);
+    if (!select) continue;
+    const other = [...select.options].map((o) => o.value).find((v) => v !== 'custom' && v !== select.value);
+    if (other !== undefined) return [key, select.value, other];
+  }
+  return null;
+}"""
+# What <html> says is drawn, for one key.
+SHOWN = """(key) => {
+  const keys = JSON.parse(document.getElementById('plate-data').textContent).keys;
+  return document.documentElement.dataset.shown.split('|')[keys.indexOf(key)];
+}"""
+HASHCHANGE_ONLY = """(fragment) => {
+  const old = location.href;
+  history.replaceState(null, '', fragment);
+  window.dispatchEvent(new HashChangeEvent('hashchange', {oldURL: old, newURL: location.href}));
+}"""
 
 
-def models(page) -> tuple[str, list[str]]:
-    """The model shown, and the content's other preset models."""
-    return page.evaluate("""() => {
-      const select = document.getElementById('choose-model');
-      return [select.value, [...select.options].map((o) => o.value).filter((v) => v !== 'custom' && v !== select.value)];
-    }""")
+def shown_is(key: str, value: str) -> str:
+    """An expression: the page draws value for key, and its control says so."""
+    return f"({SHOWN})({key!r}) === {value!r} && document.getElementById('choose-{key}').value === {value!r}"
 
 
 def test_a_selection_written_into_the_fragment_of_the_open_page_redraws_it(site, open_page):
     watched = open_page(site)
     page = watched.page
-    shown, others = models(page)
-    assert others, "the content needs two preset models for this test"
-    assert page.evaluate(SHOWN_MODEL) == shown
+    found = page.evaluate(ANOTHER)
+    assert found, "the content offers no second preset for any control"
+    key, shown, other = found
+    assert page.evaluate(shown_is(key, shown))
     # hashchange alone: the fragment is rewritten without an event (replaceState), then only hashchange is sent.
     # A real fragment navigation in Chromium also fires popstate, which would hide a page listening to the wrong one.
-    page.evaluate("""(model) => {
-      const old = location.href;
-      history.replaceState(null, '', '#model=' + model);
-      window.dispatchEvent(new HashChangeEvent('hashchange', {oldURL: old, newURL: location.href}));
-    }""", others[0])
-    wait_until(page, f"{SHOWN_MODEL} === {others[0]!r}")
-    assert page.evaluate("document.getElementById('choose-model').value") == others[0]
+    page.evaluate(HASHCHANGE_ONLY, f"#{key}={other}")
+    wait_until(page, shown_is(key, other))
     # And as a reader does it: a new fragment typed or followed while the page is open.
-    page.evaluate("(model) => { location.hash = 'model=' + model; }", shown)
-    wait_until(page, f"{SHOWN_MODEL} === {shown!r}")
-    assert page.evaluate("document.getElementById('choose-model').value") == shown
+    page.evaluate("(fragment) => { location.hash = fragment; }", f"{key}={shown}")
+    wait_until(page, shown_is(key, shown))
     # A fragment naming no selection (a link to a term or a source) leaves the figures as they are.
     before = page.evaluate("document.documentElement.dataset.shown")
-    page.evaluate("""() => {
-      const old = location.href;
-      history.replaceState(null, '', '#nothing-here');
-      window.dispatchEvent(new HashChangeEvent('hashchange', {oldURL: old, newURL: location.href}));
-    }""")
+    page.evaluate(HASHCHANGE_ONLY, "#nothing-here")
     page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
     assert page.evaluate("document.documentElement.dataset.shown") == before
     assert watched.problems() == []
