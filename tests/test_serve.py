@@ -41,11 +41,11 @@ def fetch(url: str, timeout: float = 20.0) -> str:
 class Serving:
     """`plate serve` in a subprocess, its output lines collected as they come."""
 
-    def __init__(self, content, out, port):
+    def __init__(self, content, out, port, python=("-m", "generator")):
         self.lines: queue.Queue[str] = queue.Queue()
         self.seen: list[str] = []
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "generator", "serve", "--content", str(content), "--out", str(out),
+            [sys.executable, *python, "serve", "--content", str(content), "--out", str(out),
              "--port", str(port)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -114,16 +114,39 @@ def test_a_busy_port_is_refused_before_building(tmp_path):
     assert "built" not in result.stdout and not (tmp_path / "site").exists()
 
 
-def test_ctrl_c_during_a_rebuild_stops_the_server(served):
-    served.wait_for("serving")
-    plate = served.content / "plate.md"
-    plate.write_text(plate.read_text().replace('title = "A Small Plate"', 'title = "Interrupted"'))
-    served.wait_for("change seen, rebuilding")
-    served.process.send_signal(signal.SIGINT)
-    assert served.process.wait(timeout=20) == 130
-    after = served.stop()[served.seen.index("plate: change seen, rebuilding") + 1:]
+# `python -m generator serve` whose second build (the rebuild) holds until the signal comes: the signal lands
+# during the rebuild however fast or slow the machine builds.
+REBUILD_HELD = """import runpy, sys, time
+from generator import build
+real, calls = build.gather, []
+def gather(*args, **kwargs):
+    calls.append(args)
+    if len(calls) == 2:
+        print("rebuild held", flush=True)
+        time.sleep(600)
+    return real(*args, **kwargs)
+build.gather = gather
+sys.argv = ["plate", *sys.argv[1:]]
+runpy.run_module("generator", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_ctrl_c_during_a_rebuild_stops_the_server(tmp_path):
+    content = tmp_path / "content"
+    shutil.copytree(FIXTURE, content)
+    serving = Serving(content, tmp_path / "site", free_port(), python=("-c", REBUILD_HELD))
+    try:
+        serving.wait_for("serving", timeout=600)  # only a bound: a cold build cache draws every figure first
+        plate = content / "plate.md"
+        plate.write_text(plate.read_text().replace('title = "A Small Plate"', 'title = "Interrupted"'))
+        serving.wait_for("rebuild held", timeout=600)
+        serving.process.send_signal(signal.SIGINT)
+        assert serving.process.wait(timeout=120) == 130
+    finally:
+        after = serving.stop()
+    after = after[after.index("rebuild held") + 1:]
     assert len(after) == 1 and "interrupted" in after[0], after
-    assert "A Small Plate" in (served.out / "index.html").read_text()  # the old site, intact
+    assert "A Small Plate" in (tmp_path / "site" / "index.html").read_text()  # the old site, intact
 
 
 @pytest.fixture

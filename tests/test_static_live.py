@@ -1,0 +1,189 @@
+"""The static page against the live one: the rows Python draws the figures from (charts.grid_rows, facts_rows,
+timeline_rows) against the rows the page's script makes (gridRows, factsRows, timelineRows), for every preset
+selection with every option, on the shipped content and on content made of edges: an NVLink domain exactly as
+large as the replica grid, gradients that fill one bucket, and a GPU slow enough that a reader's own run nears
+the overflow guard."""
+from __future__ import annotations
+
+import shutil
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+from generator import build, charts, content, custom, facts, render
+from generator.content import Selection
+
+from conftest import CONTENT, FIXTURE, wait_until
+
+pytestmark = pytest.mark.browser
+
+RTOL = 1e-9
+
+
+def edges_content(root: Path) -> dict:
+    """The fixture plate with edge presets added under ids it does not hold; what was added, by role."""
+    shutil.copytree(FIXTURE, root)
+    presets = root / "presets.toml"
+    data = tomllib.loads(presets.read_text())
+    taken = {ident for table in data.values() if isinstance(table, dict) for ident in table}
+    fresh = lambda stem: next(f"{stem}{i}" for i in range(1000) if f"{stem}{i}" not in taken)  # noqa: E731
+    largest = data["workshop"]["max_replicas"]
+    added = {"whole": fresh("edge-whole-"), "half": fresh("edge-half-"), "slow": fresh("edge-slow-"),
+             "nvlink": fresh("edge-nvlink-"), "bucket": fresh("edge-bucket-"), "largest": largest}
+    presets.write_text(presets.read_text() + f"""
+[gpus.{added["whole"]}]
+name = "Edge GPU, a domain of {largest}"
+peak_tflops = 100
+memory_gb = 40
+nvlink_gbytes_per_s = 100
+nvlink_domain = {largest}
+nvlink_domain_name = "one switch for the whole grid"
+
+[gpus.{added["half"]}]
+name = "Edge GPU, a domain of {largest // 2}"
+peak_tflops = 100
+memory_gb = 40
+nvlink_gbytes_per_s = 100
+nvlink_domain = {largest // 2}
+nvlink_domain_name = "one switch for half the grid"
+
+[gpus.{added["slow"]}]
+name = "Edge GPU, very slow"
+peak_tflops = 0.001
+memory_gb = 40
+nvlink_gbytes_per_s = 100
+
+[networks.{added["nvlink"]}]
+name = "Edge NVLink"
+short = "edge nvlink"
+nvlink = true
+
+[models.{added["bucket"]}]
+name = "Edge model, one bucket of gradients"
+params = 12_000_000
+layers = 2
+d_model = 256
+ffn = 1024
+vocab = 1000
+""")
+    return added
+
+
+@pytest.fixture(scope="module")
+def edges(tmp_path_factory):
+    """The edge content, loaded, and its site built."""
+    root = tmp_path_factory.mktemp("edges") / "content"
+    added = edges_content(root)
+    out = root.parent / "site"
+    build.build(root, out)
+    return root, out, added
+
+
+def opened(browser, site: Path):
+    context = browser.new_context(offline=True)
+    page = context.new_page()
+    page.goto((site / "index.html").resolve().as_uri())
+    wait_until(page, "document.documentElement.dataset.ready === 'true'")
+    return context, page
+
+
+@pytest.fixture(scope="module")
+def pages(browser, site, edges):
+    """{name: (content folder, open page)} for the shipped content and the edge content."""
+    shipped, edge = opened(browser, site), opened(browser, edges[1])
+    yield {"content": (CONTENT, shipped[1]), "edges": (edges[0], edge[1])}
+    shipped[0].close()
+    edge[0].close()
+
+
+ROWS = """(selections) => selections.map((sel) => {
+  const f = window.plate.factsOf(sel);
+  return {grid: window.plate.gridRows(f), facts: window.plate.factsRows(f), timeline: window.plate.timelineRows(f),
+          marks: window.plate.timelineFacts(f)[0]};
+})"""
+
+
+def same_rows(got: list[dict], want: list[dict], label: str) -> None:
+    """Rows of the page against Python's: the same keys, texts and missing values exactly, numbers to RTOL."""
+    assert len(got) == len(want), label
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert sorted(g) == sorted(w), (label, i)
+        for key, value in w.items():
+            where = f"{label}: row {i}, {key}"
+            if value is None or isinstance(value, (str, bool)):
+                assert g[key] == value, where
+            else:
+                assert g[key] is not None, where
+                assert_allclose(g[key], float(value), rtol=RTOL, atol=1e-15, err_msg=where)
+
+
+@pytest.mark.parametrize("which", ["content", "edges"])
+def test_the_page_makes_python_s_rows_for_every_selection(pages, which):
+    root, page = pages[which]
+    atlas = facts.Atlas(content.load(root).presets)
+    selections = atlas.selections
+    assert len(selections) == np.prod([len(v) for v in atlas.axes.values()])  # every option combination
+    got = page.evaluate(ROWS, [{k: getattr(s, k) for k in facts.KEYS} for s in selections])
+    assert len(got) == len(selections)
+    overlaps = set()
+    for sel, drawn in zip(selections, got):
+        f = atlas.facts(sel)
+        label = render.selection_key(sel)
+        overlaps.add(f.backward_only)
+        same_rows(drawn["grid"], charts.grid_rows(f), f"{label}: grid")
+        same_rows(drawn["facts"], charts.facts_rows(f, f.caption), f"{label}: facts")
+        same_rows(drawn["timeline"], charts.timeline_rows(f), f"{label}: timeline")
+        same_rows([drawn["marks"]], [charts.timeline_facts(f)[0]], f"{label}: timeline facts")
+    assert overlaps == {False, True}  # both windows: the whole step and the backward pass
+
+
+def test_a_domain_as_large_as_the_grid_shades_nothing(pages, edges):
+    root, page = pages["edges"]
+    _, _, added = edges
+    atlas = facts.Atlas(content.load(root).presets)
+    model, batch = next(iter(atlas.presets.models)), next(iter(atlas.presets.batches))
+    cases = {added["whole"]: None, added["half"]: added["largest"] // 2}
+    for gpu, shaded_from in cases.items():
+        sel = Selection(model, batch, added["nvlink"], gpu=gpu)
+        f = atlas.facts(sel)
+        assert f.max_replicas == added["largest"]
+        assert f.hypothetical_from == shaded_from, gpu
+        js = page.evaluate("(sel) => window.plate.factsOf(sel).hypothetical_from", {k: getattr(sel, k) for k in facts.KEYS})
+        assert js == shaded_from, gpu
+        assert ("NVLink joins at most" in render.readout(f)) is (shaded_from is not None), gpu
+
+
+OWN_TEXTS = """(selections) => selections.map((sel) => window.plate.texts(sel))"""
+JS_EXPONENTIAL = 1e21  # from here JavaScript's toFixed writes 1e+21, not digits: the page cannot write such numbers
+
+
+def test_own_runs_near_the_overflow_guard_are_refused_or_written_as_python_writes_them(pages, edges):
+    root, page = pages["edges"]
+    _, _, added = edges
+    c = content.load(root)
+    atlas = facts.Atlas(c.presets)
+    peak = atlas.presets.gpus[added["slow"]].peak_tflops * 1e12
+    params, mfu = 2**53, 0.5  # the most a count may be; an MFU the slider offers
+    sel = Selection(custom.CUSTOM, custom.CUSTOM, next(iter(atlas.presets.networks)), gpu=added["slow"])
+    cases, accepted, refused = [], [], []
+    for target in (0.3, 0.9, 0.99, 1.01, 1.5, 3.0, 8.0):  # one replica's compute, in units of JS_EXPONENTIAL
+        tokens = int(target * JS_EXPONENTIAL * peak * mfu / (6 * params))
+        values = {"params": params, "tokens": tokens, "gbps": 10.0, "mfu": mfu}
+        f = custom.own_facts(atlas, sel, values)
+        largest = max(float(np.max(np.abs(getattr(f.grid, name)))) for name in custom.RESULTS)
+        (accepted if custom.model_problem(f) is None else refused).append(largest)
+        if custom.model_problem(f) is None:
+            cases.append((values, f))
+    got = page.evaluate(OWN_TEXTS, [{**{k: getattr(sel, k) for k in facts.KEYS}, **v} for v, _ in cases])
+    for (values, f), texts in zip(cases, got):
+        label = f"{values}"
+        assert texts["readout_paragraphs"] == render.readout_paragraphs(f), label
+        assert texts["caption"] == f.caption, label
+        for fid, text in texts["describe"].items():
+            assert text == render.describe(f, fid, c.presets.workshop.seq_len), (label, fid)
+            assert texts["tables"][fid] == render.table_rows(f, fid), (label, fid)
+    assert accepted and max(accepted) > 0.5 * JS_EXPONENTIAL  # the guard lets through runs near the edge
+    assert refused and min(refused) < 10 * JS_EXPONENTIAL  # and refuses those just past it
