@@ -1,5 +1,5 @@
 """The page's model (templates/model.js, run under node) against generator/model.py at the edges random runs do not
-reach: gradients that fill one bucket or exactly a whole number of them; and prose's compare() on tiny and huge
+reach: gradients that fill one bucket or close one at its limit exactly; and prose's compare() on tiny and huge
 numbers alike."""
 from __future__ import annotations
 
@@ -27,39 +27,41 @@ def in_node(function: str, argument):
     return json.loads(done.stdout)
 
 
-def edge_runs() -> list[tuple[float, float, float]]:
-    """(compute, comm, gradient bytes): one byte to a few buckets, each side of every bucket boundary, with the
-    link faster and slower than the backward pass fills a bucket."""
-    b = model.BUCKET_BYTES
-    sizes = [1.0, 2.0, 1e3, b / 2, b - 1, b, b + 1, 2 * b - 1, 2 * b, 2 * b + 1, 3.5 * b, 40 * b]
+def edge_runs() -> list[tuple[float, float, list[float]]]:
+    """(compute, comm, tensors in gradient order, BF16): one tensor to many, each side of the first bucket's 1 MiB
+    and the later ones' 25 MiB (a bucket closes at its limit exactly), a tensor larger than a bucket, with the link
+    faster and slower than the backward pass fills a bucket."""
+    first, cap = model.FIRST_BUCKET_BYTES / 2, model.BUCKET_BYTES / 2  # elements that fill each limit in BF16
+    lists = [[1.0], [first - 1], [first], [first + 1], [first, 1.0], [first, cap - 1], [first, cap], [first, cap, 1.0],
+             [first / 2] * 2 + [cap / 4] * 4 + [3 * cap], [cap / 3] * 40, [10 * cap, 1.0, 10 * cap]]
     times = [(1.0, 0.01), (1.0, 0.5), (1.0, 2 / 3), (1.0, 1.0), (1.0, 3.0), (0.002, 0.7)]
-    return [(c, a, g) for g in sizes for c, a in times]
+    return [(c, a, tensors) for tensors in lists for c, a in times]
 
 
-BUCKETS = """(runs) => runs.map(([compute, comm, grad]) => {
-  const count = bucket_count(grad);
-  return [count, bucketed_tail_seconds(compute, comm, grad),
-          count > 1 ? bucket_end_seconds(count - 1, compute, comm, grad) : null];
+BUCKETS = """(runs) => runs.map(([compute, comm, tensors]) => {
+  const [sizes, ready] = buckets(tensors, 2);
+  return [sizes, ready, bucket_schedule(compute, comm, sizes, ready), bucketed_tail_seconds(compute, comm, sizes, ready)];
 })"""
 
 
 def test_the_bucketed_tail_matches_python_from_one_bucket_up():
     runs = edge_runs()
     got = in_node(BUCKETS, runs)
-    counts = [int(count) for count, _, _ in got]
+    counts = [len(sizes) for sizes, *_ in got]
     assert 1 in counts and 2 in counts and max(counts) > 3  # a single bucket, two, and many
-    for (compute, comm, grad), (count, tail, end) in zip(runs, got):
-        label = f"compute {compute}, comm {comm}, {grad:.0f} gradient bytes"
-        assert count == float(model.bucket_count(grad)), label
-        assert_allclose(tail, float(model.bucketed_tail_seconds(compute, comm, grad)), rtol=RTOL, atol=1e-15,
+    per_list = counts[::6]  # each tensor list once (six timings each)
+    # a bucket closes at its limit exactly: 1 MiB then one element make two buckets, 1 MiB, 25 MiB and one make three
+    assert per_list[4] == 2 and per_list[7] == 3 and per_list[5] == 2
+    for (compute, comm, tensors), (sizes, ready, schedule, tail) in zip(runs, got):
+        label = f"compute {compute}, comm {comm}, tensors {tensors}"
+        python = model.buckets(tensors, 2)
+        assert [sizes, ready] == [list(v) for v in python], label
+        assert schedule == [list(v) for v in model.bucket_schedule(compute, comm, *python)], label
+        assert_allclose(tail, model.bucketed_tail_seconds(compute, comm, *python), rtol=RTOL, atol=1e-15,
                         err_msg=label)
-        if count > 1:
-            assert_allclose(end, float(model.bucket_end_seconds(count - 1, compute, comm, grad)), rtol=RTOL,
-                            err_msg=label)
-        # the bounds of the docstring: at least the backward pass's perfect overlap, at most a bucket more
-        bound = max(0.0, comm - 2 * compute / 3)
-        assert bound - 1e-12 <= tail <= bound + comm * min(1.0, model.BUCKET_BYTES / grad) + \
-            compute * 2 / 3 * min(1.0, model.BUCKET_BYTES / grad) + 1e-12, label
+        # at least the backward pass's perfect overlap, at most the largest bucket's fill or send time more
+        bound, share = max(0.0, comm - 2 * compute / 3), max(sizes) / sum(sizes)
+        assert bound - 1e-12 <= tail <= bound + max(comm, compute * 2 / 3) * share + 1e-12, label
 
 
 @pytest.mark.parametrize("scale", [1e-15, 1e-9, 1e-3, 1.0, 1e6, 1e15])
