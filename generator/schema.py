@@ -28,7 +28,7 @@ class ContentError(Exception):
 ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 MAX_COUNT = 2**53  # whole numbers above this lose precision as floats, in the model and in JSON
 MAX_FILE_BYTES = 2_000_000  # 2 MB: ten times the real plate's content, far below what would slow a build
-MAX_GRID_ROWS = 50_000  # rows of the grid (and of the CSV) beyond which the page is no longer usable
+MAX_GRID_ROWS = 100_000  # rows of the grid (and of the CSV: about 19 MB at this size) beyond which a build slows
 # Each selection (model × batch × network) is a readout, a description and a table in the page: ~4 ms a build.
 MAX_SELECTIONS = 2_500
 MAX_ENTRIES = 1_000  # terms or sources: each term's spellings are searched for in every run of prose text

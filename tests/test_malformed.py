@@ -238,7 +238,7 @@ CASES = [
          ((None, "{presets.toml}" + "".join(f'[batches.b{i}]\nname = "b{i}"\ntokens = 1024\n' for i in range(600))),
           ("max_replicas = 64", "max_replicas = 1_048_576")),
          f"the grid would have {2 * 601 * 2 * 8 * 21:,} rows (2 models × 601 batches × 2 networks × 1 GPU × 8 "
-         f"option settings × 21 replica counts), more than the 50,000", "max_replicas = 1_048_576"),
+         f"option settings × 21 replica counts), more than the 100,000", "max_replicas = 1_048_576"),
     Case("too-many-selections", "presets.toml",
          ((None, "{presets.toml}" + "".join(f'[batches.b{i}]\nname = "b{i}"\ntokens = 1024\n' for i in range(999))),),
          "4,000 selections (2 models × 1,000 batches × 2 networks), more than the 2,500", "[models.tiny]"),
