@@ -1,0 +1,219 @@
+"""Hostile content and a hostile command line (issue 21): every case ends soon, in bounded memory, with one line
+naming the file and line, and the right exit status; never a traceback or a hang."""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from generator import build
+
+from conftest import FIXTURE, ROOT
+
+HANG_GUARD = 120  # seconds: a guard against hanging forever on a loaded machine, not a speed target
+
+
+def copy_fixture(tmp_path: Path) -> Path:
+    root = tmp_path / "content"
+    shutil.copytree(FIXTURE, root)
+    return root
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, f"the fixture no longer contains {old!r}"
+    path.write_text(text.replace(old, new, 1))
+
+
+def line_of(path: Path, fragment: str) -> int:
+    """The line of path that holds fragment."""
+    return next(n for n, line in enumerate(path.read_text().splitlines(), 1) if fragment in line)
+
+
+# Runs plate in a fresh interpreter whose only child is plate, so that its children's peak memory is plate's.
+_MEASURED = """
+import json, resource, subprocess, sys
+done = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+print(json.dumps([done.returncode, done.stdout, done.stderr, peak]))
+"""
+
+
+def plate(*args: str, cwd: Path = ROOT) -> tuple[subprocess.CompletedProcess, int]:
+    """`plate ARGS` in a new process: (its result, its peak resident memory in bytes)."""
+    command = [sys.executable, "-m", "generator", *map(str, args)]
+    done = subprocess.run([sys.executable, "-c", _MEASURED, *command], capture_output=True, text=True, cwd=cwd,
+                          timeout=HANG_GUARD)
+    assert done.returncode == 0, done.stderr
+    status, out, err, peak = json.loads(done.stdout)
+    return subprocess.CompletedProcess(command, status, out, err), peak
+
+
+def one_mistake(result: subprocess.CompletedProcess) -> str:
+    """The single mistake `plate check` reported (after its counting line), with no traceback."""
+    assert "Traceback" not in result.stderr, result.stderr
+    lines = result.stderr.splitlines()
+    assert result.returncode == 1 and lines[0] == "plate: the content has 1 mistake:" and len(lines) == 2, \
+        result.stderr
+    return lines[1].strip()
+
+
+# --- 1 and 2: slots that would compute forever or fill the memory ------------------------------------------
+
+@pytest.mark.parametrize("slot, says", [
+    ("{{ 9**(9**9) }}", "'**' in a slot: a power of whole numbers with too many digits"),
+    ("{{ (10**20000) * (10**20000) }}", "'*' in a slot: a product of whole numbers with too many digits"),
+    ('{{ ("x" * 3000000000) | length }}', "'*' in a slot: text repeated 3,000,000,000 times"),
+    ('{{ ([1] * 2000000) | length }}', "'*' in a slot: a list repeated 2,000,000 times"),
+    ('{% set ns = namespace(s="x") %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}'
+     "{{ ns.s | length }}", "filling the slots needed more than 512 MB of memory"),
+], ids=["constant-power", "huge-product", "long-text", "long-list", "text-doubled-in-a-loop"])
+def test_a_slot_too_large_to_compute_is_one_mistake_at_its_line(slot, says, tmp_path):
+    root = copy_fixture(tmp_path)
+    edit(root / "plate.md", "Replicas split the batch.", f"Replicas split the batch.\n\nThen {slot}.")
+    result, peak = plate("check", "--content", root)
+    line = line_of(root / "plate.md", "Then {")
+    assert one_mistake(result).startswith(f"content/plate.md, line {line}: {says}"), result.stderr
+    assert peak < 2**30, f"peak memory {peak / 2**20:,.0f} MB"
+
+
+# --- 3: the running heads' CSS strings ----------------------------------------------------------------------
+
+def css_unescaped(string: str) -> str:
+    """The text a CSS string literal (its quotes stripped) stands for: `\\hex ` escapes decoded."""
+    return re.sub(r"\\([0-9a-fA-F]{1,6}) ?", lambda m: chr(int(m.group(1), 16)), string)
+
+
+def test_line_breaks_in_the_running_heads_are_escaped_and_the_style_keeps_its_hash(tmp_path):
+    root = copy_fixture(tmp_path)
+    plate_md = root / "plate.md"
+    edit(plate_md, 'title = "A Small Plate"', r'title = "A\rSmall\nPlate\u2028x\u2029y\tz"')
+    edit(plate_md, 'volume_title = "Fixtures"', r'volume_title = "Fix\r\ntures"')
+    out = tmp_path / "site"
+    build.build(root, out)
+    page = (out / "index.html").read_bytes().decode("utf-8")
+    raw_style = re.search(r"<style>(.*?)</style>", page, re.S).group(1)
+    # What the browser hashes: the style's text after HTML parsing, which turns CR and CR LF into LF.
+    parsed = raw_style.replace("\r\n", "\n").replace("\r", "\n")
+    digest = "sha256-" + base64.b64encode(hashlib.sha256(parsed.encode()).digest()).decode()
+    csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page).group(1)
+    assert f"'{digest}'" in csp
+    heads = dict(re.findall(r'@top-(left|right) \{ content: "((?:[^"\\]|\\.)*)"', raw_style))
+    for string in heads.values():
+        assert not re.search("[\x00-\x1f\x7f-\x9f\u2028\u2029]", string), string
+    assert css_unescaped(heads["right"]) == "Plate IX.1 · A\rSmall\nPlate\u2028x\u2029y\tz"
+    assert css_unescaped(heads["left"]) == "Vol. IX · Fix\r\ntures"
+
+
+# --- 6: glossary linking in one pass, as it linked before ---------------------------------------------------
+
+def link_terms_per_term(parts: list[str], content) -> list[str]:
+    """The linker as it was before it made one pass (one search per term, quadratic): the oracle."""
+    import html as html_module
+    from generator.prose import _HAND_TERM_LINK, _term_link
+    pending = {}
+    for term in content.terms.values():
+        spellings = sorted({html_module.escape(s, quote=False) for s in (term.name, *term.matches)}, key=len,
+                           reverse=True)
+        pending[term.id] = re.compile(r"(?<![\w&#-])(" + "|".join(map(re.escape, spellings)) + r")(?![\w-])",
+                                      re.IGNORECASE)
+
+    def link_first(text):
+        result, position = [], 0
+        while True:
+            best = None
+            for term_id, pattern in pending.items():
+                found = pattern.search(text, position)
+                if found and (best is None or found.start() < best[1].start()):
+                    best = (term_id, found)
+            if best is None:
+                break
+            term_id, found = best
+            del pending[term_id]
+            result.append(text[position:found.start()])
+            result.append(_term_link(term_id, found.group(0)))
+            position = found.end()
+        result.append(text[position:])
+        return "".join(result)
+    out = []
+    for part in parts:
+        pieces = re.split(r"(<[^>]+>)", part)
+        blocked = 0
+        for i, piece in enumerate(pieces):
+            if piece.startswith("<"):
+                hand = _HAND_TERM_LINK.match(piece)
+                if hand and hand.group(1) in content.terms:
+                    pending.pop(hand.group(1), None)
+                    pieces[i] = _term_link(hand.group(1), "")[:-len("</a>")]
+                tag = re.match(r"</?([a-zA-Z0-9]+)", piece)
+                if tag and tag.group(1).lower() in {"a", "h2", "h3", "h4", "sup"}:
+                    blocked += -1 if piece.startswith("</") else 1
+                continue
+            if blocked or not pending:
+                continue
+            pieces[i] = link_first(piece)
+        out.append("".join(pieces))
+    return out
+
+
+def unlinked_prose(c) -> list[str]:
+    """The two parts of a plate's prose as HTML, before its terms are linked."""
+    from generator import prose
+    from generator.facts import Atlas
+    context, problems, used = prose.ProseContext(c, Atlas(c.presets)), [], set()
+    parts = [prose.fill_slots(part, context, problems, c.root) for part in (c.plate.before_figures,
+                                                                           c.plate.after_figures)]
+    assert not problems
+    order = prose.citation_order(parts, c)
+    return [prose.link_citations(prose.markdown_to_html(t, used), c, order) for t in parts]
+
+
+def overlapping_terms(c):
+    """The content's terms and more whose spellings overlap, share beginnings, differ in case or hold '&'."""
+    from dataclasses import replace
+    from generator.content import Term
+    extra = {
+        "data": Term("data", "data", "d", ("Data set",)),
+        "data-parallel": Term("data-parallel", "data parallelism", "dp", ("data-parallel", "DATA PARALLEL")),
+        "qa": Term("qa", "Q&A", "questions", ("Q & A",)),
+        "set": Term("set", "set", "s", ("sets", "set of")),
+        "lt": Term("lt", "lt", "less than"),
+        "all": Term("all", "all-reduce", "ar", ("all reduce", "all")),
+    }
+    return replace(c, terms={**c.terms, **extra})
+
+
+def test_one_pass_links_the_real_prose_as_the_search_per_term_did():
+    from dataclasses import replace
+    from generator import content, prose
+    from conftest import CONTENT
+    for c in (content.load(CONTENT), content.load(FIXTURE)):
+        parts = unlinked_prose(c)
+        assert prose.link_terms(parts, c) == link_terms_per_term(parts, c)
+        assert 'class="term"' in "".join(prose.link_terms(parts, c)) or not c.terms
+        busy = overlapping_terms(c)
+        assert prose.link_terms(parts, busy) == link_terms_per_term(parts, busy)
+        assert prose.link_terms(parts, replace(c, terms={})) == parts
+
+
+def test_one_pass_links_overlapping_spellings_as_the_search_per_term_did():
+    import random
+    from generator import content, prose
+    c = overlapping_terms(content.load(FIXTURE))
+    words = ["data", "Data set", "data parallelism", "data-parallel", "DATA PARALLEL", "Q&amp;A", "Q &amp; A",
+             "&lt;", "lt", "set", "sets", "set of", "all", "all-reduce", "all reduce", "replica", "Replicas",
+             "overlap", "datasets", "the", "a", "-", ",", ".", "&amp;", "#set", "x-data", "data_", "(data)"]
+    tags = ["<p>", "</p>", '<a href="#y">', "</a>", "<h2>", "</h2>", "<em>", "</em>", "<sup>", "</sup>",
+            '<a href="#term-set">', '<a href="#term-nope">']
+    rng = random.Random(21)
+    for _ in range(300):
+        parts = ["".join(rng.choice(words) + rng.choice(["", " ", " ", ", "]) if rng.random() < 0.85
+                         else rng.choice(tags) for _ in range(rng.randint(0, 40))) for _ in range(2)]
+        assert prose.link_terms(parts, c) == link_terms_per_term(parts, c), parts
