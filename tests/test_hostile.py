@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import build
+from generator import __version__, build
 
 from conftest import FIXTURE, ROOT
 
@@ -217,3 +217,73 @@ def test_one_pass_links_overlapping_spellings_as_the_search_per_term_did():
         parts = ["".join(rng.choice(words) + rng.choice(["", " ", " ", ", "]) if rng.random() < 0.85
                          else rng.choice(tags) for _ in range(rng.randint(0, 40))) for _ in range(2)]
         assert prose.link_terms(parts, c) == link_terms_per_term(parts, c), parts
+
+
+# --- 4 and 5: the command line reads no content for --version, and reads it for --help as a build would -------
+
+def deep_array(depth: int = 5000) -> str:
+    return "[" * depth + "]" * depth
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--help"], ["build", "--help"], ["check"]])
+def test_deeply_nested_front_matter_is_one_mistake_and_spares_help_and_version(args, tmp_path):
+    root = copy_fixture(tmp_path)
+    edit(root / "plate.md", 'keywords = ["fixture"]', f"keywords = {deep_array()}")
+    result, _ = plate(*args, "--content", root, cwd=tmp_path) if args != ["--version"] else \
+        plate(*args, cwd=tmp_path)
+    assert "Traceback" not in result.stderr and "RecursionError" not in result.stderr, result.stderr[-2000:]
+    if args == ["check"]:
+        line = line_of(root / "plate.md", "keywords = [[[")
+        assert one_mistake(result) == (f"content/plate.md, line {line}: arrays or inline tables nested more than "
+                                       f"100 levels deep; real content needs two or three")
+    else:
+        assert result.returncode == 0 and result.stdout.startswith(("plate ", "usage: plate")), result
+        if args == ["--help"]:
+            assert "Build a plate, from" in " ".join(result.stdout.split())
+
+
+def test_deep_inline_tables_in_the_presets_are_one_mistake_at_their_line(tmp_path):
+    root = copy_fixture(tmp_path)
+    depth = 5000
+    with open(root / "presets.toml", "a") as presets:
+        presets.write("\n[gpus.deep]\nname = " + "{a = " * depth + "1" + "}" * depth + "\n")
+    result, _ = plate("check", "--content", root)
+    line = line_of(root / "presets.toml", "name = {a = {a")
+    assert one_mistake(result).startswith(f"content/presets.toml, line {line}: arrays or inline tables nested "
+                                          f"more than 100 levels deep"), result.stderr
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_a_plate_md_that_is_no_file_spares_version_and_help(kind, tmp_path):
+    import os
+    root = copy_fixture(tmp_path)
+    (root / "plate.md").unlink()
+    if kind == "fifo":
+        os.mkfifo(root / "plate.md")
+    else:
+        (root / "plate.md").symlink_to("/dev/zero")
+    version, _ = plate("--version", cwd=tmp_path)
+    assert (version.returncode, version.stdout) == (0, f"plate {__version__}\n"), version
+    helped, peak = plate("--help", "--content", root, cwd=tmp_path)
+    assert helped.returncode == 0 and "Build a plate, from" in " ".join(helped.stdout.split()), helped
+    assert peak < 2**30
+    checked, _ = plate("check", "--content", root, cwd=tmp_path)
+    assert "content/plate.md: is " in one_mistake(checked) and "not a regular file" in checked.stderr
+
+
+# --- 8: names too long for the file system are usage errors --------------------------------------------------
+
+@pytest.mark.parametrize("where", ["content", "out", "out-parent", "out-near-the-limit"])
+def test_a_name_too_long_is_a_usage_error_in_one_line(where, tmp_path):
+    long = "x" * (220 if where == "out-near-the-limit" else 300)
+    if where == "content":
+        args = ["build", "--content", tmp_path / long, "--out", tmp_path / "site"]
+    else:
+        out = tmp_path / long / "site" if where == "out-parent" else tmp_path / long
+        args = ["build", "--content", FIXTURE, "--out", out]
+    result, _ = plate(*args, cwd=tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.count("\n") == 1 and len(result.stderr) < 400, result.stderr
+    name = "content folder" if where == "content" else "output folder"
+    assert result.stderr.startswith(f"plate: {name} "), result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
