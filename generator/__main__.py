@@ -1,19 +1,58 @@
-"""`python -m generator` and the `plate` command: imports lazily, so Ctrl-C even during start-up is one line."""
+"""`python -m generator` and the `plate` command: imports lazily, so Ctrl-C from the moment plate's code runs is one
+line. (Before that, during the interpreter's own start-up, a Ctrl-C is Python's to report: see the README.)"""
+import atexit
+import os
+import signal
 import sys
 
 
 def run(argv: list[str] | None = None) -> int:
-    """Run `plate`; Ctrl-C at any moment (while modules load, builds or serves) ends it with one line, status 130."""
+    """Run `plate`; Ctrl-C at any moment (while modules load, builds or serves) ends it with one line, status 130.
+    Run as the command (argv None), it exits once it has reported, without tearing the interpreter down: that took
+    a tenth of a second (numpy, Altair, vl-convert), during which Python no longer answers Ctrl-C with a line."""
+    interrupted: list[int] = []
+
+    def interrupt(signum, frame):
+        interrupted.append(signum)
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGINT, interrupt)  # first: Ctrl-C is a KeyboardInterrupt from here on
     try:
-        from .cli import main  # numpy, Altair, vl-convert: most of the start-up time
-        return main(argv)
+        try:
+            from .cli import main  # numpy, Altair, vl-convert: most of the start-up time
+        except Exception:  # noqa: BLE001 - numpy turns a Ctrl-C while its C extensions load into an ImportError
+            if interrupted:
+                raise KeyboardInterrupt from None
+            raise
+        status = main(argv)
+        if argv is None:
+            signal.signal(signal.SIGINT, _interrupted_while_exiting)
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except (OSError, ValueError):  # a reader that went away, a stream closed: nothing more to say
+                    pass
+            atexit._run_exitfuncs()  # what libraries asked to run at exit still runs
+            os._exit(status)
+        return status
     except KeyboardInterrupt as error:
-        import signal
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C while exiting must not print a traceback
-        swapped = getattr(error, "swapped", False)
-        print("plate: interrupted; the new site was already swapped in" if swapped else
-              "plate: interrupted; nothing was changed", file=sys.stderr)
+        cli = sys.modules.get(f"{__package__}.cli")
+        if getattr(error, "swapped", False):
+            line = "plate: interrupted; the new site was already swapped in"
+        elif cli is not None and cli._after:  # the work was done: the new site is in place
+            line = cli.after_the_end()
+        else:
+            line = "plate: interrupted; nothing was changed"
+        print(line, file=sys.stderr)
         return 130
+
+
+def _interrupted_while_exiting(signum, frame) -> None:
+    """Ctrl-C after the command's work and report, as it exits."""
+    cli = sys.modules.get(f"{__package__}.cli")
+    line = cli.after_the_end() if cli is not None else "plate: interrupted after it had finished"
+    os.write(2, (line + "\n").encode())
+    os._exit(130)
 
 
 if __name__ == "__main__":

@@ -189,12 +189,27 @@ def run_build(content_dir: Path, out: Path, debug: bool, mistakes: list[str] | N
               f"it was. Run again with --debug to see the traceback.", file=sys.stderr)
         mistakes.append(f"the build failed unexpectedly ({type(error).__name__}: {detail})")
         return EXIT_CONTENT
+    finished(interrupted_message(out, True))  # from here on the new site is in place, whatever happens
     report_warnings(warnings)
     elapsed = time.perf_counter() - started
     sizes = ", ".join(f"{name} {len(data if isinstance(data, bytes) else data.encode()) / 1024:,.0f} KB"
                       for name, data in sorted(files.items()))
     print(f"plate: built {out}/ in {elapsed:.1f} s ({sizes})")
     return 0
+
+
+AFTER_THE_END = "plate: interrupted after it had finished; what it reported stands"
+_after: list[str] = []
+
+
+def finished(line: str) -> None:
+    """Say what a Ctrl-C from now on should print: the command's work is done (the new site is in place)."""
+    _after[:] = [line]
+
+
+def after_the_end() -> str:
+    """The one line for a Ctrl-C after the command finished its work (while it reports or Python exits)."""
+    return _after[0] if _after else AFTER_THE_END
 
 
 def interrupted_message(out: Path, swapped: bool) -> str:
@@ -227,6 +242,7 @@ def folder_problem(folder: Path, what: str, must_exist: bool) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `plate` command."""
+    _after.clear()
     args = parser(argv).parse_args(argv)
     args.debug = getattr(args, "debug", False)
     wrong = folder_problem(args.content, "content folder", must_exist=True)

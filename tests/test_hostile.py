@@ -287,3 +287,79 @@ def test_a_name_too_long_is_a_usage_error_in_one_line(where, tmp_path):
     name = "content folder" if where == "content" else "output folder"
     assert result.stderr.startswith(f"plate: {name} "), result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+# --- 7: Ctrl-C at any moment: plate's one line, or (before plate's code runs) Python's own start-up -----------
+
+def interrupt_at(delay: float | None, args: list[str], ready=None) -> subprocess.CompletedProcess:
+    """Start `python -m generator ARGS`, send SIGINT delay seconds later (or once ready(process) holds), and
+    return how it ended."""
+    import signal
+    import time
+    process = subprocess.Popen([sys.executable, "-m", "generator", *map(str, args)], cwd=ROOT,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if ready is not None:
+        deadline = time.monotonic() + HANG_GUARD
+        while not ready(process) and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.002)
+    time.sleep(delay or 0)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=HANG_GUARD)
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+
+
+def plates_line(result: subprocess.CompletedProcess) -> bool:
+    """Whether the run ended as plate promises: status 130 and one line saying what became of the site."""
+    return result.returncode == 130 and result.stderr.count("\n") == 1 and \
+        result.stderr.startswith("plate: interrupted")
+
+
+def pythons_start_up(result: subprocess.CompletedProcess) -> bool:
+    """Whether the run ended as the README says Python's own start-up may end, before plate's entry point runs:
+    killed by the signal without a word, a fatal start-up error, or a KeyboardInterrupt whose traceback holds no
+    frame of plate's but the two modules' own first lines (generator/__init__.py, generator/__main__.py)."""
+    if result.returncode == -2 and not result.stderr:
+        return True
+    if not result.stderr.rstrip().endswith("KeyboardInterrupt"):
+        return False
+    frames = re.findall(r'File "([^"]+)", line \d+, in (\S+)', result.stderr)
+    ours = [(path, where) for path, where in frames if f"{Path('generator')}" in Path(path).parent.as_posix()[-9:]]
+    return all(where == "<module>" and Path(path).name in ("__init__.py", "__main__.py") for path, where in ours)
+
+
+def test_ctrl_c_in_the_first_moments_is_plates_line_or_pythons_start_up(tmp_path):
+    outcomes = []
+    for run in range(30):  # 0 to 20 ms after the process starts: mostly the interpreter's own start-up
+        result = interrupt_at(run * 0.02 / 29, ["build", "--content", FIXTURE, "--out", tmp_path / "site"])
+        assert plates_line(result) or pythons_start_up(result), (run, result.returncode, result.stderr[-3000:])
+        outcomes.append(plates_line(result))
+    for run in range(6):  # once the heavy imports have begun, plate's code is running: always its line
+        result = interrupt_at(run * 0.01, ["build", "--content", FIXTURE, "--out", tmp_path / "site"],
+                              ready=lambda p: _maps_hold(p, "numpy"))
+        assert plates_line(result), (run, result.returncode, result.stderr[-3000:])
+    assert not (tmp_path / "site").exists() and list(tmp_path.iterdir()) == []
+
+
+def _maps_hold(process: subprocess.Popen, library: str) -> bool:
+    try:
+        with open(f"/proc/{process.pid}/maps") as maps:
+            return library in maps.read()
+    except OSError:
+        return False
+
+
+def test_ctrl_c_after_the_build_reported_says_the_new_site_is_in_place(tmp_path):
+    import signal
+    import time
+    out = tmp_path / "site"
+    for delay in (0, 0, 0.002, 0.01, 0.03, 0.06, 0.1):
+        process = subprocess.Popen([sys.executable, "-m", "generator", "build", "--content", str(FIXTURE), "--out",
+                                    str(out)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        reported = process.stdout.readline()
+        time.sleep(delay)
+        process.send_signal(signal.SIGINT)
+        rest, err = process.communicate(timeout=HANG_GUARD)
+        assert reported.startswith(f"plate: built {out}/"), (reported, err)
+        said = f"plate: interrupted after the new site was swapped in; {out}/ holds the new build\n"
+        assert (process.returncode, err) in ((0, ""), (130, said)), (delay, process.returncode, err)
+        assert "A Small Plate" in (out / "index.html").read_text()
