@@ -18,8 +18,9 @@ from jinja2 import nodes
 from . import content, prose
 from .content import Batch, Content, Gpu, Model, Network, WorkshopSettings
 from .facts import Atlas, Facts
-from .schema import ContentError, Problems, locate, quote, shown_path
+from .schema import ContentError, Problems, describe_value, locate, quote, shown_path
 
+MAX_LISTED = 5  # spellings named in a warning: one line stays readable, however many a term has
 # What each name a prose slot starts from is, for checking the names read off it.
 TABLES = {"models": Model, "batches": Batch, "networks": Network}
 ROOTS = {"default": Facts, "workshop": WorkshopSettings, "gpu": Gpu}
@@ -207,7 +208,10 @@ def unused(checked_content: Content, prose_parts: list[str]) -> list[str]:
     terms_text, _ = _lines(c.root / "terms.toml", parse=False)
     for term in c.terms.values():
         if f'href="#term-{term.id}"' not in html:
-            spellings = ", ".join(quote(s) for s in (term.name, *term.matches))
+            written = (term.name, *term.matches)
+            spellings = ", ".join(describe_value(s) for s in written[:MAX_LISTED])
+            if len(written) > MAX_LISTED:
+                spellings += f" or any of its {len(written) - MAX_LISTED:,} other spellings"
             problems.add(c.root / "terms.toml", locate(terms_text, ("terms", term.id)),
                          f"term {quote(term.id)} is never used: the prose never writes {spellings} "
                          f"nor links to #term-{term.id}")

@@ -94,18 +94,26 @@ def port_number(text: str) -> int:
     return port
 
 
+MAX_LINE_CHARS = 2_000  # of one reported mistake or warning: "known: …" lists of thousands of ids are cut
+
+
+def bounded(line: str) -> str:
+    """A reported line cut to MAX_LINE_CHARS (its file and line come first, so they always stay)."""
+    return line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS - 1] + "…"
+
+
 def report_mistakes(problems: list[str], after: str = "") -> None:
     """The content's mistakes, each on its own line, after one line counting them."""
     count = len(problems)
     print(f"plate: the content has {count} mistake{'s' if count != 1 else ''}{after}:", file=sys.stderr)
     for problem in problems:
-        print(f"  {problem}", file=sys.stderr)
+        print(f"  {bounded(problem)}", file=sys.stderr)
 
 
 def report_warnings(warnings: list[str]) -> None:
     """What `plate check` warns about; build and check print the same lines."""
     for warning in warnings:
-        print(f"plate: warning: {warning}", file=sys.stderr)
+        print(f"plate: warning: {bounded(warning)}", file=sys.stderr)
 
 
 def run_check(content_dir: Path, debug: bool) -> int:

@@ -363,3 +363,41 @@ def test_ctrl_c_after_the_build_reported_says_the_new_site_is_in_place(tmp_path)
         said = f"plate: interrupted after the new site was swapped in; {out}/ holds the new build\n"
         assert (process.returncode, err) in ((0, ""), (130, said)), (delay, process.returncode, err)
         assert "A Small Plate" in (out / "index.html").read_text()
+
+
+# --- messages: a long title, a term of many spellings -------------------------------------------------------
+
+def test_a_title_of_100_000_characters_makes_a_csv_name_a_file_system_takes(tmp_path):
+    from generator import content
+    root = copy_fixture(tmp_path)
+    title = " ".join(["Scaling"] * 12_500)  # 99,999 characters
+    edit(root / "plate.md", 'title = "A Small Plate"', f'title = "{title}"')
+    data_file = content.load(root).plate.data_file
+    assert data_file.endswith(".csv") and len(data_file) <= 100 and data_file.startswith("scaling-scaling-")
+    assert not data_file.endswith("-.csv") and data_file[:-4].split("-") == ["scaling"] * len(data_file[:-4].split("-"))
+    out = tmp_path / "site"
+    build.build(root, out)
+    assert (out / data_file).is_file()
+
+
+def test_a_data_file_name_too_long_is_a_mistake_of_the_front_matter(tmp_path):
+    root = copy_fixture(tmp_path)
+    edit(root / "plate.md", 'title = "A Small Plate"', f'title = "A Small Plate"\ndata_file = "{"d" * 300}.csv"')
+    result, _ = plate("check", "--content", root)
+    assert one_mistake(result).startswith(f"content/plate.md, line {line_of(root / 'plate.md', 'data_file')}: "
+                                          f"front matter: data_file must be a file name ending in .csv")
+    assert len(result.stderr) < 400
+
+
+def test_a_term_of_50_000_spellings_is_warned_about_in_one_short_line(tmp_path):
+    root = copy_fixture(tmp_path)
+    spellings = ", ".join(f'"unseen{i}"' for i in range(50_000))
+    with open(root / "terms.toml", "a") as terms:
+        terms.write(f'\n[terms.many]\nname = "never written"\ndefinition = "Unused."\nmatches = [{spellings}]\n')
+    result, _ = plate("check", "--content", root)
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if '"many"' in line]
+    line = line_of(root / "terms.toml", "[terms.many]")
+    assert warnings == [f'plate: warning: content/terms.toml, line {line}: term "many" is never used: the prose '
+                        f'never writes "never written", "unseen0", "unseen1", "unseen2", "unseen3" or any of its '
+                        f'49,996 other spellings nor links to #term-many']
