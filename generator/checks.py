@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import inspect
+import re
 import tomllib
 import types
 import typing
@@ -205,9 +206,10 @@ def unused(checked_content: Content, prose_parts: list[str]) -> list[str]:
     c = checked_content
     problems = Problems(c.root)
     html = "".join(prose_parts)
+    linked = set(re.findall(r'href="#(term|source)-([^"]*)"', html))  # once: a search per entry grew with both
     terms_text, _ = _lines(c.root / "terms.toml", parse=False)
     for term in c.terms.values():
-        if f'href="#term-{term.id}"' not in html:
+        if ("term", term.id) not in linked:
             written = (term.name, *term.matches)
             spellings = ", ".join(describe_value(s) for s in written[:MAX_LISTED])
             if len(written) > MAX_LISTED:
@@ -217,7 +219,7 @@ def unused(checked_content: Content, prose_parts: list[str]) -> list[str]:
                          f"nor links to #term-{term.id}")
     sources_text, _ = _lines(c.root / "sources.toml", parse=False)
     for source in c.sources.values():
-        if f'href="#source-{source.id}"' not in html:
+        if ("source", source.id) not in linked:
             problems.add(c.root / "sources.toml", locate(sources_text, ("sources", source.id)),
                          f"source {quote(source.id)} is never cited: the prose has no cite({quote(source.id)}) "
                          f"nor a link to #source-{source.id}")

@@ -1,12 +1,14 @@
 """Prose: fill fact slots from the model, Markdown to sanitised HTML, link terms and citations."""
 from __future__ import annotations
 
+import bisect
 import contextlib
 import functools
 import html
 import os
 import re
 import signal
+import sys
 import threading
 import traceback
 from dataclasses import dataclass, replace
@@ -527,30 +529,21 @@ _END_OF_TERM = re.compile(r"[\w-]")  # a spelling must not be followed by one of
 
 
 class TermIndex:
-    """Every spelling of every term in one trie, found in one pass over a text: a regular expression of the trie's
-    first levels finds where a spelling may start, the trie says which do; about linear in the text, whatever the
-    number of terms (a search per term was quadratic). Where several terms match at one place, the first in terms.toml
-    wins, with its longest spelling there, as when each term was searched for on its own."""
+    """Every spelling of every term, found in one pass over a text: a regular expression of the spellings' first
+    characters finds where one may start, a sorted list of them says which do (narrowed by bisection a character
+    at a time, as a trie would be walked); about linear in the text, whatever the number of terms (a search per
+    term was quadratic). Where several terms match at one place, the first in terms.toml wins, with its longest
+    spelling there, as when each term was searched for on its own."""
 
     def __init__(self, spellings: tuple[tuple[str, tuple[str, ...]], ...]):
         self.ids = [term_id for term_id, _ in spellings]
-        self.trie: dict = {}
-        # as the sanitised HTML writes them (Q&A is Q&amp;A there); never inside an entity such as &amp;
-        folded = sorted({(_folded(html.escape(s, quote=False)), index)
-                         for index, (_, written) in enumerate(spellings) for s in written})
-        path, previous = [self.trie], ""
-        for spelling, index in folded:  # in sorted order: each shares what it can of the previous one's path
-            shared = 0
-            while shared < min(len(spelling), len(previous)) and spelling[shared] == previous[shared]:
-                shared += 1
-            del path[shared + 1:]
-            node = path[-1]
-            for char in spelling[shared:]:
-                node = node.setdefault(char, {})
-                path.append(node)
-            node.setdefault("", set()).add(index)  # "" holds the terms a spelling ending here belongs to
-            previous = spelling
-        self.starts = re.compile(r"(?<![\w&#-])" + self._regex(self.trie), re.IGNORECASE)
+        self.owners: dict[str, set[int]] = {}
+        for index, (_, written) in enumerate(spellings):
+            # as the sanitised HTML writes them (Q&A is Q&amp;A there); never inside an entity such as &amp;
+            for spelling in written:
+                self.owners.setdefault(_folded(html.escape(spelling, quote=False)), set()).add(index)
+        self.sorted = sorted(self.owners)
+        self.starts = re.compile(r"(?<![\w&#-])" + _prefix_regex({s[:3] for s in self.sorted}), re.IGNORECASE)
 
     @classmethod
     @functools.lru_cache(maxsize=4)
@@ -558,32 +551,24 @@ class TermIndex:
         """The index of ((term id, its spellings), …), made once while they stay the same (check, then render)."""
         return cls(spellings)
 
-    @classmethod
-    def _regex(cls, node: dict, depth: int = 3) -> str:
-        """Where a spelling may start: the first few characters of the spellings below node, as a regular
-        expression shaped like the trie (an alternation of thousands of words would be tried one by one)."""
-        branches = [re.escape(char) + (cls._regex(child, depth - 1) if depth > 1 else "")
-                    for char, child in node.items() if char]
-        if not branches:
-            return ""
-        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-        return f"(?:{body})?" if "" in node else body
-
     def matches_at(self, text: str, folded: str, start: int) -> dict[int, int]:
         """{term index: end of its longest spelling} for the spellings that match text (folded: _folded(text))
         at start."""
         found: dict[int, int] = {}
-        node, i = self.trie, start
-        while True:
-            if "" in node and (i == len(text) or not _END_OF_TERM.match(text, i)):
-                for index in node[""]:
-                    found[index] = i  # later ends are longer spellings
-            if i == len(text):
-                return found
-            node = node.get(folded[i])
-            if node is None:
-                return found
-            i += 1
+        low, high, end = 0, len(self.sorted), start
+        while low < high:
+            if end > start and self.sorted[low] == folded[start:end] and \
+                    (end == len(text) or not _END_OF_TERM.match(text, end)):
+                for index in self.owners[self.sorted[low]]:
+                    found[index] = end  # later ends are longer spellings
+            if end == len(text):
+                break
+            prefix = folded[start:end + 1]  # the spellings that begin with it lie together in the sorted list
+            low = bisect.bisect_left(self.sorted, prefix, low, high)
+            if ord(prefix[-1]) < sys.maxunicode:
+                high = bisect.bisect_left(self.sorted, prefix[:-1] + chr(ord(prefix[-1]) + 1), low, high)
+            end += 1
+        return found
 
     def link_first(self, text: str, pending: set[int]) -> str:
         """Link, in one run of text, the earliest use of each pending term (removed from pending as linked)."""
@@ -605,6 +590,22 @@ class TermIndex:
             position = search_from = end
         result.append(text[position:])
         return "".join(result)
+
+
+def _prefix_regex(prefixes: set[str]) -> str:
+    """A regular expression for a set of short strings, shaped like their trie (an alternation of thousands of
+    words would be tried one by one at every place)."""
+    if not prefixes:
+        return "(?!)"  # matches nowhere
+    groups: dict[str, set[str]] = {}
+    for prefix in prefixes:
+        groups.setdefault(prefix[:1], set()).add(prefix[1:])
+    branches = []
+    for first, rests in sorted(groups.items()):
+        longer = rests - {""}
+        tail = f"(?:{_prefix_regex(longer)}){'?' if '' in rests else ''}" if longer else ""
+        branches.append(re.escape(first) + tail)
+    return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
 
 
 def link_terms(parts: list[str], content: Content) -> list[str]:
