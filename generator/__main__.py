@@ -6,21 +6,25 @@ import signal
 import sys
 
 
+_interrupted: list[int] = []
+
+
+def _interrupt(signum, frame) -> None:
+    """Ctrl-C: a KeyboardInterrupt, remembered in case a library turns it into an error of its own."""
+    _interrupted.append(signum)
+    raise KeyboardInterrupt
+
+
 def run(argv: list[str] | None = None) -> int:
     """Run `plate`; Ctrl-C at any moment (while modules load, builds or serves) ends it with one line, status 130.
     Run as the command (argv None), it exits once it has reported, without tearing the interpreter down: that took
     a tenth of a second (numpy, Altair, vl-convert), during which Python no longer answers Ctrl-C with a line."""
-    interrupted: list[int] = []
-
-    def interrupt(signum, frame):
-        interrupted.append(signum)
-        raise KeyboardInterrupt
-    signal.signal(signal.SIGINT, interrupt)  # first: Ctrl-C is a KeyboardInterrupt from here on
+    signal.signal(signal.SIGINT, _interrupt)  # first: Ctrl-C is a KeyboardInterrupt from here on
     try:
         try:
             from .cli import main  # numpy, Altair, vl-convert: most of the start-up time
         except Exception:  # noqa: BLE001 - numpy turns a Ctrl-C while its C extensions load into an ImportError
-            if interrupted:
+            if _interrupted:
                 raise KeyboardInterrupt from None
             raise
         status = main(argv)

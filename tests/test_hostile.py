@@ -323,7 +323,7 @@ def pythons_start_up(result: subprocess.CompletedProcess) -> bool:
     if not result.stderr.rstrip().endswith("KeyboardInterrupt"):
         return False
     frames = re.findall(r'File "([^"]+)", line \d+, in (\S+)', result.stderr)
-    ours = [(path, where) for path, where in frames if f"{Path('generator')}" in Path(path).parent.as_posix()[-9:]]
+    ours = [(path, where) for path, where in frames if Path(path).parent.name == "generator"]
     return all(where == "<module>" and Path(path).name in ("__init__.py", "__main__.py") for path, where in ours)
 
 
