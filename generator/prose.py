@@ -211,7 +211,7 @@ def _slot_message(error: Exception) -> str:
         return str(error)
     if isinstance(error, MemoryError):
         return (f"filling the slots needed more than {MAX_FILL_BYTES // 2**20:,} MB of memory: a text or list "
-                f"that grows in a loop?")
+                f"made far too long (a width, a count, a loop that doubles it)?")
     return f"a slot failed: {type(error).__name__}: {error}"
 
 
@@ -364,7 +364,9 @@ def _address_space() -> int | None:
 
 @contextlib.contextmanager
 def _memory_limit(extra: int):
-    """MemoryError in the block, instead of a machine out of memory, beyond extra bytes more than now."""
+    """MemoryError in the block, instead of a machine out of memory, beyond extra bytes more than now. (The limit
+    is the process's address space: other threads, serve's, share the room while slots fill, a few ms for real
+    prose.)"""
     now = _address_space() if resource is not None else None
     if now is None:
         yield

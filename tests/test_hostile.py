@@ -37,10 +37,14 @@ def line_of(path: Path, fragment: str) -> int:
     return next(n for n, line in enumerate(path.read_text().splitlines(), 1) if fragment in line)
 
 
-# Runs plate in a fresh interpreter whose only child is plate, so that its children's peak memory is plate's.
+# Runs plate in a fresh interpreter whose only child is plate, so that its children's peak memory is plate's (and
+# a plate that hangs is killed by it, not left running).
 _MEASURED = """
 import json, resource, subprocess, sys
-done = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+try:
+    done = subprocess.run(sys.argv[2:], capture_output=True, text=True, timeout=float(sys.argv[1]))
+except subprocess.TimeoutExpired:
+    sys.exit("plate was still running after the hang guard's time")
 peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
 print(json.dumps([done.returncode, done.stdout, done.stderr, peak]))
 """
@@ -49,8 +53,8 @@ print(json.dumps([done.returncode, done.stdout, done.stderr, peak]))
 def plate(*args: str, cwd: Path = ROOT) -> tuple[subprocess.CompletedProcess, int]:
     """`plate ARGS` in a new process: (its result, its peak resident memory in bytes)."""
     command = [sys.executable, "-m", "generator", *map(str, args)]
-    done = subprocess.run([sys.executable, "-c", _MEASURED, *command], capture_output=True, text=True, cwd=cwd,
-                          timeout=HANG_GUARD)
+    done = subprocess.run([sys.executable, "-c", _MEASURED, str(HANG_GUARD), *command], capture_output=True,
+                          text=True, cwd=cwd, timeout=HANG_GUARD + 30)
     assert done.returncode == 0, done.stderr
     status, out, err, peak = json.loads(done.stdout)
     return subprocess.CompletedProcess(command, status, out, err), peak
@@ -74,7 +78,8 @@ def one_mistake(result: subprocess.CompletedProcess) -> str:
     ('{{ ([1] * 2000000) | length }}', "'*' in a slot: a list repeated 2,000,000 times"),
     ('{% set ns = namespace(s="x") %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}'
      "{{ ns.s | length }}", "filling the slots needed more than 512 MB of memory"),
-], ids=["constant-power", "huge-product", "long-text", "long-list", "text-doubled-in-a-loop"])
+    ('{{ "x" | center(2000000000) }}', "filling the slots needed more than 512 MB of memory"),
+], ids=["constant-power", "huge-product", "long-text", "long-list", "text-doubled-in-a-loop", "constant-filter"])
 def test_a_slot_too_large_to_compute_is_one_mistake_at_its_line(slot, says, tmp_path):
     root = copy_fixture(tmp_path)
     edit(root / "plate.md", "Replicas split the batch.", f"Replicas split the batch.\n\nThen {slot}.")
@@ -304,8 +309,18 @@ def interrupt_at(delay: float | None, args: list[str], ready=None) -> subprocess
             time.sleep(0.002)
     time.sleep(delay or 0)
     process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=HANG_GUARD)
+    out, err = finish(process)
     return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+
+
+def finish(process: subprocess.Popen) -> tuple[str, str]:
+    """The rest of a process's output once it has ended; killed if it hangs past the guard."""
+    try:
+        return process.communicate(timeout=HANG_GUARD)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise
 
 
 def plates_line(result: subprocess.CompletedProcess) -> bool:
@@ -358,7 +373,7 @@ def test_ctrl_c_after_the_build_reported_says_the_new_site_is_in_place(tmp_path)
         reported = process.stdout.readline()
         time.sleep(delay)
         process.send_signal(signal.SIGINT)
-        rest, err = process.communicate(timeout=HANG_GUARD)
+        rest, err = finish(process)
         assert reported.startswith(f"plate: built {out}/"), (reported, err)
         said = f"plate: interrupted after the new site was swapped in; {out}/ holds the new build\n"
         assert (process.returncode, err) in ((0, ""), (130, said)), (delay, process.returncode, err)
