@@ -163,6 +163,7 @@ def run_pdf(content_dir: Path, out: Path, selection: str, debug: bool) -> int:
 def run_build(content_dir: Path, out: Path, debug: bool, mistakes: list[str] | None = None, also=None,
               memo: dict | None = None) -> int:
     """Build once and report; the exit status. A failed build's messages are also added to mistakes."""
+    _after.clear()  # serve builds again and again: only a build that succeeds says its site is in place
     mistakes = [] if mistakes is None else mistakes
     started = time.perf_counter()
     warnings: list[str] = []
@@ -242,9 +243,10 @@ def folder_problem(folder: Path, what: str, must_exist: bool) -> str | None:
         return f"{what} {shortened(folder)} cannot be used: {error.strerror or error}"
     if must_exist and not stat.S_ISDIR(info.st_mode):
         return f"{what} {shortened(folder)} is a file, not a folder"
-    if not must_exist and len(os.fsencode(folder.resolve().name)) > MAX_OUT_NAME_BYTES:
-        return (f"{what} {shortened(folder)}: its name is {len(os.fsencode(folder.resolve().name)):,} bytes long, "
-                f"more than the {MAX_OUT_NAME_BYTES} plate can use (it writes folders named after it beside it)")
+    name = os.fsencode(Path(os.path.abspath(folder)).name)
+    if not must_exist and len(name) > MAX_OUT_NAME_BYTES:
+        return (f"{what} {shortened(folder)}: its name is {len(name):,} bytes long, more than the "
+                f"{MAX_OUT_NAME_BYTES} plate can use (it writes folders named after it beside it)")
     return None
 
 

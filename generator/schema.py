@@ -413,12 +413,12 @@ def _too_deep(text: str) -> int | None:
     skipped), or None."""
     depth = 0
     for token in _TOML_TOKEN.finditer(text):
-        bracket = token.group()
-        if bracket in "[{":
+        bracket = token.group()  # or a string or a comment, skipped whole
+        if bracket in ("[", "{"):
             depth += 1
             if depth > MAX_TOML_NESTING:
                 return text.count("\n", 0, token.start()) + 1
-        elif bracket in "]}":
+        elif bracket in ("]", "}"):
             depth = max(depth - 1, 0)
     return None
 
