@@ -296,12 +296,15 @@ def test_a_name_too_long_is_a_usage_error_in_one_line(where, tmp_path):
 
 # --- 7: Ctrl-C at any moment: plate's one line, or (before plate's code runs) Python's own start-up -----------
 
-def interrupt_at(delay: float | None, args: list[str], ready=None) -> subprocess.CompletedProcess:
-    """Start `python -m generator ARGS`, send SIGINT delay seconds later (or once ready(process) holds), and
-    return how it ended."""
+CONSOLE_SCRIPT = Path(sys.executable).parent / "plate"  # pip's entry-point wrapper, where the package is installed
+
+
+def interrupt_at(delay: float | None, args: list[str], ready=None, command=None) -> subprocess.CompletedProcess:
+    """Start `python -m generator ARGS` (or command ARGS), send SIGINT delay seconds later (or once ready(process)
+    holds), and return how it ended."""
     import signal
     import time
-    process = subprocess.Popen([sys.executable, "-m", "generator", *map(str, args)], cwd=ROOT,
+    process = subprocess.Popen([*(command or [sys.executable, "-m", "generator"]), *map(str, args)], cwd=ROOT,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if ready is not None:
         deadline = time.monotonic() + HANG_GUARD
@@ -352,6 +355,13 @@ def test_ctrl_c_in_the_first_moments_is_plates_line_or_pythons_start_up(tmp_path
         result = interrupt_at(run * 0.01, ["build", "--content", FIXTURE, "--out", tmp_path / "site"],
                               ready=lambda p: _maps_hold(p, "numpy"))
         assert plates_line(result), (run, result.returncode, result.stderr[-3000:])
+    if CONSOLE_SCRIPT.exists():  # the same through the `plate` command pip wrote
+        for run in range(10):
+            result = interrupt_at(run * 0.002, ["build", "--content", FIXTURE, "--out", tmp_path / "site"],
+                                  ready=(lambda p: _maps_hold(p, "numpy")) if run % 2 else None,
+                                  command=[str(CONSOLE_SCRIPT)])
+            assert plates_line(result) or (not run % 2 and pythons_start_up(result)), \
+                (run, result.returncode, result.stderr[-3000:])
     assert not (tmp_path / "site").exists() and list(tmp_path.iterdir()) == []
 
 
