@@ -65,6 +65,7 @@ def run(argv: list[str] | None = None) -> int:
 
 
 def _after_the_end() -> str:
+    """The line for a Ctrl-C once the command's work is done (cli says what became of the site)."""
     cli = sys.modules.get(f"{__package__}.cli")
     return cli.after_the_end() if cli is not None else "plate: interrupted after it had finished"
 
@@ -76,8 +77,8 @@ def _interrupted_while_exiting(signum, frame) -> None:
 
 
 def _exit(status: int) -> None:
-    """End the process with status once everything is reported, without Python's teardown (where a Ctrl-C killed
-    it without a word, or gave 130 for a status already printed)."""
+    """End the process with status once everything is reported, skipping Python's teardown: a Ctrl-C there killed
+    it without a word, and the process could end killed by the signal even after plate's line."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
