@@ -396,12 +396,14 @@ def _time_limit(seconds: float):
     def expired(signum, frame):
         raise TimeoutError(f"filling the slots took more than {seconds} s: a loop that runs too often?")
     previous = signal.signal(signal.SIGALRM, expired)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         with _memory_limit(MAX_FILL_BYTES):
-            yield
+            signal.setitimer(signal.ITIMER_REAL, seconds)
+            try:
+                yield
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)  # first: no alarm may cut short lifting the memory limit
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 
 
@@ -420,13 +422,27 @@ def compiled(text: str, name: str) -> jinja2.Template:
     return template
 
 
+def _filled(template: jinja2.Template, variables: dict) -> str:
+    """The template rendered, stopped where it has made more than MAX_SLOT_ITEMS characters: a loop that writes
+    would otherwise fill the memory (or the time limit) first, and say nothing of where."""
+    chunks, size = [], 0
+    stream = template.generate(variables)
+    for chunk in stream:
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > MAX_SLOT_ITEMS:  # raised where the template is, so the error names its line
+            stream.throw(ValueError(f"filling the slots made more than {MAX_SLOT_ITEMS:,} characters of prose: a "
+                                    f"loop that runs too often?"))
+    return "".join(chunks)
+
+
 def fill_slots(prose: Prose, context: ProseContext, problems: list[str], root: Path) -> str:
     """Prose with its {{ slots }} filled from the model; mistakes appended to problems with their line."""
     name = str(prose.path)
     shown = shown_path(prose.path, root)
     try:
         with _time_limit(MAX_FILL_SECONDS):  # compiling too: Jinja evaluates constant expressions while it compiles
-            return compiled(prose.text, name).render(context.variables())
+            return _filled(compiled(prose.text, name), context.variables())
     except jinja2.TemplateSyntaxError as error:
         problems.append(_syntax_problem(prose, error, root))
     except Exception as error:  # noqa: BLE001 - any failure of a slot is the author's to fix

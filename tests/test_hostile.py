@@ -430,3 +430,15 @@ def test_a_term_of_50_000_spellings_is_warned_about_in_one_short_line(tmp_path):
     assert warnings == [f'plate: warning: content/terms.toml, line {line}: term "many" is never used: the prose '
                         f'never writes "never written", "unseen0", "unseen1", "unseen2", "unseen3" or any of its '
                         f'49,996 other spellings nor links to #term-many']
+
+
+def test_a_loop_that_writes_too_much_prose_is_stopped_at_its_line(tmp_path):
+    root = copy_fixture(tmp_path)
+    edit(root / "plate.md", "Replicas split the batch.",
+         "Replicas split the batch.\n\n{% for i in range(99999) %}\n{% for j in range(99999) %}x{% endfor %}"
+         "{% endfor %}")
+    result, peak = plate("check", "--content", root)
+    line = line_of(root / "plate.md", "{% for j in")
+    assert one_mistake(result) == (f"content/plate.md, line {line}: filling the slots made more than 1,000,000 "
+                                   f"characters of prose: a loop that runs too often?"), result.stderr
+    assert peak < 2**30
