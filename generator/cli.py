@@ -2,45 +2,68 @@
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 import sys
 import time
-import tomllib
 import traceback
 from pathlib import Path
 
-from . import __version__, build, checks, content, pdf, runtime
+from . import __version__, build, checks, content, pdf, runtime, schema
 from .schema import ContentError
 
 EXIT_CONTENT, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse with one-line usage errors and exit status 2."""
+    """argparse with one-line usage errors and exit status 2; a description made only when help is shown."""
+
+    describe = None  # () -> str, called by format_help: --version and every command read no content for it
 
     def error(self, message: str):
         self.exit(EXIT_USAGE, f"plate: {message} (see 'plate --help')\n")
 
+    def format_help(self) -> str:
+        if self.describe is not None:
+            self.description = self.describe()
+        return super().format_help()
+
+
+MAX_SHOWN_CHARS = 200  # of a title or a path in a one-line message
+
+
+def shortened(text: object) -> str:
+    """Text for a one-line message: at most MAX_SHOWN_CHARS characters, control characters as escapes."""
+    text = str(text).encode("unicode_escape").decode("ascii") if not str(text).isprintable() else str(text)
+    return text if len(text) <= MAX_SHOWN_CHARS else text[:MAX_SHOWN_CHARS - 1] + "…"
+
 
 def describe_plate(argv: list[str]) -> str:
-    """The command's description, naming the plate of the content folder given (--content) or ./content."""
+    """The command's description, naming the plate of the content folder given (--content) or ./content; read
+    with the build's guards (a regular file of bounded size, nesting within limits), and never failing."""
     folder = Path("content")
     for i, arg in enumerate(argv):
         if arg == "--content" and i + 1 < len(argv):
             folder = Path(argv[i + 1])
         elif arg.startswith("--content="):
             folder = Path(arg.partition("=")[2])
+    plate = "a plate"  # no readable content here: the command still explains itself
     try:
-        text = (folder / "plate.md").read_text(encoding="utf-8-sig")
-        front = tomllib.loads(text.split("\n---", 1)[0].removeprefix("---"))
-        plate = f"Plate {front['volume']}.{front['plate']}, '{front['title']}'"
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError, ValueError):
-        plate = "a plate"  # no readable content here: the command still explains itself
-    return f"Build {plate}, from {folder}/ as one self-contained HTML page."
+        problems = schema.Problems(folder)
+        text = schema.read_text(problems, folder / "plate.md")
+        parts = content.split_front_matter(problems, folder / "plate.md", text) if text is not None else None
+        front, _ = schema.read_toml(problems, folder / "plate.md", parts[0]) if parts else (None, "")
+        if isinstance(front, dict) and all(isinstance(front.get(k), (str, int)) for k in ("volume", "plate", "title")):
+            plate = shortened(f"Plate {front['volume']}.{front['plate']}, '{front['title']}'")
+    except (OSError, ValueError, RecursionError, MemoryError):
+        pass
+    return f"Build {plate}, from {shortened(folder)}/ as one self-contained HTML page."
 
 
 def parser(argv: list[str] | None = None) -> Parser:
     """The command line of `plate`."""
-    p = Parser(prog="plate", description=describe_plate(sys.argv[1:] if argv is None else argv))
+    p = Parser(prog="plate")
+    p.describe = lambda: describe_plate(sys.argv[1:] if argv is None else argv)
     p.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
     p.add_argument("--version", action="version", version=f"plate {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
@@ -71,18 +94,26 @@ def port_number(text: str) -> int:
     return port
 
 
+MAX_LINE_CHARS = 2_000  # of one reported mistake or warning: "known: …" lists of thousands of ids are cut
+
+
+def bounded(line: str) -> str:
+    """A reported line cut to MAX_LINE_CHARS (its file and line come first, so they always stay)."""
+    return line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS - 1] + "…"
+
+
 def report_mistakes(problems: list[str], after: str = "") -> None:
     """The content's mistakes, each on its own line, after one line counting them."""
     count = len(problems)
     print(f"plate: the content has {count} mistake{'s' if count != 1 else ''}{after}:", file=sys.stderr)
     for problem in problems:
-        print(f"  {problem}", file=sys.stderr)
+        print(f"  {bounded(problem)}", file=sys.stderr)
 
 
 def report_warnings(warnings: list[str]) -> None:
     """What `plate check` warns about; build and check print the same lines."""
     for warning in warnings:
-        print(f"plate: warning: {warning}", file=sys.stderr)
+        print(f"plate: warning: {bounded(warning)}", file=sys.stderr)
 
 
 def run_check(content_dir: Path, debug: bool) -> int:
@@ -132,6 +163,7 @@ def run_pdf(content_dir: Path, out: Path, selection: str, debug: bool) -> int:
 def run_build(content_dir: Path, out: Path, debug: bool, mistakes: list[str] | None = None, also=None,
               memo: dict | None = None) -> int:
     """Build once and report; the exit status. A failed build's messages are also added to mistakes."""
+    _after.clear()  # serve builds again and again: only a build that succeeds says its site is in place
     mistakes = [] if mistakes is None else mistakes
     started = time.perf_counter()
     warnings: list[str] = []
@@ -166,12 +198,27 @@ def run_build(content_dir: Path, out: Path, debug: bool, mistakes: list[str] | N
               f"it was. Run again with --debug to see the traceback.", file=sys.stderr)
         mistakes.append(f"the build failed unexpectedly ({type(error).__name__}: {detail})")
         return EXIT_CONTENT
+    finished(interrupted_message(out, True))  # from here on the new site is in place, whatever happens
     report_warnings(warnings)
     elapsed = time.perf_counter() - started
     sizes = ", ".join(f"{name} {len(data if isinstance(data, bytes) else data.encode()) / 1024:,.0f} KB"
                       for name, data in sorted(files.items()))
     print(f"plate: built {out}/ in {elapsed:.1f} s ({sizes})")
     return 0
+
+
+AFTER_THE_END = "plate: interrupted after it had finished; what it reported stands"
+_after: list[str] = []
+
+
+def finished(line: str) -> None:
+    """Say what a Ctrl-C from now on should print: the command's work is done (the new site is in place)."""
+    _after[:] = [line]
+
+
+def after_the_end() -> str:
+    """The one line for a Ctrl-C after the command finished its work (while it reports or Python exits)."""
+    return _after[0] if _after else AFTER_THE_END
 
 
 def interrupted_message(out: Path, swapped: bool) -> str:
@@ -181,15 +228,38 @@ def interrupted_message(out: Path, swapped: bool) -> str:
     return f"plate: interrupted; {out}/ was left as it was"
 
 
+MAX_OUT_NAME_BYTES = 200  # plate writes folders named after the output folder beside it (.NAME-new-…)
+
+
+def folder_problem(folder: Path, what: str, must_exist: bool) -> str | None:
+    """Why a folder named on the command line cannot be used, in one line (a usage error), or None."""
+    try:
+        info = folder.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        if must_exist:
+            return f"{what} {shortened(folder)} does not exist"
+        info = None
+    except OSError as error:  # a name too long for the file system (ENAMETOOLONG), a link loop, …
+        return f"{what} {shortened(folder)} cannot be used: {error.strerror or error}"
+    if must_exist and not stat.S_ISDIR(info.st_mode):
+        return f"{what} {shortened(folder)} is a file, not a folder"
+    name = os.fsencode(Path(os.path.abspath(folder)).name)
+    if not must_exist and len(name) > MAX_OUT_NAME_BYTES:
+        return (f"{what} {shortened(folder)}: its name is {len(name):,} bytes long, more than the "
+                f"{MAX_OUT_NAME_BYTES} plate can use (it writes folders named after it beside it)")
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `plate` command."""
+    _after.clear()
     args = parser(argv).parse_args(argv)
     args.debug = getattr(args, "debug", False)
-    if not args.content.exists():
-        print(f"plate: content folder {args.content} does not exist", file=sys.stderr)
-        return EXIT_USAGE
-    if not args.content.is_dir():
-        print(f"plate: content folder {args.content} is a file, not a folder", file=sys.stderr)
+    wrong = folder_problem(args.content, "content folder", must_exist=True)
+    if wrong is None and hasattr(args, "out"):
+        wrong = folder_problem(args.out, "output folder", must_exist=False)
+    if wrong:
+        print(f"plate: {wrong}", file=sys.stderr)
         return EXIT_USAGE
     if args.command == "pdf":
         return run_pdf(args.content, args.out, args.select, args.debug)

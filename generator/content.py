@@ -8,8 +8,8 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .schema import (MAX_ENTRIES, MAX_GRID_ROWS, MAX_SELECTIONS, Problems, Range, fields, grid_rows, keyed, locate,
-                     quote, read_text, read_toml, unknown_tables)
+from .schema import (MAX_ENTRIES, MAX_GRID_ROWS, MAX_SELECTIONS, Problems, Range, describe_value, fields, grid_rows,
+                     keyed, locate, quote, read_text, read_toml, unknown_tables)
 
 FIGURES_MARK = "[[figures]]"
 FRONT_MATTER_FENCE = "---"
@@ -199,6 +199,7 @@ FRONT_MATTER_SCHEMA = {"volume": "text", "volume_title": "text", "plate": "count
 # base_url: where the site is published (canonical link, previews, sitemap); data_file: the CSV's name in the
 # site (else the title's slug); labels: the page's fixed texts, each replaceable.
 FRONT_MATTER_OPTIONAL = {"base_url": "", "data_file": "", "labels": {}}
+MAX_DATA_FILE = 100  # characters of the CSV's name (its PDFs add a few): far below any file system's limit
 LABELS = {"skip": "Skip to the figures", "figure_data": "in words and numbers",
           "download": "Download the data (CSV)", "terms": "Terms", "sources": "Sources", "takeaway": "Takeaway"}
 LABELS_SCHEMA = {key: "text" for key in LABELS}
@@ -417,11 +418,17 @@ def load_plate(problems: Problems, path: Path) -> tuple[Plate | None, str, tuple
         labels = fields(problems, path, front, ("labels",), values["labels"], LABELS_SCHEMA, LABELS,
                         line_offset=1, label="[labels]", fallback_line=1)
         if not values["data_file"]:
-            values["data_file"] = f"{re.sub(r'[^a-z0-9]+', '-', values['title'].lower()).strip('-') or 'data'}.csv"
+            # the title's slug, cut at a word so that a long title still makes a name every file system takes
+            words = re.sub(r"[^a-z0-9]+", "-", values["title"].lower()).strip("-")
+            slug = words[:MAX_DATA_FILE - len(".csv")]
+            if len(slug) < len(words) and "-" in slug:
+                slug = slug.rsplit("-", 1)[0]
+            values["data_file"] = f"{slug.strip('-') or 'data'}.csv"
         elif not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*\.csv", values["data_file"]) or \
-                values["data_file"] == "index.html":
+                values["data_file"] == "index.html" or len(values["data_file"]) > MAX_DATA_FILE:
             problems.add(path, locate(front, ("data_file",), 1), f"front matter: data_file must be a file name "
-                         f"ending in .csv (letters, digits, '.', '-', '_'), got {quote(values['data_file'])}")
+                         f"ending in .csv (letters, digits, '.', '-', '_'), of at most {MAX_DATA_FILE} characters, "
+                         f"got {describe_value(values['data_file'])}")
             values = None
     default = None
     if isinstance(data.get("default"), dict):

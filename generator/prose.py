@@ -1,11 +1,14 @@
 """Prose: fill fact slots from the model, Markdown to sanitised HTML, link terms and citations."""
 from __future__ import annotations
 
+import bisect
 import contextlib
 import functools
 import html
+import os
 import re
 import signal
+import sys
 import threading
 import traceback
 from dataclasses import dataclass, replace
@@ -21,6 +24,11 @@ from .content import Content, Prose
 from .facts import OPTIONS, Atlas, Facts, gpus_of
 from .notation import about, billions, data_size, fraction, num, percent, seconds
 from .schema import ContentError, describe_value, quote, shown_path
+
+try:
+    import resource
+except ImportError:  # not on Windows: no memory limit for the slots there
+    resource = None
 
 # What prose may contain once it is HTML: structure and emphasis, links, nothing that runs.
 PROSE_TAGS = {"p", "em", "strong", "a", "ul", "ol", "li", "h2", "h3", "h4", "code", "blockquote", "sup",
@@ -117,13 +125,57 @@ class ProseContext:
         return CITE_TOKEN.format(source_id)
 
 
+# What one operation in a slot may make: far beyond any sentence, far below what would stall or exhaust a build.
+MAX_SLOT_ITEMS = 1_000_000  # characters of a text, or items of a list
+MAX_SLOT_BITS = 100_000  # of a whole number (about 30,000 digits); Python multiplies huge ones without a pause
+
+
+def _sized(value) -> int | None:
+    return len(value) if isinstance(value, (str, list, tuple)) else None
+
+
+def _whole(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def _result_size(operator: str, left, right) -> str | None:
+    """Why `left operator right` would be too large to make, before making it (None when it is not)."""
+    if operator == "*":
+        for seq, times in ((left, right), (right, left)):
+            if _sized(seq) is not None and _whole(times) and _sized(seq) * int(times) > MAX_SLOT_ITEMS:
+                return (f"{'text' if isinstance(seq, str) else 'a list'} repeated {int(times):,} times would hold "
+                        f"{_sized(seq) * int(times):,} {'characters' if isinstance(seq, str) else 'items'}")
+        if _whole(left) and _whole(right) and int(left).bit_length() + int(right).bit_length() > MAX_SLOT_BITS:
+            return "a product of whole numbers with too many digits"
+    elif operator == "**":
+        if _whole(left) and _whole(right) and abs(int(left)) > 1 and int(right) > 0 and \
+                int(left).bit_length() * int(right) > MAX_SLOT_BITS:
+            return "a power of whole numbers with too many digits"
+    elif operator == "+":
+        if _sized(left) is not None and _sized(right) is not None and _sized(left) + _sized(right) > MAX_SLOT_ITEMS:
+            return f"joining them would hold {_sized(left) + _sized(right):,} characters or items"
+    return None
+
+
 class ProseSandbox(jinja2.sandbox.ImmutableSandboxedEnvironment):
     """Prose templates may read facts and presets, never change them, reach Python's internals or write files."""
+
+    # Intercepted operators are also never folded at compile time (jinja2.nodes.BinExpr.as_const): a constant
+    # {{ 9**(9**9) }} would otherwise be computed, without any limit, while the prose compiles.
+    intercepted_binops = frozenset({"*", "**", "+"})
 
     def is_safe_attribute(self, obj, attr, value) -> bool:
         if isinstance(obj, (np.ndarray, np.generic)) and attr not in _NUMPY_READS:
             return False
         return super().is_safe_attribute(obj, attr, value)
+
+    def call_binop(self, context, operator: str, left, right):
+        """The operator, refused when its result would be too large to make quickly."""
+        why = _result_size(operator, left, right)
+        if why:
+            raise ValueError(f"'{operator}' in a slot: {why}; prose may make texts and lists of at most "
+                             f"{MAX_SLOT_ITEMS:,} items and whole numbers of at most {MAX_SLOT_BITS:,} bits")
+        return super().call_binop(context, operator, left, right)
 
 
 _MARKDOWN_SPECIAL = re.compile(r"""([\\`*_{}\[\]()#+\-.!"'])""")  # what Python-Markdown (with smarty) unescapes
@@ -158,6 +210,9 @@ def _slot_message(error: Exception) -> str:
         return f"not allowed in prose: {error}"
     if isinstance(error, (LookupError, ValueError, TimeoutError)) and str(error):
         return str(error)
+    if isinstance(error, MemoryError):
+        return (f"filling the slots needed more than {MAX_FILL_BYTES // 2**20:,} MB of memory: a text or list "
+                f"made far too long (a width, a count, a loop that doubles it)?")
     return f"a slot failed: {type(error).__name__}: {error}"
 
 
@@ -294,11 +349,47 @@ def check_prose(parts, terms: dict | None, sources: dict | None, ids: dict | Non
 
 
 MAX_FILL_SECONDS = 5  # the real plate fills in a few milliseconds; nested loops over range() could run for hours
+# Memory the slots may take on top of what the process holds: the operators' checks (call_binop) cannot foresee
+# everything, e.g. a text doubled in a loop ({% set ns.s = ns.s ~ ns.s %}); the real plate needs a few MB.
+MAX_FILL_BYTES = 512 * 2**20
+
+
+def _address_space() -> int | None:
+    """The process's virtual memory size in bytes (Linux), or None where it cannot be read."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+@contextlib.contextmanager
+def _memory_limit(extra: int):
+    """MemoryError in the block, instead of a machine out of memory, beyond extra bytes more than now. (The limit
+    is the process's address space: other threads, serve's, share the room while slots fill, a few ms for real
+    prose.)"""
+    now = _address_space() if resource is not None else None
+    if now is None:
+        yield
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = now + extra
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    if soft != resource.RLIM_INFINITY and soft <= limit:
+        yield  # already bounded as tightly
+        return
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
 @contextlib.contextmanager
 def _time_limit(seconds: float):
-    """Raise TimeoutError in the block after seconds (main thread only: where signals arrive)."""
+    """Raise TimeoutError in the block after seconds, MemoryError beyond MAX_FILL_BYTES more memory (main thread
+    only: where signals arrive, and nothing else of plate runs meanwhile)."""
     if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
         yield
         return
@@ -306,11 +397,14 @@ def _time_limit(seconds: float):
     def expired(signum, frame):
         raise TimeoutError(f"filling the slots took more than {seconds} s: a loop that runs too often?")
     previous = signal.signal(signal.SIGALRM, expired)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-        yield
+        with _memory_limit(MAX_FILL_BYTES):
+            signal.setitimer(signal.ITIMER_REAL, seconds)
+            try:
+                yield
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)  # first: no alarm may cut short lifting the memory limit
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 
 
@@ -329,14 +423,27 @@ def compiled(text: str, name: str) -> jinja2.Template:
     return template
 
 
+def _filled(template: jinja2.Template, variables: dict) -> str:
+    """The template rendered, stopped where it has made more than MAX_SLOT_ITEMS characters: a loop that writes
+    would otherwise fill the memory (or the time limit) first, and say nothing of where."""
+    chunks, size = [], 0
+    stream = template.generate(variables)
+    for chunk in stream:
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > MAX_SLOT_ITEMS:  # raised where the template is, so the error names its line
+            stream.throw(ValueError(f"filling the slots made more than {MAX_SLOT_ITEMS:,} characters of prose: a "
+                                    f"loop that runs too often?"))
+    return "".join(chunks)
+
+
 def fill_slots(prose: Prose, context: ProseContext, problems: list[str], root: Path) -> str:
     """Prose with its {{ slots }} filled from the model; mistakes appended to problems with their line."""
     name = str(prose.path)
     shown = shown_path(prose.path, root)
     try:
-        template = compiled(prose.text, name)
-        with _time_limit(MAX_FILL_SECONDS):
-            return template.render(context.variables())
+        with _time_limit(MAX_FILL_SECONDS):  # compiling too: Jinja evaluates constant expressions while it compiles
+            return _filled(compiled(prose.text, name), context.variables())
     except jinja2.TemplateSyntaxError as error:
         problems.append(_syntax_problem(prose, error, root))
     except Exception as error:  # noqa: BLE001 - any failure of a slot is the author's to fix
@@ -424,15 +531,108 @@ def _term_link(term_id: str, text: str) -> str:
 _HAND_TERM_LINK = re.compile(r'<a\b[^>]*?\bhref="#term-([^"]*)"[^>]*>')
 
 
+def _fold(char: str) -> str:
+    """A character as the term index compares it: lower case, where that is one character."""
+    lower = char.lower()
+    return lower if len(lower) == 1 else char
+
+
+def _folded(text: str) -> str:
+    """Each character of text as _fold gives it (at once where lower case keeps the length, as it nearly always
+    does)."""
+    lower = text.lower()
+    return lower if len(lower) == len(text) else "".join(map(_fold, text))
+
+
+_END_OF_TERM = re.compile(r"[\w-]")  # a spelling must not be followed by one of these (nor preceded, with & and #)
+
+
+class TermIndex:
+    """Every spelling of every term, found in one pass over a text: a regular expression of the spellings' first
+    characters finds where one may start, a sorted list of them says which do (narrowed by bisection a character
+    at a time, as a trie would be walked); about linear in the text, whatever the number of terms (a search per
+    term was quadratic). Where several terms match at one place, the first in terms.toml wins, with its longest
+    spelling there, as when each term was searched for on its own."""
+
+    def __init__(self, spellings: tuple[tuple[str, tuple[str, ...]], ...]):
+        self.ids = [term_id for term_id, _ in spellings]
+        self.owners: dict[str, set[int]] = {}
+        for index, (_, written) in enumerate(spellings):
+            # as the sanitised HTML writes them (Q&A is Q&amp;A there); never inside an entity such as &amp;
+            for spelling in written:
+                self.owners.setdefault(_folded(html.escape(spelling, quote=False)), set()).add(index)
+        self.sorted = sorted(self.owners)
+        self.starts = re.compile(r"(?<![\w&#-])" + _prefix_regex({s[:3] for s in self.sorted}), re.IGNORECASE)
+
+    @classmethod
+    @functools.lru_cache(maxsize=4)
+    def of(cls, spellings: tuple[tuple[str, tuple[str, ...]], ...]) -> "TermIndex":
+        """The index of ((term id, its spellings), …), made once while they stay the same (check, then render)."""
+        return cls(spellings)
+
+    def matches_at(self, text: str, folded: str, start: int) -> dict[int, int]:
+        """{term index: end of its longest spelling} for the spellings that match text (folded: _folded(text))
+        at start."""
+        found: dict[int, int] = {}
+        low, high, end = 0, len(self.sorted), start
+        while low < high:
+            if end > start and self.sorted[low] == folded[start:end] and \
+                    (end == len(text) or not _END_OF_TERM.match(text, end)):
+                for index in self.owners[self.sorted[low]]:
+                    found[index] = end  # later ends are longer spellings
+            if end == len(text):
+                break
+            prefix = folded[start:end + 1]  # the spellings that begin with it lie together in the sorted list
+            low = bisect.bisect_left(self.sorted, prefix, low, high)
+            if ord(prefix[-1]) < sys.maxunicode:
+                high = bisect.bisect_left(self.sorted, prefix[:-1] + chr(ord(prefix[-1]) + 1), low, high)
+            end += 1
+        return found
+
+    def link_first(self, text: str, pending: set[int]) -> str:
+        """Link, in one run of text, the earliest use of each pending term (removed from pending as linked)."""
+        result, position = [], 0
+        search_from, folded = 0, _folded(text)
+        while pending:
+            found = self.starts.search(text, search_from)
+            if found is None:
+                break
+            start = found.start()
+            here = [(index, end) for index, end in self.matches_at(text, folded, start).items() if index in pending]
+            if not here:  # no spelling here after all, or only terms linked already: one may start within
+                search_from = start + 1
+                continue
+            index, end = min(here)
+            pending.discard(index)
+            result.append(text[position:start])
+            result.append(_term_link(self.ids[index], text[start:end]))
+            position = search_from = end
+        result.append(text[position:])
+        return "".join(result)
+
+
+def _prefix_regex(prefixes: set[str]) -> str:
+    """A regular expression for a set of short strings, shaped like their trie (an alternation of thousands of
+    words would be tried one by one at every place)."""
+    if not prefixes:
+        return "(?!)"  # matches nowhere
+    groups: dict[str, set[str]] = {}
+    for prefix in prefixes:
+        groups.setdefault(prefix[:1], set()).add(prefix[1:])
+    branches = []
+    for first, rests in sorted(groups.items()):
+        longer = rests - {""}
+        tail = f"(?:{_prefix_regex(longer)}){'?' if '' in rests else ''}" if longer else ""
+        branches.append(re.escape(first) + tail)
+    return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+
+
 def link_terms(parts: list[str], content: Content) -> list[str]:
     """Link each glossary term at its first use across the prose parts (outside links and headings); a term
     the author linked by hand ([x](#term-id)) gets the same link and is not linked again after it."""
-    pending = {}
-    for term in content.terms.values():
-        # as the sanitised HTML writes them (Q&A is Q&amp;A there); never inside an entity such as &amp;
-        spellings = sorted({html.escape(s, quote=False) for s in (term.name, *term.matches)}, key=len, reverse=True)
-        pending[term.id] = re.compile(r"(?<![\w&#-])(" + "|".join(map(re.escape, spellings)) + r")(?![\w-])",
-                                      re.IGNORECASE)
+    index = TermIndex.of(tuple((t.id, (t.name, *t.matches)) for t in content.terms.values()))
+    pending = set(range(len(index.ids)))
+    number = {term_id: i for i, term_id in enumerate(index.ids)}
     out = []
     for part in parts:
         pieces = re.split(r"(<[^>]+>)", part)
@@ -441,7 +641,7 @@ def link_terms(parts: list[str], content: Content) -> list[str]:
             if piece.startswith("<"):
                 hand = _HAND_TERM_LINK.match(piece)
                 if hand and hand.group(1) in content.terms:
-                    pending.pop(hand.group(1), None)
+                    pending.discard(number[hand.group(1)])
                     pieces[i] = _term_link(hand.group(1), "")[:-len("</a>")]
                 tag = re.match(r"</?([a-zA-Z0-9]+)", piece)
                 if tag and tag.group(1).lower() in {"a", "h2", "h3", "h4", "sup"}:
@@ -449,29 +649,9 @@ def link_terms(parts: list[str], content: Content) -> list[str]:
                 continue
             if blocked or not pending:
                 continue
-            pieces[i] = _link_first(piece, pending, content)
+            pieces[i] = index.link_first(piece, pending)
         out.append("".join(pieces))
     return out
-
-
-def _link_first(text: str, pending: dict, content: Content) -> str:
-    """Link, in one run of text, the earliest use of each term not linked yet."""
-    result, position = [], 0
-    while True:
-        best = None
-        for term_id, pattern in pending.items():
-            found = pattern.search(text, position)
-            if found and (best is None or found.start() < best[1].start()):
-                best = (term_id, found)
-        if best is None:
-            break
-        term_id, found = best
-        del pending[term_id]
-        result.append(text[position:found.start()])
-        result.append(_term_link(term_id, found.group(0)))
-        position = found.end()
-    result.append(text[position:])
-    return "".join(result)
 
 
 class ProseHtml(tuple):

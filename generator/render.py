@@ -278,12 +278,17 @@ def describe_memory(f: Facts) -> str:
     return text + f" The states fit from {num(on_grid)} replicas on (solid rule)."
 
 
+_CSS_STRING_UNSAFE = re.compile(r'[\\"<>\x00-\x1f\x7f-\x9f\u2028\u2029]')
+
+
 def running_heads(content: Content) -> str:
     """CSS for paper: the volume and plate at the head of every printed page, page numbers at the foot."""
     plate = content.plate
 
     def css_string(text: str) -> str:
-        return '"' + re.sub(r'[\\"<>\n]', lambda m: f"\\{ord(m.group(0)):x} ", text) + '"'
+        # Every control character and line separator as a CSS escape: a raw line break would end the string
+        # (the rest would be live CSS), and HTML parsing turns CR into LF, so the hashed <style> would not match.
+        return '"' + _CSS_STRING_UNSAFE.sub(lambda m: f"\\{ord(m.group(0)):x} ", text) + '"'
     left = css_string(f"Vol. {plate.volume} · {plate.volume_title}")
     right = css_string(f"Plate {plate.volume}.{plate.plate} · {plate.title}")
     box = "font: 8pt system-ui, sans-serif; color: #333;"

@@ -403,6 +403,26 @@ def _toml_message(message: str) -> str:
     return message
 
 
+MAX_TOML_NESTING = 100  # arrays and inline tables inside one another: real content needs 2; tomllib recurses
+_TOML_TOKEN = re.compile(r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*|[\[\]{}]',
+                         re.S)
+
+
+def _too_deep(text: str) -> int | None:
+    """The line where arrays and inline tables first nest more than MAX_TOML_NESTING deep (strings and comments
+    skipped), or None."""
+    depth = 0
+    for token in _TOML_TOKEN.finditer(text):
+        bracket = token.group()  # or a string or a comment, skipped whole
+        if bracket in ("[", "{"):
+            depth += 1
+            if depth > MAX_TOML_NESTING:
+                return text.count("\n", 0, token.start()) + 1
+        elif bracket in ("]", "}"):
+            depth = max(depth - 1, 0)
+    return None
+
+
 def read_toml(problems: Problems, path: Path, text: str | None = None, line_offset: int = 0):
     """Parse TOML, recording a syntax error with its line; (data or None, text)."""
     if text is None:
@@ -411,6 +431,12 @@ def read_toml(problems: Problems, path: Path, text: str | None = None, line_offs
             return None, ""
     try:
         return tomllib.loads(text), text
+    except RecursionError:  # tomllib reads nested values by recursion
+        line = _too_deep(text)
+        problems.add(path, line + line_offset if line else None,
+                     f"arrays or inline tables nested more than {MAX_TOML_NESTING} levels deep; real content needs "
+                     f"two or three")
+        return None, text
     except tomllib.TOMLDecodeError as error:
         message = re.sub(r"\s*\(at .*\)$", "", str(error))
         match = re.search(r"\(at line (\d+), column (\d+)\)", str(error))

@@ -1,5 +1,6 @@
 """The plate against Altair's own `save(inline=True)` page of the same figures, measured in one run (prints; asserts
-nothing). Run: python tests/benchmark.py [--loads 5] [--lighthouse-runs 5]"""
+nothing). Run: python tests/benchmark.py [--loads 5] [--lighthouse-runs 5]; or only `plate check` with a large
+glossary: python tests/benchmark.py --terms 1000 [--spellings 40]"""
 from __future__ import annotations
 
 import argparse
@@ -20,6 +21,7 @@ import sys
 import tempfile
 import threading
 import time
+import tomllib
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -419,17 +421,63 @@ def serve_idle_cpu(work: Path, files: int = 50_000, seconds: float = 10.0, poll:
         shutil.rmtree(content, ignore_errors=True)
 
 
+def glossary_content(into: Path, total: int, spellings: int) -> Path:
+    """A copy of the content with terms added up to total (a plate may have 1,000), each of that many spellings
+    and used once in the prose (by its last spelling, the others looked for in vain before it)."""
+    shutil.copytree(CONTENT, into)
+    added = max(total - len(tomllib.loads((into / "terms.toml").read_text(encoding="utf-8"))["terms"]), 0)
+
+    def spelling(i: int, j: int) -> str:
+        return f"glossa{i} form{j}" if j else f"glossa{i}"
+    with open(into / "terms.toml", "a", encoding="utf-8") as toml:
+        for i in range(added):
+            matches = ", ".join(f'"{spelling(i, j)}"' for j in range(1, spellings))
+            toml.write(f'\n[terms.glossa{i}]\nname = "{spelling(i, 0)}"\ndefinition = "Entry {i}."\n'
+                       f"matches = [{matches}]\n")
+    uses = [f"Here {spelling(i, spellings - 1)} is used." for i in range(added)]
+    paragraphs = "\n\n".join(" ".join(uses[k:k + 100]) for k in range(0, added, 100))
+    plate = into / "plate.md"
+    plate.write_text(plate.read_text(encoding="utf-8").replace("[[figures]]", f"{paragraphs}\n\n[[figures]]", 1),
+                     encoding="utf-8")
+    return into
+
+
+def glossary_check(work: Path, total: int, spellings: int) -> None:
+    """`plate check` of the content with a large glossary, in a new process: the time it reports (after start-up),
+    and the whole process's wall and CPU time."""
+    content_dir = glossary_content(work / f"glossary-{total}", total, spellings)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "generator", "check", "--content", str(content_dir)], cwd=ROOT,
+                          capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    checked = re.search(r"checked in ([\d.]+) s", done.stdout)
+    if done.returncode != 0 or checked is None:
+        print(f"  plate check with {total:,} terms failed:\n{done.stderr}")
+        return
+    print(f"  {total:,} terms, those added with {spellings} spellings each, every one used in the prose:")
+    row("plate check (as it reports)", float(checked.group(1)), None, "s", "< 1 s", float(checked.group(1)) < 1)
+    row("  the whole process, start-up too", wall, None, "s")
+    row("  its CPU time, start-up too", cpu, None, "s")  # on a busy machine, what the wall times stand for
+
+
 def main() -> None:
     args = argparse.ArgumentParser(description=__doc__)
     args.add_argument("--loads", type=int, default=5, help="page loads per page for first figure and live")
     args.add_argument("--lighthouse-runs", type=int, default=5)
     args.add_argument("--selections", type=int, default=96, help="how many selections to walk (an even sample)")
     args.add_argument("--serve-idle", action="store_true", help="only measure `plate serve` idle with 50,000 files")
+    args.add_argument("--terms", type=int, default=0, help="only time `plate check` with this many more terms")
+    args.add_argument("--spellings", type=int, default=40, help="spellings of each of those terms")
     args = args.parse_args()
     work = Path(tempfile.mkdtemp(prefix="plate-bench-"))
     try:
         if args.serve_idle:
             report_serve_idle(work)
+        elif args.terms:
+            glossary_check(work, args.terms, args.spellings)
         else:
             run(work, args)
     finally:

@@ -269,7 +269,7 @@ CASES = [
     Case("prose-loop-runs-for-hours", "plate.md",
          (("Replicas split the batch.", "{% for i in range(99999) %}{% for j in range(99999) %}x{% endfor %}"
                                         "{% endfor %}"),),
-         "filling the slots took more than 5 s", "{% for i in"),
+         "filling the slots", "{% for i in"),  # made too much prose: stopped before the time limit
 ]
 
 
