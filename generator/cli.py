@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import stat
 import sys
@@ -240,6 +241,8 @@ def folder_problem(folder: Path, what: str, must_exist: bool) -> str | None:
             return f"{what} {shortened(folder)} does not exist"
         info = None
     except OSError as error:  # a name too long for the file system (ENAMETOOLONG), a link loop, …
+        if error.errno == errno.ELOOP:
+            return f"{what} {shortened(folder)} is a symlink loop (a link that leads back to itself, maybe through others)"
         return f"{what} {shortened(folder)} cannot be used: {error.strerror or error}"
     if must_exist and not stat.S_ISDIR(info.st_mode):
         return f"{what} {shortened(folder)} is a file, not a folder"

@@ -26,7 +26,7 @@ SOURCE = {"authors": "Goyal et al.", "title": "Accurate, Large Minibatch SGD: Tr
           "venue": "arXiv:1706.02677, 2017", "url": "https://arxiv.org/abs/1706.02677", "label": "arXiv:1706.02677"}
 # The presets MODEL.md names (the spec's own ids, as content/presets.toml spells them).
 SPEC_PRESETS = {"models": ["llama3-8b", "llama3-70b", "llama3-405b"], "batches": ["1M", "4M"],
-                "networks": ["ib-400", "nvlink"], "gpus": ["h100-sxm", "a100-sxm", "h200-sxm", "b200"]}
+                "networks": ["ib-400", "nvlink"], "gpus": ["h100-sxm", "a100-sxm", "h200-sxm", "b200", "gb200-nvl72"]}
 SCENARIO_KEY = {"models": "model", "batches": "batch", "networks": "network", "gpus": "gpu"}
 FILES = {"models": "presets.toml", "batches": "presets.toml", "networks": "presets.toml", "gpus": "presets.toml",
          "terms": "terms.toml", "sources": "sources.toml"}
