@@ -274,7 +274,7 @@ class Facts:
 
     @property
     def bucketed_tail_s(self) -> float:
-        """At the timeline's replica count: communication left after compute with 25 MiB buckets (plus what the
+        """At the timeline's replica count: communication left after compute with DDP's buckets (plus what the
         forward pass could not hide)."""
         p = self.at(self.timeline_replicas)
         return self.forward_exposed_s + float(model.bucketed_tail_seconds(p.compute_s, self.timeline_comm_s,
