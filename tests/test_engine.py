@@ -30,6 +30,16 @@ CUSTOM = """([runs, replicas]) => runs.map((x) => {
 EVERY_TEXT = """(selections) => selections.map((sel) => window.plate.texts(sel))"""
 
 
+def assert_own_texts_as_python(texts: dict, f: facts.Facts, seq_len: int, label: str) -> None:
+    """The texts the page wrote for a reader's own run (readout, caption, each figure's words and table) are
+    render.py's for the same facts."""
+    assert texts["readout_paragraphs"] == render.readout_paragraphs(f), label
+    assert texts["caption"] == f.caption, label
+    for fid, text in texts["describe"].items():
+        assert text == render.describe(f, fid, seq_len), (label, fid)
+        assert texts["tables"][fid] == render.table_rows(f, fid), (label, fid)
+
+
 @pytest.fixture(scope="module")
 def atlas():
     return facts.Atlas(content.load(CONTENT).presets)
@@ -202,9 +212,4 @@ def test_the_page_writes_random_custom_runs_texts_as_python_does(page, atlas):
             cases.append((sel, values, f))
     got = page.evaluate(OWN_TEXTS, [{**{k: getattr(s, k) for k in facts.KEYS}, **v} for s, v, _ in cases])
     for (sel, values, f), texts in zip(got and cases, got):
-        label = f"{render.selection_key(sel)} {values}"
-        assert texts["readout_paragraphs"] == render.readout_paragraphs(f), label
-        assert texts["caption"] == f.caption, label
-        for fid, text in texts["describe"].items():
-            assert text == render.describe(f, fid, c.presets.workshop.seq_len), (label, fid)
-            assert texts["tables"][fid] == render.table_rows(f, fid), (label, fid)
+        assert_own_texts_as_python(texts, f, c.presets.workshop.seq_len, f"{render.selection_key(sel)} {values}")

@@ -17,6 +17,7 @@ from generator import build, charts, content, custom, facts, render
 from generator.content import Selection
 
 from conftest import CONTENT, FIXTURE, wait_until
+from test_engine import assert_own_texts_as_python
 
 pytestmark = pytest.mark.browser
 
@@ -179,11 +180,6 @@ def test_own_runs_near_the_overflow_guard_are_refused_or_written_as_python_write
             cases.append((values, f))
     got = page.evaluate(OWN_TEXTS, [{**{k: getattr(sel, k) for k in facts.KEYS}, **v} for v, _ in cases])
     for (values, f), texts in zip(cases, got):
-        label = f"{values}"
-        assert texts["readout_paragraphs"] == render.readout_paragraphs(f), label
-        assert texts["caption"] == f.caption, label
-        for fid, text in texts["describe"].items():
-            assert text == render.describe(f, fid, c.presets.workshop.seq_len), (label, fid)
-            assert texts["tables"][fid] == render.table_rows(f, fid), (label, fid)
+        assert_own_texts_as_python(texts, f, c.presets.workshop.seq_len, f"{values}")
     assert accepted and max(accepted) > 0.5 * JS_EXPONENTIAL  # the guard lets through runs near the edge
     assert refused and min(refused) < 10 * JS_EXPONENTIAL  # and refuses those just past it
