@@ -86,90 +86,100 @@ def test_the_alternatives_really_differ(tmp_path):
     assert len(seen) == len(ALTERNATIVES)
 
 
-def test_crossing_comparisons_hold(built):
+UNITS = {"TB": 1e12, "GB": 1e9, "MB": 1e6, "kB": 1e3, "B": 1}
+
+
+def size(text: str) -> float:
+    """'128 GB' → 1.28e11 (the unit as notation.data_size writes it)."""
+    value, unit = text.split()
+    return number(value) * UNITS[unit]
+
+
+def test_crossing_words_hold(built):
     c, text = built
-    meet = re.search(r"(?:≈|would meet only at n\* ≈) ([\d,]+) replicas", text)
-    other = re.search(r"With a (\S+)-token batch the crossing comes (sooner|at the same point|later): n\* ≈ ([\d,]+)",
-                      text)
-    assert meet and other, text
-    default_n, other_n = number(meet.group(1)), number(other.group(3))
-    assert other.group(2) == relation(other_n, default_n, "sooner", "at the same point", "later")
-    assert other.group(1) + " tokens" != c.presets.batches[c.plate.default.batch].name  # never itself
-    params = {m.name: m.params for m in c.presets.models.values()}
-    name = "|".join(map(re.escape, params))
-    model = re.search(rf"({name}), with (fewer|as many|more) parameters than ({name}), meets its all-reduce at the "
-                      r"same n\* ≈ ([\d,]+)", text)
-    if len(params) == 1:  # no other model to compare with: the sentence is left out
-        assert model is None and "meets its all-reduce at the same" not in text
-        return
-    assert model, text
-    assert model.group(1) != model.group(3)
-    assert model.group(2) == relation(params[model.group(1)], params[model.group(3)], "fewer", "as many", "more")
-    assert number(model.group(4)) == default_n
-
-
-def test_grid_crossing_and_efficiency_words_hold(built):
-    c, text = built
-    past = re.search(r"the first power of two past it is ([\d,]+), where each replica gets ([\d,]+) tokens "
-                     r"per step, (.+?) ([\d,]+)-token sequence, and the efficiency is (?:down to|just under) (\d+)%", text)
-    if past is None:
-        assert "lines would meet only at" in text
-        return
-    n, tokens, share, seq, eff = past.groups()
-    assert number(n) > number(re.search(r"≈ ([\d,]+) replicas", text).group(1))
-    ratio = number(tokens) / number(seq)
-    # under one sequence, the fraction's words (half, a quarter, 1/16...); above it, how many times one
-    expected = {1.0: "exactly one"}.get(ratio) or (f"{prose.FILTERS['fraction'](ratio)} of one" if ratio < 1 else
-                                                   f"{prose.FILTERS['num'](ratio, 1)} times one")
-    assert share == expected, (share, ratio)
-    assert int(eff) < 100 or "the efficiency is just under 100%" in text
-    nv = re.search(r"over NVLink, where the efficiency (is still|is) (\d+)%", text)
-    assert nv and (nv.group(1) == "is still") == (nv.group(2) == "100")
-
-
-def test_nvlink_domain_caveat_only_past_its_size(built):
-    c, text = built
-    n = number(re.search(r"At ([\d,]+) replicas the all-reduce takes", text).group(1))
-    gpu = c.presets.gpus[c.presets.workshop.gpu]
-    past = gpu.nvlink_domain is not None and n > gpu.nvlink_domain
-    assert (f"No NVLink fabric of {gpu.name} GPUs is that large" in text) == past
+    meet = re.search(r"The lines meet at n\* = 1 \+ 1\.5·T·B/\(P·u\) for a batch of T tokens and a GPU computing "
+                     r"P·u FLOP/s: ≈ ([\d,]+) for (.+?) with an? (.+?) batch on (.+?)(, beyond the ([\d,]+) replicas drawn)?\. ", text)
+    assert meet, text
+    f = Atlas(c.presets).facts(c.plate.default)
+    assert number(meet.group(1)) == round(f.meeting_replicas)
+    assert meet.group(2, 3, 4) == (f.model.name, prose.modifier(f.batch.name), f.network.short)
+    assert (meet.group(5) is not None) == (f.crossing_replicas is None)
+    if meet.group(6):
+        assert number(meet.group(6)) == c.presets.workshop.max_replicas < f.meeting_replicas
 
 
 def test_hidden_all_reduce_rule_words_hold(built):
-    _, text = built
-    rule = re.search(r"about ([\d,]+) tokens at [\d,]+ GB/s and about ([\d,]+) over NVLink, .*? the threshold is "
-                     r"(less than|exactly|more than) one ([\d,]+)-token sequence, so (.+?):", text)
+    c, text = built
+    rule = re.search(r"at least P·u/\(1\.5·B\) tokens per step, about ([\d,]+) at [\d,]+ GB/s and about ([\d,]+) over "
+                     r"NVLink\. On the .+? network that is (less|more) than one ([\d,]+)-token sequence, so (.+?)\.",
+                     text)
     assert rule, text
+    gpu, w = c.presets.gpu, c.presets.workshop
+    pu = gpu.peak_tflops * 1e12 * w.mfu
+    ib = c.presets.networks["ib-400"].link_bytes_per_s(gpu)  # the network the prose names
+    tokens = pu * w.bytes_per_grad / (3 * ib)  # the prose's own formula, from the presets
     threshold, seq = number(rule.group(1)), number(rule.group(4))
-    assert rule.group(3) == relation(threshold, seq, "less than", "exactly", "more than")
-    assert rule.group(5).endswith("the batch gives out before the network does") == (threshold < seq)
+    assert abs(threshold - tokens) <= 0.05 * tokens  # "about": two significant figures
+    assert seq == w.seq_len
+    assert rule.group(3) == ("less" if tokens < seq else "more")
+    assert rule.group(5).startswith("the batch runs out before") == (rule.group(3) == "less")
 
 
-def test_memory_comparisons_hold(built):
+def test_memory_words_hold(built):
     c, text = built
-    memory = re.search(r"model states take ([\d,.]+) × 10⁹ B per replica\. NVIDIA quotes the (.+?)’s memory as "
-                       r"([\d,.]+) GB, which the plate reads as ([\d,.]+) × 10⁹ B: the states take "
-                       r"(less than|exactly|more than) that, and so (fit|do not fit), with ([\d,.]+) × 10⁹ B "
-                       r"(to spare|too many)\. Read as ([\d,.]+) GiB \(.*?\), the memory is ([\d,.]+) × 10⁹ B, and "
-                       r"(the verdict stands|the states would fit)", text)
+    memory = re.search(r"For (.+?) that is ([\d,.]+ [kMGT]?B), which (fits in|does not fit in) the ([\d,.]+) GB of an? "
+                       r"(.+?)\. Memory is quoted in GB but built in GiB: read as ([\d,.]+) GiB, it is ([\d,.]+ [kMGT]?B), "
+                       r"and (the verdict stands|the states would fit)\.", text)
     assert memory, text
-    states, gpu, quoted, read, rel, fits, gap, spare, gib, gib_bytes, verdict = memory.groups()
-    states, quoted = number(states), number(quoted)
-    assert gpu == c.presets.gpu.name and number(read) == quoted
-    assert rel == relation(states, quoted, "less than", "exactly", "more than")
-    assert (fits == "fit") == (states <= quoted) and (spare == "to spare") == (states <= quoted)
-    assert abs(number(gap) - abs(states - quoted)) <= 0.1
-    assert abs(number(gib_bytes) - quoted * 2**30 / 1e9) <= 0.05
-    assert (verdict == "the verdict stands") == ((states <= quoted) == (states <= number(gib_bytes)))
-    smallest = min(m.params for m in c.presets.models.values())
-    even = "So even a model of" in text
-    assert even == (states > quoted and c.presets.models[c.plate.default.model].params == smallest)
-    assert ("cannot train with plain data parallelism" in text) == (states > quoted)
+    name, states, fits, quoted, gpu, gib, gib_size, verdict = memory.groups()
+    m = c.presets.models[c.plate.default.model]
+    exact = c.presets.workshop.bytes_per_param_states * m.params
+    assert name == m.name and gpu == c.presets.gpu.name and number(quoted) == number(gib) == c.presets.gpu.memory_gb
+    assert abs(size(states) - exact) <= 0.005 * exact
+    q = c.presets.gpu.memory_gb * 1e9
+    assert (fits == "fits in") == (exact <= q)
+    assert abs(size(gib_size) - q * 2**30 / 1e9) <= 0.005 * q
+    assert (verdict == "the verdict stands") == ((exact <= q) == (exact <= q * 2**30 / 1e9))
 
 
-def test_precision_words_hold(built):
+def _smallest(kept: float, shared: float, memory: float) -> int:
+    """The smallest n with (kept + shared/n) bytes per parameter × N within memory (kept, shared per parameter)."""
+    n = 1
+    while kept + shared / n > memory:
+        n += 1
+    return n
+
+
+def test_sharding_words_hold(built):
     c, text = built
+    m = c.presets.models[c.plate.default.model]
+    memory = c.presets.gpu.memory_gb * 1e9 / m.params
+    states = c.presets.workshop.bytes_per_param_states
+    zero1 = re.search(r"\(ZeRO-1\) fits it from ([\d,]+) replicas", text)
+    if states - 4 < memory:
+        assert zero1 and number(zero1.group(1)) == _smallest(4, states - 4, memory)
+    zero3 = re.search(r"\(ZeRO-3\) fits it from ([\d,]+), but gathers the BF16 weights for the forward and again for "
+                      r"the backward pass, ([\d.]+) times the bytes", text)
+    assert zero3, text
+    assert number(zero3.group(1)) == _smallest(0, states, memory)
     b = c.presets.workshop.bytes_per_grad
-    found = re.search(r"takes 4 bytes a gradient instead of the workshop’s (\d+), which (\w+) the traffic", text)
-    assert found and number(found.group(1)) == b
-    assert found.group(2) == {1: "leaves", 2: "doubles", 4: "quadruples"}[4 // b]
+    assert number(zero3.group(2)) == round((2 + 2 + b) / (2 * b), 1)
+
+
+def test_nvlink_domain_words_only_where_a_domain_is_known(built):
+    c, text = built
+    gpu = c.presets.gpu
+    shown = re.search(r"counts past the largest NVLink domain sold for the GPU \(([\d,]+) on ", text)
+    past = gpu.nvlink_domain is not None and gpu.nvlink_domain < c.presets.workshop.max_replicas
+    assert (shown is not None) == past
+    if shown:
+        assert number(shown.group(1)) == gpu.nvlink_domain
+
+
+def test_layout_words_hold(built):
+    _, text = built
+    layout = re.search(r"each replica spanned ([\d,]+) GPUs \(tensor parallel (\d+) × pipeline parallel (\d+)\), so "
+                       r"([\d,]+) GPUs held ([\d,]+) replicas and ([\d,]+) held ([\d,]+)\.", text)
+    assert layout, text
+    span, tp, pp, g1, r1, g2, r2 = map(number, layout.groups())
+    assert span == tp * pp and r1 == g1 / span and r2 == g2 / span
