@@ -9,7 +9,7 @@ import pytest
 
 import content_edit
 from generator import build, content
-from generator.notation import billions, num, seconds
+from generator.notation import data_size, num, seconds
 from spec_model import check_readout, expected
 
 from conftest import CONTENT, FIXTURE, spec_selection
@@ -52,20 +52,14 @@ def readout_of(page: str) -> str:
 
 def test_page_states_the_claims_of_model_md(spec_site):
     words = text_of((spec_site / "index.html").read_text())
-    assert "The lines meet at n* = 1 + 1.5·T·B/(P·u) ≈ 708 replicas; the first power of two past it is 1,024" in words
-    assert "the all-reduce climbs from 0.321 s towards 0.642 s" in words
-    assert "each replica gets 4,096 tokens per step, half of one 8,192-token sequence" in words
-    assert "0.071 s over NVLink, where the efficiency is still 100%. No NVLink fabric of H100 SXM GPUs" in words
-    batches = content.load(spec_site.parent / "content").presets.batches
-    if next(b for b in batches if b != "4M") == "1M":  # the prose compares the first other batch
-        assert "With a 1M-token batch the crossing comes sooner: n* ≈ 178, first passed on the grid at 256" in words
-    assert "model states take 128.5 × 10⁹ B per replica" in words
-    assert "memory as 80 GB, which the plate reads as 80 × 10⁹ B: the states take more than that" in words
-    assert "Read as 80 GiB (HBM is built in binary units), the memory is 85.9 × 10⁹ B" in words
-    assert "a group of 128 GPUs (tensor parallel 8 × pipeline parallel 16), so 64 ranks on 8,192 GPUs and 128 on " \
-           "16,384" in words
-    assert "about 5,900 tokens at 50 GB/s and about 660 over NVLink" in words
-    assert "6.98 billion outside the embeddings and 1.05 billion in the input embedding" in words
+    assert "The lines meet at n* = 1 + 1.5·T·B/(P·u) for a batch of T tokens and a GPU computing P·u FLOP/s: ≈ 708 " \
+           "for Llama 3 8B with a 4M-token batch on 400 Gb/s." in words
+    assert "the time climbs from 0.321 s on two replicas towards 2bN/B = 0.642 s" in words
+    assert "about 5,900 at 50 GB/s and about 660 over NVLink" in words
+    assert "For Llama 3 8B that is 128 GB, which does not fit in the 80 GB of an H100 SXM" in words
+    assert "read as 80 GiB, it is 85.9 GB, and the verdict stands" in words
+    assert "each replica spanned 128 GPUs (tensor parallel 8 × pipeline parallel 16), so 8,192 GPUs held 64 " \
+           "replicas and 16,384 held 128" in words
     assert "plate XIV.5" in words and "plate XI.2" in words
 
 
@@ -83,21 +77,13 @@ def test_page_states_the_defaults_numbers(site):
     m = c.presets.models[c.plate.default.model]
     link = c.presets.networks[c.plate.default.network].link_bytes_per_s(c.presets.gpu)
     words = text_of((site / "index.html").read_text())
-    if e.crossing:
-        assert (f"The lines meet at n* = 1 + 1.5·T·B/(P·u) ≈ {num(e.meeting)} replicas; the first power of two past "
-                f"it is {num(e.crossing)}, where each replica gets {num(e.tokens // e.crossing)} tokens per step") in words
-    else:
-        assert f"would meet only at n* ≈ {num(e.meeting)} replicas, past the {num(e.replicas[-1])} drawn" in words
+    assert f"P·u FLOP/s: ≈ {num(e.meeting)} for {m.name} with a" in words
+    assert (f", beyond the {num(e.replicas[-1])} replicas drawn." in words) == (not e.crossing)
     limit = 2 * c.presets.workshop.bytes_per_grad * m.params / link
-    assert f"the all-reduce climbs from {seconds(e.allreduce_s[2], 3)} towards {seconds(limit, 3)}" in words
-    assert f"model states take {num(e.model_states_gb, 1)} × 10⁹ B per replica" in words
-    word = "less than" if e.model_states_gb < e.gpu_memory_gb else "more than" if e.model_states_gb > \
-        e.gpu_memory_gb else "exactly"
-    assert (f"memory as {num(e.gpu_memory_gb)} GB, which the plate reads as {num(e.gpu_memory_gb)} × 10⁹ B: the "
-            f"states take {word} that") in words
-    embedding = 2 * m.vocab * m.d_model
-    assert (f"{billions(m.params - embedding, 2)} billion outside the embeddings and {billions(embedding, 2)} "
-            f"billion in the input embedding") in words
+    assert f"the time climbs from {seconds(e.allreduce_s[2])} on two replicas towards 2bN/B = {seconds(limit)}" in words
+    assert f"For {m.name} that is {data_size(e.model_states_gb * 1e9)}, which" in words
+    fits = "fits in" if e.model_states_gb <= e.gpu_memory_gb else "does not fit in"
+    assert f"{fits} the {num(e.gpu_memory_gb)} GB of an" in words
 
 
 def test_page_has_plate_header_terms_takeaway_and_sources(site):
