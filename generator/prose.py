@@ -60,7 +60,7 @@ FILTERS = {name: _needs_value(name, f) for name, f in
 
 # --- slots ---------------------------------------------------------------------------------------
 
-PROSE_NAMES = ("default", "scenario", "cite", "workshop", "gpu", "models", "batches", "networks", "compare",
+PROSE_NAMES = ("default", "scenario", "cite", "workshop", "gpu", "gpus", "models", "batches", "networks", "compare",
                "scales", "check")
 # In-page links prose may write, checked at build time: [text](#term-overlap), [text](#source-li2020).
 _ANCHOR_LINK = re.compile(r"""(?:\]\(\s*<?|href\s*=\s*["']?)#(term|source)-([^)\s"'>]*)""")
@@ -92,7 +92,7 @@ class ProseContext:
             "default": self.atlas.facts(default),
             "scenario": self.scenario,
             "cite": self.cite,
-            "workshop": p.workshop, "gpu": p.gpu,
+            "workshop": p.workshop, "gpu": p.gpu, "gpus": gpus_of(p),
             "models": p.models, "batches": p.batches, "networks": p.networks,
         }
 
