@@ -1,4 +1,4 @@
-"""Read the model's grid for the prose, the readouts and the CSV: crossings, thresholds, memory."""
+"""The model's facts for the prose, the readouts and the CSV, one selection at a time: crossings, thresholds, memory."""
 from __future__ import annotations
 
 import itertools
@@ -77,14 +77,35 @@ def axes(presets: Presets) -> dict[str, list[str]]:
             "gpu": list(gpus_of(presets)), **{k: list(v) for k, v in OPTIONS.items()}}
 
 
-def evaluate(presets: Presets) -> model.Run:
-    """The model over every preset and option: arrays on axes (KEYS…, replicas)."""
-    ax = axes(presets)
-    shape = tuple(len(v) for v in ax.values())
-    cells = [inputs(presets, Selection(*combo)) for combo in itertools.product(*ax.values())]
+def evaluate(presets: Presets, choices: dict[str, list[str]] | None = None) -> model.Run:
+    """The model over the product of the given ids on each axis (every preset and option by default): arrays on
+    axes (KEYS…, replicas). The build evaluates only small products (facts.extremes, the CSV's rows); a product of
+    every axis is for tests."""
+    ax = {**axes(presets), **(choices or {})}
+    shape = tuple(len(ax[k]) for k in KEYS)
+    cells = [inputs(presets, Selection(*combo)) for combo in itertools.product(*(ax[k] for k in KEYS))]
     stacked = {f: np.array([getattr(c, f) for c in cells], dtype=np.float64).reshape(shape)
                for f in model.Inputs.__dataclass_fields__}
     return model.evaluate(model.Inputs(**stacked), model.replica_counts(presets.workshop.max_replicas))
+
+
+def extremes(presets: Presets) -> dict[str, list[str]]:
+    """The presets at the ends of each axis the model is monotone in: the smallest and largest model (params) and
+    batch (tokens), the slowest and fastest network of its own speed and one over NVLink (whose speed is each GPU's);
+    every GPU and option. Every time, size and efficiency of the full product lies between its values on these
+    (step, compute and communication grow with params and tokens and shrink with bandwidth), so checking them checks
+    every selection, in time linear in the presets."""
+    def ends(table: dict, key) -> list[str]:
+        ids = list(table)
+        if not ids:
+            return []
+        low, high = min(ids, key=lambda i: key(table[i])), max(ids, key=lambda i: key(table[i]))
+        return [i for i in ids if i in (low, high)]  # in preset order, as the product would meet them
+    own = {i: n for i, n in presets.networks.items() if not n.nvlink}
+    nvlink = [i for i, n in presets.networks.items() if n.nvlink][:1]
+    networks = set(ends(own, lambda n: n.link_gbytes_per_s)) | set(nvlink)
+    return {"model": ends(presets.models, lambda m: m.params), "batch": ends(presets.batches, lambda b: b.tokens),
+            "network": [i for i in presets.networks if i in networks]}
 
 
 @dataclass(frozen=True)
@@ -106,7 +127,7 @@ class Point:
 
 @dataclass(frozen=True)
 class Facts:
-    """What the plate says about one selection, read off the grid."""
+    """What the plate says about one selection, read off its run of the model (grid, at index)."""
 
     model: Model
     batch: Batch
@@ -372,27 +393,30 @@ class Facts:
 
 
 class Atlas:
-    """The grid with the presets that index it: facts for any selection, rows for the CSV."""
+    """The presets and their options: facts for any selection, evaluated when first asked for; rows for the CSV."""
 
     def __init__(self, presets: Presets):
         self.presets = presets
         self.axes = axes(presets)
-        self.grid = evaluate(presets)
+        self.replicas = model.replica_counts(presets.workshop.max_replicas)
+        self._facts: dict[Selection, Facts] = {}
 
     def complete(self, selection: Selection) -> Selection:
         """The selection with the workshop's GPU filled in where it names none."""
         return selection if selection.gpu else replace(selection, gpu=self.presets.workshop.gpu)
 
     def facts(self, selection: Selection) -> Facts:
-        """Facts for one selection of preset ids."""
+        """Facts for one selection of preset ids: the model evaluated for it alone, once."""
         sel = self.complete(selection)
-        p = self.presets
-        return Facts(
-            model=p.models[sel.model], batch=p.batches[sel.batch], network=p.networks[sel.network],
-            gpu=gpus_of(p)[sel.gpu], grid=self.grid,
-            index=tuple(self.axes[k].index(getattr(sel, k)) for k in KEYS),
-            selection=sel, workshop=p.workshop, inputs=inputs(p, sel),
-        )
+        if sel not in self._facts:
+            p = self.presets
+            ins = inputs(p, sel)
+            self._facts[sel] = Facts(
+                model=p.models[sel.model], batch=p.batches[sel.batch], network=p.networks[sel.network],
+                gpu=gpus_of(p)[sel.gpu], grid=model.evaluate(ins, self.replicas), index=(),
+                selection=sel, workshop=p.workshop, inputs=ins,
+            )
+        return self._facts[sel]
 
     @cached_property
     def selections(self) -> list[Selection]:
@@ -400,8 +424,8 @@ class Atlas:
         return [Selection(*combo) for combo in itertools.product(*self.axes.values())]
 
     def rows(self) -> list[dict]:
-        """The CSV: one row per preset, option and replica count; ZeRO stages as columns (read off the grid)."""
-        p, g = self.presets, self.grid
+        """The CSV: one row per preset, option and replica count; ZeRO stages as columns."""
+        p, g = self.presets, evaluate(self.presets)
         stages = list(OPTIONS["sharding"])
         gpus = gpus_of(p)
         # per stage: arrays on (model, batch, network, gpu, overlap, precision, topology, replicas) as lists
@@ -419,7 +443,7 @@ class Atlas:
             columns = {name: cell(plain, name) for name in plain}
             z3 = {name: cell(zero3, name) for name in ("step_s", "efficiency")}
             staged = [{name: cell(t, name) for name in ("states_bytes", "fits")} for t in by_stage]
-            for r, n in enumerate(self.grid.replicas.tolist()):
+            for r, n in enumerate(self.replicas.tolist()):
                 out.append({
                     "model": sel.model, "gpu": sel.gpu, "network": sel.network, "global_batch_tokens": b.tokens,
                     "overlap": sel.overlap, "gradient_precision": sel.precision, "topology": sel.topology,

@@ -44,7 +44,7 @@ def test_at_rejects_a_count_off_the_grid(atlas):
 def test_rows_cover_every_selection_and_replica_count(atlas):
     rows = atlas.rows()
     stages = len(facts.OPTIONS["sharding"])  # ZeRO stages are columns, not rows
-    assert len(rows) == len(atlas.selections) // stages * len(atlas.grid.replicas)
+    assert len(rows) == len(atlas.selections) // stages * len(atlas.replicas)
     assert tuple(rows[0]) == facts.CSV_COLUMNS
     combos = {tuple(r[k] for k in ("model", "batch_id", "network", "gpu", "overlap", "gradient_precision",
                                    "topology")) for r in _with_batch_ids(atlas, rows)}
