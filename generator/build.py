@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from . import cache, charts, checks, publish, render, runtime, schema
-from .facts import Atlas
+from .facts import Atlas, evaluate, extremes
 from .output import MARKER, Interrupted, OutputError, check_output, write  # noqa: F401 - the command's names
 
 
@@ -87,8 +87,11 @@ MAX_STEP_SECONDS = 1e9  # about 32 years per step: beyond it a preset is a typo,
 
 def check_grid(atlas: Atlas, root: Path) -> None:
     """Presets that are each within bounds can still combine into absurd times (1e15 parameters on a
-    0.001 TFLOP/s GPU): the longest step is named at its model's line."""
-    g = atlas.grid
+    0.001 TFLOP/s GPU): checked on the presets at the ends of each axis (facts.extremes), which bound every
+    selection's values, and the longest step named at its model's line."""
+    p = atlas.presets
+    ends = extremes(p)
+    g = evaluate(p, ends)
     arrays = (g.compute_s, g.allreduce_s, g.step_s, g.efficiency, g.tokens_per_replica, g.states_bytes,
               g.continuous_crossing)
     path = root / "presets.toml"
@@ -99,8 +102,7 @@ def check_grid(atlas: Atlas, root: Path) -> None:
         problems.raise_if_any()
     worst = np.unravel_index(np.argmax(g.step_s), g.step_s.shape)
     if g.step_s[worst] > MAX_STEP_SECONDS:
-        p = atlas.presets
-        model, batch, network = (list(table)[i] for table, i in zip((p.models, p.batches, p.networks), worst))
+        model, batch, network = (ends[k][i] for k, i in zip(("model", "batch", "network"), worst))
         text = path.read_text(encoding="utf-8-sig")
         problems.add(path, schema.locate(text, ("models", model, "params")),
                      f"model {schema.quote(model)} with batch {schema.quote(batch)} over network "

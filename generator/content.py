@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .schema import (MAX_ENTRIES, MAX_GRID_ROWS, MAX_SELECTIONS, Problems, Range, describe_value, fields, grid_rows,
+from .schema import (MAX_CSV_ROWS, MAX_ENTRIES, MAX_SELECTIONS, Problems, Range, describe_value, fields, grid_rows,
                      keyed, locate, quote, read_text, read_toml, unknown_tables)
 
 FIGURES_MARK = "[[figures]]"
@@ -175,7 +175,6 @@ class Content:
 
 # --- the files -----------------------------------------------------------------------------------
 
-OPTION_SETTINGS = 2 * 2 * 2  # overlap × gradient precision × topology (facts.OPTIONS)
 MAX_REPLICAS = 2**20  # the page embeds every replica count; beyond this it only grows
 WORKSHOP_SCHEMA = {"gpu": "text", "mfu": Range("fraction", 0.001, 1), "bytes_per_grad": "count",
                    "bytes_per_param_states": "count", "seq_len": "count", "max_replicas": "count"}
@@ -278,23 +277,23 @@ def _presets(problems: Problems, path: Path, text: str, data: dict) -> Presets |
                              f"(known: {', '.join(declared) or 'none'})")
             ok = False
     if ok and models and batches and networks:
-        # The CSV's rows: every preset and GPU under each of the 8 settings of overlap, precision and topology.
-        counts = (len(models), len(batches), len(networks), len(gpus) * OPTION_SETTINGS,
-                  workshop["max_replicas"].bit_length())
-        rows = grid_rows(*counts)
-        selections = grid_rows(*counts[:3])
+        # The page offers every model × batch × network × GPU; the site's CSV has a row per model, batch, network
+        # and replica count (under the workshop's GPU and options). Nothing else grows with their product.
+        counts = (len(models), len(batches), len(networks), len(gpus))
+        selections = grid_rows(*counts)
+        replicas = workshop["max_replicas"].bit_length()
+        rows = grid_rows(*counts[:3], replicas)
+        gpus_text = f"{counts[3]:,} GPU{'s' if counts[3] != 1 else ''}"
         if selections > MAX_SELECTIONS:
             problems.add(path, locate(text, ("models",)),
                          f"{selections:,} selections ({counts[0]:,} models × {counts[1]:,} batches × {counts[2]:,} "
-                         f"networks), more than the {MAX_SELECTIONS:,} a page can offer; remove presets")
+                         f"networks × {gpus_text}), more than the {MAX_SELECTIONS:,} a page can offer; remove presets")
             ok = False
-        elif rows > MAX_GRID_ROWS:
+        elif rows > MAX_CSV_ROWS:
             problems.add(path, locate(text, ("workshop", "max_replicas")),
-                         f"the grid would have {rows:,} rows ({counts[0]:,} models × {counts[1]:,} batches × "
-                         f"{counts[2]:,} networks × {len(gpus):,} GPU{'s' if len(gpus) != 1 else ''} × {OPTION_SETTINGS} "
-                         f"option settings × "
-                         f"{counts[4]} replica counts), more than the {MAX_GRID_ROWS:,} a page can hold; remove "
-                         f"presets or lower max_replicas")
+                         f"the data file would have {rows:,} rows ({counts[0]:,} models × {counts[1]:,} batches × "
+                         f"{counts[2]:,} networks × {replicas} replica counts), more than the {MAX_CSV_ROWS:,} it "
+                         f"can hold; remove presets or lower max_replicas")
             ok = False
     if not (ok and models and batches and networks):
         return None

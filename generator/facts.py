@@ -1,4 +1,4 @@
-"""Read the model's grid for the prose, the readouts and the CSV: crossings, thresholds, memory."""
+"""The model's facts for the prose, the readouts and the CSV, one selection at a time: crossings, thresholds, memory."""
 from __future__ import annotations
 
 import itertools
@@ -27,14 +27,31 @@ CAPTIONS = {
 FP32_BYTES = 4
 KEYS = ("model", "batch", "network", "gpu", "overlap", "precision", "topology", "sharding")
 
-CSV_COLUMNS = (
-    "model", "gpu", "network", "global_batch_tokens", "overlap", "gradient_precision", "topology", "replicas",
-    "params", "gpu_peak_tflops", "mfu", "link_gbytes_per_s", "nvlink_gbytes_per_s", "bytes_per_grad",
-    "compute_s", "allreduce_s", "step_s", "efficiency", "tokens_per_replica", "sequences_per_replica",
-    "step_s_zero3", "efficiency_zero3", "gpu_memory_gb",
-    "model_states_gb", "model_states_gb_zero1", "model_states_gb_zero2", "model_states_gb_zero3",
-    "fits_in_memory", "fits_in_memory_zero1", "fits_in_memory_zero2", "fits_in_memory_zero3",
+# The columns of a selection's CSV, declared once: the page writes the same (templates/plate.js `selectionCsv`, from
+# data.csv_columns). Each is (name, source, field, divisor): the selection's id or option ("sel"), an input of the
+# model in SI units ("inputs": model.Inputs, the page's `inputs`), or a value at each replica count ("run":
+# model.Run, the page's `evaluate`), divided by divisor. A quantity the model gains per replica count is one line here.
+SELECTION_COLUMNS = (
+    ("model", "sel", "model", 1), ("batch", "sel", "batch", 1), ("network", "sel", "network", 1),
+    ("gpu", "sel", "gpu", 1), ("overlap", "sel", "overlap", 1), ("gradient_precision", "sel", "precision", 1),
+    ("topology", "sel", "topology", 1), ("sharding", "sel", "sharding", 1),
+    ("replicas", "run", "replicas", 1),
+    ("params", "inputs", "params", 1), ("global_batch_tokens", "inputs", "batch_tokens", 1),
+    ("gpu_peak_tflops", "inputs", "peak_flops", 1e12), ("mfu", "inputs", "mfu", 1),
+    ("link_gbytes_per_s", "inputs", "link_bytes_per_s", 1e9),
+    ("nvlink_gbytes_per_s", "inputs", "nvlink_bytes_per_s", 1e9), ("gpu_memory_gb", "inputs", "memory_bytes", 1e9),
+    ("bytes_per_grad", "inputs", "bytes_per_grad", 1), ("seq_len", "inputs", "seq_len", 1),
+    ("compute_s", "run", "compute_s", 1), ("allreduce_s", "run", "allreduce_s", 1), ("comm_s", "run", "comm_s", 1),
+    ("step_s", "run", "step_s", 1), ("exposed_s", "run", "exposed_s", 1), ("efficiency", "run", "efficiency", 1),
+    ("tokens_per_replica", "run", "tokens_per_replica", 1),
+    ("sequences_per_replica", "run", "sequences_per_replica", 1),
+    ("model_states_gb", "run", "states_bytes", 1e9), ("fits_in_memory", "run", "fits", 1),
 )
+# The site's CSV: every model, batch and network under the workshop (its GPU and options) at every replica count;
+# the workshop's own values (GPU, MFU, precisions, options) are in presets.toml, not repeated on every row.
+CSV_COLUMNS = ("model", "batch", "network", "replicas", "params", "global_batch_tokens", "link_gbytes_per_s",
+               "compute_s", "allreduce_s", "step_s", "efficiency", "tokens_per_replica", "sequences_per_replica",
+               "model_states_gb", "fits_in_memory")
 
 
 def workshop_of(presets: Presets) -> model.Workshop:
@@ -77,14 +94,31 @@ def axes(presets: Presets) -> dict[str, list[str]]:
             "gpu": list(gpus_of(presets)), **{k: list(v) for k, v in OPTIONS.items()}}
 
 
-def evaluate(presets: Presets) -> model.Run:
-    """The model over every preset and option: arrays on axes (KEYS…, replicas)."""
-    ax = axes(presets)
-    shape = tuple(len(v) for v in ax.values())
-    cells = [inputs(presets, Selection(*combo)) for combo in itertools.product(*ax.values())]
-    stacked = {f: np.array([getattr(c, f) for c in cells], dtype=np.float64).reshape(shape)
-               for f in model.Inputs.__dataclass_fields__}
-    return model.evaluate(model.Inputs(**stacked), model.replica_counts(presets.workshop.max_replicas))
+def evaluate(presets: Presets, choices: dict[str, list[str]] | None = None) -> model.Run:
+    """The model over the product of the given ids on each axis (every preset and option by default): arrays on
+    axes (KEYS…, replicas). The build evaluates only small products (facts.extremes, the CSV's rows); a product of
+    every axis is for tests."""
+    return model.evaluate(evaluate_inputs(presets, choices or {}),
+                          model.replica_counts(presets.workshop.max_replicas))
+
+
+def extremes(presets: Presets) -> dict[str, list[str]]:
+    """The presets at the ends of each axis the model is monotone in: the smallest and largest model (params) and
+    batch (tokens), the slowest and fastest network of its own speed and one over NVLink (whose speed is each GPU's);
+    every GPU and option. Every time, size and efficiency of the full product lies between its values on these
+    (step, compute and communication grow with params and tokens and shrink with bandwidth), so checking them checks
+    every selection, in time linear in the presets."""
+    def ends(table: dict, key) -> list[str]:
+        ids = list(table)
+        if not ids:
+            return []
+        low, high = min(ids, key=lambda i: key(table[i])), max(ids, key=lambda i: key(table[i]))
+        return [i for i in ids if i in (low, high)]  # in preset order, as the product would meet them
+    own = {i: n for i, n in presets.networks.items() if not n.nvlink}
+    nvlink = [i for i, n in presets.networks.items() if n.nvlink][:1]
+    networks = set(ends(own, lambda n: n.link_gbytes_per_s)) | set(nvlink)
+    return {"model": ends(presets.models, lambda m: m.params), "batch": ends(presets.batches, lambda b: b.tokens),
+            "network": [i for i in presets.networks if i in networks]}
 
 
 @dataclass(frozen=True)
@@ -106,7 +140,7 @@ class Point:
 
 @dataclass(frozen=True)
 class Facts:
-    """What the plate says about one selection, read off the grid."""
+    """What the plate says about one selection, read off its run of the model (grid, at index)."""
 
     model: Model
     batch: Batch
@@ -372,78 +406,91 @@ class Facts:
 
 
 class Atlas:
-    """The grid with the presets that index it: facts for any selection, rows for the CSV."""
+    """The presets and their options: facts for any selection, evaluated when first asked for; rows for the CSV."""
 
     def __init__(self, presets: Presets):
         self.presets = presets
         self.axes = axes(presets)
-        self.grid = evaluate(presets)
+        self.replicas = model.replica_counts(presets.workshop.max_replicas)
+        self._facts: dict[Selection, Facts] = {}
 
     def complete(self, selection: Selection) -> Selection:
         """The selection with the workshop's GPU filled in where it names none."""
         return selection if selection.gpu else replace(selection, gpu=self.presets.workshop.gpu)
 
     def facts(self, selection: Selection) -> Facts:
-        """Facts for one selection of preset ids."""
+        """Facts for one selection of preset ids: the model evaluated for it alone, once."""
         sel = self.complete(selection)
-        p = self.presets
-        return Facts(
-            model=p.models[sel.model], batch=p.batches[sel.batch], network=p.networks[sel.network],
-            gpu=gpus_of(p)[sel.gpu], grid=self.grid,
-            index=tuple(self.axes[k].index(getattr(sel, k)) for k in KEYS),
-            selection=sel, workshop=p.workshop, inputs=inputs(p, sel),
-        )
+        if sel not in self._facts:
+            p = self.presets
+            ins = inputs(p, sel)
+            self._facts[sel] = Facts(
+                model=p.models[sel.model], batch=p.batches[sel.batch], network=p.networks[sel.network],
+                gpu=gpus_of(p)[sel.gpu], grid=model.evaluate(ins, self.replicas), index=(),
+                selection=sel, workshop=p.workshop, inputs=ins,
+            )
+        return self._facts[sel]
 
     @cached_property
     def selections(self) -> list[Selection]:
-        """Every selection the reader can make (presets × options), in preset order."""
+        """Every selection the reader can make (presets × options), in preset order: for tests; the build never
+        goes through them all."""
         return [Selection(*combo) for combo in itertools.product(*self.axes.values())]
 
+    def columns(self, model_id: str) -> dict[str, list]:
+        """One model's part of the site's CSV, column by column (CSV_COLUMNS): every batch and network under the
+        workshop (its GPU and options), a row per replica count, evaluated at once."""
+        p = self.presets
+        choices = {"model": [model_id], "gpu": [p.workshop.gpu], **{k: list(v)[:1] for k, v in OPTIONS.items()}}
+        ax = {**self.axes, **choices}
+        run, ins = evaluate(p, choices), evaluate_inputs(p, choices)
+        repeat = len(self.replicas)
+        sels = [Selection(*combo) for combo in itertools.product(*(ax[k] for k in KEYS))]
+        declared = {name: (source, field, divisor) for name, source, field, divisor in SELECTION_COLUMNS}
+        out = {}
+        for name in CSV_COLUMNS:
+            source, field, divisor = declared[name]
+            if source == "sel":
+                out[name] = [getattr(s, field) for s in sels for _ in range(repeat)]
+                continue
+            value = np.asarray(getattr(ins if source == "inputs" else run, field))
+            if source == "inputs":  # one per selection, on each of its rows
+                value = np.repeat(value.reshape(-1), repeat)
+            else:
+                value = np.broadcast_to(value, run.step_s.shape).reshape(-1)
+            out[name] = (value if value.dtype == bool or divisor == 1 else value / divisor).tolist()
+        return out
+
     def rows(self) -> list[dict]:
-        """The CSV: one row per preset, option and replica count; ZeRO stages as columns (read off the grid)."""
-        p, g = self.presets, self.grid
-        stages = list(OPTIONS["sharding"])
-        gpus = gpus_of(p)
-        # per stage: arrays on (model, batch, network, gpu, overlap, precision, topology, replicas) as lists
-        by_stage = [{name: getattr(g, name)[..., k, :].tolist() for name in
-                     ("compute_s", "allreduce_s", "step_s", "efficiency", "tokens_per_replica",
-                      "sequences_per_replica", "states_bytes", "fits")} for k in range(len(stages))]
-        plain, zero3 = by_stage[0], by_stage[-1]
-        ax = {k: v for k, v in self.axes.items() if k != "sharding"}
+        """The site's CSV as dicts (CSV_COLUMNS): one row per model, batch, network and replica count."""
         out = []
-        for where in itertools.product(*(range(len(v)) for v in ax.values())):
-            sel = Selection(*(ids[i] for ids, i in zip(ax.values(), where)), sharding=stages[0])
-            m, b, net, gpu = p.models[sel.model], p.batches[sel.batch], p.networks[sel.network], gpus[sel.gpu]
-            ins = inputs(p, sel)
-            cell = lambda table, name: _at(table[name], where)  # noqa: E731
-            columns = {name: cell(plain, name) for name in plain}
-            z3 = {name: cell(zero3, name) for name in ("step_s", "efficiency")}
-            staged = [{name: cell(t, name) for name in ("states_bytes", "fits")} for t in by_stage]
-            for r, n in enumerate(self.grid.replicas.tolist()):
-                out.append({
-                    "model": sel.model, "gpu": sel.gpu, "network": sel.network, "global_batch_tokens": b.tokens,
-                    "overlap": sel.overlap, "gradient_precision": sel.precision, "topology": sel.topology,
-                    "replicas": int(n), "params": m.params, "gpu_peak_tflops": gpu.peak_tflops, "mfu": p.workshop.mfu,
-                    "link_gbytes_per_s": net.link_bytes_per_s(gpu) / model.GB,
-                    "nvlink_gbytes_per_s": gpu.nvlink_gbytes_per_s, "bytes_per_grad": int(ins.bytes_per_grad),
-                    **{name: columns[name][r] for name in ("compute_s", "allreduce_s", "step_s", "efficiency",
-                                                           "tokens_per_replica", "sequences_per_replica")},
-                    "step_s_zero3": z3["step_s"][r], "efficiency_zero3": z3["efficiency"][r],
-                    "gpu_memory_gb": float(gpu.memory_gb),
-                    **{_staged("model_states_gb", s): staged[k]["states_bytes"][r] / model.GB
-                       for k, s in enumerate(stages)},
-                    **{_staged("fits_in_memory", s): staged[k]["fits"][r] for k, s in enumerate(stages)},
-                })
+        for m in self.presets.models:
+            cols = self.columns(m)
+            out += [dict(zip(cols, values)) for values in zip(*cols.values())]
         return out
 
 
-def _at(nested: list, where: tuple[int, ...]) -> list:
-    """nested[i][j]… for the indices in where."""
-    for i in where:
-        nested = nested[i]
-    return nested
+def evaluate_inputs(presets: Presets, choices: dict[str, list[str]]) -> model.Inputs:
+    """The model's inputs over the product of the given ids, as evaluate stacks them."""
+    ax = {**axes(presets), **choices}
+    shape = tuple(len(ax[k]) for k in KEYS)
+    cells = [inputs(presets, Selection(*combo)) for combo in itertools.product(*(ax[k] for k in KEYS))]
+    return model.Inputs(**{f: np.array([getattr(c, f) for c in cells], dtype=np.float64).reshape(shape)
+                           for f in model.Inputs.__dataclass_fields__})
 
 
-def _staged(column: str, stage: str) -> str:
-    """'model_states_gb' for no sharding, 'model_states_gb_zero1' for ZeRO-1 and so on."""
-    return column if stage == "none" else f"{column}_{stage}"
+def _value(column: tuple, f: Facts, r: int):
+    """One cell of a selection's CSV: a column (source, field, divisor) at replica index r."""
+    source, name, divisor = column
+    if source == "sel":
+        return getattr(f.selection, name)
+    value = getattr(f.inputs, name) if source == "inputs" else getattr(f.grid, name)[r]
+    value = value.item() if isinstance(value, np.generic) else value
+    return value if isinstance(value, bool) or divisor == 1 else value / divisor
+
+
+def selection_rows(f: Facts) -> list[dict]:
+    """A selection's CSV as the page writes it (SELECTION_COLUMNS): one row per replica count."""
+    columns = [(name, (source, field, divisor)) for name, source, field, divisor in SELECTION_COLUMNS]
+    return [{name: _value(column, f, r) for name, column in columns}
+            for r in range(len(f.grid.replicas))]

@@ -28,9 +28,10 @@ class ContentError(Exception):
 ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 MAX_COUNT = 2**53  # whole numbers above this lose precision as floats, in the model and in JSON
 MAX_FILE_BYTES = 2_000_000  # 2 MB: ten times the real plate's content, far below what would slow a build
-MAX_GRID_ROWS = 100_000  # rows of the grid (and of the CSV: about 19 MB at this size) beyond which a build slows
-# Each selection (model × batch × network) is a readout, a description and a table in the page: ~4 ms a build.
-MAX_SELECTIONS = 2_500
+# What a series needs, 100 models × 20 batches × 20 networks × 10 GPUs: the page carries the presets, not their
+# product, and the build evaluates the model only for the selections its prose names (and the presets' extremes).
+MAX_SELECTIONS = 400_000  # models × batches × networks × GPUs
+MAX_CSV_ROWS = 1_000_000  # rows of the site's CSV (models × batches × networks × replica counts): about 150 MB
 MAX_ENTRIES = 1_000  # terms or sources: each term's spellings are searched for in every run of prose text
 CONTENT_FILES = ("plate.md", "presets.toml", "terms.toml", "sources.toml")
 # Characters no page can show (C0 and C1 controls but tab, line feed and carriage return): a NUL in a
@@ -41,8 +42,7 @@ SINGULAR = {"models": "model", "batches": "batch", "networks": "network", "gpus"
 
 
 def grid_rows(*axes: int) -> int:
-    """Rows of the grid: the product of its axes' lengths (models × batches × networks × GPUs × replica counts,
-    and any further choice the page offers)."""
+    """The product of some axes' lengths: selections (models × batches × networks × GPUs) or the CSV's rows."""
     return math.prod(axes)
 
 

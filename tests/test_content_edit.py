@@ -52,10 +52,10 @@ def test_the_edit_shows_in_the_built_plate(tmp_path, kind):
     for table, key in (("models", "model"), ("batches", "batch"), ("networks", "network"), ("gpus", "gpu")):
         offered = set(data["choices"][key]) - {"custom"}
         assert offered == set(tables[table]), (key, offered)
-    assert {r["model"] for r in rows} == set(c.presets.models) and {r["gpu"] for r in rows} == set(c.presets.gpus)
+    assert {r["model"] for r in rows} == set(c.presets.models) and {r["batch"] for r in rows} == set(c.presets.batches)
     assert {r["network"] for r in rows} == set(c.presets.networks)
     assert len(rows) == (len(c.presets.models) * len(c.presets.batches) * len(c.presets.networks)
-                         * len(c.presets.gpus) * 2 * 2 * 2 * c.presets.workshop.max_replicas.bit_length())
+                         * c.presets.workshop.max_replicas.bit_length())  # under the workshop's GPU and options
     page = files["index.html"]
     for term in edit.added.get("terms", []):
         assert f'href="#term-{term}"' in page

@@ -77,9 +77,9 @@ def test_every_preset_selection_matches_python(page, atlas):
     got = page.evaluate(EVERY_SELECTION, [{k: getattr(s, k) for k in facts.KEYS} for s in selections])
     assert len(got) == len(selections)
     for sel, run in zip(selections, got):
-        assert run["replicas"] == atlas.grid.replicas.tolist()
-        where = atlas.facts(sel).index
-        _same_run(run, atlas.grid, where, render.selection_key(sel))
+        assert run["replicas"] == atlas.replicas.tolist()
+        f = atlas.facts(sel)
+        _same_run(run, f.grid, f.index, render.selection_key(sel))
 
 
 def _random_inputs(rng: random.Random) -> dict:

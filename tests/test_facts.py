@@ -41,19 +41,14 @@ def test_at_rejects_a_count_off_the_grid(atlas):
         f.at(1000)
 
 
-def test_rows_cover_every_selection_and_replica_count(atlas):
+def test_rows_cover_every_preset_and_replica_count(atlas):
+    """The site's CSV: every model, batch and network under the workshop, one row per replica count, nothing else."""
     rows = atlas.rows()
-    stages = len(facts.OPTIONS["sharding"])  # ZeRO stages are columns, not rows
-    assert len(rows) == len(atlas.selections) // stages * len(atlas.grid.replicas)
+    p = atlas.presets
+    assert len(rows) == len(p.models) * len(p.batches) * len(p.networks) * len(atlas.replicas)
     assert tuple(rows[0]) == facts.CSV_COLUMNS
-    combos = {tuple(r[k] for k in ("model", "batch_id", "network", "gpu", "overlap", "gradient_precision",
-                                   "topology")) for r in _with_batch_ids(atlas, rows)}
-    assert len(combos) == len(atlas.selections) // stages
-
-
-def _with_batch_ids(atlas, rows):
-    ids = {b.tokens: i for i, b in atlas.presets.batches.items()}
-    return [{**r, "batch_id": ids[r["global_batch_tokens"]]} for r in rows]
+    assert len({tuple(r[k] for k in ("model", "batch", "network", "replicas")) for r in rows}) == len(rows)
+    assert {r["model"] for r in rows} == set(p.models) and {r["network"] for r in rows} == set(p.networks)
 
 
 def test_options_move_the_crossing_as_model_md_says(atlas):
@@ -86,53 +81,78 @@ def test_nvlink_follows_the_gpu_and_is_hypothetical_past_its_domain(atlas):
 
 
 def test_csv_rows_agree_with_model_md_formulas(atlas):
-    """Every CSV row recomputed from MODEL.md's formulas, independently of model.py."""
+    """Every row of the site's CSV, and of every selection's CSV (which the page writes), recomputed from MODEL.md's
+    formulas, independently of model.py."""
     rows = list(csv.DictReader(io.StringIO(render.csv_text(atlas))))
     assert len(rows) == len(atlas.rows())
     assert list(rows[0]) == list(facts.CSV_COLUMNS)
-    gpus = {g.id: g for g in atlas.presets.gpus.values()}
-    for r in rows:
-        N, T, n = float(r["params"]), float(r["global_batch_tokens"]), float(r["replicas"])
-        P, u, B = float(r["gpu_peak_tflops"]) * 1e12, float(r["mfu"]), float(r["link_gbytes_per_s"]) * 1e9
-        gpu = gpus[r["gpu"]]
-        b = {"bf16": 2, "fp32": 4}[r["gradient_precision"]]
-        assert int(r["bytes_per_grad"]) == b and P == gpu.peak_tflops * 1e12
-        B_nvl = gpu.nvlink_gbytes_per_s * 1e9
-        if atlas.presets.networks[r["network"]].nvlink:
-            assert B == B_nvl
-        else:
-            assert B == atlas.presets.networks[r["network"]].link_gbytes_per_s * 1e9
-        S = b * N
-        compute = 6 * N * T / (n * P * u)
-        if r["topology"] == "flat":
-            allreduce = 2 * (n - 1) / n * S / B
-        elif n <= 8:
-            allreduce = 2 * (n - 1) / n * S / B_nvl
-        else:
-            m = n / 8
-            allreduce = 2 * 7 / 8 * S / B_nvl + 2 * (m - 1) / m * (S / 8) / B
-        b, r_ = float(r["bytes_per_grad"]), (n - 1) / n
-        # MODEL.md's corrections: ZeRO-3 in mixed precision gathers the BF16 weights for the forward (2·N·r) and
-        # the backward pass (2·N·r) and reduce-scatters the gradients (b·N·r), against the all-reduce's 2·b·N·r;
-        # backward-only, the forward gather hides behind the forward third, the rest behind the backward pass.
-        for suffix, forward, late in (("", 0.0, 1.0), ("_zero3", 2 / (2 * b), (2 + b) / (2 * b))):
-            if r["overlap"] == "step":
-                step = max(compute, (forward + late) * allreduce)
-            else:
-                step = compute + max(0.0, forward * allreduce - compute / 3) + max(0.0, late * allreduce - 2 * compute / 3)
-            assert_allclose(float(r["step_s" + suffix]), step, rtol=1e-12)
-            assert_allclose(float(r["efficiency" + suffix]), compute / step, rtol=1e-12)
-        assert_allclose(float(r["compute_s"]), compute, rtol=1e-12)
-        assert_allclose(float(r["allreduce_s"]), allreduce, rtol=1e-12, atol=0)
-        assert_allclose(float(r["tokens_per_replica"]), T / n)
-        assert_allclose(float(r["sequences_per_replica"]), T / n / atlas.presets.workshop.seq_len)
-        memory = float(r["gpu_memory_gb"]) * 1e9
-        assert memory == gpu.memory_gb * 1e9
-        for suffix, per_param in (("", 16), ("_zero1", 4 + 12 / n), ("_zero2", 2 + 14 / n), ("_zero3", 16 / n)):
-            assert_allclose(float(r["model_states_gb" + suffix]), per_param * N / 1e9, rtol=1e-12)
-            assert r["fits_in_memory" + suffix] == ("true" if per_param * N <= memory * (1 + 1e-12) else "false") \
-                or abs(per_param * N - memory) < 1e-6 * memory
-        assert float(r["mfu"]) == atlas.presets.workshop.mfu
+    w = atlas.presets.workshop
+    for r in rows:  # under the workshop: its GPU and options
+        _agrees_with_model_md(atlas, {**r, "gpu": w.gpu, "overlap": "step", "gradient_precision": "bf16",
+                                      "topology": "flat", "sharding": "none", "mfu": w.mfu,
+                                      "gpu_peak_tflops": atlas.presets.gpu.peak_tflops,
+                                      "gpu_memory_gb": atlas.presets.gpu.memory_gb, "bytes_per_grad": w.bytes_per_grad})
+    for sel in atlas.selections:
+        got = facts.selection_rows(atlas.facts(sel))
+        assert [r["replicas"] for r in got] == atlas.replicas.tolist() and list(got[0]) == \
+            [c[0] for c in facts.SELECTION_COLUMNS]
+        for r in got:
+            assert all(r[k] == getattr(atlas.complete(sel), k) for k in ("model", "batch", "network", "gpu",
+                                                                          "overlap", "topology", "sharding"))
+            _agrees_with_model_md(atlas, {k: render.csv_cell(v) for k, v in r.items()})
+
+
+def _close(got: float, want: float, rtol: float = 1e-7, atol: float = 0.0) -> None:
+    """assert_allclose for two numbers, at a fraction of its cost (the test checks about 45,000 rows)."""
+    assert abs(got - want) <= atol + rtol * abs(want), (got, want)
+
+
+def _agrees_with_model_md(atlas, r: dict) -> None:
+    """One CSV row (texts) against MODEL.md's formulas for its selection."""
+    N, T, n = float(r["params"]), float(r["global_batch_tokens"]), float(r["replicas"])
+    P, u, B = float(r["gpu_peak_tflops"]) * 1e12, float(r["mfu"]), float(r["link_gbytes_per_s"]) * 1e9
+    gpu = facts.gpus_of(atlas.presets)[r["gpu"]]
+    w = atlas.presets.workshop
+    b = {"bf16": w.bytes_per_grad, "fp32": 4}[r["gradient_precision"]]
+    assert int(r["bytes_per_grad"]) == b and P == gpu.peak_tflops * 1e12 and u == w.mfu
+    assert N == atlas.presets.models[r["model"]].params and T == atlas.presets.batches[r["batch"]].tokens
+    B_nvl = gpu.nvlink_gbytes_per_s * 1e9
+    network = atlas.presets.networks[r["network"]]
+    assert B == (B_nvl if network.nvlink else network.link_gbytes_per_s * 1e9)
+    S = b * N
+    compute = 6 * N * T / (n * P * u)
+    if r["topology"] == "flat":
+        allreduce = 2 * (n - 1) / n * S / B
+    elif n <= 8:
+        allreduce = 2 * (n - 1) / n * S / B_nvl
+    else:
+        m = n / 8
+        allreduce = 2 * 7 / 8 * S / B_nvl + 2 * (m - 1) / m * (S / 8) / B
+    # MODEL.md's corrections: ZeRO-1/2 reduce-scatter the gradients (b·N·r) and gather the BF16 weights (2·N·r),
+    # ZeRO-3 gathers them for the forward and the backward pass, against the all-reduce's 2·b·N·r; backward-only,
+    # ZeRO-3's forward gather hides behind the forward third, the rest behind the backward pass.
+    forward, late = {"none": (0.0, 1.0), "zero1": (0.0, (2 + b) / (2 * b)), "zero2": (0.0, (2 + b) / (2 * b)),
+                     "zero3": (2 / (2 * b), (2 + b) / (2 * b))}[r.get("sharding", "none")]
+    if r["overlap"] == "step":
+        step = max(compute, (forward + late) * allreduce)
+    else:
+        step = compute + max(0.0, forward * allreduce - compute / 3) + max(0.0, late * allreduce - 2 * compute / 3)
+    _close(float(r["step_s"]), step, rtol=1e-12)
+    _close(float(r["efficiency"]), compute / step, rtol=1e-12)
+    _close(float(r["compute_s"]), compute, rtol=1e-12)
+    _close(float(r["allreduce_s"]), allreduce, rtol=1e-12, atol=0)
+    _close(float(r["tokens_per_replica"]), T / n)
+    _close(float(r["sequences_per_replica"]), T / n / w.seq_len)
+    if "comm_s" in r:
+        _close(float(r["comm_s"]), (forward + late) * allreduce, rtol=1e-12, atol=0)
+        _close(float(r["exposed_s"]), step - compute, rtol=1e-9, atol=1e-15)
+        assert float(r["gpu_memory_gb"]) == gpu.memory_gb and float(r["nvlink_gbytes_per_s"]) == gpu.nvlink_gbytes_per_s
+    memory = gpu.memory_gb * 1e9
+    s = w.bytes_per_param_states
+    per_param = {"none": s, "zero1": 4 + (s - 4) / n, "zero2": 2 + (s - 2) / n, "zero3": s / n}[r.get("sharding", "none")]
+    _close(float(r["model_states_gb"]), per_param * N / 1e9, rtol=1e-12)
+    assert r["fits_in_memory"] == ("true" if per_param * N <= memory * (1 + 1e-12) else "false") \
+        or abs(per_param * N - memory) < 1e-6 * memory
 
 
 def test_bucketed_tail_is_at_least_the_backward_bound_and_within_one_bucket(atlas):

@@ -233,15 +233,21 @@ CASES = [
           ("tokens = 65_536", "tokens = 9_000_000_000_000_000"), ("peak_tflops = 100", "peak_tflops = 0.001"),
           ("mfu = 0.5", "mfu = 0.001")),
          'model "huge" with batch "small" over network "slow": one step would take', "params = 9_000"),
-    # a grid too large for a page: every count in the message
-    Case("grid-too-many-rows", "presets.toml",
-         ((None, "{presets.toml}" + "".join(f'[batches.b{i}]\nname = "b{i}"\ntokens = 1024\n' for i in range(600))),
+    # content beyond what a series needs: every count in the message
+    Case("csv-too-many-rows", "presets.toml",
+         ((None, "{presets.toml}" + "".join(f'[batches.b{i}]\nname = "b{i}"\ntokens = 1024\n' for i in range(11_904))),
           ("max_replicas = 64", "max_replicas = 1_048_576")),
-         f"the grid would have {2 * 601 * 2 * 8 * 21:,} rows (2 models × 601 batches × 2 networks × 1 GPU × 8 "
-         f"option settings × 21 replica counts), more than the 100,000", "max_replicas = 1_048_576"),
+         f"the data file would have {2 * 11_905 * 2 * 21:,} rows (2 models × 11,905 batches × 2 networks × 21 "
+         f"replica counts), more than the 1,000,000", "max_replicas = 1_048_576"),
     Case("too-many-selections", "presets.toml",
-         ((None, "{presets.toml}" + "".join(f'[batches.b{i}]\nname = "b{i}"\ntokens = 1024\n' for i in range(999))),),
-         "4,000 selections (2 models × 1,000 batches × 2 networks), more than the 2,500", "[models.tiny]"),
+         ((None, "{presets.toml}"
+                 + "".join(f'[models.m{i}]\nname = "m{i}"\nparams = 1_000_000_000\nlayers = 8\nd_model = 1024\n'
+                           f'ffn = 4096\nvocab = 32000\n' for i in range(98))
+                 + "".join(f'[batches.b{i}]\nname = "b{i}"\ntokens = 1024\n' for i in range(99))
+                 + "".join(f'[networks.n{i}]\nname = "n{i}"\nshort = "n{i}"\nlink_gbytes_per_s = 1\n'
+                           for i in range(39))),),
+         "410,000 selections (100 models × 100 batches × 41 networks × 1 GPU), more than the 400,000",
+         "[models.tiny]"),
     Case("too-many-terms", "terms.toml",
          ((None, "{terms.toml}" + "".join(f'[terms.t{i}]\nname = "t{i}"\ndefinition = "d"\n' for i in range(1000))),),
          "[terms] holds 1,001 tables, more than the 1,000 a plate can show", "[terms.replica]"),

@@ -133,6 +133,50 @@ def test_presets_in_gb_and_tflops_become_si_units(link, tflops, memory_gb, state
     assert f.fits_in_memory == (states * m.params <= memory_gb * 1e9)
 
 
+# --- the presets' bounds, checked by their extremes -----------------------------------------------
+
+ids = st.text(alphabet="abcdefgh", min_size=1, max_size=6)
+rates = st.floats(min_value=0.001, max_value=1_000_000)  # the schema's TFLOP/s, GB and GB/s
+counts = st.integers(min_value=1, max_value=2**53)
+
+
+@st.composite
+def presets_within_bounds(draw):
+    """Presets as the schema lets them through: any counts and rates within its bounds, NVLink networks too."""
+    def table(make, low=1, high=4):
+        keys = draw(st.lists(ids, min_size=low, max_size=high, unique=True))
+        return {k: make(k) for k in keys}
+    gpus = table(lambda k: content.Gpu(k, k, draw(rates), draw(rates), draw(rates)), high=3)
+    models = table(lambda k: content.Model(k, k, draw(counts), 0, 0, 0, 0))
+    batches = table(lambda k: content.Batch(k, k, draw(counts)))
+    networks = table(lambda k: content.Network(k, k, k, draw(rates), nvlink=draw(st.booleans())), high=3)
+    gpu = next(iter(gpus))
+    workshop = content.WorkshopSettings(gpu, draw(st.floats(min_value=0.001, max_value=1)),
+                                        draw(st.sampled_from([1, 2, 4])), draw(st.sampled_from([8, 16, 18])),
+                                        draw(counts), 2 ** draw(st.integers(min_value=0, max_value=12)))
+    return content.Presets(workshop, gpus[gpu], models, batches, networks, gpus)
+
+
+@FAST
+@given(presets_within_bounds())
+def test_the_extremes_bound_every_selection(p):
+    """What build.check_grid reads off facts.extremes (finite or not, smallest and largest values, the longest step
+    and the model, batch and network that take it) is what the product of every preset and option gives."""
+    full, ends = facts.evaluate(p), facts.extremes(p)
+    few = facts.evaluate(p, ends)
+    for name in ("compute_s", "allreduce_s", "comm_s", "step_s", "efficiency", "tokens_per_replica",
+                 "states_bytes", "continuous_crossing"):
+        a, b = getattr(full, name), getattr(few, name)
+        assert np.isfinite(a).all() == np.isfinite(b).all(), name
+        if np.isfinite(a).all():
+            np.testing.assert_allclose([b.min(), b.max()], [a.min(), a.max()], rtol=1e-12, err_msg=name)
+    if np.isfinite(full.step_s).all():
+        worst = np.unravel_index(np.argmax(few.step_s), few.step_s.shape)
+        named = [list(getattr(p, t)).index(ends[k][i])
+                 for t, k, i in zip(("models", "batches", "networks"), ("model", "batch", "network"), worst)]
+        np.testing.assert_allclose(full.step_s[tuple(named)].max(), full.step_s.max(), rtol=1e-12)
+
+
 # --- the content pipeline ----------------------------------------------------------------------------
 
 def toml_string(text: str) -> str:

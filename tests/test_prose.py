@@ -74,7 +74,7 @@ def test_prose_cannot_reach_python_change_presets_or_write_files(mini, slot):
     problems: list[str] = []
     prose.fill_slots(Prose(f"x\n{slot}", FIXTURE / "plate.md", 10), prose.ProseContext(c, atlas), problems, FIXTURE)
     assert len(problems) == 1 and problems[0].startswith("mini/plate.md, line 11: ")
-    assert atlas.grid.compute_s.min() > 0 and set(c.presets.models) == {"tiny", "huge"}
+    assert atlas.facts(c.plate.default).grid.compute_s.min() > 0 and set(c.presets.models) == {"tiny", "huge"}
 
 
 def test_an_unclosed_block_is_reported_where_it_opens(mini):
