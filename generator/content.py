@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from .model import MAX_LAYERS
 from .schema import (MAX_CSV_ROWS, MAX_ENTRIES, MAX_SELECTIONS, Problems, Range, describe_value, fields, grid_rows,
                      keyed, locate, quote, read_text, read_toml, unknown_tables)
 
@@ -185,7 +186,9 @@ GB_PER_S = Range("positive", 0.001, 1_000_000, " GB/s per direction")
 GPU_SCHEMA = {"name": "text", "peak_tflops": TFLOPS, "memory_gb": GIGABYTES, "nvlink_gbytes_per_s": GB_PER_S,
               "nvlink_domain": "count", "nvlink_domain_name": "text", "source": "text"}
 GPU_OPTIONAL = {"nvlink_domain": None, "nvlink_domain_name": "", "source": ""}
-MODEL_SCHEMA = {"name": "text", "params": "count", "layers": "count", "d_model": "count", "ffn": "count",
+# The timeline draws a bar per layer, in the build and on the page: a count far past any model keeps both quick.
+LAYERS = Range("count", 1, MAX_LAYERS, " layers")
+MODEL_SCHEMA = {"name": "text", "params": "count", "layers": LAYERS, "d_model": "count", "ffn": "count",
                 "vocab": "count"}
 BATCH_SCHEMA = {"name": "text", "tokens": "count"}
 NETWORK_SCHEMA = {"name": "text", "short": "text", "link_gbytes_per_s": GB_PER_S, "nvlink": "flag"}

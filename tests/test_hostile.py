@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import __version__, build
+from generator import __version__, build, model
 
 from conftest import FIXTURE, ROOT
 
@@ -87,6 +87,16 @@ def test_a_slot_too_large_to_compute_is_one_mistake_at_its_line(slot, says, tmp_
     line = line_of(root / "plate.md", "Then {")
     assert one_mistake(result).startswith(f"content/plate.md, line {line}: {says}"), result.stderr
     assert peak < 2**30, f"peak memory {peak / 2**20:,.0f} MB"
+
+
+def test_a_model_deeper_than_the_timeline_draws_is_one_mistake_at_its_line(tmp_path):
+    """The timeline draws a bar per layer: a trillion layers would hang the build, so the count is bounded."""
+    root = copy_fixture(tmp_path)
+    edit(root / "presets.toml", "layers = 8", "layers = 1_000_000_000_000")
+    result, _ = plate("check", "--content", root)
+    line = line_of(root / "presets.toml", "layers = 1_000_000_000_000")
+    assert one_mistake(result).startswith(f"content/presets.toml, line {line}:"), result.stderr
+    assert f"{model.MAX_LAYERS:,}" in result.stderr
 
 
 # --- 3: the running heads' CSS strings ----------------------------------------------------------------------
