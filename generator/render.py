@@ -15,7 +15,7 @@ from . import custom, model, publish
 from .charts import BUCKET_GROUPS, FACTS_DATA, GRID_DATA, MEMORY_DATA, TIMELINE_DATA, TIMELINE_FACTS, Figure
 from .content import Content, Selection
 from .facts import CAPTIONS, CSV_COLUMNS, KEYS, OPTIONS, Atlas, Facts, gpus_of
-from .notation import data_size, fraction, num, percent, seconds
+from .notation import data_size, fraction, gigabytes, num, percent, power, seconds, sig
 from .prose import FILTERS, prose_html
 from .runtime import Runtime
 
@@ -32,12 +32,12 @@ CONTROLS = (("model", "Model"), ("batch", "Global batch"), ("network", "Network"
 # --- views of one selection: the page script (templates/plate.js) writes the same text for any other -------
 
 def _sequences(share: float) -> str:
-    """'half of a sequence', '2 sequences', '1.5 sequences'."""
+    """'0.500 of a sequence', '2 sequences', '1.50 sequences': a whole share is a count, any other a measure."""
     if share < 1:
         return f"{fraction(share)} of a sequence"
     if share == 1:
         return "one sequence"
-    return f"{num(share, 0 if share >= 10 else 1)} sequences".replace(".0 sequences", " sequences")
+    return f"{num(share) if float(share).is_integer() else sig(share)} sequences"
 
 
 def _against(f: Facts) -> tuple[str, str]:
@@ -100,20 +100,20 @@ def _first_stage_that_fits(f: Facts) -> tuple[str, int] | None:
 
 
 def memory_text(f: Facts) -> str:
-    """Whether the model states fit on the chosen GPU (one unit: GB = 10^9 B), and from how many replicas."""
-    gpu = (f"one {f.gpu.name} ({num(f.gpu_memory_gb)} GB; memory compared in GB = 10^9 B, as NVIDIA quotes it, "
+    """Whether the model states fit on the chosen GPU (one unit: GB = 10⁹ B), and from how many replicas."""
+    gpu = (f"one {f.gpu.name} ({num(f.gpu_memory_gb)} GB; memory compared in GB = {power(10, 9)} B, as NVIDIA quotes it, "
            f"activations not counted)")
     first, last = f.points[0], f.points[-1]
     if f.sharding_stage == 0:
         fits = "fit on" if first.fits else "do not fit on"
-        text = f"Model states: {num(first.states_gb, 1)} GB per GPU, which {fits} {gpu}."
+        text = f"Model states: {gigabytes(first.states_gb)} per GPU, which {fits} {gpu}."
         other = None if first.fits else _first_stage_that_fits(f)
         if other is not None:
             text += f" Sharded with {other[0]} they would fit from {num(other[1])} replicas (plate XIV.5)."
         return text
     label = OPTIONS["sharding"][f.selection.sharding]
-    text = (f"With {label}, model states per GPU fall from {num(first.states_gb, 1)} GB on one replica to "
-            f"{num(last.states_gb, 1)} GB on {num(last.replicas)}; ")
+    text = (f"With {label}, model states per GPU fall from {gigabytes(first.states_gb)} on one replica to "
+            f"{gigabytes(last.states_gb)} on {num(last.replicas)}; ")
     n, on_grid = f.smallest_fitting_replicas, f.smallest_fitting_on_grid
     if n is None:
         return text + f"they never fit on {gpu}."
@@ -210,7 +210,7 @@ def describe(f: Facts, figure_id: str, seq_len: int) -> str:
     noun, against = _against(f)
     star = f"n* ≈ {num(f.continuous_crossing)}"
     if figure_id == "fig-time":
-        text = (f"Log–log lines against replicas from 1 to {n_max}. Compute per step (solid blue line, circles) "
+        text = (f"On log–log axes against replicas from 1 to {n_max}, compute per step (solid blue line, circles) "
                 f"falls as 1/n, from {seconds(first.compute_s)} on one replica to {seconds(last.compute_s)} on "
                 f"{n_max}. ")
         if len(points) > 1:
@@ -258,7 +258,7 @@ def reserved_heights(figures: list[Figure]) -> str:
 
 def memory_table_rows(f: Facts) -> list[list[str]]:
     """The memory figure's table: states per GPU at each replica count, and whether they fit."""
-    return [[num(p.replicas), f"{num(p.states_gb, 1)} GB", "yes" if p.fits else "no"] for p in f.points]
+    return [[num(p.replicas), gigabytes(p.states_gb), "yes" if p.fits else "no"] for p in f.points]
 
 
 def describe_memory(f: Facts) -> str:
@@ -266,10 +266,18 @@ def describe_memory(f: Facts) -> str:
     first, last = f.points[0], f.points[-1]
     stage = f.selection.sharding if f.selection else "none"
     how = "without sharding" if stage == "none" else f"with {OPTIONS['sharding'][stage]}"
-    text = (f"Log–log line against replicas from 1 to {num(last.replicas)}: model states per GPU (solid blue line, "
-            f"circles) {how}, {num(first.states_gb, 1)} GB on one replica and "
-            f"{num(last.states_gb, 1)} GB on {num(last.replicas)}. The dashed vermilion line is one "
-            f"{f.gpu.name}'s memory, {num(f.gpu_memory_gb)} GB (GB = 10^9 B).")
+    if f.sharding_stage == 0:
+        shape = (f"a flat line: every replica holds all of them, {gigabytes(first.states_gb)} on each of 1 to "
+                 f"{num(last.replicas)} replicas")
+    elif f.sharding_stage == 3:
+        shape = (f"a straight line falling as 1/n, from {gigabytes(first.states_gb)} on one replica to "
+                 f"{gigabytes(last.states_gb)} on {num(last.replicas)}")
+    else:
+        shape = (f"falling from {gigabytes(first.states_gb)} on one replica and levelling off at the part each "
+                 f"replica keeps whole, {gigabytes(last.states_gb)} on {num(last.replicas)}")
+    text = (f"On log–log axes against replicas from 1 to {num(last.replicas)}, model states per GPU (solid blue "
+            f"line, circles) {how} make {shape}. The dashed vermilion line is one {f.gpu.name}'s memory, "
+            f"{num(f.gpu_memory_gb)} GB (GB = {power(10, 9)} B).")
     on_grid = f.smallest_fitting_on_grid
     if on_grid is None:
         return text + " The states stay above it at every replica count drawn."

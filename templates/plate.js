@@ -189,7 +189,7 @@ const capital = (text) => text[0].toUpperCase() + text.slice(1);
 function sequencesText(share) {
   if (share < 1) return `${fraction(share)} of a sequence`;
   if (share === 1) return "one sequence";
-  return `${num(share, share >= 10 ? 0 : 1)} sequences`.replace(".0 sequences", " sequences");
+  return `${Number.isInteger(share) ? num(share) : sig(share)} sequences`;
 }
 
 function against(f) {
@@ -249,19 +249,19 @@ function firstStageThatFits(f) {
 }
 
 function memoryText(f) {
-  const gpu = `one ${f.gpu.name} (${num(f.gpu_memory_gb)} GB; memory compared in GB = 10^9 B, as NVIDIA quotes it, ` +
+  const gpu = `one ${f.gpu.name} (${num(f.gpu_memory_gb)} GB; memory compared in GB = ${power(10, 9)} B, as NVIDIA quotes it, ` +
     "activations not counted)";
   const first = f.points[0];
   const last = f.points[f.points.length - 1];
   if (f.sharding_stage === 0) {
     const fits = first.fits ? "fit on" : "do not fit on";
-    let text = `Model states: ${num(first.states_gb, 1)} GB per GPU, which ${fits} ${gpu}.`;
+    let text = `Model states: ${gigabytes(first.states_gb)} per GPU, which ${fits} ${gpu}.`;
     const other = first.fits ? null : firstStageThatFits(f);
     if (other !== null) text += ` Sharded with ${other[0]} they would fit from ${num(other[1])} replicas (plate XIV.5).`;
     return text;
   }
   const text = `With ${data.options.sharding[f.sharding_stage][1]}, model states per GPU fall from ` +
-    `${num(first.states_gb, 1)} GB on one replica to ${num(last.states_gb, 1)} GB on ${num(last.replicas)}; `;
+    `${gigabytes(first.states_gb)} on one replica to ${gigabytes(last.states_gb)} on ${num(last.replicas)}; `;
   const n = f.smallest_fitting_replicas;
   const onGrid = f.smallest_fitting_on_grid;
   if (n === null) return `${text}they never fit on ${gpu}.`;
@@ -343,7 +343,7 @@ function describe(f, figureId) {
   const star = `n* ≈ ${num(f.continuous_crossing)}`;
   let text;
   if (figureId === "fig-time") {
-    text = `Log–log lines against replicas from 1 to ${nMax}. Compute per step (solid blue line, circles) ` +
+    text = `On log–log axes against replicas from 1 to ${nMax}, compute per step (solid blue line, circles) ` +
       `falls as 1/n, from ${seconds(first.compute_s)} on one replica to ${seconds(last.compute_s)} on ${nMax}. `;
     if (points.length > 1) {
       text += `With one replica there is nothing to reduce; ${noun} (dashed vermilion line, squares) takes ` +
@@ -438,17 +438,27 @@ function memoryRows(f) {
 }
 
 function memoryTableRows(f) {
-  return f.points.map((p) => [num(p.replicas), `${num(p.states_gb, 1)} GB`, p.fits ? "yes" : "no"]);
+  return f.points.map((p) => [num(p.replicas), gigabytes(p.states_gb), p.fits ? "yes" : "no"]);
 }
 
 function describeMemory(f) {
   const first = f.points[0];
   const last = f.points[f.points.length - 1];
   const how = f.sharding_stage === 0 ? "without sharding" : `with ${data.options.sharding[f.sharding_stage][1]}`;
-  const text = `Log–log line against replicas from 1 to ${num(last.replicas)}: model states per GPU (solid blue ` +
-    `line, circles) ${how}, ${num(first.states_gb, 1)} GB on one replica and ` +
-    `${num(last.states_gb, 1)} GB on ${num(last.replicas)}. The dashed vermilion line is one ${f.gpu.name}'s ` +
-    `memory, ${num(f.gpu_memory_gb)} GB (GB = 10^9 B).`;
+  let shape;
+  if (f.sharding_stage === 0) {
+    shape = `a flat line: every replica holds all of them, ${gigabytes(first.states_gb)} on each of 1 to ` +
+      `${num(last.replicas)} replicas`;
+  } else if (f.sharding_stage === 3) {
+    shape = `a straight line falling as 1/n, from ${gigabytes(first.states_gb)} on one replica to ` +
+      `${gigabytes(last.states_gb)} on ${num(last.replicas)}`;
+  } else {
+    shape = `falling from ${gigabytes(first.states_gb)} on one replica and levelling off at the part each ` +
+      `replica keeps whole, ${gigabytes(last.states_gb)} on ${num(last.replicas)}`;
+  }
+  const text = `On log–log axes against replicas from 1 to ${num(last.replicas)}, model states per GPU (solid blue ` +
+    `line, circles) ${how} make ${shape}. The dashed vermilion line is one ${f.gpu.name}'s memory, ` +
+    `${num(f.gpu_memory_gb)} GB (GB = ${power(10, 9)} B).`;
   const onGrid = f.smallest_fitting_on_grid;
   if (onGrid === null) return `${text} The states stay above it at every replica count drawn.`;
   if (onGrid === 1) return `${text} The states fit from one replica on.`;

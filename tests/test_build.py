@@ -9,7 +9,7 @@ import pytest
 
 import content_edit
 from generator import build, content
-from generator.notation import billions, num, seconds
+from generator.notation import billions, num, seconds, sig
 from spec_model import check_readout, expected
 
 from conftest import CONTENT, FIXTURE, spec_selection
@@ -54,12 +54,12 @@ def test_page_states_the_claims_of_model_md(spec_site):
     words = text_of((spec_site / "index.html").read_text())
     assert "The lines meet at n* = 1 + 1.5·T·B/(P·u) ≈ 708 replicas; the first power of two past it is 1,024" in words
     assert "the all-reduce climbs from 0.321 s towards 0.642 s" in words
-    assert "each replica gets 4,096 tokens per step, half of one 8,192-token sequence" in words
-    assert "0.071 s over NVLink, where the efficiency is still 100%. No NVLink fabric of H100 SXM GPUs" in words
+    assert "each replica gets 4,096 tokens per step, 0.500 of one 8,192-token sequence" in words
+    assert "0.0713 s over NVLink, where the efficiency is still 100%. No NVLink fabric of H100 SXM GPUs" in words
     batches = content.load(spec_site.parent / "content").presets.batches
     if next(b for b in batches if b != "4M") == "1M":  # the prose compares the first other batch
         assert "With a 1M-token batch the crossing comes sooner: n* ≈ 178, first passed on the grid at 256" in words
-    assert "model states take 128.5 × 10⁹ B per replica" in words
+    assert "model states take 128 × 10⁹ B per replica" in words  # MODEL.md's 128.5 GB at three figures
     assert "memory as 80 GB, which the plate reads as 80 × 10⁹ B: the states take more than that" in words
     assert "Read as 80 GiB (HBM is built in binary units), the memory is 85.9 × 10⁹ B" in words
     assert "a group of 128 GPUs (tensor parallel 8 × pipeline parallel 16), so 64 ranks on 8,192 GPUs and 128 on " \
@@ -73,7 +73,7 @@ def test_the_readout_states_the_claims_of_model_md(spec_site):
     readout = readout_of((spec_site / "index.html").read_text())
     assert "n* ≈ 708 replicas; 1,024 is the first power of two past it" in readout
     assert "0.642 s" in readout and "4,096 tokens" in readout
-    assert "128.5 GB" in readout and "do not fit on one H100 SXM (80 GB" in readout
+    assert "128 GB" in readout and "do not fit on one H100 SXM (80 GB" in readout
 
 
 def test_page_states_the_defaults_numbers(site):
@@ -90,7 +90,7 @@ def test_page_states_the_defaults_numbers(site):
         assert f"would meet only at n* ≈ {num(e.meeting)} replicas, past the {num(e.replicas[-1])} drawn" in words
     limit = 2 * c.presets.workshop.bytes_per_grad * m.params / link
     assert f"the all-reduce climbs from {seconds(e.allreduce_s[2], 3)} towards {seconds(limit, 3)}" in words
-    assert f"model states take {num(e.model_states_gb, 1)} × 10⁹ B per replica" in words
+    assert f"model states take {sig(e.model_states_gb)} × 10⁹ B per replica" in words
     word = "less than" if e.model_states_gb < e.gpu_memory_gb else "more than" if e.model_states_gb > \
         e.gpu_memory_gb else "exactly"
     assert (f"memory as {num(e.gpu_memory_gb)} GB, which the plate reads as {num(e.gpu_memory_gb)} × 10⁹ B: the "
