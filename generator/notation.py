@@ -41,6 +41,13 @@ def _rounded(value: float) -> float:
     return float(f"{abs(value):.{FIGURES - 1}e}")
 
 
+def given(value, figures: int = FIGURES) -> str:
+    """A value an author or reader gives (a link's GB/s, a model's size in its name), as given, to at most
+    `figures` significant figures and no zeros added: 25 → '25', 12.5 → '12.5', 8.030261248 → '8.03'."""
+    text = sig(value, figures)
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
 def seconds(value, digits: int | None = None) -> str:
     """0.6424 → '0.642 s', 0.0714 → '0.0714 s', 0.000483 → '483 µs'. `digits` is accepted for prose written
     before the one rule (seconds(3)) and ignored: every time has three significant figures."""

@@ -248,6 +248,12 @@ function sig(value, figures = 3) {
   return num(value, Math.max(0, figures - 1 - exponent));
 }
 
+/** notation.given: a value given by an author or reader, no zeros added. */
+function given(value, figures = 3) {
+  const text = sig(value, figures);
+  return text.includes(".") ? text.replace(/0+$/, "").replace(/\.$/, "") : text;
+}
+
 const TIME_UNITS = [["s", 1e-2, 1.0], ["ms", 1e-3, 1e-3], ["µs", 1e-6, 1e-6], ["ns", 0.0, 1e-9]];
 const SIZE_UNITS = [["TB", 1e12], ["GB", 1e9], ["MB", 1e6], ["kB", 1e3], ["B", 0.0]];
 /** notation._rounded: |value| at three significant figures, which picks its unit. */
@@ -289,5 +295,5 @@ const model = {
   hidden_window,
   step_seconds, efficiency, kept_bytes_per_param, state_bytes_per_param, smallest_fitting_replicas,
   continuous_crossing, tensor_params, buckets, bucket_schedule, bucketed_tail_seconds, evaluate, inputs, num, sig, seconds,
-  percent, fraction, data_size, gigabytes, power,
+  percent, fraction, data_size, gigabytes, power, given,
 };

@@ -669,7 +669,7 @@ function presetsOf(sel) {
   };
   if (sel.model === OWN.id && sel.params !== undefined) {
     Q.models[OWN.id] = {
-      id: OWN.id, name: `custom ${sig(sel.params / 1e9)}B model`, params: sel.params,
+      id: OWN.id, name: `custom ${given(sel.params / 1e9)}B model`, params: sel.params,
       ...Object.fromEntries(OWN.shape.map((k) => [k, sel[k] === undefined ? 0 : sel[k]])),
     };
   }
@@ -677,7 +677,7 @@ function presetsOf(sel) {
     Q.batches[OWN.id] = { id: OWN.id, name: `${num(sel.tokens)} tokens`, tokens: sel.tokens };
   }
   if (sel.network === OWN.id && sel.gbps !== undefined) {
-    const name = `${sig(sel.gbps)} GB/s`;
+    const name = `${given(sel.gbps)} GB/s`;
     Q.networks[OWN.id] = { id: OWN.id, name, short: name, link_gbytes_per_s: sel.gbps, nvlink: false };
   }
   return Q;
