@@ -259,7 +259,8 @@ def timeline_chart() -> alt.LayerChart:
     ).properties(name="bars")
     marks = alt.Chart(alt.Data(name=TIMELINE_FACTS))
     bars_only = {"y": alt.YValue(0), "y2": alt.Y2Value(alt.ExprRef("height * 0.75"))}  # not through the words
-    compute_end = marks.mark_rule(color=INK, strokeWidth=1.5, aria=False).encode(
+    # Grey, not the solid black rule, which marks a verdict on the grid in every figure (the legend says so).
+    compute_end = marks.mark_rule(color=MUTED, strokeWidth=1, aria=False).encode(
         x=alt.X("compute_end:Q"), **bars_only).properties(name="compute_end")
     bound = marks.mark_rule(color=INK, strokeDash=[1, 3], aria=False).encode(
         x=alt.X("bound_end:Q"), **bars_only).properties(name="bound_rule")

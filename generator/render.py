@@ -175,7 +175,7 @@ def describe_timeline(f: Facts) -> str:
     compute, tail, bound = p.compute_s, f.timeline_tail_s, f.timeline_bound_s
     text = (f"One optimiser step on each of {num(f.timeline_replicas)} replicas. The forward pass takes "
             f"{seconds(compute / 3)}, then the backward pass {seconds(compute * 2 / 3)}, from the output head through "
-            f"{num(f.model.layers)} layers to the input embedding, so compute ends at {seconds(compute)} (solid rule). ")
+            f"{num(f.model.layers)} layers to the input embedding, so compute ends at {seconds(compute)} (grey rule). ")
     if p.comm_s == 0:
         return text + "With one replica there is nothing to reduce."
     if not f.backward_only:
@@ -194,7 +194,7 @@ def describe_timeline(f: Facts) -> str:
         return text + "The link finishes with compute: nothing is exposed."
     return text + (f"The last bucket finishes at {seconds(compute + tail)}: an exposed tail of {seconds(tail)} after "
                    f"compute (bottom row). Perfect overlap within the backward pass would leave {seconds(bound)} "
-                   f"(dotted rule); the buckets add {seconds(tail - bound)}.")
+                   f"(dotted rule, the ideal); the buckets add {seconds(tail - bound)}.")
 
 
 def describe(f: Facts, figure_id: str, seq_len: int) -> str:
@@ -219,7 +219,7 @@ def describe(f: Facts, figure_id: str, seq_len: int) -> str:
                      f"levelling off as n grows. ")
         if f.backward_only:
             text += "The dotted blue line is the backward pass, two thirds of compute: all the all-reduce can hide behind. "
-        text += (f"{noun[0].upper()}{noun[1:]} outgrows {against} at {star} (dotted rule) and first on the grid at "
+        text += (f"{noun[0].upper()}{noun[1:]} outgrows {against} at {star} (dotted rule, the ideal point) and first on the grid at "
                  f"{num(cross)} replicas (solid rule)." if cross else
                  f"{noun[0].upper()}{noun[1:]} stays below {against} up to {n_max} replicas.")
     else:

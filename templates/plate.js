@@ -300,7 +300,7 @@ function describeTimeline(f) {
   const bound = f.timeline_bound_s;
   let text = `One optimiser step on each of ${num(f.timeline_replicas)} replicas. The forward pass takes ` +
     `${seconds(compute / 3)}, then the backward pass ${seconds(compute * 2 / 3)}, from the output head through ` +
-    `${num(f.model.layers)} layers to the input embedding, so compute ends at ${seconds(compute)} (solid rule). `;
+    `${num(f.model.layers)} layers to the input embedding, so compute ends at ${seconds(compute)} (grey rule). `;
   if (p.comm_s === 0) return `${text}With one replica there is nothing to reduce.`;
   if (!f.backward_only) {
     text += "Below, the all-reduce runs beside the whole step from its first instant, as the workshop assumes; " +
@@ -317,7 +317,7 @@ function describeTimeline(f) {
   if (tail <= 0) return `${text}The link finishes with compute: nothing is exposed.`;
   return `${text}The last bucket finishes at ${seconds(compute + tail)}: an exposed tail of ${seconds(tail)} after ` +
     `compute (bottom row). Perfect overlap within the backward pass would leave ${seconds(bound)} ` +
-    `(dotted rule); the buckets add ${seconds(tail - bound)}.`;
+    `(dotted rule, the ideal); the buckets add ${seconds(tail - bound)}.`;
 }
 
 function tableRows(f, figureId) {
@@ -353,7 +353,7 @@ function describe(f, figureId) {
       text += "The dotted blue line is the backward pass, two thirds of compute: all the all-reduce can hide behind. ";
     }
     text += cross
-      ? `${capital(noun)} outgrows ${behind} at ${star} (dotted rule) and first on the grid at ${num(cross)} ` +
+      ? `${capital(noun)} outgrows ${behind} at ${star} (dotted rule, the ideal point) and first on the grid at ${num(cross)} ` +
         "replicas (solid rule)."
       : `${capital(noun)} stays below ${behind} up to ${nMax} replicas.`;
   } else {
