@@ -77,13 +77,14 @@ def hiding_text(f: Facts) -> str:
 
 
 def cost_text(f: Facts) -> str:
-    """What one step then costs: its time against compute alone, the efficiency, each replica's share."""
+    """What one step then costs: the wait beyond compute alone, the efficiency, each replica's share."""
     last = f.points[-1]
     if f.crossing_replicas is None:
         return (f"A step costs its compute alone: {seconds(last.step_s)} on {num(last.replicas)} replicas, "
                 f"where communication takes {seconds(last.comm_s)}; efficiency still {percent(last.efficiency)}.")
     at = f.at_crossing
-    return (f"A step there takes {seconds(at.step_s)} instead of {seconds(at.compute_s)} of compute: "
+    # The times of that crossing are the paragraph above's; what is new is the wait they make.
+    return (f"Each step there waits {seconds(at.exposed_s)} for communication beyond compute: "
             f"efficiency {percent(at.efficiency)}, and each replica processes {num(at.tokens_per_replica)} tokens "
             f"per step ({_sequences(at.sequences_per_replica)}); on {num(last.replicas)} replicas, "
             f"{seconds(last.step_s)} and {percent(last.efficiency)}.")

@@ -233,7 +233,7 @@ function costText(f) {
       `where communication takes ${seconds(last.comm_s)}; efficiency still ${percent(last.efficiency)}.`;
   }
   const at = f.points.find((p) => p.replicas === f.crossing_replicas);
-  return `A step there takes ${seconds(at.step_s)} instead of ${seconds(at.compute_s)} of compute: ` +
+  return `Each step there waits ${seconds(at.exposed_s)} for communication beyond compute: ` +
     `efficiency ${percent(at.efficiency)}, and each replica processes ${num(at.tokens_per_replica)} tokens ` +
     `per step (${sequencesText(at.sequences_per_replica)}); on ${num(last.replicas)} replicas, ` +
     `${seconds(last.step_s)} and ${percent(last.efficiency)}.`;

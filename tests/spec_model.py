@@ -92,6 +92,8 @@ def check_readout(readout: str, e, presets) -> None:
     assert found and number(found[2])[0] == n, readout
     assert abs(number(found[1])[0] - e.meeting) <= 0.5 + 1e-9, readout  # n*, rounded to a whole replica
     assert agrees(found[3], e.allreduce_s[n]) and agrees(found[4], e.compute_s[n]), readout
+    found = re.search(rf"waits {NUM} s for communication beyond compute", readout)
+    assert found and agrees(found[1], max(e.allreduce_s[n], e.compute_s[n]) - e.compute_s[n]), readout
     found = re.search(rf"efficiency {NUM}%, and each replica processes {NUM} tokens per step", readout)
     assert found and agrees(found[1], e.efficiency[n], 100) and agrees(found[2], e.tokens / n), readout
 
