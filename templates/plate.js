@@ -483,6 +483,12 @@ function fillReadout(f) {
 const OWN = data.own;
 const ownInputs = Object.fromEntries(Object.keys(OWN.fields).map((k) => [k, document.getElementById(`own-${k}`)]));
 const ownFieldsets = [...document.querySelectorAll("[data-own-for]")];
+/** Show or hide the reader's own fields; while one is open, the phone's control bar lays them out in full
+ * (plate.css: .own-open) rather than in its one sideways row. */
+function showOwnFields(sel) {
+  for (const box of ownFieldsets) box.hidden = sel[box.dataset.ownFor] !== OWN.id;
+  form.classList.toggle("own-open", ownFieldsets.some((box) => !box.hidden));
+}
 const INT_TEXT = /^[+-]?\d(?:[\d,_]*\d)?$/;
 const FLOAT_TEXT = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 const SPECIAL_TEXT = /^([+-]?)(inf|infinity|nan)$/i;
@@ -590,7 +596,7 @@ function shapeProblem(values) {
 /** A selection with the free inputs that count read in; null when one of them is not a good value (the
  * figures then stay as they are). Texts come from the fields, or from `texts` (the URL) when given. */
 function ownSelection(base, texts = null) {
-  for (const box of ownFieldsets) box.hidden = base[box.dataset.ownFor] !== OWN.id;
+  showOwnFields(base);
   const sel = { ...base };
   const values = {};
   let ok = true;
@@ -652,7 +658,7 @@ function ownFromUrl(sel) {
   const shownMessages = Object.keys(OWN.fields).map((k) => document.getElementById(`own-${k}-error`).textContent);
   const result = ownSelection(fallback, texts) || { ...fallback };
   Object.keys(OWN.fields).forEach((k, i) => { if (shownMessages[i]) ownMessage(k, shownMessages[i]); });
-  for (const box of ownFieldsets) box.hidden = sel[box.dataset.ownFor] !== OWN.id;
+  showOwnFields(sel);
   return result;
 }
 
