@@ -90,8 +90,14 @@ def test_the_live_page_shows_numbers_by_the_rule_on_every_selection_and_option(p
 
 EVERY_TEXT = """(selections) => selections.map((sel) => {
   const t = window.plate.texts(sel);
-  return [t.readout, ...Object.values(t.describe), ...Object.values(t.tables).flat(2)].join(" | ");
+  return [t.caption, t.readout, ...Object.values(t.describe), ...Object.values(t.tables).flat(2)].join(" | ");
 })"""
+
+
+def selections_custom(plate) -> str:
+    """The choices' values of the model, batch and network, joined: where the page offers "custom"."""
+    data = plate.evaluate("JSON.parse(document.getElementById('plate-data').textContent)")
+    return " ".join(v for k in ("model", "batch", "network") for v in data["choices"].get(k, []))
 
 
 def test_every_combination_of_presets_and_options_writes_numbers_by_the_rule(plate, selections):
@@ -100,7 +106,15 @@ def test_every_combination_of_presets_and_options_writes_numbers_by_the_rule(pla
     grid = [{}]
     for k, values in choices.items():
         grid = [{**g, k: v} for g in grid for v in values]
+    # the MFU slider's ends and a reader's own run (issue 10's acceptance case) on top
+    grid += [{**default, "mfu": mfu} for mfu in (0.2, 0.7)]
+    own = "custom" in selections_custom(plate).split()
+    if own:
+        grid += [{**default, "model": "custom", "params": 13_000_000_000, "batch": "custom", "tokens": 2_000_000,
+                  "network": "custom", "gbps": 25, "mfu": 0.38}]
     for start in range(0, len(grid), 400):
         batch = grid[start:start + 400]
         for sel, text in zip(batch, plate.evaluate(EVERY_TEXT, batch)):
             assert problems(text) == [], sel
+    if own:
+        assert text.startswith("custom 13B model · 2,000,000 tokens · 25 GB/s"), text[:80]  # the own run was read
