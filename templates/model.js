@@ -286,6 +286,18 @@ function percent(fraction, digits = null) {
 /** notation.fraction: a share as a decimal measure. */
 const fraction = (value) => sig(value);
 
+/** notation.about: a rounded figure for 'about …', to significant figures, ties away from zero, no zeros kept. */
+function about(value, figures = 2) {
+  if (value === 0) return "0";
+  let exponent = Math.floor(Math.log10(Math.abs(value)));
+  if (10 ** (exponent + 1) <= Math.abs(value)) exponent += 1; // log10 a hair off at a power of ten
+  if (10 ** exponent > Math.abs(value)) exponent -= 1;
+  const places = figures - exponent - 1;
+  const text = places >= 0 ? num(value, places) : num(Math.round(Math.abs(value) / 10 ** -places) * 10 ** -places *
+    Math.sign(value));
+  return text.includes(".") ? text.replace(/0+$/, "").replace(/\.$/, "") : text;
+}
+
 const SUPERSCRIPTS = { 0: "⁰", 1: "¹", 2: "²", 3: "³", 4: "⁴", 5: "⁵", 6: "⁶", 7: "⁷", 8: "⁸", 9: "⁹", "-": "⁻" };
 /** notation.power: 10, 9 → '10⁹'. */
 const power = (base, exponent) => `${base}${String(exponent).replace(/[0-9-]/g, (c) => SUPERSCRIPTS[c])}`;
@@ -295,5 +307,5 @@ const model = {
   hidden_window,
   step_seconds, efficiency, kept_bytes_per_param, state_bytes_per_param, smallest_fitting_replicas,
   continuous_crossing, tensor_params, buckets, bucket_schedule, bucketed_tail_seconds, evaluate, inputs, num, sig, seconds,
-  percent, fraction, data_size, gigabytes, power, given,
+  percent, fraction, data_size, gigabytes, power, given, about,
 };
