@@ -1,6 +1,6 @@
 """No two words of a figure overprint each other (issue 20): the text boxes of every live figure, for the default
 and a sample of selections that move the labels (NVLink and its hypothetical reach, an early crossing, sharding,
-backward-only overlap, the largest model), at 1,280 and 360 px wide, in light and dark."""
+backward-only overlap, the largest model), at 1,280, 390 and 360 px wide, in light and dark."""
 from __future__ import annotations
 
 import pytest
@@ -44,7 +44,7 @@ def sample(default: dict, choices: dict) -> list[dict]:
     return [s for i, s in enumerate(out) if s not in out[:i]]
 
 
-@pytest.mark.parametrize("width", [1280, 360])
+@pytest.mark.parametrize("width", [1280, 390, 360])
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_no_two_words_of_a_figure_overlap(site, browser, width, scheme):
     context = browser.new_context(offline=True, viewport={"width": width, "height": 900}, color_scheme=scheme)
