@@ -1,5 +1,5 @@
 """`python -m generator` and the `plate` command: imports lazily, so Ctrl-C from the moment plate's code runs is one
-line. (Before that, during the interpreter's own start-up, a Ctrl-C is Python's to report: see the README.)"""
+line. (Before that, during the interpreter's own start-up, a Ctrl-C is Python's to report: see docs/checks.md.)"""
 import atexit
 import os
 import signal

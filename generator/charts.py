@@ -28,6 +28,11 @@ INK, MUTED = "#333333", "#555555"
 LEFT_OF_RULE = 16  # from this crossing on, its label sits left of the rule (else right, to stay in the frame)
 LONGEST_LABEL = 60  # characters of the in-figure selection label; longer ones are left to the caption
 LABEL_PX_PER_CHAR, CROSS_LABEL_PX = 6.2, 150  # 11 px text: width per character; the crossing label's width
+# The words of Figures 1 and 2 in rows of their own, so none can run into another whatever the selection: at the
+# top where a sequence runs out and NVLink beyond a real domain; at the foot, by their rules, the first crossing
+# and n* above it (at the top n* ran into the compute label on a phone). 11 px text is 13 px tall.
+ROW_BAND, ROW_REACH, ROW_STAR = 4, 20, -20
+LOW_LABEL_PX = 40  # a series label this near the plot's foot goes above its line (below, it would meet the axis)
 
 
 @dataclass(frozen=True)
@@ -135,7 +140,7 @@ def _band_and_rule(max_replicas: int) -> list:
         x=alt.X("one_sequence:Q", scale=alt.Scale(type="log", base=2)), x2=alt.X2("max_replicas:Q"),
     ).transform_filter(f"datum.one_sequence < {max_replicas}").properties(name="band")
     # Labelled only when the band is wide enough (5 octaves) to hold its words.
-    band_label = facts.mark_text(align="right", baseline="top", dx=-4, dy=4, fontSize=11,
+    band_label = facts.mark_text(align="right", baseline="top", dx=-4, dy=ROW_BAND, fontSize=11,
                                  color=MUTED).encode(
         x=alt.X("max_replicas:Q"), y=alt.YValue(0), text=alt.TextValue("< 1 sequence per replica"),
     ).transform_filter(f"datum.one_sequence <= {max_replicas / 32}").properties(name="band_label")
@@ -145,7 +150,7 @@ def _band_and_rule(max_replicas: int) -> list:
         x=alt.X("hypothetical_from:Q"), x2=alt.X2("max_replicas:Q")).properties(name="hypothetical")
     hypothetical_rule = reach.mark_rule(strokeDash=[2, 2], color=MUTED, aria=False).encode(
         x=alt.X("hypothetical_from:Q")).properties(name="hypothetical_rule")
-    hypothetical_label = reach.mark_text(align="left", baseline="top", dx=4, dy=32, fontSize=11, color=MUTED,
+    hypothetical_label = reach.mark_text(align="left", baseline="top", dx=4, dy=ROW_REACH, fontSize=11, color=MUTED,
                                          **hidden_when("width < 600")).encode(  # narrow: words only
         x=alt.X("hypothetical_from:Q"), y=alt.YValue(0),
         text=alt.TextValue("NVLink beyond a real domain: hypothetical"),
@@ -159,14 +164,14 @@ def _band_and_rule(max_replicas: int) -> list:
                 dx=alt.ExprRef(f"datum.crossing >= {LEFT_OF_RULE} ? -4 : 4"), dy=-4,
                 fontSize=11, fontWeight="bold", color=INK).encode(
         x=alt.X("crossing:Q"), y=alt.YValue("height"), text=alt.Text("label:N")).properties(name="rule_label")
-    # n*, where the drawn lines meet (not a power of two): a dotted rule, labelled at the top.
+    # n*, where the drawn lines meet (not a power of two): a dotted rule, labelled above the crossing's words.
     star = facts.transform_filter(f"datum.n_star <= {max_replicas}")
     star_rule = star.mark_rule(strokeWidth=1, strokeDash=[1, 3], color=INK, aria=False).encode(
         x=alt.X("n_star:Q")).properties(name="n_star_rule")
     star_label = star.mark_text(align=alt.ExprRef(f"datum.n_star >= {LEFT_OF_RULE} ? 'right' : 'left'"),
-                                baseline="top", dx=alt.ExprRef(f"datum.n_star >= {LEFT_OF_RULE} ? -4 : 4"), dy=18,
-                                fontSize=11, color=INK).encode(
-        x=alt.X("n_star:Q"), y=alt.YValue(0), text=alt.Text("n_star_text:N")).properties(name="n_star_label")
+                                baseline="bottom", dx=alt.ExprRef(f"datum.n_star >= {LEFT_OF_RULE} ? -4 : 4"),
+                                dy=ROW_STAR, fontSize=11, color=INK).encode(
+        x=alt.X("n_star:Q"), y=alt.YValue("height"), text=alt.Text("n_star_text:N")).properties(name="n_star_label")
     # The selection drawn into the figure, so a saved or printed SVG says what it shows; left out where it
     # would collide with the crossing's label (a narrow figure, an early crossing, a long label): the caption
     # says it too.
@@ -202,9 +207,12 @@ def time_chart(max_replicas: int) -> alt.LayerChart:
     ).properties(name="series_points")
     # Direct labels, so colour is never the only key to the series: compute above, all-reduce below, the
     # backward pass under its line, left of 8 replicas (the line rises to the left, away from the words).
+    low = f"scale('y', datum.seconds) > height - {LOW_LABEL_PX}"
     labels = [
         base.transform_filter(f"datum.replicas == {where} && datum.series == '{name}'").mark_text(
-            align=align, baseline=baseline, dx=dx, dy=dy, fontSize=12, fontWeight="bold", color=LABEL_INK[name],
+            align=align, fontSize=12, fontWeight="bold", color=LABEL_INK[name],
+            **({"baseline": alt.ExprRef(f"{low} ? 'bottom' : 'top'"), "dy": alt.ExprRef(f"{low} ? -6 : {dy}")}
+               if baseline == "top" else {"baseline": baseline, "dy": dy}), dx=dx,
             **(hidden_when("width < 600") if name == "backward pass" else {}),  # no room left of 8
         ).encode(x=alt.X("replicas:Q"), y=alt.Y("seconds:Q"), text=alt.Text("series:N")).properties(
             name=f"label_{name.replace('-', '').replace(' ', '')}")
@@ -251,7 +259,8 @@ def timeline_chart() -> alt.LayerChart:
     ).properties(name="bars")
     marks = alt.Chart(alt.Data(name=TIMELINE_FACTS))
     bars_only = {"y": alt.YValue(0), "y2": alt.Y2Value(alt.ExprRef("height * 0.75"))}  # not through the words
-    compute_end = marks.mark_rule(color=INK, strokeWidth=1.5, aria=False).encode(
+    # Grey, not the solid black rule, which marks a verdict on the grid in every figure (the legend says so).
+    compute_end = marks.mark_rule(color=MUTED, strokeWidth=1, aria=False).encode(
         x=alt.X("compute_end:Q"), **bars_only).properties(name="compute_end")
     bound = marks.mark_rule(color=INK, strokeDash=[1, 3], aria=False).encode(
         x=alt.X("bound_end:Q"), **bars_only).properties(name="bound_rule")
@@ -393,8 +402,13 @@ def memory_chart(max_replicas: int) -> alt.LayerChart:
     one = base.transform_filter("datum.replicas == 1")
     memory = one.mark_rule(strokeWidth=1.5, strokeDash=[6, 3], color=SERIES["all-reduce"][0], aria=False).encode(
         y=alt.Y("memory_gb:Q")).properties(name="gpu_memory")
-    memory_label = one.mark_text(align="right", baseline="bottom", dy=-4, fontSize=12, fontWeight="bold",
-                                 color=LABEL_INK["all-reduce"]).encode(
+    # Labelled at the right, on the side of the memory line the states' line is not on there (above it, the
+    # states of an unsharded model ran through the words).
+    last = base.transform_filter(f"datum.replicas == {max_replicas}")
+    under = "datum.states_gb >= datum.memory_gb"
+    memory_label = last.mark_text(align="right", baseline=alt.ExprRef(f"{under} ? 'top' : 'bottom'"),
+                                  dy=alt.ExprRef(f"{under} ? 4 : -4"), fontSize=12, fontWeight="bold",
+                                  color=LABEL_INK["all-reduce"]).encode(
         x=alt.XValue("width"), y=alt.Y("memory_gb:Q"), text=alt.Text("gpu_label:N")).properties(name="gpu_memory_label")
     fit = base.transform_filter("datum.first_fit")
     fit_rule = fit.mark_rule(strokeWidth=1.5, color=INK, aria=False).encode(x=alt.X("replicas:Q")).properties(

@@ -13,7 +13,7 @@ from . import model
 from .content import (BATCH_SCHEMA, MODEL_SCHEMA, NETWORK_SCHEMA, WORKSHOP_SCHEMA, Batch, Model, Network,
                       Selection)
 from .facts import Atlas, Facts, gpus_of, inputs
-from .notation import num, percent, sig
+from .notation import given, num, percent
 from .schema import MAX_COUNT, Range, _check
 
 CUSTOM = "custom"  # the id of the reader's own model, batch or network, in the controls and the URL
@@ -83,7 +83,7 @@ def defaults(atlas: Atlas, default: Selection) -> dict[str, str]:
     f = atlas.facts(default)
     m = f.model
     return {"params": str(m.params), "layers": str(m.layers), "d_model": str(m.d_model), "ffn": str(m.ffn),
-            "vocab": str(m.vocab), "tokens": str(f.batch.tokens), "gbps": sig(f.link_gbytes_per_s).replace(",", ""),
+            "vocab": str(m.vocab), "tokens": str(f.batch.tokens), "gbps": given(f.link_gbytes_per_s).replace(",", ""),
             "mfu": str(p.workshop.mfu)}
 
 
@@ -91,7 +91,7 @@ RESULTS = ("compute_s", "allreduce_s", "step_s", "efficiency", "tokens_per_repli
            "continuous_crossing")  # what build.check_grid requires finite of the presets
 LARGEST = 1e21  # numbers the page writes digit by digit (JavaScript's toFixed turns exponential from here)
 TOO_FAR = ("together with the other values, too large or too small for the model: some times or efficiencies "
-           "come out infinite, undefined or beyond 10^21")
+           "come out infinite, undefined or beyond 10²¹")
 
 
 def model_problem(f: Facts) -> str | None:
@@ -143,9 +143,9 @@ class OwnFacts(Facts):
 def names(values: dict) -> dict[str, str]:
     """How captions name the reader's own model, batch and network."""
     out = {}
-    sig_ = lambda v: sig(v) if abs(v) < LARGEST else repr(v)  # noqa: E731 (model_problem refuses such runs)
+    sig_ = lambda v: given(v) if abs(v) < LARGEST else repr(v)  # noqa: E731 (model_problem refuses such runs)
     if "params" in values:
-        out["model"] = f"custom {sig(values['params'] / 1e9)}B model"
+        out["model"] = f"custom {given(values['params'] / 1e9)}B model"
     if "tokens" in values:
         out["batch"] = f"{num(values['tokens'])} tokens"
     if "gbps" in values:

@@ -232,7 +232,7 @@ class Facts:
 
     @property
     def smallest_fitting_replicas(self) -> int | None:
-        """The smallest whole replica count whose model states fit on one GPU (in 10^9 B); None if none does."""
+        """The smallest whole replica count whose model states fit on one GPU (in 10⁹ B); None if none does."""
         n = float(self.grid.smallest_fitting[self.index])
         return None if np.isnan(n) else int(n)
 
@@ -386,12 +386,12 @@ class Facts:
 
     @property
     def gpu_memory_bytes(self) -> float:
-        """One GPU's memory as NVIDIA quotes it, in GB, read as 10^9 B: the unit the verdict uses."""
+        """One GPU's memory as NVIDIA quotes it, in GB, read as 10⁹ B: the unit the verdict uses."""
         return float(self.gpu.memory_gb * model.GB)
 
     @property
     def gpu_memory_gib_bytes(self) -> float:
-        """The same quoted figure read as GiB (2^30 B), as HBM capacities are built: 80 GiB = 85.9 × 10^9 B."""
+        """The same quoted figure read as GiB (2^30 B), as HBM capacities are built: 80 GiB = 85.9 × 10⁹ B."""
         return self.gpu_memory_bytes / model.GB * 2**30
 
     @property

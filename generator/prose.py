@@ -22,7 +22,7 @@ import numpy as np
 
 from .content import Content, Prose
 from .facts import OPTIONS, Atlas, Facts, gpus_of
-from .notation import about, billions, data_size, fraction, num, percent, seconds
+from .notation import about, billions, data_size, fraction, gigabytes, num, percent, seconds, sig
 from .schema import ContentError, describe_value, quote, shown_path
 
 try:
@@ -53,9 +53,15 @@ def _needs_value(name: str, function):
     return checked
 
 
+def measure(value, digits: int = 0) -> str:
+    """The prose's `num`: a count as it is (num: 1,024); with decimals asked for (`num(1)`, written before the
+    one rule), a measure to three significant figures as notation.sig writes it (128.48 → '128')."""
+    return num(value) if digits == 0 else sig(value)
+
+
 FILTERS = {name: _needs_value(name, f) for name, f in
-           {"num": num, "seconds": seconds, "percent": percent, "billions": billions, "fraction": fraction,
-            "data_size": data_size}.items()}
+           {"num": measure, "seconds": seconds, "percent": percent, "billions": billions, "fraction": fraction,
+            "data_size": data_size, "gigabytes": gigabytes, "sig": sig}.items()}
 
 
 # --- slots ---------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from . import custom, model, publish
 from .charts import BUCKET_GROUPS, FACTS_DATA, GRID_DATA, MEMORY_DATA, TIMELINE_DATA, TIMELINE_FACTS, Figure
 from .content import Content, Selection
 from .facts import CAPTIONS, CSV_COLUMNS, KEYS, OPTIONS, Atlas, Facts, gpus_of
-from .notation import data_size, fraction, num, percent, seconds
+from .notation import data_size, fraction, gigabytes, num, percent, power, seconds, sig
 from .prose import FILTERS, prose_html
 from .runtime import Runtime
 
@@ -32,12 +32,12 @@ CONTROLS = (("model", "Model"), ("batch", "Global batch"), ("network", "Network"
 # --- views of one selection: the page script (templates/plate.js) writes the same text for any other -------
 
 def _sequences(share: float) -> str:
-    """'half of a sequence', '2 sequences', '1.5 sequences'."""
+    """'0.500 of a sequence', '2 sequences', '1.50 sequences': a whole share is a count, any other a measure."""
     if share < 1:
         return f"{fraction(share)} of a sequence"
     if share == 1:
         return "one sequence"
-    return f"{num(share, 0 if share >= 10 else 1)} sequences".replace(".0 sequences", " sequences")
+    return f"{num(share) if float(share).is_integer() else sig(share)} sequences"
 
 
 def _against(f: Facts) -> tuple[str, str]:
@@ -77,13 +77,14 @@ def hiding_text(f: Facts) -> str:
 
 
 def cost_text(f: Facts) -> str:
-    """What one step then costs: its time against compute alone, the efficiency, each replica's share."""
+    """What one step then costs: the wait beyond compute alone, the efficiency, each replica's share."""
     last = f.points[-1]
     if f.crossing_replicas is None:
         return (f"A step costs its compute alone: {seconds(last.step_s)} on {num(last.replicas)} replicas, "
                 f"where communication takes {seconds(last.comm_s)}; efficiency still {percent(last.efficiency)}.")
     at = f.at_crossing
-    return (f"A step there takes {seconds(at.step_s)} instead of {seconds(at.compute_s)} of compute: "
+    # The times of that crossing are the paragraph above's; what is new is the wait they make.
+    return (f"Each step there waits {seconds(at.exposed_s)} for communication beyond compute: "
             f"efficiency {percent(at.efficiency)}, and each replica processes {num(at.tokens_per_replica)} tokens "
             f"per step ({_sequences(at.sequences_per_replica)}); on {num(last.replicas)} replicas, "
             f"{seconds(last.step_s)} and {percent(last.efficiency)}.")
@@ -100,20 +101,20 @@ def _first_stage_that_fits(f: Facts) -> tuple[str, int] | None:
 
 
 def memory_text(f: Facts) -> str:
-    """Whether the model states fit on the chosen GPU (one unit: GB = 10^9 B), and from how many replicas."""
-    gpu = (f"one {f.gpu.name} ({num(f.gpu_memory_gb)} GB; memory compared in GB = 10^9 B, as NVIDIA quotes it, "
+    """Whether the model states fit on the chosen GPU (one unit: GB = 10⁹ B), and from how many replicas."""
+    gpu = (f"one {f.gpu.name} ({num(f.gpu_memory_gb)} GB; memory compared in GB = {power(10, 9)} B, as NVIDIA quotes it, "
            f"activations not counted)")
     first, last = f.points[0], f.points[-1]
     if f.sharding_stage == 0:
         fits = "fit on" if first.fits else "do not fit on"
-        text = f"Model states: {num(first.states_gb, 1)} GB per GPU, which {fits} {gpu}."
+        text = f"Model states: {gigabytes(first.states_gb)} per GPU, which {fits} {gpu}."
         other = None if first.fits else _first_stage_that_fits(f)
         if other is not None:
             text += f" Sharded with {other[0]} they would fit from {num(other[1])} replicas (plate XIV.5)."
         return text
     label = OPTIONS["sharding"][f.selection.sharding]
-    text = (f"With {label}, model states per GPU fall from {num(first.states_gb, 1)} GB on one replica to "
-            f"{num(last.states_gb, 1)} GB on {num(last.replicas)}; ")
+    text = (f"With {label}, model states per GPU fall from {gigabytes(first.states_gb)} on one replica to "
+            f"{gigabytes(last.states_gb)} on {num(last.replicas)}; ")
     n, on_grid = f.smallest_fitting_replicas, f.smallest_fitting_on_grid
     if n is None:
         return text + f"they never fit on {gpu}."
@@ -175,7 +176,7 @@ def describe_timeline(f: Facts) -> str:
     compute, tail, bound = p.compute_s, f.timeline_tail_s, f.timeline_bound_s
     text = (f"One optimiser step on each of {num(f.timeline_replicas)} replicas. The forward pass takes "
             f"{seconds(compute / 3)}, then the backward pass {seconds(compute * 2 / 3)}, from the output head through "
-            f"{num(f.model.layers)} layers to the input embedding, so compute ends at {seconds(compute)} (solid rule). ")
+            f"{num(f.model.layers)} layers to the input embedding, so compute ends at {seconds(compute)} (grey rule). ")
     if p.comm_s == 0:
         return text + "With one replica there is nothing to reduce."
     if not f.backward_only:
@@ -194,7 +195,7 @@ def describe_timeline(f: Facts) -> str:
         return text + "The link finishes with compute: nothing is exposed."
     return text + (f"The last bucket finishes at {seconds(compute + tail)}: an exposed tail of {seconds(tail)} after "
                    f"compute (bottom row). Perfect overlap within the backward pass would leave {seconds(bound)} "
-                   f"(dotted rule); the buckets add {seconds(tail - bound)}.")
+                   f"(dotted rule, the ideal); the buckets add {seconds(tail - bound)}.")
 
 
 def describe(f: Facts, figure_id: str, seq_len: int) -> str:
@@ -210,7 +211,7 @@ def describe(f: Facts, figure_id: str, seq_len: int) -> str:
     noun, against = _against(f)
     star = f"n* ≈ {num(f.continuous_crossing)}"
     if figure_id == "fig-time":
-        text = (f"Log–log lines against replicas from 1 to {n_max}. Compute per step (solid blue line, circles) "
+        text = (f"On log–log axes against replicas from 1 to {n_max}, compute per step (solid blue line, circles) "
                 f"falls as 1/n, from {seconds(first.compute_s)} on one replica to {seconds(last.compute_s)} on "
                 f"{n_max}. ")
         if len(points) > 1:
@@ -219,7 +220,7 @@ def describe(f: Facts, figure_id: str, seq_len: int) -> str:
                      f"levelling off as n grows. ")
         if f.backward_only:
             text += "The dotted blue line is the backward pass, two thirds of compute: all the all-reduce can hide behind. "
-        text += (f"{noun[0].upper()}{noun[1:]} outgrows {against} at {star} (dotted rule) and first on the grid at "
+        text += (f"{noun[0].upper()}{noun[1:]} outgrows {against} at {star} (dotted rule, the ideal point) and first on the grid at "
                  f"{num(cross)} replicas (solid rule)." if cross else
                  f"{noun[0].upper()}{noun[1:]} stays below {against} up to {n_max} replicas.")
     else:
@@ -258,7 +259,7 @@ def reserved_heights(figures: list[Figure]) -> str:
 
 def memory_table_rows(f: Facts) -> list[list[str]]:
     """The memory figure's table: states per GPU at each replica count, and whether they fit."""
-    return [[num(p.replicas), f"{num(p.states_gb, 1)} GB", "yes" if p.fits else "no"] for p in f.points]
+    return [[num(p.replicas), gigabytes(p.states_gb), "yes" if p.fits else "no"] for p in f.points]
 
 
 def describe_memory(f: Facts) -> str:
@@ -266,10 +267,18 @@ def describe_memory(f: Facts) -> str:
     first, last = f.points[0], f.points[-1]
     stage = f.selection.sharding if f.selection else "none"
     how = "without sharding" if stage == "none" else f"with {OPTIONS['sharding'][stage]}"
-    text = (f"Log–log line against replicas from 1 to {num(last.replicas)}: model states per GPU (solid blue line, "
-            f"circles) {how}, {num(first.states_gb, 1)} GB on one replica and "
-            f"{num(last.states_gb, 1)} GB on {num(last.replicas)}. The dashed vermilion line is one "
-            f"{f.gpu.name}'s memory, {num(f.gpu_memory_gb)} GB (GB = 10^9 B).")
+    if f.sharding_stage == 0:
+        shape = (f"a flat line: every replica holds all of them, {gigabytes(first.states_gb)} on each of 1 to "
+                 f"{num(last.replicas)} replicas")
+    elif f.sharding_stage == 3:
+        shape = (f"a straight line falling as 1/n, from {gigabytes(first.states_gb)} on one replica to "
+                 f"{gigabytes(last.states_gb)} on {num(last.replicas)}")
+    else:
+        shape = (f"falling from {gigabytes(first.states_gb)} on one replica and levelling off at the part each "
+                 f"replica keeps whole, {gigabytes(last.states_gb)} on {num(last.replicas)}")
+    text = (f"On log–log axes against replicas from 1 to {num(last.replicas)}, model states per GPU (solid blue "
+            f"line, circles) {how} make {shape}. The dashed vermilion line is one {f.gpu.name}'s memory, "
+            f"{num(f.gpu_memory_gb)} GB (GB = {power(10, 9)} B).")
     on_grid = f.smallest_fitting_on_grid
     if on_grid is None:
         return text + " The states stay above it at every replica count drawn."

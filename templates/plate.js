@@ -189,7 +189,7 @@ const capital = (text) => text[0].toUpperCase() + text.slice(1);
 function sequencesText(share) {
   if (share < 1) return `${fraction(share)} of a sequence`;
   if (share === 1) return "one sequence";
-  return `${num(share, share >= 10 ? 0 : 1)} sequences`.replace(".0 sequences", " sequences");
+  return `${Number.isInteger(share) ? num(share) : sig(share)} sequences`;
 }
 
 function against(f) {
@@ -233,7 +233,7 @@ function costText(f) {
       `where communication takes ${seconds(last.comm_s)}; efficiency still ${percent(last.efficiency)}.`;
   }
   const at = f.points.find((p) => p.replicas === f.crossing_replicas);
-  return `A step there takes ${seconds(at.step_s)} instead of ${seconds(at.compute_s)} of compute: ` +
+  return `Each step there waits ${seconds(at.exposed_s)} for communication beyond compute: ` +
     `efficiency ${percent(at.efficiency)}, and each replica processes ${num(at.tokens_per_replica)} tokens ` +
     `per step (${sequencesText(at.sequences_per_replica)}); on ${num(last.replicas)} replicas, ` +
     `${seconds(last.step_s)} and ${percent(last.efficiency)}.`;
@@ -249,19 +249,19 @@ function firstStageThatFits(f) {
 }
 
 function memoryText(f) {
-  const gpu = `one ${f.gpu.name} (${num(f.gpu_memory_gb)} GB; memory compared in GB = 10^9 B, as NVIDIA quotes it, ` +
+  const gpu = `one ${f.gpu.name} (${num(f.gpu_memory_gb)} GB; memory compared in GB = ${power(10, 9)} B, as NVIDIA quotes it, ` +
     "activations not counted)";
   const first = f.points[0];
   const last = f.points[f.points.length - 1];
   if (f.sharding_stage === 0) {
     const fits = first.fits ? "fit on" : "do not fit on";
-    let text = `Model states: ${num(first.states_gb, 1)} GB per GPU, which ${fits} ${gpu}.`;
+    let text = `Model states: ${gigabytes(first.states_gb)} per GPU, which ${fits} ${gpu}.`;
     const other = first.fits ? null : firstStageThatFits(f);
     if (other !== null) text += ` Sharded with ${other[0]} they would fit from ${num(other[1])} replicas (plate XIV.5).`;
     return text;
   }
   const text = `With ${data.options.sharding[f.sharding_stage][1]}, model states per GPU fall from ` +
-    `${num(first.states_gb, 1)} GB on one replica to ${num(last.states_gb, 1)} GB on ${num(last.replicas)}; `;
+    `${gigabytes(first.states_gb)} on one replica to ${gigabytes(last.states_gb)} on ${num(last.replicas)}; `;
   const n = f.smallest_fitting_replicas;
   const onGrid = f.smallest_fitting_on_grid;
   if (n === null) return `${text}they never fit on ${gpu}.`;
@@ -300,7 +300,7 @@ function describeTimeline(f) {
   const bound = f.timeline_bound_s;
   let text = `One optimiser step on each of ${num(f.timeline_replicas)} replicas. The forward pass takes ` +
     `${seconds(compute / 3)}, then the backward pass ${seconds(compute * 2 / 3)}, from the output head through ` +
-    `${num(f.model.layers)} layers to the input embedding, so compute ends at ${seconds(compute)} (solid rule). `;
+    `${num(f.model.layers)} layers to the input embedding, so compute ends at ${seconds(compute)} (grey rule). `;
   if (p.comm_s === 0) return `${text}With one replica there is nothing to reduce.`;
   if (!f.backward_only) {
     text += "Below, the all-reduce runs beside the whole step from its first instant, as the workshop assumes; " +
@@ -317,7 +317,7 @@ function describeTimeline(f) {
   if (tail <= 0) return `${text}The link finishes with compute: nothing is exposed.`;
   return `${text}The last bucket finishes at ${seconds(compute + tail)}: an exposed tail of ${seconds(tail)} after ` +
     `compute (bottom row). Perfect overlap within the backward pass would leave ${seconds(bound)} ` +
-    `(dotted rule); the buckets add ${seconds(tail - bound)}.`;
+    `(dotted rule, the ideal); the buckets add ${seconds(tail - bound)}.`;
 }
 
 function tableRows(f, figureId) {
@@ -343,7 +343,7 @@ function describe(f, figureId) {
   const star = `n* ≈ ${num(f.continuous_crossing)}`;
   let text;
   if (figureId === "fig-time") {
-    text = `Log–log lines against replicas from 1 to ${nMax}. Compute per step (solid blue line, circles) ` +
+    text = `On log–log axes against replicas from 1 to ${nMax}, compute per step (solid blue line, circles) ` +
       `falls as 1/n, from ${seconds(first.compute_s)} on one replica to ${seconds(last.compute_s)} on ${nMax}. `;
     if (points.length > 1) {
       text += `With one replica there is nothing to reduce; ${noun} (dashed vermilion line, squares) takes ` +
@@ -353,7 +353,7 @@ function describe(f, figureId) {
       text += "The dotted blue line is the backward pass, two thirds of compute: all the all-reduce can hide behind. ";
     }
     text += cross
-      ? `${capital(noun)} outgrows ${behind} at ${star} (dotted rule) and first on the grid at ${num(cross)} ` +
+      ? `${capital(noun)} outgrows ${behind} at ${star} (dotted rule, the ideal point) and first on the grid at ${num(cross)} ` +
         "replicas (solid rule)."
       : `${capital(noun)} stays below ${behind} up to ${nMax} replicas.`;
   } else {
@@ -438,17 +438,27 @@ function memoryRows(f) {
 }
 
 function memoryTableRows(f) {
-  return f.points.map((p) => [num(p.replicas), `${num(p.states_gb, 1)} GB`, p.fits ? "yes" : "no"]);
+  return f.points.map((p) => [num(p.replicas), gigabytes(p.states_gb), p.fits ? "yes" : "no"]);
 }
 
 function describeMemory(f) {
   const first = f.points[0];
   const last = f.points[f.points.length - 1];
   const how = f.sharding_stage === 0 ? "without sharding" : `with ${data.options.sharding[f.sharding_stage][1]}`;
-  const text = `Log–log line against replicas from 1 to ${num(last.replicas)}: model states per GPU (solid blue ` +
-    `line, circles) ${how}, ${num(first.states_gb, 1)} GB on one replica and ` +
-    `${num(last.states_gb, 1)} GB on ${num(last.replicas)}. The dashed vermilion line is one ${f.gpu.name}'s ` +
-    `memory, ${num(f.gpu_memory_gb)} GB (GB = 10^9 B).`;
+  let shape;
+  if (f.sharding_stage === 0) {
+    shape = `a flat line: every replica holds all of them, ${gigabytes(first.states_gb)} on each of 1 to ` +
+      `${num(last.replicas)} replicas`;
+  } else if (f.sharding_stage === 3) {
+    shape = `a straight line falling as 1/n, from ${gigabytes(first.states_gb)} on one replica to ` +
+      `${gigabytes(last.states_gb)} on ${num(last.replicas)}`;
+  } else {
+    shape = `falling from ${gigabytes(first.states_gb)} on one replica and levelling off at the part each ` +
+      `replica keeps whole, ${gigabytes(last.states_gb)} on ${num(last.replicas)}`;
+  }
+  const text = `On log–log axes against replicas from 1 to ${num(last.replicas)}, model states per GPU (solid blue ` +
+    `line, circles) ${how} make ${shape}. The dashed vermilion line is one ${f.gpu.name}'s memory, ` +
+    `${num(f.gpu_memory_gb)} GB (GB = ${power(10, 9)} B).`;
   const onGrid = f.smallest_fitting_on_grid;
   if (onGrid === null) return `${text} The states stay above it at every replica count drawn.`;
   if (onGrid === 1) return `${text} The states fit from one replica on.`;
@@ -473,6 +483,12 @@ function fillReadout(f) {
 const OWN = data.own;
 const ownInputs = Object.fromEntries(Object.keys(OWN.fields).map((k) => [k, document.getElementById(`own-${k}`)]));
 const ownFieldsets = [...document.querySelectorAll("[data-own-for]")];
+/** Show or hide the reader's own fields; while one is open, the phone's control bar lays them out in full
+ * (plate.css: .own-open) rather than in its one sideways row. */
+function showOwnFields(sel) {
+  for (const box of ownFieldsets) box.hidden = sel[box.dataset.ownFor] !== OWN.id;
+  form.classList.toggle("own-open", ownFieldsets.some((box) => !box.hidden));
+}
 const INT_TEXT = /^[+-]?\d(?:[\d,_]*\d)?$/;
 const FLOAT_TEXT = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 const SPECIAL_TEXT = /^([+-]?)(inf|infinity|nan)$/i;
@@ -580,7 +596,7 @@ function shapeProblem(values) {
 /** A selection with the free inputs that count read in; null when one of them is not a good value (the
  * figures then stay as they are). Texts come from the fields, or from `texts` (the URL) when given. */
 function ownSelection(base, texts = null) {
-  for (const box of ownFieldsets) box.hidden = base[box.dataset.ownFor] !== OWN.id;
+  showOwnFields(base);
   const sel = { ...base };
   const values = {};
   let ok = true;
@@ -642,7 +658,7 @@ function ownFromUrl(sel) {
   const shownMessages = Object.keys(OWN.fields).map((k) => document.getElementById(`own-${k}-error`).textContent);
   const result = ownSelection(fallback, texts) || { ...fallback };
   Object.keys(OWN.fields).forEach((k, i) => { if (shownMessages[i]) ownMessage(k, shownMessages[i]); });
-  for (const box of ownFieldsets) box.hidden = sel[box.dataset.ownFor] !== OWN.id;
+  showOwnFields(sel);
   return result;
 }
 
@@ -659,7 +675,7 @@ function presetsOf(sel) {
   };
   if (sel.model === OWN.id && sel.params !== undefined) {
     Q.models[OWN.id] = {
-      id: OWN.id, name: `custom ${sig(sel.params / 1e9)}B model`, params: sel.params,
+      id: OWN.id, name: `custom ${given(sel.params / 1e9)}B model`, params: sel.params,
       ...Object.fromEntries(OWN.shape.map((k) => [k, sel[k] === undefined ? 0 : sel[k]])),
     };
   }
@@ -667,7 +683,7 @@ function presetsOf(sel) {
     Q.batches[OWN.id] = { id: OWN.id, name: `${num(sel.tokens)} tokens`, tokens: sel.tokens };
   }
   if (sel.network === OWN.id && sel.gbps !== undefined) {
-    const name = `${sig(sel.gbps)} GB/s`;
+    const name = `${given(sel.gbps)} GB/s`;
     Q.networks[OWN.id] = { id: OWN.id, name, short: name, link_gbytes_per_s: sel.gbps, nvlink: false };
   }
   return Q;

@@ -42,9 +42,21 @@ def expected(presets, sel) -> Expected:
 
 
 def number(text: str) -> tuple[float, int]:
-    """'1,024' → (1024.0, 0); '0.071' → (0.071, 3): a printed number and its decimals."""
-    digits = text.replace(",", "")
-    return float(digits), len(digits.split(".")[1]) if "." in digits else 0
+    """'1,024' → (1024.0, 0); '0.071' → (0.071, 3); '6.93e-3' → (0.00693, 5): a printed number and its decimals."""
+    digits, _, exponent = text.replace(",", "").partition("e")
+    decimals = len(digits.split(".")[1]) if "." in digits else 0
+    return float(digits) * 10 ** int(exponent or 0), decimals - int(exponent or 0)
+
+
+# The units notation.py scales times and sizes to, as powers of ten of the unit the checks read (s, GB).
+SCALED = {"ms": ("e-3", "s"), "µs": ("e-6", "s"), "ns": ("e-9", "s"), "TB": ("e3", "GB"), "MB": ("e-3", "GB"),
+          "kB": ("e-6", "GB")}
+
+
+def in_base_units(text: str) -> str:
+    """'6.93 ms' → '6.93e-3 s', '7.80 MB' → '7.80e-3 GB': every time in s and size in GB, digits kept."""
+    return re.sub(r"(\d[\d,]*(?:\.\d+)?) (ms|µs|ns|TB|MB|kB)\b",
+                  lambda m: f"{m[1]}{SCALED[m[2]][0]} {SCALED[m[2]][1]}", text)
 
 
 def agrees(text: str, value: float, scale: float = 1.0) -> bool:
@@ -57,11 +69,12 @@ def agrees(text: str, value: float, scale: float = 1.0) -> bool:
     return abs(shown - value) <= (0.5 * 10 ** -decimals + carried) * (1 + 1e-9) + 1e-12
 
 
-NUM = r"(\d[\d,]*(?:\.\d+)?)"
+NUM = r"(\d[\d,]*(?:\.\d+)?(?:e-?\d+)?)"
 
 
 def check_readout(readout: str, e, presets) -> None:
     """The readout's numbers against MODEL.md's formulas, computed in the test (spec_model.py)."""
+    readout = in_base_units(readout)
     states = re.search(rf"Model states: {NUM} GB per GPU, which (fit|do not fit) on one .+ \({NUM} GB", readout)
     assert states and agrees(states[1], e.model_states_gb) and agrees(states[3], e.gpu_memory_gb), readout
     assert (states[2] == "fit") == (e.model_states_gb <= e.gpu_memory_gb), readout
@@ -79,6 +92,8 @@ def check_readout(readout: str, e, presets) -> None:
     assert found and number(found[2])[0] == n, readout
     assert abs(number(found[1])[0] - e.meeting) <= 0.5 + 1e-9, readout  # n*, rounded to a whole replica
     assert agrees(found[3], e.allreduce_s[n]) and agrees(found[4], e.compute_s[n]), readout
+    found = re.search(rf"waits {NUM} s for communication beyond compute", readout)
+    assert found and agrees(found[1], max(e.allreduce_s[n], e.compute_s[n]) - e.compute_s[n]), readout
     found = re.search(rf"efficiency {NUM}%, and each replica processes {NUM} tokens per step", readout)
     assert found and agrees(found[1], e.efficiency[n], 100) and agrees(found[2], e.tokens / n), readout
 
@@ -86,6 +101,7 @@ def check_readout(readout: str, e, presets) -> None:
 def check_descriptions(describe: dict, e) -> None:
     """The figures in words against MODEL.md's formulas: the ends of each line, the crossing, the shading."""
     last = e.replicas[-1]
+    describe = {fid: in_base_units(text) for fid, text in describe.items()}
     time = describe["fig-time"]
     found = re.search(rf"from {NUM} s on one replica to {NUM} s on {NUM}\. .* takes {NUM} s on 2 replicas and "
                       rf"{NUM} s on {NUM}", time)

@@ -95,7 +95,7 @@ def test_own_facts_of_a_preset_equal_the_atlas(atlas):
 
 
 def test_zero1_fits_the_spec_selection_from_3_replicas(atlas):
-    """MODEL.md: Llama 3 8B's states fit an H100 (80 × 10^9 B) under ZeRO-1 from 3 replicas, 4 as a power of two."""
+    """MODEL.md: Llama 3 8B's states fit an H100 (80 × 10⁹ B) under ZeRO-1 from 3 replicas, 4 as a power of two."""
     f = atlas.facts(spec_selection(atlas.presets, sharding="zero1"))
     assert (f.smallest_fitting_replicas, f.smallest_fitting_on_grid) == (3, 4)
     assert "from 3 replicas (4 on the figures' powers of two)" in render.readout_paragraphs(f)[2]
@@ -234,7 +234,7 @@ def test_sharding_control_memory_readout_and_zero3_traffic(site, open_page, atla
     got = page.evaluate(SNAPSHOT)
     f = atlas.facts(Selection(d.model, d.batch, d.network, sharding="zero1"))
     assert got["readout"] == render.readout_paragraphs(f)  # the page's memory readout is Python's
-    assert "GB = 10^9 B" in got["readout"][2] and "activations not counted" in got["readout"][2]
+    assert "GB = 10⁹ B" in got["readout"][2] and "activations not counted" in got["readout"][2]
     fits = [row[2] for row in got["tables"]["fig-memory"]]
     first = f.smallest_fitting_on_grid  # the first power of two whose states fit, if any does
     assert (fits.index("yes") if "yes" in fits else None) == \

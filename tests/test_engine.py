@@ -149,21 +149,26 @@ def test_the_page_makes_ddps_buckets_as_python_does(page):
         assert js["tail"] == model.bucketed_tail_seconds(compute, comm, sizes, ready), shape
 
 
-FORMAT = """(values) => values.map(([v, d]) => [window.plate.model.num(v, d), window.plate.model.sig(v),
-  window.plate.model.seconds(v), window.plate.model.percent(v), window.plate.model.fraction(v)])"""
+FORMAT = """(values) => values.map(([v, d]) => { const m = window.plate.model;
+  return [m.num(v, d), m.sig(v), m.seconds(v), m.percent(v), m.fraction(v), m.data_size(v * 1e9), m.gigabytes(v),
+    m.seconds(v / 1e6), m.percent(v / 1e4), m.given(v), m.about(v), m.about(v, 3), m.power(10, d)]; })"""
 
 
 def test_the_page_formats_numbers_as_notation_does(page):
     from generator import notation
     rng = random.Random(7)
-    values = [0.5, 2.5, 0.125, 0.00693, 91797.64, 0.0625, 1.0, 0.999996, 1023.5, 99.95, 454.03]
+    values = [0.5, 2.5, 0.125, 0.00693, 91797.64, 0.0625, 1.0, 0.999996, 1023.5, 99.95, 454.03, 0.39, 0.0714,
+              0.0099996, 0.0009996, 999.6, 0.45, 0.0047, 0.70, 0.2,  # units' edges, whole percents
+              5934, 659.33, 5950, 1000, 999.96, 0.00995, 25.0]  # 'about' at its ties and powers of ten
     values += [10 ** rng.uniform(-4, 6) for _ in range(500)]
     values += [round(rng.uniform(0, 100), 1) + 0.05 for _ in range(200)]  # near-ties at one decimal
     cases = [[v, rng.randrange(4)] for v in values]
     got = page.evaluate(FORMAT, cases)
     for (v, d), texts in zip(cases, got):
         assert texts == [notation.num(v, d), notation.sig(v), notation.seconds(v), notation.percent(v),
-                         notation.fraction(v)], v
+                         notation.fraction(v), notation.data_size(v * 1e9), notation.gigabytes(v),
+                         notation.seconds(v / 1e6), notation.percent(v / 1e4), notation.given(v), notation.about(v),
+                         notation.about(v, 3), notation.power(10, d)], v
 
 
 EVERY_TIMELINE = """(selections) => selections.map((sel) => {

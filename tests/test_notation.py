@@ -7,6 +7,7 @@ from generator import content, facts, notation, render
 from generator.content import Selection
 
 from conftest import CONTENT
+import shown_numbers
 
 
 @pytest.mark.parametrize("value, digits, text", [
@@ -20,18 +21,38 @@ def test_num_rounds_half_up_and_separates_thousands(value, digits, text):
 
 @pytest.mark.parametrize("value, text", [
     (91797.64, "91,798 s"), (22949.4, "22,949 s"), (15958.1, "15,958 s"),  # whole digits are never rounded away
-    (0.006934, "0.00693 s"), (0.0711, "0.0711 s"), (0.64179, "0.642 s"), (454.03, "454 s"),
-    (0.5, "0.5 s"), (0.07, "0.07 s"),  # and never padded with zeros
-    (0.99996, "1 s"), (0.0625, "0.0625 s"), (0.00125, "0.00125 s"),  # half-up at the third figure
-    (0, "0 s"),
+    (0.0711, "0.0711 s"), (0.64179, "0.642 s"), (454.03, "454 s"), (0.0714, "0.0714 s"),
+    (0.39, "0.390 s"), (0.5, "0.500 s"), (0.07, "0.0700 s"),  # three figures with their trailing zeros
+    (0.99996, "1.00 s"), (0.0625, "0.0625 s"), (0.010, "0.0100 s"),  # half-up at the third figure
+    (0.006934, "6.93 ms"), (0.00125, "1.25 ms"), (0.000483, "483 µs"), (0.0000603, "60.3 µs"),  # the unit scales
+    (4.2e-8, "42.0 ns"), (0.0099996, "0.0100 s"), (0.0009996, "1.00 ms"), (0, "0 s"),
 ])
-def test_seconds_have_three_significant_figures_without_padding(value, text):
+def test_seconds_have_three_significant_figures_in_the_unit_that_suits(value, text):
     assert notation.seconds(value) == text
+    assert notation.seconds(value, 2) == text  # digits, from prose written before the one rule, are ignored
 
 
-def test_percent_and_fraction():
-    assert notation.percent(0.685) == "69%" and notation.percent(0.995) == "100%" and notation.percent(0.125, 1) == "12.5%"
-    assert [notation.fraction(v) for v in (0.5, 0.25, 0.0625, 1.0, 0.3)] == ["half", "a quarter", "1/16", "all", "0.3"]
+@pytest.mark.parametrize("value, text", [
+    (128.484179968e9, "128 GB"), (1128.9e9, "1.13 TB"), (7.8e6, "7.80 MB"), (0.069e9, "69.0 MB"),
+    (1.05e9, "1.05 GB"), (999.6e6, "1.00 GB"), (512, "512 B"), (1500, "1.50 kB"), (0, "0 B"),
+])
+def test_sizes_have_three_significant_figures_in_the_unit_that_suits(value, text):
+    assert notation.data_size(value) == text and notation.gigabytes(value / 1e9) == text
+
+
+@pytest.mark.parametrize("value, text", [
+    (0.685, "68.5%"), (0.0047, "0.470%"), (0.45, "45%"), (1.0, "100%"), (0.99996, "100%"), (0.999, "99.9%"),
+    (0.0431, "4.31%"), (1e-6, "0.000100%"), (0, "0%"), (0.2, "20%"), (0.70, "70%"),
+])
+def test_percentages_never_round_a_share_to_zero(value, text):
+    assert notation.percent(value) == text
+
+
+def test_fractions_powers_and_billions():
+    assert [notation.fraction(v) for v in (0.5, 0.25, 0.0625, 0.238)] == ["0.500", "0.250", "0.0625", "0.238"]
+    assert notation.power(10, 9) == "10⁹" and notation.power(2, -30) == "2⁻³⁰"
+    assert notation.billions(8_030_261_248, 2) == "8.03" and notation.billions(8_030_261_248, 0) == "8"
+    assert notation.about(5934) == "5,900" and notation.about(663) == "660"
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +68,7 @@ def test_descriptions_never_start_the_all_reduce_from_one_replica(atlas):
         for fid in render.TABLE_COLUMNS:
             text = render.describe(f, fid, seq_len)
             assert "rises from" not in text and "none" not in text.split("ZeRO")[0], (sel, text)
-            assert not re.search(r"\d\.\d*0 s\b", text), text  # no padded zero before the unit
+            assert not shown_numbers.problems(text), (sel, fid, shown_numbers.problems(text))
         assert f"takes {notation.seconds(f.at(2).comm_s)} on 2 replicas" in render.describe(f, "fig-time", seq_len)
 
 

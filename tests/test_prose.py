@@ -88,12 +88,14 @@ def test_an_unclosed_block_is_reported_where_it_opens(mini):
 
 def test_number_formats():
     assert prose.FILTERS["num"](1024) == "1,024"
-    assert prose.FILTERS["num"](128.484, 1) == "128.5"
-    assert prose.FILTERS["seconds"](0.64242, 2) == "0.64 s"
-    assert prose.FILTERS["percent"](1.0) == "100%"
-    assert prose.FILTERS["fraction"](0.5) == "half"
-    assert prose.FILTERS["fraction"](0.0625) == "1/16"
-    assert prose.FILTERS["billions"](6_979_588_096) == "7.0"
+    # Calls written before the one rule (num(1), seconds(2)) keep working and follow it: three figures.
+    assert prose.FILTERS["num"](128.484, 1) == "128" and prose.FILTERS["num"](85.899, 1) == "85.9"
+    assert prose.FILTERS["seconds"](0.64242, 2) == "0.642 s" and prose.FILTERS["seconds"](0.39) == "0.390 s"
+    assert prose.FILTERS["percent"](1.0) == "100%" and prose.FILTERS["percent"](0.0047) == "0.470%"
+    assert prose.FILTERS["fraction"](0.5) == "0.500"
+    assert prose.FILTERS["fraction"](0.0625) == "0.0625"
+    assert prose.FILTERS["billions"](6_979_588_096) == "6.98"
+    assert prose.FILTERS["gigabytes"](0.0078) == "7.80 MB"
 
 
 def test_filters_explain_missing_values():

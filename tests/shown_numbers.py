@@ -1,0 +1,39 @@
+"""What a displayed number may not be (issue 20): padded, short of a significant zero, a non-zero value rounded
+to zero, a caret power, a fraction in another style. Used on the page's visible text, static and live."""
+from __future__ import annotations
+
+import re
+
+# A measure with its unit, as notation.py writes one: a number, a space, a unit (a link speed in GB/s is an input
+# and not a measure of the plate's; "80GB" in a GPU's name is a name).
+MEASURE = re.compile(r"(?<![\w.,])(\d[\d,]*(?:\.\d+)?)(?:\s?)(s|ms|µs|ns|TB|GB|MB|kB|%)(?![\w/])")
+CARET = re.compile(r"\d\s*\^\s*[-\d]")
+ZERO = re.compile(r"(?<![\w.,])0\.0+\s?(?:s|ms|µs|ns|TB|GB|MB|kB|B|%)(?![\w/])|(?<![\w.,])0\s?(?:%|GB|MB|kB|TB)(?![\w/])")
+FRACTION = re.compile(r"(?<![\w/])\d+/\d+ of\b|\b(?:half|a quarter|a third) of (?:a|one) (?:sequence|\d[\d,]*-token)")
+# Seconds are written down to 10 ms; below that, ms, µs or ns.
+SMALLEST = {"s": 0.01, "ms": 1.0, "µs": 1.0, "ns": 1.0, "TB": 1.0, "GB": 1.0, "MB": 1.0, "kB": 1.0}
+
+
+def figures(digits: str) -> int:
+    """Significant figures a printed decimal shows: '0.0714' → 3, '0.390' → 3, '1,128.9' → 5."""
+    return len(digits.replace(",", "").replace(".", "").lstrip("0"))
+
+
+def problems(text: str) -> list[str]:
+    """Every way the numbers of a text break the one rule, each with the text around it."""
+    found = []
+    around = lambda m: text[max(0, m.start() - 40):m.end() + 20]  # noqa: E731
+    for m in CARET.finditer(text):
+        found.append(f"a caret power: {around(m)!r}")
+    for m in ZERO.finditer(text):
+        found.append(f"a value shown as zero: {around(m)!r}")
+    for m in FRACTION.finditer(text):
+        found.append(f"a fraction in another style: {around(m)!r}")
+    for m in MEASURE.finditer(text):
+        digits, unit = m[1], m[2]
+        value = float(digits.replace(",", ""))
+        if "." in digits and figures(digits) != 3:
+            found.append(f"{figures(digits)} significant figures, not 3: {around(m)!r}")
+        elif value and unit in SMALLEST and value < SMALLEST[unit]:
+            found.append(f"leading zeros where a smaller unit reads better: {around(m)!r}")
+    return found
