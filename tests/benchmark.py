@@ -1,6 +1,7 @@
 """The plate against Altair's own `save(inline=True)` page of the same figures, measured in one run (prints; asserts
 nothing). Run: python tests/benchmark.py [--loads 5] [--lighthouse-runs 5]; or only `plate check` with a large
-glossary: python tests/benchmark.py --terms 1000 [--spellings 40]"""
+glossary: python tests/benchmark.py --terms 1000 [--spellings 40]; or only builds of K times the presets:
+python tests/benchmark.py --presets 1 10 100"""
 from __future__ import annotations
 
 import argparse
@@ -463,6 +464,116 @@ def glossary_check(work: Path, total: int, spellings: int) -> None:
     row("  its CPU time, start-up too", cpu, None, "s")  # on a busy machine, what the wall times stand for
 
 
+def toml_value(value) -> str:
+    """A TOML scalar of presets.toml: text, whole number, float or boolean."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value) if isinstance(value, (str, float)) else str(value)
+
+
+def factors(k: int) -> list[int]:
+    """k as its prime factors, largest first."""
+    found, d = [], 2
+    while d * d <= k:
+        while k % d == 0:
+            found.append(d)
+            k //= d
+        d += 1
+    return sorted(found + ([k] if k > 1 else []), reverse=True)
+
+
+def scaled_shape(k: int) -> dict[str, int]:
+    """How many models, batches and networks make k times the content's selections: k's factors spread over the
+    three tables, each to the one that is smallest so far."""
+    data = tomllib.loads((CONTENT / "presets.toml").read_text(encoding="utf-8"))
+    counts = {t: len(data[t]) for t in ("models", "batches", "networks")}
+    for f in factors(k):
+        table = min(counts, key=lambda t: (counts[t], list(counts).index(t)))
+        counts[table] *= f
+    return counts
+
+
+def scaled_content(into: Path, shape: dict[str, int]) -> tuple[Path, dict[str, int]]:
+    """A copy of the content with shape's numbers of models, batches and networks: the content's own, then copies
+    of them (each copy's numbers a little larger, its ids and names its own) up to that number."""
+    shutil.copytree(CONTENT, into)
+    path = into / "presets.toml"
+    text = path.read_text(encoding="utf-8")
+    data = tomllib.loads(text)
+    grown = {"models": "params", "batches": "tokens", "networks": "link_gbytes_per_s"}
+    added = []
+    for table, wanted in shape.items():
+        own = list(data[table].items())
+        for n in range(len(own), wanted):
+            ident, entry = own[n % len(own)]
+            i = n // len(own)
+            entry = dict(entry, name=f"{entry['name']} ({i})")
+            if "short" in entry:
+                entry["short"] = f"{entry['short']} ({i})"
+            if grown[table] in entry:
+                value = entry[grown[table]]
+                entry[grown[table]] = value + i if isinstance(value, int) else value * (1 + i / 1000)
+            added.append(f"[{table}.{ident}-{i}]\n" + "".join(f"{key} = {toml_value(v)}\n" for key, v in entry.items()))
+    path.write_text(text + "\n" + "\n".join(added), encoding="utf-8")
+    return into, {**{t: max(len(data[t]), shape[t]) for t in shape}, "gpus": len(data["gpus"])}
+
+
+BUILD_PROCESS = """import resource, sys, time
+from generator import cli
+started = time.perf_counter()
+status = cli.main(["build", "--content", sys.argv[1], "--out", sys.argv[2]])
+print("BENCH", time.perf_counter() - started, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, status)"""
+
+
+def measured_build(content_dir: Path, out: Path, cache_root: Path) -> dict:
+    """`plate build` in a new process: its own time (as it reports it, start-up aside), the whole process's wall
+    time, its peak memory (RSS)."""
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", BUILD_PROCESS, str(content_dir), str(out)], cwd=ROOT,
+                          env=dict(os.environ, PLATE_CACHE=str(cache_root)), capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    found = re.search(r"^BENCH (\S+) (\d+) (\d+)$", done.stdout, re.M)
+    if done.returncode != 0 or found is None or found.group(3) != "0":
+        raise RuntimeError(f"the build of {content_dir} failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    return {"build": float(found.group(1)), "wall": wall, "memory": int(found.group(2))}
+
+
+def presets_scaling(work: Path, ks: list[int]) -> None:
+    """Builds of k times the presets' selections, and of issue 23's 1,000 selections (20 models × 10 batches ×
+    5 networks): build time, peak memory, page and data bytes, against its budgets."""
+    cache_root = work / "cache"
+    measured_build(CONTENT, work / "warm-up", cache_root)  # npm's packages and the runtime, once
+    print(f"  {'content':<34} {'selections':>10} {'build':>8} {'rebuild':>8} {'process':>8} {'memory':>8} "
+          f"{'page gz6':>9} {'data':>9}  budget")
+    runs = [(f"{k}x", scaled_shape(k)) for k in ks] + [("1,000 selections", {"models": 20, "batches": 10,
+                                                                              "networks": 5})]
+    for i, (name, shape) in enumerate(runs):
+        content_dir, counts = scaled_content(work / f"content-{i}", shape)
+        selections = counts["models"] * counts["batches"] * counts["networks"]
+        site = work / f"site-{i}"
+        first = measured_build(content_dir, site, cache_root)  # figures drawn anew: a preset edit's build
+        again = measured_build(content_dir, site, cache_root)  # everything cached
+        c = __import__("generator.content", fromlist=["load"]).load(content_dir)
+        gz = len(gzip.compress((site / "index.html").read_bytes(), 6)) / 1000
+        data = (site / c.plate.data_file).stat().st_size / 1000
+        if selections == 18 and name == "1x":
+            budget, ok = "<= 1 s, <= 150 kB, <= 300 kB", again["build"] <= 1 and gz <= 150 and data <= 300
+        elif selections <= 1000:
+            budget, ok = "<= 5 s, <= 500 MB, <= 155 kB, <= 3 MB", (first["build"] <= 5 and first["memory"] <= 500e6
+                                                                  and gz <= 155 and data <= 3000)
+        else:
+            budget, ok = "(more than 1,000 selections)", None
+        shape_text = f"{name}: {counts['models']}x{counts['batches']}x{counts['networks']}, {counts['gpus']} GPUs"
+        verdict = "" if ok is None else ("  ok" if ok else "  OVER")
+        print(f"  {shape_text:<34} {selections:>10,} {first['build']:>6.2f} s {again['build']:>6.2f} s "
+              f"{first['wall']:>6.2f} s {first['memory'] / 1e6:>5.0f} MB {gz:>6.1f} kB {data:>6.0f} kB  {budget}{verdict}")
+    print("  (build: `plate build` in a new process as it times itself, the figures drawn anew as after a preset edit")
+    print("  (the shipped content's budget is held by the rebuild); rebuild: the same content again, every figure")
+    print("  cached; process: the first build's whole process, start-up and imports too; memory: its peak RSS; page:")
+    print("  index.html at gzip level 6, as static hosts compress; data: the CSV beside it.")
+    print(f"  Load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs: wall times on a busy machine overstate)")
+
+
 def main() -> None:
     args = argparse.ArgumentParser(description=__doc__)
     args.add_argument("--loads", type=int, default=5, help="page loads per page for first figure and live")
@@ -471,6 +582,8 @@ def main() -> None:
     args.add_argument("--serve-idle", action="store_true", help="only measure `plate serve` idle with 50,000 files")
     args.add_argument("--terms", type=int, default=0, help="only time `plate check` with this many more terms")
     args.add_argument("--spellings", type=int, default=40, help="spellings of each of those terms")
+    args.add_argument("--presets", type=int, nargs="+", default=[], metavar="K",
+                      help="only build content with K times the selections (models × batches × networks)")
     args = args.parse_args()
     work = Path(tempfile.mkdtemp(prefix="plate-bench-"))
     try:
@@ -478,6 +591,8 @@ def main() -> None:
             report_serve_idle(work)
         elif args.terms:
             glossary_check(work, args.terms, args.spellings)
+        elif args.presets:
+            presets_scaling(work, args.presets)
         else:
             run(work, args)
     finally:
