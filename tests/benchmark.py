@@ -591,6 +591,7 @@ def main() -> None:
     args.add_argument("--lighthouse-runs", type=int, default=5)
     args.add_argument("--selections", type=int, default=96, help="how many selections to walk (an even sample)")
     args.add_argument("--serve-idle", action="store_true", help="only measure `plate serve` idle with 50,000 files")
+    args.add_argument("--no-serve-idle", action="store_true", help="leave out `plate serve` idle (50,000 files)")
     args.add_argument("--terms", type=int, default=0, help="only time `plate check` with this many more terms")
     args.add_argument("--spellings", type=int, default=40, help="spellings of each of those terms")
     args.add_argument("--presets", type=int, nargs="+", default=[], metavar="K",
@@ -740,7 +741,8 @@ def run(work: Path, args) -> None:
     print(f"  medians of 3 cold and 5 warm builds; load average {os.getloadavg()[0]:.1f} on "
           f"{os.cpu_count()} CPUs: wall times on a busy machine overstate, CPU times less so)")
 
-    report_serve_idle(work)
+    if not args.no_serve_idle:
+        report_serve_idle(work)
 
     if not LIGHTHOUSE.exists():
         print("Lighthouse skipped: not installed (npm install --prefix tests/.node lighthouse)")
