@@ -203,7 +203,8 @@ FRONT_MATTER_SCHEMA = {"volume": "text", "volume_title": "text", "plate": "count
 FRONT_MATTER_OPTIONAL = {"base_url": "", "data_file": "", "labels": {}}
 MAX_DATA_FILE = 100  # characters of the CSV's name (its PDFs add a few): far below any file system's limit
 LABELS = {"skip": "Skip to the figures", "figure_data": "in words and numbers",
-          "download": "Download the data (CSV)", "terms": "Terms", "sources": "Sources", "takeaway": "Takeaway"}
+          "download": "Download the data (CSV)", "download_selection": "this selection's numbers (CSV)",
+          "terms": "Terms", "sources": "Sources", "takeaway": "Takeaway"}
 LABELS_SCHEMA = {key: "text" for key in LABELS}
 DEFAULT_SCHEMA = {"model": "text", "batch": "text", "network": "text"}
 

@@ -14,7 +14,7 @@ from markupsafe import Markup
 from . import custom, model, publish
 from .charts import BUCKET_GROUPS, FACTS_DATA, GRID_DATA, MEMORY_DATA, TIMELINE_DATA, TIMELINE_FACTS, Figure
 from .content import Content, Selection
-from .facts import CAPTIONS, CSV_COLUMNS, KEYS, OPTIONS, Atlas, Facts, gpus_of
+from .facts import CAPTIONS, CSV_COLUMNS, KEYS, OPTIONS, SELECTION_COLUMNS, Atlas, Facts, gpus_of
 from .notation import data_size, fraction, gigabytes, num, percent, power, seconds, sig
 from .prose import FILTERS, prose_html
 from .runtime import Runtime
@@ -381,6 +381,7 @@ def page_data(content: Content, atlas: Atlas, figures: list[Figure], dataflows: 
         "data": {"grid": GRID_DATA, "facts": FACTS_DATA, "timeline": TIMELINE_DATA, "timeline_facts": TIMELINE_FACTS,
                  "memory": MEMORY_DATA},
         "bucket_groups": BUCKET_GROUPS,
+        "csv_columns": [list(c) for c in SELECTION_COLUMNS], "csv_name": content.plate.data_file,
         "figures": [live_figure(f, dataflows) for f in figures],
     }
 

@@ -127,6 +127,37 @@ function factsRows(f) {
   }];
 }
 
+// --- the shown selection's numbers as CSV (generator/facts.py selection_rows) --------------------------
+
+/** A cell as a CSV holds it: quoted only when it must be. */
+const csvCell = (v) => (/[",\r\n]/.test(String(v)) ? `"${String(v).replace(/"/g, '""')}"` : String(v));
+
+/** The selection's CSV: a row per replica count, the columns Python declares (facts.SELECTION_COLUMNS, each
+ * [name, source, field, divisor]: the selection's id or option, a model input, or a value of the run). */
+function selectionCsv(f) {
+  const columns = data.csv_columns;
+  const value = ([, source, field, divisor], r) => {
+    const v = source === "sel" ? f.sel[field] : source === "inputs" ? f.inputs[field] : f.run[field][r];
+    return typeof v === "number" && divisor !== 1 ? v / divisor : v;
+  };
+  const lines = [columns.map(([name]) => name).join(",")];
+  for (let r = 0; r < f.run.replicas.length; r++) lines.push(columns.map((c) => csvCell(value(c, r))).join(","));
+  return `${lines.join("\n")}\n`;
+}
+
+/** The file a selection's CSV is saved as: the site's CSV's name, then the selection's ids. */
+const selectionCsvName = (sel) => `${data.csv_name.replace(/\.csv$/, "")}-${KEYS.map((k) => sel[k]).join("-")}.csv`;
+
+/** Save the shown selection's CSV, made here: a Blob handed to a download link, no request. */
+function downloadSelection(f) {
+  const url = URL.createObjectURL(new Blob([selectionCsv(f)], { type: "text/csv;charset=utf-8" }));
+  const link = Object.assign(document.createElement("a"), { href: url, download: selectionCsvName(f.sel) });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 0);
+}
+
 /** charts.timeline_rows: one step at the timeline's replica count, as bars. */
 function timelineRows(f) {
   const p = f.points[REPLICAS.indexOf(f.timeline_replicas)];
@@ -1017,6 +1048,11 @@ async function start() {
     if (next) show(next);
   });
   form.addEventListener("input", ownSliderShown);
+  const saving = document.getElementById("download-selection");
+  if (saving) {
+    saving.addEventListener("click", () => downloadSelection(current()));
+    saving.parentElement.hidden = false;
+  }
   form.addEventListener("submit", (event) => event.preventDefault());
   // A reader reaching for a control is about to change the figures: make them now, not on the change.
   for (const intent of ["focusin", "pointerdown"]) form.addEventListener(intent, () => liveAll(), { once: true });
@@ -1030,6 +1066,7 @@ async function start() {
   });
   window.plate = {
     views: [], show, live: liveAll, model, texts, factsOf, timelineRows, timelineFacts, gridRows, factsRows, ownCheck,
+    selectionCsv,
     selection: () => ({ ...sel }),
   };
   // Paper: redraw at the page's measure before printing (a phone's narrow figure would print tall), back after.
@@ -1075,6 +1112,8 @@ function failed(error) {
   }));
   document.documentElement.dataset.ready = "failed";
   form.hidden = true; // controls that cannot work
+  const saving = document.querySelector(".download-selection");
+  if (saving) saving.hidden = true;
 }
 
 termTips();

@@ -432,3 +432,32 @@ def test_a_walk_of_changes_draws_what_opening_each_selection_draws(site, open_pa
         assert walked["outside"] == [0] * len(ids), f"axis texts stick out of the figures after changing to {chosen}"
         assert opened["outside"] == [0] * len(ids), f"axis texts stick out of the figures opened at {chosen}"
         fresh.context.close()
+
+
+CSP_WATCH = """() => { window.__violations = [];
+  document.addEventListener('securitypolicyviolation', (e) => window.__violations.push(e.violatedDirective)); }"""
+
+
+def test_one_click_saves_the_shown_selections_csv_offline(site, open_page):
+    """The button beside the data link saves the numbers of the selection shown, made in the page (a Blob: no
+    request, within the page's CSP), and follows the controls."""
+    from test_engine import assert_csv_is_pythons
+    c, atlas, d = shipped()
+    watched = open_page(site)
+    page = watched.page
+    page.evaluate(CSP_WATCH)
+    button = page.locator("#download-selection")
+    stem = c.plate.data_file.removesuffix(".csv")
+    for sel in (d, replace(d, model=other_id(c.presets.models, d.model), sharding="zero3", overlap="backward")):
+        for label, key in CONTROLS.items():
+            page.get_by_label(label, exact=True).select_option(getattr(sel, key))
+        wait_until(page, f"document.documentElement.dataset.shown === '{render.selection_key(sel)}'")
+        with page.expect_download() as caught:
+            button.click()
+        saved = caught.value
+        assert saved.suggested_filename == f"{stem}-{'-'.join(getattr(sel, k) for k in facts.KEYS)}.csv"
+        assert saved.url.startswith("blob:")
+        assert_csv_is_pythons(open(saved.path(), encoding="utf-8").read(), facts.selection_rows(atlas.facts(sel)),
+                              render.selection_key(sel))
+    assert watched.outside_requests(site) == [] and page.evaluate("window.__violations") == []
+    assert watched.problems() == []

@@ -218,3 +218,51 @@ def test_the_page_writes_random_custom_runs_texts_as_python_does(page, atlas):
     got = page.evaluate(OWN_TEXTS, [{**{k: getattr(s, k) for k in facts.KEYS}, **v} for s, v, _ in cases])
     for (sel, values, f), texts in zip(got and cases, got):
         assert_own_texts_as_python(texts, f, c.presets.workshop.seq_len, f"{render.selection_key(sel)} {values}")
+
+
+SELECTION_CSV = """(selections) => selections.map((sel) => window.plate.selectionCsv(window.plate.factsOf(sel)))"""
+
+
+def assert_csv_is_pythons(text: str, rows: list[dict], label: str) -> None:
+    """A selection's CSV as the page wrote it against facts.selection_rows: the columns facts.SELECTION_COLUMNS
+    declares, a row per replica count, ids and options equal, numbers within RTOL, booleans as true/false."""
+    import csv
+    import io
+    got = list(csv.reader(io.StringIO(text)))
+    assert got[0] == [c[0] for c in facts.SELECTION_COLUMNS], label
+    assert len(got) - 1 == len(rows), label
+    for cells, row in zip(got[1:], rows):
+        for cell, (name, want) in zip(cells, row.items(), strict=True):
+            if isinstance(want, bool):
+                assert cell == str(want).lower(), (label, name)
+            elif isinstance(want, str):
+                assert cell == want, (label, name)
+            else:
+                assert abs(float(cell) - want) <= RTOL * abs(want), (label, name, cell, want)
+
+
+def test_the_pages_selection_csv_is_pythons_on_every_preset_selection(page, atlas):
+    selections = atlas.selections
+    got = page.evaluate(SELECTION_CSV, [{k: getattr(s, k) for k in facts.KEYS} for s in selections])
+    assert len(got) == len(selections)
+    for sel, text in zip(selections, got):
+        assert_csv_is_pythons(text, facts.selection_rows(atlas.facts(sel)), render.selection_key(sel))
+
+
+def test_the_pages_selection_csv_is_pythons_on_random_custom_runs(page, atlas):
+    from generator import custom
+    from generator.content import Selection
+    rng = random.Random(2311)
+    cases = []
+    while len(cases) < 150:
+        values = {"params": int(10 ** rng.uniform(8, 12.5)), "tokens": int(2 ** rng.uniform(14, 26)),
+                  "gbps": round(10 ** rng.uniform(0, 3), rng.randrange(4)), "mfu": rng.randrange(20, 71) / 100}
+        sel = Selection(*(rng.choice(atlas.axes[k] + ["custom"] * (k in ("model", "batch", "network")))
+                          for k in facts.KEYS))
+        f = custom.own_facts(atlas, sel, values)
+        if custom.model_problem(f) is None:
+            cases.append((sel, values, f))
+    assert any(s.model == custom.CUSTOM for s, _, _ in cases) and any(s.network == custom.CUSTOM for s, _, _ in cases)
+    got = page.evaluate(SELECTION_CSV, [{**{k: getattr(s, k) for k in facts.KEYS}, **v} for s, v, _ in cases])
+    for (sel, values, f), text in zip(cases, got, strict=True):
+        assert_csv_is_pythons(text, facts.selection_rows(f), f"{render.selection_key(sel)} {values}")

@@ -121,6 +121,43 @@ def test_the_bundle_holds_only_the_operators_asked_for(tools):
     assert len(bound) > len(small)
 
 
+def test_the_parser_names_the_schemes_geo_functions_and_formats_the_figures_use(specs, tools):
+    """What the bundle may leave out, said by the parser: the plate's figures name no colour scheme, call no geo
+    function and load no data from a URL (whose format the page would read); a spec that does each is seen doing it."""
+    plain = json.loads(runtime.parse(specs, tools))["needs"]
+    assert (plain["schemes"], plain["geo"], plain["formats"]) == ([], False, False)
+    spec = next(iter(specs.values()))
+    extra = copy.deepcopy(spec)
+    extra["scales"] = [*extra.get("scales", []), {"name": "hb_colour", "type": "linear", "range": {"scheme": "Viridis"},
+                                                  "domain": [0, 1]}]
+    extra["signals"] = [*extra.get("signals", []), {"name": "hb_geo", "update": "geoArea(null, {})"}]
+    extra["data"] = [*extra.get("data", []), {"name": "hb_csv", "values": "a\n1", "format": {"type": "csv"}}]
+    found = json.loads(runtime.parse({"f": extra}, tools))["needs"]
+    assert (found["schemes"], found["geo"], found["formats"]) == (["viridis"], True, False)  # values: read in node
+    loaded = copy.deepcopy(spec)
+    loaded["data"] = [*loaded.get("data", []), {"name": "hb_url", "url": "d.csv", "format": {"type": "csv"}}]
+    assert json.loads(runtime.parse({"f": loaded}, tools))["needs"]["formats"] is True
+    chosen = copy.deepcopy(spec)
+    chosen["signals"] = [*chosen.get("signals", []), {"name": "hb_s", "value": "viridis"}]
+    chosen["scales"] = [*chosen.get("scales", []), {"name": "hb_c", "type": "linear", "domain": [0, 1],
+                                                    "range": {"scheme": {"signal": "hb_s"}}}]
+    assert json.loads(runtime.parse({"f": chosen}, tools))["needs"]["schemes"] is True
+
+
+def test_the_bundle_holds_only_the_schemes_geo_and_formats_asked_for(tools):
+    base = {"operators": ["collect", "scale"], "bindings": False}  # a scale: what reads the schemes
+    small = runtime.bundle({**base, "schemes": [], "geo": False, "formats": False}, tools)
+    named = runtime.bundle({**base, "schemes": ["viridis"], "geo": False, "formats": False}, tools)
+    every = runtime.bundle({**base, "schemes": True, "geo": True, "formats": True}, tools)
+    viridis, tableau = "440154470e61481a6c482575472f7d", "4c78a8f58518e4575672b7b254a24beeca3bb279a2ff9da69d755dbab0ac"
+    assert viridis not in small and tableau not in small
+    assert viridis in named and tableau not in named
+    assert viridis in every and tableau in every
+    assert "bundled without geo functions" in small and "bundled without geo functions" not in every
+    assert "topojson:" not in small and "topojson:" in every  # the table of formats beside JSON
+    assert len(every) > len(small) + 15_000
+
+
 def test_a_spec_needing_a_transform_no_package_has_fails_the_build(specs, monkeypatch, tmp_path):
     figure = next(iter(specs))
     broken = dict(specs, **{figure: with_step(specs[figure], {"type": "sparkle"})})

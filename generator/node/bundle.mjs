@@ -115,6 +115,34 @@ function eventless(fn) {
   return scope;
 }`;
 
+// Colour schemes: only those the scales name (vega-scale's table holds about 80, 4.5 kB gzip); a scheme a
+// signal picks keeps them all. A name left out is an unknown scheme, which Vega reports as for any other.
+async function palettes(path) {
+  if (needs.schemes === true || needs.schemes === undefined) return undefined;
+  const {continuous, discrete} = await import(path);
+  const pick = (table) => JSON.stringify(Object.fromEntries(needs.schemes.filter((name) => name in table)
+    .map((name) => [name, table[name]])));
+  return {contents: `export const continuous = ${pick(continuous)};\nexport const discrete = ${pick(discrete)};\n`,
+          loader: "js"};
+}
+// The geo functions of expressions (geoArea, geoBounds, geoCentroid without a projection: d3-geo) and the data
+// formats besides JSON (CSV, TSV, DSV, TopoJSON) only when a figure uses them; asked for anyway, they fail loudly.
+const NO_GEO = `const missing = () => { throw Error("this Vega runtime was bundled without geo functions: no figure had one"); };
+export const geoArea = missing, geoBounds = missing, geoCentroid = missing, geoScale = missing;
+`;
+const JSON_ONLY = `import json from './json.js';
+import {hasOwnProperty} from 'vega-util';
+export const format = {json};
+export function formats(name, reader) {
+  if (arguments.length > 1) { format[name] = reader; return this; }
+  return hasOwnProperty(format, name) ? format[name] : null;
+}
+export function responseType(type) {
+  const f = formats(type);
+  return f && f.responseType || 'text';
+}
+`;
+
 const trimmed = {
   name: "trimmed",
   setup(build) {
@@ -126,6 +154,13 @@ const trimmed = {
       return {contents: source.replace(INTERPRET_SCOPE, SHARED_SCOPE), loader: "js"};
     });
     build.onLoad({filter: /vega-scenegraph[\\/]src[\\/]modules\.js$/}, () => ({contents: MODULES, loader: "js"}));
+    build.onLoad({filter: /vega-scale[\\/]src[\\/]palettes\.js$/}, (args) => palettes(args.path));
+    if (needs.geo === false) {
+      build.onLoad({filter: /vega-functions[\\/]src[\\/]functions[\\/]geo\.js$/}, () => ({contents: NO_GEO, loader: "js"}));
+    }
+    if (needs.formats === false) {
+      build.onLoad({filter: /vega-loader[\\/]src[\\/]formats[\\/]index\.js$/}, () => ({contents: JSON_ONLY, loader: "js"}));
+    }
     if (!needs.bindings) {
       build.onLoad({filter: /vega-view[\\/]src[\\/]bind\.js$/}, () => ({contents: NO_BIND, loader: "js"}));
     }

@@ -1,6 +1,7 @@
 // Parse Vega specs into the dataflows vega-view runs, at build time: the page then needs no vega-parser.
 // stdin: {figure id: Vega spec}; stdout: {"dataflows": {id: dataflow}, "needs": {"operators": [names used],
-// "bindings": whether any figure binds a signal to an input}}: what bundle.mjs must put in the runtime.
+// "bindings": whether any figure binds a signal to an input, "schemes", "geo", "formats": see extras()}}: what
+// bundle.mjs must put in the runtime.
 // Expressions come as ASTs for vega-interpreter (the page's CSP forbids eval). The interpreter never reads their
 // generated code, but vega-runtime memoises expression functions by it, so each distinct code becomes a short
 // token (an encoder's channels are not memoised: theirs goes). What the interpreter never reads is dropped: a literal's raw text, a property's type and kind, and a
@@ -44,7 +45,25 @@ function collect(node, used) {
   }
 }
 
+// What else the runtime must carry: the colour schemes scales name (true: one a signal chooses, so every one) and
+// the geo functions an expression calls; data formats besides JSON only for data read from a URL at run time (a
+// "$request", or a "load" operator): values written in the spec are read here, at parse time.
+function extras(node, found) {
+  if (Array.isArray(node)) { for (const item of node) extras(item, found); return; }
+  if (node === null || typeof node !== "object") return;
+  if (node.type === "CallExpression" && /^geo/.test(node.callee?.name ?? "")) found.geo = true;
+  if ("$request" in node) found.formats = true; // data read from a URL at run time, in its format
+  for (const [key, value] of Object.entries(node)) {
+    if (key === "scheme" && found.schemes !== true) {
+      if (typeof value === "string") found.schemes.add(value.toLowerCase());
+      else if (value !== undefined && value !== null) found.schemes = true;
+    }
+    extras(value, found);
+  }
+}
+
 const specs = JSON.parse(readFileSync(0, "utf8"));
+const found = {schemes: new Set(), geo: false, formats: false};
 const dataflows = {}, used = new Set();
 let bindings = false;
 for (const [id, spec] of Object.entries(specs)) {
@@ -55,7 +74,11 @@ for (const [id, spec] of Object.entries(specs)) {
     process.exit(3);
   }
   collect(dataflows[id], used);
+  extras(dataflows[id], found);
   bindings ||= dataflows[id].bindings?.length > 0;
 }
 used.delete("operator"); // the plain operator vega-runtime makes itself, not a registered transform
-process.stdout.write(JSON.stringify({dataflows, needs: {operators: [...used].sort(), bindings}}));
+const schemes = found.schemes === true ? true : [...found.schemes].sort();
+found.formats ||= used.has("load");
+process.stdout.write(JSON.stringify({dataflows, needs: {operators: [...used].sort(), bindings, schemes, geo: found.geo,
+                                                        formats: found.formats}}));
