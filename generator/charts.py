@@ -22,8 +22,10 @@ FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, s
 # Okabe–Ito blue and vermilion: distinct under the common colour-vision deficiencies, at least 3:1 against
 # the light page, and told apart by dash and point shape too. Their direct labels use shades that reach 4.5:1
 # as text. The page's CSS re-inks every colour below by value for dark mode (templates/plate.css).
-SERIES = {"compute": ("#0072b2", []), "all-reduce": ("#d55e00", [6, 3]), "backward pass": ("#0072b2", [2, 3])}
-LABEL_INK = {"compute": "#0072b2", "all-reduce": "#a94a00", "backward pass": "#0072b2"}
+# The real cluster beside the workshop (issue 22) in Okabe–Ito bluish green, dash-dotted, triangles.
+SERIES = {"compute": ("#0072b2", []), "all-reduce": ("#d55e00", [6, 3]), "real cluster": ("#009e73", [8, 3, 2, 3]),
+          "backward pass": ("#0072b2", [2, 3])}
+LABEL_INK = {"compute": "#0072b2", "all-reduce": "#a94a00", "real cluster": "#007558", "backward pass": "#0072b2"}
 INK, MUTED = "#333333", "#555555"
 LEFT_OF_RULE = 16  # from this crossing on, its label sits left of the rule (else right, to stay in the frame)
 LONGEST_LABEL = 60  # characters of the in-figure selection label; longer ones are left to the caption
@@ -42,9 +44,11 @@ class Figure:
 
 def grid_rows(f: Facts) -> list[dict]:
     """The rows the live views draw for one selection (templates/plate.js `gridRows` makes the same)."""
+    c = f.cluster
     return [{"replicas": p.replicas, "compute_s": p.compute_s, "comm_s": p.comm_s,
-             "window_s": p.compute_s * 2 / 3 if f.backward_only else None, "efficiency": p.efficiency}
-            for p in f.points]
+             "window_s": p.compute_s * 2 / 3 if f.backward_only else None, "efficiency": p.efficiency,
+             "cluster_s": c["comm_s"][r], "cluster_efficiency": c["efficiency"][r]}
+            for r, p in enumerate(f.points)]
 
 
 def facts_rows(f: Facts, label: str) -> list[dict]:
@@ -185,9 +189,10 @@ def time_chart(max_replicas: int) -> alt.LayerChart:
     import altair as alt
     names, colours = list(SERIES), [c for c, _ in SERIES.values()]
     base = alt.Chart(alt.Data(name=GRID_DATA)).transform_fold(
-        ["compute_s", "comm_s", "window_s"], as_=["series", "seconds"],
+        ["compute_s", "comm_s", "cluster_s", "window_s"], as_=["series", "seconds"],
     ).transform_calculate(
-        series="datum.series == 'compute_s' ? 'compute' : datum.series == 'comm_s' ? 'all-reduce' : 'backward pass'",
+        series="datum.series == 'compute_s' ? 'compute' : datum.series == 'comm_s' ? 'all-reduce' : "
+               "datum.series == 'cluster_s' ? 'real cluster' : 'backward pass'",
     ).transform_filter("datum.seconds > 0")
     colour = alt.Color("series:N", scale=alt.Scale(domain=names, range=colours), legend=None)
     dash = alt.StrokeDash("series:N", scale=alt.Scale(domain=names, range=[d for _, d in SERIES.values()]),
@@ -198,10 +203,12 @@ def time_chart(max_replicas: int) -> alt.LayerChart:
                                                    ).properties(name="series")
     dots = base.transform_filter("datum.series != 'backward pass'").mark_point(filled=True, size=28).encode(
         x=alt.X("replicas:Q"), y=alt.Y("seconds:Q"), color=colour,
-        shape=alt.Shape("series:N", scale=alt.Scale(domain=names[:2], range=["circle", "square"]), legend=None),
+        shape=alt.Shape("series:N", scale=alt.Scale(domain=names[:3], range=["circle", "square", "triangle-up"]),
+                        legend=None),
     ).properties(name="series_points")
     # Direct labels, so colour is never the only key to the series: compute above, all-reduce below, the
-    # backward pass under its line, left of 8 replicas (the line rises to the left, away from the words).
+    # backward pass under its line, left of 8 replicas (the line rises to the left, away from the words); the real
+    # cluster under its line from 4 replicas.
     labels = [
         base.transform_filter(f"datum.replicas == {where} && datum.series == '{name}'").mark_text(
             align=align, baseline=baseline, dx=dx, dy=dy, fontSize=12, fontWeight="bold", color=LABEL_INK[name],
@@ -210,6 +217,7 @@ def time_chart(max_replicas: int) -> alt.LayerChart:
             name=f"label_{name.replace('-', '').replace(' ', '')}")
         for name, where, align, baseline, dx, dy in (("compute", 2, "left", "bottom", 6, -6),
                                                      ("all-reduce", 2, "left", "top", 6, 8),
+                                                     ("real cluster", 4, "left", "top", 6, 8),
                                                      ("backward pass", 8, "right", "top", -4, 8))
     ]
     return alt.layer(*_band_and_rule(max_replicas), lines, dots, *labels).properties(width=WIDTH, height=HEIGHT)
@@ -226,7 +234,16 @@ def efficiency_chart(max_replicas: int) -> alt.LayerChart:
         y=alt.Y("efficiency:Q", title="scaling efficiency", scale=alt.Scale(domain=[0, 1]),
                 axis=alt.Axis(format="%", values=[0, 0.25, 0.5, 0.75, 1], grid=True)),
     )
-    return alt.layer(*_band_and_rule(max_replicas), line).properties(width=WIDTH, height=HEIGHT * 0.72)
+    # The real cluster's efficiency beside the workshop's, labelled above its last point.
+    colour, dash = SERIES["real cluster"]
+    cluster = base.mark_line(strokeWidth=2.5, color=colour, strokeDash=dash,
+                             point=alt.OverlayMarkDef(shape="triangle-up", filled=True, size=28, color=colour),
+                             ).encode(x=alt.X("replicas:Q"), y=alt.Y("cluster_efficiency:Q")).properties(name="cluster")
+    label = base.transform_filter(f"datum.replicas == {max_replicas}").mark_text(
+        align="right", baseline="bottom", dy=-8, fontSize=12, fontWeight="bold", color=LABEL_INK["real cluster"],
+    ).encode(x=alt.X("replicas:Q"), y=alt.Y("cluster_efficiency:Q"), text=alt.TextValue("real cluster")).properties(
+        name="label_cluster")
+    return alt.layer(*_band_and_rule(max_replicas), line, cluster, label).properties(width=WIDTH, height=HEIGHT * 0.72)
 
 
 TIMELINE_ROWS = ["compute", "all-reduce", "exposed", "label"]  # the last row holds words, not bars
