@@ -234,13 +234,14 @@ def efficiency_chart(max_replicas: int) -> alt.LayerChart:
         y=alt.Y("efficiency:Q", title="scaling efficiency", scale=alt.Scale(domain=[0, 1]),
                 axis=alt.Axis(format="%", values=[0, 0.25, 0.5, 0.75, 1], grid=True)),
     )
-    # The real cluster's efficiency beside the workshop's, labelled above its last point.
+    # The real cluster's efficiency beside the workshop's, labelled above it two octaves before the end (the line
+    # falls to the right, away from the words).
     colour, dash = SERIES["real cluster"]
     cluster = base.mark_line(strokeWidth=2.5, color=colour, strokeDash=dash,
                              point=alt.OverlayMarkDef(shape="triangle-up", filled=True, size=28, color=colour),
                              ).encode(x=alt.X("replicas:Q"), y=alt.Y("cluster_efficiency:Q")).properties(name="cluster")
-    label = base.transform_filter(f"datum.replicas == {max_replicas}").mark_text(
-        align="right", baseline="bottom", dy=-8, fontSize=12, fontWeight="bold", color=LABEL_INK["real cluster"],
+    label = base.transform_filter(f"datum.replicas == {max(1, max_replicas // 4)}").mark_text(
+        align="left", baseline="bottom", dx=6, dy=-6, fontSize=12, fontWeight="bold", color=LABEL_INK["real cluster"],
     ).encode(x=alt.X("replicas:Q"), y=alt.Y("cluster_efficiency:Q"), text=alt.TextValue("real cluster")).properties(
         name="label_cluster")
     return alt.layer(*_band_and_rule(max_replicas), line, cluster, label).properties(width=WIDTH, height=HEIGHT * 0.72)

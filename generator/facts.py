@@ -1,6 +1,7 @@
 """Read the model's grid for the prose, the readouts and the CSV: crossings, thresholds, memory."""
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -94,6 +95,14 @@ def evaluate(presets: Presets) -> model.Run:
     stacked = {f: np.array([getattr(c, f) for c in cells], dtype=np.float64).reshape(shape)
                for f in model.Inputs.__dataclass_fields__}
     return model.evaluate(model.Inputs(**stacked), model.replica_counts(presets.workshop.max_replicas))
+
+
+@functools.lru_cache(maxsize=1024)
+def _cluster(shape, bytes_per_grad, cap_mb, compute, link, nvlink, replicas, micro) -> dict[str, list]:
+    """model.cluster for one model, precision, cap, compute and links: the overlap, topology and sharding do not
+    change it, so the selections that differ only in those share one evaluation."""
+    sizes, ready = model.buckets(model.tensor_params(*shape), bytes_per_grad, *model.bucket_caps(cap_mb))
+    return model.cluster(list(compute), sizes, ready, link, nvlink, list(replicas), micro)
 
 
 @dataclass(frozen=True)
@@ -254,11 +263,10 @@ class Facts:
 
     @cached_property
     def buckets(self) -> tuple[list[float], list[float]]:
-        """DDP's gradient buckets for this model and gradient precision: the bytes of each, in the order they are
-        all-reduced, and the share of the gradients made when each is full."""
-        m = self.model
-        return model.buckets(model.tensor_params(m.params, m.layers, m.d_model, m.ffn, m.vocab),
-                             self.inputs.bytes_per_grad)
+        """DDP's gradient buckets for this model, gradient precision and bucket_cap_mb: the bytes of each, in the
+        order they are all-reduced, and the share of the gradients made when each is full (the timeline's, and the
+        real cluster's)."""
+        return self.cluster_buckets
 
     @property
     def bucket_count(self) -> int:
@@ -331,9 +339,11 @@ class Facts:
     @cached_property
     def cluster(self) -> dict[str, list]:
         """The real cluster at every replica count: model.CLUSTER_FIELDS and efficiency, lists over the grid."""
-        x = self.inputs
-        return model.cluster([p.compute_s for p in self.points], *self.cluster_buckets, x.link_bytes_per_s,
-                             x.nvlink_bytes_per_s, [p.replicas for p in self.points], self.micro_batches)
+        x, m = self.inputs, self.model
+        made = _cluster((m.params, m.layers, m.d_model, m.ffn, m.vocab), float(x.bytes_per_grad), self.bucket_cap_mb,
+                        tuple(p.compute_s for p in self.points), float(x.link_bytes_per_s),
+                        float(x.nvlink_bytes_per_s), tuple(p.replicas for p in self.points), self.micro_batches)
+        return {name: list(values) for name, values in made.items()}
 
     def cluster_at(self, replicas: int) -> dict[str, float]:
         """The real cluster's values at a replica count of the grid."""

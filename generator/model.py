@@ -293,7 +293,11 @@ def cluster_point(compute, sizes, ready, link_bytes_per_s, nvlink_bytes_per_s, r
     """One step of DDP on the real cluster: each bucket's all-reduce at NCCL's cheaper algorithm, scheduled against
     the last micro-batch's backward pass (no_sync keeps the others silent), so only 2C/(3m) can hide it. Returns
     [step, communication, its latency, its bandwidth part, tree calls, all-ring latency, all-ring bandwidth]."""
-    calls = [nccl_allreduce(size, link_bytes_per_s, nvlink_bytes_per_s, replicas, node_gpus) for size in sizes]
+    priced = {}  # a model's buckets come in a few sizes: each priced once (the same numbers as pricing every one)
+    for size in sizes:
+        if size not in priced:
+            priced[size] = nccl_allreduce(size, link_bytes_per_s, nvlink_bytes_per_s, replicas, node_gpus)
+    calls = [priced[size] for size in sizes]
     picks = [nccl_choice(c) for c in calls]
     took = [c[2] + c[3] if t else c[0] + c[1] for c, t in zip(calls, picks)]
     comm = sum(took)

@@ -189,13 +189,18 @@ def describe_timeline(f: Facts) -> str:
     sizes, _ = f.buckets
     text += (f"Below, the gradients go in {num(len(sizes))} buckets, each all-reduced as soon as the backward pass "
              f"fills it, one after another on the link; bars are darker where the link is busier. DDP closes a bucket once "
-             f"it holds 25 MiB (the first at 1 MiB) and never splits a tensor, so they hold from {data_size(min(sizes))} to "
+             f"it holds {_bucket_limit(f.bucket_cap_mb)} and never splits a tensor, so they hold from {data_size(min(sizes))} to "
              f"{data_size(max(sizes))}. ")
     if tail <= 0:
         return text + "The link finishes with compute: nothing is exposed."
     return text + (f"The last bucket finishes at {seconds(compute + tail)}: an exposed tail of {seconds(tail)} after "
                    f"compute (bottom row). Perfect overlap within the backward pass would leave {seconds(bound)} "
                    f"(dotted rule); the buckets add {seconds(tail - bound)}.")
+
+
+def _bucket_limit(cap_mb: float | None) -> str:
+    """What bucket_cap_mb makes each bucket hold at least: '25 MiB (the first at 1 MiB)' when left unset."""
+    return "25 MiB (the first at 1 MiB)" if cap_mb is None else f"{num(cap_mb)} MiB"
 
 
 def describe(f: Facts, figure_id: str, seq_len: int) -> str:

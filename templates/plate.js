@@ -97,12 +97,11 @@ function factsOf(sel) {
   f.forward_exposed_s = Math.max(0.0, f.forward_comm_s - t.compute_s / 3);
   f.timeline_comm_s = t.comm_s - f.forward_comm_s;
   const m = f.model;
-  f.buckets = buckets(tensor_params(m.params, m.layers, m.d_model, m.ffn, m.vocab), x.bytes_per_grad);
+  // DDP's buckets under the chosen bucket_cap_mb: the timeline's, and the real cluster's (Facts.cluster)
+  f.bucket_cap_mb = !sel.bucket || sel.bucket === "default" ? null : Number(sel.bucket);
+  f.buckets = f.cluster_buckets = buckets(tensor_params(m.params, m.layers, m.d_model, m.ffn, m.vocab),
+    x.bytes_per_grad, ...bucket_caps(f.bucket_cap_mb));
   f.bucket_schedule = bucket_schedule(t.compute_s, f.timeline_comm_s, ...f.buckets);
-  // the real cluster (Facts.cluster): DDP on NCCL under the chosen bucket_cap_mb and micro-batches
-  const cap = sel.bucket || "default";
-  f.cluster_buckets = buckets(tensor_params(m.params, m.layers, m.d_model, m.ffn, m.vocab), x.bytes_per_grad,
-    ...bucket_caps(cap === "default" ? null : Number(cap)));
   f.cluster = cluster(run.compute_s, ...f.cluster_buckets, x.link_bytes_per_s, x.nvlink_bytes_per_s, REPLICAS,
     Number(sel.micro || 1));
   f.bucketed_tail_s = f.forward_exposed_s + bucketed_tail_seconds(t.compute_s, f.timeline_comm_s, ...f.buckets);
@@ -325,7 +324,7 @@ function describeTimeline(f) {
   const sizes = f.buckets[0];
   text += `Below, the gradients go in ${num(sizes.length)} buckets, each all-reduced as soon as the backward pass ` +
     "fills it, one after another on the link; bars are darker where the link is busier. DDP closes a bucket once " +
-    `it holds 25 MiB (the first at 1 MiB) and never splits a tensor, so they hold from ${data_size(sizes.reduce((a, b) => Math.min(a, b)))} to ` +
+    `it holds ${f.bucket_cap_mb === null ? "25 MiB (the first at 1 MiB)" : `${num(f.bucket_cap_mb)} MiB`} and never splits a tensor, so they hold from ${data_size(sizes.reduce((a, b) => Math.min(a, b)))} to ` +
     `${data_size(sizes.reduce((a, b) => Math.max(a, b)))}. `;
   if (tail <= 0) return `${text}The link finishes with compute: nothing is exposed.`;
   return `${text}The last bucket finishes at ${seconds(compute + tail)}: an exposed tail of ${seconds(tail)} after ` +

@@ -217,13 +217,15 @@ def test_the_page_writes_random_custom_runs_texts_as_python_does(page, atlas):
 
 EVERY_CLUSTER = """(selections) => selections.map((sel) => {
   const f = window.plate.factsOf(sel);
-  return {cluster: f.cluster, buckets: f.cluster_buckets, rows: window.plate.gridRows(f)};
+  return {cluster: f.cluster, buckets: f.cluster_buckets, rows: window.plate.gridRows(f),
+          timeline: window.plate.timelineRows(f), texts: window.plate.texts(sel)};
 })"""
 
 
 def test_the_page_prices_every_selections_real_cluster_as_python_does(page, atlas):
     """The real cluster (issue 22) of every preset selection, each under one of the bucket_cap_mb and micro-batch
-    choices in turn: the same buckets, NCCL's same costs and choices, the same steps and rows, to the last bit."""
+    choices in turn: the same buckets, NCCL's same costs and choices, the same steps and rows, to the last bit, and
+    the same texts (captions, descriptions, tables)."""
     from dataclasses import replace
     from generator import charts
     choices = [(b, m) for b in facts.CLUSTER_OPTIONS["bucket"] for m in facts.CLUSTER_OPTIONS["micro"]]
@@ -237,6 +239,8 @@ def test_the_page_prices_every_selections_real_cluster_as_python_does(page, atla
         assert js["buckets"] == [list(v) for v in f.cluster_buckets], label
         assert js["cluster"] == f.cluster, label
         assert js["rows"] == charts.grid_rows(f), label
+        assert js["timeline"] == charts.timeline_rows(f), label  # the timeline's buckets follow the cap too
+        assert_own_texts_as_python(js["texts"], f, atlas.presets.workshop.seq_len, label)
 
 
 NCCL = """(cases) => cases.map(([bytes, link, nvlink, n]) => {
