@@ -212,9 +212,10 @@ def bucketed_tail_seconds(compute, comm, sizes, ready):
 # latency plateau on many nodes (SM80 and later), the tree's ×0.92 and ×0.5 (bus to algorithm bandwidth) and its
 # size-dependent correction, the ring's n/(2(n−1)), and the cheaper of the two per call. Dropped: LL and LL128
 # (small messages), NVLS, CollNet/SHARP and PAT (in-network and other algorithms), the per-channel bandwidth
-# caps (they do not bind at 8 × 400 Gb/s), the tree pattern's ×0.85, AMD hosts' 3 × 2 µs floor per ring step (Intel's
-# 3 × 1 µs is below 3.4 µs), the network device's own latency (0 for InfiniBand), the two-node rule that prices on
-# intra-node bandwidth, pipelining of several calls, tuner plugins, and DDP's first iteration (one bucket).
+# caps (they do not bind at 8 × 400 Gb/s), the tree pattern's ×0.85, AMD hosts' 3 × 2 µs floor per ring step
+# (Intel's 3 × 1 µs is below 3.4 µs), the network device's own latency (0 for InfiniBand), the two-node rule that
+# prices on intra-node bandwidth, pipelining of several calls, tuner plugins, and DDP's first iteration (one
+# bucket for everything). Bus bandwidth is g·B_net (a channel per NIC), capped by NVLink; NVLink alone in one node.
 NCCL_BASE_US = 8.4  # baseLatencies[TREE|RING][SIMPLE]
 RING_NVLINK_US, TREE_NVLINK_US = 3.4, 4.0  # hwLatencies[NVLINK][RING|TREE][SIMPLE]: per step inside a node
 NET_US = 14.0  # hwLatencies[NET][RING|TREE][SIMPLE]: per step across nodes
@@ -231,7 +232,7 @@ def nodes(replicas, node_gpus=NODE_GPUS):
 
 
 def ring_latency_us(replicas, node_gpus=NODE_GPUS):
-    """NCCL's ring all-reduce latency (µs, its table's value): base + (2(n−1) − 2(m−1))·NVLink + 2(m−1)·network."""
+    """NCCL's ring all-reduce latency (µs, its table's value): base + (2(n−1) − 2(m−1))·NVLink + 2(m−1)·net."""
     across = 2 * (nodes(replicas, node_gpus) - 1)
     return NCCL_BASE_US + (2 * (replicas - 1) - across) * RING_NVLINK_US + across * NET_US
 
