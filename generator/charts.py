@@ -22,7 +22,7 @@ FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, s
 # Okabe–Ito blue and vermilion: distinct under the common colour-vision deficiencies, at least 3:1 against
 # the light page, and told apart by dash and point shape too. Their direct labels use shades that reach 4.5:1
 # as text. The page's CSS re-inks every colour below by value for dark mode (templates/plate.css).
-# The real cluster beside the workshop (issue 22) in Okabe–Ito bluish green, dash-dotted, triangles.
+# The real cluster beside the workshop (issue 22) in Okabe–Ito bluish green, dash-dotted, without points.
 SERIES = {"compute": ("#0072b2", []), "all-reduce": ("#d55e00", [6, 3]), "real cluster": ("#009e73", [8, 3, 2, 3]),
           "backward pass": ("#0072b2", [2, 3])}
 LABEL_INK = {"compute": "#0072b2", "all-reduce": "#a94a00", "real cluster": "#007558", "backward pass": "#0072b2"}
@@ -201,10 +201,10 @@ def time_chart(max_replicas: int) -> alt.LayerChart:
               axis=alt.Axis(format=",~g", tickCount=5, grid=False))
     lines = base.mark_line(strokeWidth=2.5).encode(x=_x(max_replicas), y=y, color=colour, strokeDash=dash,
                                                    ).properties(name="series")
-    dots = base.transform_filter("datum.series != 'backward pass'").mark_point(filled=True, size=28).encode(
+    dots = base.transform_filter("datum.series == 'compute' || datum.series == 'all-reduce'").mark_point(
+        filled=True, size=28).encode(
         x=alt.X("replicas:Q"), y=alt.Y("seconds:Q"), color=colour,
-        shape=alt.Shape("series:N", scale=alt.Scale(domain=names[:3], range=["circle", "square", "triangle-up"]),
-                        legend=None),
+        shape=alt.Shape("series:N", scale=alt.Scale(domain=names[:2], range=["circle", "square"]), legend=None),
     ).properties(name="series_points")
     # Direct labels, so colour is never the only key to the series: compute above, all-reduce below, the
     # backward pass under its line, left of 8 replicas (the line rises to the left, away from the words); the real
@@ -224,7 +224,8 @@ def time_chart(max_replicas: int) -> alt.LayerChart:
 
 
 def efficiency_chart(max_replicas: int) -> alt.LayerChart:
-    """Figure 2: scaling efficiency (compute / step time) against replicas."""
+    """Figure 2: scaling efficiency (compute / step time) against replicas: the workshop's, and beside it the real
+    cluster's (dash-dotted green, labelled above it two octaves before the end, where the line falls away)."""
     import altair as alt
     base = alt.Chart(alt.Data(name=GRID_DATA))
     line = base.mark_line(strokeWidth=2.5, color=SERIES["compute"][0],
@@ -234,16 +235,13 @@ def efficiency_chart(max_replicas: int) -> alt.LayerChart:
         y=alt.Y("efficiency:Q", title="scaling efficiency", scale=alt.Scale(domain=[0, 1]),
                 axis=alt.Axis(format="%", values=[0, 0.25, 0.5, 0.75, 1], grid=True)),
     )
-    # The real cluster's efficiency beside the workshop's, labelled above it two octaves before the end (the line
-    # falls to the right, away from the words).
     colour, dash = SERIES["real cluster"]
-    cluster = base.mark_line(strokeWidth=2.5, color=colour, strokeDash=dash,
-                             point=alt.OverlayMarkDef(shape="triangle-up", filled=True, size=28, color=colour),
-                             ).encode(x=alt.X("replicas:Q"), y=alt.Y("cluster_efficiency:Q")).properties(name="cluster")
+    y = alt.Y("cluster_efficiency:Q")
+    cluster = base.mark_line(strokeWidth=2.5, color=colour, strokeDash=dash).encode(x=alt.X("replicas:Q"), y=y
+                                                                                     ).properties(name="cluster")
     label = base.transform_filter(f"datum.replicas == {max(1, max_replicas // 4)}").mark_text(
         align="left", baseline="bottom", dx=6, dy=-6, fontSize=12, fontWeight="bold", color=LABEL_INK["real cluster"],
-    ).encode(x=alt.X("replicas:Q"), y=alt.Y("cluster_efficiency:Q"), text=alt.TextValue("real cluster")).properties(
-        name="label_cluster")
+    ).encode(x=alt.X("replicas:Q"), y=y, text=alt.TextValue("real cluster")).properties(name="label_cluster")
     return alt.layer(*_band_and_rule(max_replicas), line, cluster, label).properties(width=WIDTH, height=HEIGHT * 0.72)
 
 

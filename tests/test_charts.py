@@ -162,7 +162,7 @@ def test_nvlink_past_its_domain_is_shaded_and_labelled(made):
 
 
 def test_the_real_cluster_is_drawn_beside_the_workshop_on_figures_1_and_2(made):
-    """Issue 22: the real cluster's line (bluish green, dash-dotted, triangles) and its direct label, in the static
+    """Issue 22: the real cluster's line (bluish green, dash-dotted) and its direct label, in the static
     SVGs of the time and efficiency figures, fed by the default's own rows."""
     atlas, figures = made
     f = default_facts(atlas)
