@@ -229,7 +229,7 @@ def describe(f: Facts, figure_id: str, seq_len: int) -> str:
                  f"{num(cross)} replicas (solid rule)." if cross else
                  f"{noun[0].upper()}{noun[1:]} stays below {against} up to {n_max} replicas.")
         if len(points) > 1:
-            text += (f" The dash-dotted green line is DDP on a real cluster: its {num(f.cluster_bucket_count)} "
+            text += (f" The dash-dotted line is DDP on a real cluster: its {num(f.cluster_bucket_count)} "
                      "buckets' all-reduces, each by NCCL's cheaper of ring and tree on 8-GPU nodes with a NIC per GPU, "
                      f"latency included: {seconds(f.cluster['comm_s'][1])} on 2 replicas and "
                      f"{seconds(f.cluster['comm_s'][-1])} on {n_max}.")
@@ -244,7 +244,7 @@ def describe(f: Facts, figure_id: str, seq_len: int) -> str:
         else:
             text = (f"Scaling efficiency (solid blue line) is {percent(first.efficiency)} on one replica and "
                     f"{percent(last.efficiency)} at {n_max}.")
-        text += (f" The dash-dotted green line is DDP on a real cluster (NCCL on 8-GPU nodes, only the last "
+        text += (f" The dash-dotted line is DDP on a real cluster (NCCL on 8-GPU nodes, only the last "
                  f"micro-batch's backward pass hiding the buckets), {percent(f.cluster['efficiency'][-1])} on {n_max} replicas.")
     one_sequence = f.batch.tokens / seq_len
     if one_sequence < last.replicas:

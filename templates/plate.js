@@ -370,7 +370,7 @@ function describe(f, figureId) {
         "replicas (solid rule)."
       : `${capital(noun)} stays below ${behind} up to ${nMax} replicas.`;
     if (points.length > 1) {
-      text += ` The dash-dotted green line is DDP on a real cluster: its ${num(f.cluster_buckets[0].length)} ` +
+      text += ` The dash-dotted line is DDP on a real cluster: its ${num(f.cluster_buckets[0].length)} ` +
         "buckets' all-reduces, each by NCCL's cheaper of ring and tree on 8-GPU nodes with a NIC per GPU, " +
         `latency included: ${seconds(f.cluster.comm_s[1])} on 2 replicas and ${seconds(f.cluster.comm_s[f.cluster.comm_s.length - 1])} on ${nMax}.`;
     }
@@ -386,7 +386,7 @@ function describe(f, figureId) {
       text = `Scaling efficiency (solid blue line) is ${percent(first.efficiency)} on one replica and ` +
         `${percent(last.efficiency)} at ${nMax}.`;
     }
-    text += " The dash-dotted green line is DDP on a real cluster (NCCL on 8-GPU nodes, only the last " +
+    text += " The dash-dotted line is DDP on a real cluster (NCCL on 8-GPU nodes, only the last " +
       `micro-batch's backward pass hiding the buckets), ${percent(f.cluster.efficiency[f.cluster.efficiency.length - 1])} on ${nMax} replicas.`;
   }
   const seqLen = P.workshop.seq_len;

@@ -162,7 +162,7 @@ def test_nvlink_past_its_domain_is_shaded_and_labelled(made):
 
 
 def test_the_real_cluster_is_drawn_beside_the_workshop_on_figures_1_and_2(made):
-    """Issue 22: the real cluster's line (bluish green, dash-dotted) and its direct label, in the static
+    """Issue 22: the real cluster's line (near-black, dash-dotted) and its direct label, in the static
     SVGs of the time and efficiency figures, fed by the default's own rows."""
     atlas, figures = made
     f = default_facts(atlas)
@@ -173,5 +173,5 @@ def test_the_real_cluster_is_drawn_beside_the_workshop_on_figures_1_and_2(made):
     for svg in (figures[0].svg, figures[1].svg):
         assert ">real cluster<" in svg
         assert re.search(rf'<path[^>]*stroke="{colour}"[^>]*stroke-dasharray="8,3,2,3"', svg) or \
-            re.search(rf'<path[^>]*stroke-dasharray="8,3,2,3"[^>]*stroke="{colour}"', svg), "no dash-dotted green line"
+            re.search(rf'<path[^>]*stroke-dasharray="8,3,2,3"[^>]*stroke="{colour}"', svg), "no dash-dotted line"
     assert ">real cluster<" not in figures[2].svg  # the timeline is the workshop's step
