@@ -26,8 +26,8 @@ TEMPLATES = _HERE / "templates" if (_HERE / "templates" / "page.html.j2").is_fil
 # The controls beside the figures: (key, label); their options come from the presets and facts.OPTIONS.
 CONTROLS = (("model", "Model"), ("batch", "Global batch"), ("network", "Network"), ("gpu", "GPU"),
             ("overlap", "Overlap"), ("precision", "Gradient precision"), ("topology", "Topology"),
-            ("sharding", "Sharding"), ("bucket", "Real cluster: DDP bucket_cap_mb"),
-            ("micro", "Real cluster: micro-batches per step"))
+            ("sharding", "Sharding"), ("bucket", "DDP bucket_cap_mb"),
+            ("micro", "Micro-batches (no_sync)"))
 
 
 # --- views of one selection: the page script (templates/plate.js) writes the same text for any other -------

@@ -442,7 +442,7 @@ def test_the_real_clusters_controls_redraw_its_line_and_are_kept_in_the_url(site
     _, atlas, d = shipped()
     watched = open_page(site)
     page = watched.page
-    page.get_by_label("Real cluster: DDP bucket_cap_mb", exact=True).select_option("500")
+    page.get_by_label("DDP bucket_cap_mb", exact=True).select_option("500")
     page.focus("#choose-micro")
     page.keyboard.press("ArrowDown")  # the next choice: 2 micro-batches
     sel = replace(d, bucket="500", micro="2")
@@ -463,8 +463,8 @@ def test_the_real_clusters_controls_redraw_its_line_and_are_kept_in_the_url(site
     assert reopened.locator("#choose-micro").input_value() == "2"
     assert atlas.facts(sel).caption in reopened.locator("#fig-time figcaption").text_content()
     # back to DDP's defaults: the URL names neither
-    page.get_by_label("Real cluster: DDP bucket_cap_mb", exact=True).select_option("default")
-    page.get_by_label("Real cluster: micro-batches per step", exact=True).select_option("1")
+    page.get_by_label("DDP bucket_cap_mb", exact=True).select_option("default")
+    page.get_by_label("Micro-batches (no_sync)", exact=True).select_option("1")
     wait_until(page, f"document.documentElement.dataset.shown === '{render.selection_key(d)}'")
     wait_until(page, "!location.hash.includes('micro=')")
     assert "bucket=" not in page.url
