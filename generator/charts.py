@@ -22,8 +22,11 @@ FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, s
 # Okabe–Ito blue and vermilion: distinct under the common colour-vision deficiencies, at least 3:1 against
 # the light page, and told apart by dash and point shape too. Their direct labels use shades that reach 4.5:1
 # as text. The page's CSS re-inks every colour below by value for dark mode (templates/plate.css).
-SERIES = {"compute": ("#0072b2", []), "all-reduce": ("#d55e00", [6, 3]), "backward pass": ("#0072b2", [2, 3])}
-LABEL_INK = {"compute": "#0072b2", "all-reduce": "#a94a00", "backward pass": "#0072b2"}
+# The real cluster beside the workshop (issue 22): near-black (white in dark mode), dash-dotted, without points; apart
+# from blue and vermilion under each colour-vision deficiency, as the page's accessibility test checks.
+SERIES = {"compute": ("#0072b2", []), "all-reduce": ("#d55e00", [6, 3]), "real cluster": ("#111111", [8, 3, 2, 3]),
+          "backward pass": ("#0072b2", [2, 3])}
+LABEL_INK = {"compute": "#0072b2", "all-reduce": "#a94a00", "real cluster": "#111111", "backward pass": "#0072b2"}
 INK, MUTED = "#333333", "#555555"
 LEFT_OF_RULE = 16  # from this crossing on, its label sits left of the rule (else right, to stay in the frame)
 LONGEST_LABEL = 60  # characters of the in-figure selection label; longer ones are left to the caption
@@ -47,9 +50,11 @@ class Figure:
 
 def grid_rows(f: Facts) -> list[dict]:
     """The rows the live views draw for one selection (templates/plate.js `gridRows` makes the same)."""
+    c = f.cluster
     return [{"replicas": p.replicas, "compute_s": p.compute_s, "comm_s": p.comm_s,
-             "window_s": p.compute_s * 2 / 3 if f.backward_only else None, "efficiency": p.efficiency}
-            for p in f.points]
+             "window_s": p.compute_s * 2 / 3 if f.backward_only else None, "efficiency": p.efficiency,
+             "cluster_s": c["comm_s"][r], "cluster_efficiency": c["efficiency"][r]}
+            for r, p in enumerate(f.points)]
 
 
 def facts_rows(f: Facts, label: str) -> list[dict]:
@@ -190,9 +195,10 @@ def time_chart(max_replicas: int) -> alt.LayerChart:
     import altair as alt
     names, colours = list(SERIES), [c for c, _ in SERIES.values()]
     base = alt.Chart(alt.Data(name=GRID_DATA)).transform_fold(
-        ["compute_s", "comm_s", "window_s"], as_=["series", "seconds"],
+        ["compute_s", "comm_s", "cluster_s", "window_s"], as_=["series", "seconds"],
     ).transform_calculate(
-        series="datum.series == 'compute_s' ? 'compute' : datum.series == 'comm_s' ? 'all-reduce' : 'backward pass'",
+        series="datum.series == 'compute_s' ? 'compute' : datum.series == 'comm_s' ? 'all-reduce' : "
+               "datum.series == 'cluster_s' ? 'real cluster' : 'backward pass'",
     ).transform_filter("datum.seconds > 0")
     colour = alt.Color("series:N", scale=alt.Scale(domain=names, range=colours), legend=None)
     dash = alt.StrokeDash("series:N", scale=alt.Scale(domain=names, range=[d for _, d in SERIES.values()]),
@@ -201,12 +207,14 @@ def time_chart(max_replicas: int) -> alt.LayerChart:
               axis=alt.Axis(format=",~g", tickCount=5, grid=False))
     lines = base.mark_line(strokeWidth=2.5).encode(x=_x(max_replicas), y=y, color=colour, strokeDash=dash,
                                                    ).properties(name="series")
-    dots = base.transform_filter("datum.series != 'backward pass'").mark_point(filled=True, size=28).encode(
+    dots = base.transform_filter("datum.series == 'compute' || datum.series == 'all-reduce'").mark_point(
+        filled=True, size=28).encode(
         x=alt.X("replicas:Q"), y=alt.Y("seconds:Q"), color=colour,
         shape=alt.Shape("series:N", scale=alt.Scale(domain=names[:2], range=["circle", "square"]), legend=None),
     ).properties(name="series_points")
     # Direct labels, so colour is never the only key to the series: compute above, all-reduce below, the
-    # backward pass under its line, left of 8 replicas (the line rises to the left, away from the words).
+    # backward pass under its line, left of 8 replicas (the line rises to the left, away from the words); the real
+    # cluster under its line from 4 replicas.
     low = f"scale('y', datum.seconds) > height - {LOW_LABEL_PX}"
     labels = [
         base.transform_filter(f"datum.replicas == {where} && datum.series == '{name}'").mark_text(
@@ -218,13 +226,15 @@ def time_chart(max_replicas: int) -> alt.LayerChart:
             name=f"label_{name.replace('-', '').replace(' ', '')}")
         for name, where, align, baseline, dx, dy in (("compute", 2, "left", "bottom", 6, -6),
                                                      ("all-reduce", 2, "left", "top", 6, 8),
+                                                     ("real cluster", 4, "left", "top", 6, 8),
                                                      ("backward pass", 8, "right", "top", -4, 8))
     ]
     return alt.layer(*_band_and_rule(max_replicas), lines, dots, *labels).properties(width=WIDTH, height=HEIGHT)
 
 
 def efficiency_chart(max_replicas: int) -> alt.LayerChart:
-    """Figure 2: scaling efficiency (compute / step time) against replicas."""
+    """Figure 2: scaling efficiency (compute / step time) against replicas: the workshop's, and beside it the real
+    cluster's (dash-dotted, labelled above it two octaves before the end, where the line falls away)."""
     import altair as alt
     base = alt.Chart(alt.Data(name=GRID_DATA))
     line = base.mark_line(strokeWidth=2.5, color=SERIES["compute"][0],
@@ -234,7 +244,14 @@ def efficiency_chart(max_replicas: int) -> alt.LayerChart:
         y=alt.Y("efficiency:Q", title="scaling efficiency", scale=alt.Scale(domain=[0, 1]),
                 axis=alt.Axis(format="%", values=[0, 0.25, 0.5, 0.75, 1], grid=True)),
     )
-    return alt.layer(*_band_and_rule(max_replicas), line).properties(width=WIDTH, height=HEIGHT * 0.72)
+    colour, dash = SERIES["real cluster"]
+    y = alt.Y("cluster_efficiency:Q")
+    cluster = base.mark_line(strokeWidth=2.5, color=colour, strokeDash=dash).encode(x=alt.X("replicas:Q"), y=y
+                                                                                     ).properties(name="cluster")
+    label = base.transform_filter(f"datum.replicas == {max(1, max_replicas // 4)}").mark_text(
+        align="left", baseline="bottom", dx=6, dy=-6, fontSize=12, fontWeight="bold", color=LABEL_INK["real cluster"],
+    ).encode(x=alt.X("replicas:Q"), y=y, text=alt.TextValue("real cluster")).properties(name="label_cluster")
+    return alt.layer(*_band_and_rule(max_replicas), line, cluster, label).properties(width=WIDTH, height=HEIGHT * 0.72)
 
 
 TIMELINE_ROWS = ["compute", "all-reduce", "exposed", "label"]  # the last row holds words, not bars

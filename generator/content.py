@@ -132,6 +132,8 @@ class Selection:
     precision: str = "bf16"
     topology: str = "flat"
     sharding: str = "none"
+    bucket: str = "default"  # DDP's bucket_cap_mb on the real cluster (facts.CLUSTER_OPTIONS): left unset
+    micro: str = "1"  # micro-batches per step (no_sync on all but the last)
 
 
 @dataclass(frozen=True)

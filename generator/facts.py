@@ -1,6 +1,7 @@
 """The model's facts for the prose, the readouts and the CSV, one selection at a time: crossings, thresholds, memory."""
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -24,6 +25,15 @@ CAPTIONS = {
     "topology": {"nodes": "hierarchical on 8-GPU nodes"},
     "sharding": {k: v for k, v in OPTIONS["sharding"].items() if k != "none"},
 }
+# The real cluster's own controls (issue 22): read per selection, never axes of the grid; DDP's defaults first.
+CLUSTER_OPTIONS = {
+    "bucket": {"default": "unset: 25 MiB, first 1", "1": "1 MiB", "5": "5 MiB", "25": "25 MiB",
+               "100": "100 MiB", "500": "500 MiB"},
+    "micro": {m: m for m in ("1", "2", "4", "8", "16")},
+}
+CAPTIONS.update({"bucket": {k: f"{v} buckets" for k, v in CLUSTER_OPTIONS["bucket"].items() if k != "default"},
+                 "micro": {k: f"{k} micro-batches" for k in CLUSTER_OPTIONS["micro"] if k != "1"}})
+CLUSTER_KEYS = tuple(CLUSTER_OPTIONS)
 FP32_BYTES = 4
 KEYS = ("model", "batch", "network", "gpu", "overlap", "precision", "topology", "sharding")
 
@@ -119,6 +129,14 @@ def extremes(presets: Presets) -> dict[str, list[str]]:
     networks = set(ends(own, lambda n: n.link_gbytes_per_s)) | set(nvlink)
     return {"model": ends(presets.models, lambda m: m.params), "batch": ends(presets.batches, lambda b: b.tokens),
             "network": [i for i in presets.networks if i in networks]}
+
+
+@functools.lru_cache(maxsize=1024)
+def _cluster(shape, bytes_per_grad, cap_mb, compute, link, nvlink, replicas, micro) -> dict[str, list]:
+    """model.cluster for one model, precision, cap, compute and links: the overlap, topology and sharding do not
+    change it, so the selections that differ only in those share one evaluation."""
+    sizes, ready = model.buckets(model.tensor_params(*shape), bytes_per_grad, *model.bucket_caps(cap_mb))
+    return model.cluster(list(compute), sizes, ready, link, nvlink, list(replicas), micro)
 
 
 @dataclass(frozen=True)
@@ -279,11 +297,10 @@ class Facts:
 
     @cached_property
     def buckets(self) -> tuple[list[float], list[float]]:
-        """DDP's gradient buckets for this model and gradient precision: the bytes of each, in the order they are
-        all-reduced, and the share of the gradients made when each is full."""
-        m = self.model
-        return model.buckets(model.tensor_params(m.params, m.layers, m.d_model, m.ffn, m.vocab),
-                             self.inputs.bytes_per_grad)
+        """DDP's gradient buckets for this model, gradient precision and bucket_cap_mb: the bytes of each, in the
+        order they are all-reduced, and the share of the gradients made when each is full (the timeline's, and the
+        real cluster's)."""
+        return self.cluster_buckets
 
     @property
     def bucket_count(self) -> int:
@@ -331,6 +348,141 @@ class Facts:
         max(0, A − 2C/3))."""
         p = self.at(self.timeline_replicas)
         return float(model.step_seconds(p.compute_s, p.comm_s, True, self.forward_comm_s) - p.compute_s)
+
+    # --- the real cluster beside the workshop (issue 22): DDP on NCCL, 8-GPU nodes with a NIC per GPU ---
+
+    @property
+    def bucket_cap_mb(self) -> float | None:
+        """DDP's bucket_cap_mb on the real cluster; None when left unset (25 MiB, the first bucket 1 MiB)."""
+        chosen = self.selection.bucket if self.selection else "default"
+        return None if chosen == "default" else float(chosen)
+
+    @property
+    def micro_batches(self) -> int:
+        """Micro-batches per optimiser step on the real cluster (DDP's no_sync on all but the last)."""
+        return int(self.selection.micro) if self.selection else 1
+
+    @cached_property
+    def cluster_buckets(self) -> tuple[list[float], list[float]]:
+        """DDP's buckets under the chosen bucket_cap_mb: the bytes of each, in all-reduce order, and the share of
+        the gradients made when each is full."""
+        m = self.model
+        return model.buckets(model.tensor_params(m.params, m.layers, m.d_model, m.ffn, m.vocab),
+                             self.inputs.bytes_per_grad, *model.bucket_caps(self.bucket_cap_mb))
+
+    @cached_property
+    def cluster(self) -> dict[str, list]:
+        """The real cluster at every replica count: model.CLUSTER_FIELDS and efficiency, lists over the grid."""
+        x, m = self.inputs, self.model
+        made = _cluster((m.params, m.layers, m.d_model, m.ffn, m.vocab), float(x.bytes_per_grad), self.bucket_cap_mb,
+                        tuple(p.compute_s for p in self.points), float(x.link_bytes_per_s),
+                        float(x.nvlink_bytes_per_s), tuple(p.replicas for p in self.points), self.micro_batches)
+        return {name: list(values) for name, values in made.items()}
+
+    def cluster_at(self, replicas: int) -> dict[str, float]:
+        """The real cluster's values at a replica count of the grid."""
+        r = [p.replicas for p in self.points].index(self.at(replicas).replicas)
+        return {name: values[r] for name, values in self.cluster.items()}
+
+    @property
+    def cluster_replicas(self) -> int:
+        """Where the prose compares the real cluster with the workshop: the workshop's first crossing, else the
+        largest count."""
+        return self.timeline_replicas
+
+    @property
+    def cluster_crossing_replicas(self) -> int | None:
+        """The first replica count at which the real cluster's communication outlasts the last micro-batch's
+        backward pass (2C/(3m)), all it can hide behind; None if never on the grid."""
+        for p, comm in zip(self.points, self.cluster["comm_s"]):
+            if comm > p.compute_s * 2 / 3 / self.micro_batches:
+                return p.replicas
+        return None
+
+    @property
+    def cluster_step_s(self) -> float:
+        """The real cluster's step at cluster_replicas."""
+        return self.cluster_at(self.cluster_replicas)["step_s"]
+
+    @property
+    def cluster_efficiency(self) -> float:
+        """The real cluster's scaling efficiency at cluster_replicas."""
+        return self.cluster_at(self.cluster_replicas)["efficiency"]
+
+    @property
+    def cluster_comm_s(self) -> float:
+        """At cluster_replicas: every bucket's all-reduce, each at NCCL's cheaper algorithm, summed."""
+        return self.cluster_at(self.cluster_replicas)["comm_s"]
+
+    @property
+    def cluster_latency_s(self) -> float:
+        """At cluster_replicas: the latency part of cluster_comm_s (each call pays it once)."""
+        return self.cluster_at(self.cluster_replicas)["latency_s"]
+
+    @property
+    def cluster_bandwidth_s(self) -> float:
+        """At cluster_replicas: the bandwidth part of cluster_comm_s (bytes over the chosen algorithm's bandwidth)."""
+        return self.cluster_at(self.cluster_replicas)["bandwidth_s"]
+
+    @property
+    def cluster_ring_bandwidth_s(self) -> float:
+        """At cluster_replicas: the ring's bandwidth term for all the gradients, 2(n−1)/n · b·N / (g·B_net), NVLink
+        capping g·B_net (≈ 0.080 s for the default against the workshop's 0.642 s)."""
+        return self.cluster_at(self.cluster_replicas)["ring_bandwidth_s"]
+
+    @property
+    def cluster_ring_latency_s(self) -> float:
+        """At cluster_replicas: what the buckets' latency would cost if NCCL always took the ring."""
+        return self.cluster_at(self.cluster_replicas)["ring_latency_s"]
+
+    @property
+    def cluster_bucket_count(self) -> int:
+        """How many all-reduce calls DDP makes per step under the chosen bucket_cap_mb."""
+        return len(self.cluster_buckets[0])
+
+    @property
+    def cluster_tree_calls(self) -> int:
+        """At cluster_replicas: how many of those calls NCCL sends by tree."""
+        return int(self.cluster_at(self.cluster_replicas)["tree_calls"])
+
+    @property
+    def cluster_algorithm(self) -> str:
+        """At cluster_replicas: 'tree', 'ring', or 'ring and tree', as NCCL picks for the buckets."""
+        tree = self.cluster_tree_calls
+        return "tree" if tree == self.cluster_bucket_count else "ring" if tree == 0 else "ring and tree"
+
+    @property
+    def ring_latency_us(self) -> float:
+        """NCCL's ring latency per all-reduce at cluster_replicas, its table's value (µs; 9,657.2 at 1,024)."""
+        return float(model.ring_latency_us(self.cluster_replicas))
+
+    @property
+    def ring_call_latency_us(self) -> float:
+        """The same with the ring's plateau factor as it applies to a 25 MiB call (µs; 13,520.1 at 1,024)."""
+        n = self.cluster_replicas
+        return float(model.ring_latency_us(n) * model.ring_plateau(model.BUCKET_BYTES, n))
+
+    @property
+    def tree_latency_us(self) -> float:
+        """NCCL's tree latency per all-reduce at cluster_replicas (µs; 260.4 at 1,024)."""
+        return float(model.tree_latency_us(self.cluster_replicas))
+
+    @property
+    def cluster_step_by_bucket(self) -> dict[str, float]:
+        """The real cluster's step at cluster_replicas for each bucket_cap_mb choice: {choice id: seconds}."""
+        return {b: self.cluster_with(self.cluster_replicas, bucket=b)["step_s"] for b in CLUSTER_OPTIONS["bucket"]}
+
+    @property
+    def cluster_step_by_micro(self) -> dict[str, float]:
+        """The real cluster's step at cluster_replicas for each micro-batch count: {choice id: seconds}."""
+        return {m: self.cluster_with(self.cluster_replicas, micro=m)["step_s"] for m in CLUSTER_OPTIONS["micro"]}
+
+    def cluster_with(self, replicas: int, bucket: str | None = None, micro: str | None = None) -> dict[str, float]:
+        """The real cluster at a replica count with another bucket_cap_mb or micro-batch count (choice ids):
+        cluster_with(16384, bucket="500")["step_s"]."""
+        sel = self.selection or Selection(self.model.id, self.batch.id, self.network.id)
+        sel = replace(sel, bucket=sel.bucket if bucket is None else bucket, micro=sel.micro if micro is None else micro)
+        return replace(self, selection=sel).cluster_at(replicas)
 
     @property
     def allreduce_limit_s(self) -> float:

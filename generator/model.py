@@ -205,6 +205,123 @@ def bucketed_tail_seconds(compute, comm, sizes, ready):
     return max(bucket_schedule(compute, comm, sizes, ready)[1][-1], compute) - compute
 
 
+# --- a real cluster: DDP's buckets on NCCL, nodes of g GPUs with a NIC per GPU (spec/MODEL.md "Model v2") -----
+# NCCL's own cost model, NVIDIA/nccl src/graph/tuning.cc at v2.30.7-1 (docs/model-v2-sources.md §2), for the Simple
+# protocol (the one large buckets use). Kept: base latency, per-step NVLink and network latency for ring and tree,
+# the ring's step counts (2(n−1), 2(m−1) across nodes) and the tree's (2·((n/m − 1) + log2(m))), the ring's ×1.4
+# latency plateau on many nodes (SM80 and later), the tree's ×0.92 and ×0.5 (bus to algorithm bandwidth) and its
+# size-dependent correction, the ring's n/(2(n−1)), and the cheaper of the two per call. Dropped: LL and LL128
+# (small messages), NVLS, CollNet/SHARP and PAT (in-network and other algorithms), the per-channel bandwidth
+# caps (they do not bind at 8 × 400 Gb/s), the tree pattern's ×0.85, AMD hosts' 3 × 2 µs floor per ring step
+# (Intel's 3 × 1 µs is below 3.4 µs), the network device's own latency (0 for InfiniBand), the two-node rule that
+# prices on intra-node bandwidth, pipelining of several calls, tuner plugins, and DDP's first iteration (one
+# bucket for everything). Bus bandwidth is g·B_net (a channel per NIC), capped by NVLink; NVLink alone in one node.
+NCCL_BASE_US = 8.4  # baseLatencies[TREE|RING][SIMPLE]
+RING_NVLINK_US, TREE_NVLINK_US = 3.4, 4.0  # hwLatencies[NVLINK][RING|TREE][SIMPLE]: per step inside a node
+NET_US = 14.0  # hwLatencies[NET][RING|TREE][SIMPLE]: per step across nodes
+RING_PLATEAU = 1.4  # ncclTopoGetAlgoTime: ring/Simple all-reduce on several nodes, bytes/(channels·n) ≥ 64
+NCCL_CHANNELS = 32  # assumed (H100 with 8 NICs); it only decides the plateau for small buckets on many GPUs
+TREE_BUS = 0.92 * 0.5  # tree all-reduce: bus bandwidth × 0.92, and algorithm bandwidth = bus / 2
+# treeCorrectionFactor[SIMPLE]: tree bandwidth × this for log2(bytes/64) = 0 … 22; 1 beyond
+TREE_CORRECTION = (.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9)
+
+
+def nodes(replicas, node_gpus=NODE_GPUS):
+    """Nodes the replicas fill: one up to g GPUs, n/g beyond."""
+    return max(1, replicas // node_gpus)
+
+
+def ring_latency_us(replicas, node_gpus=NODE_GPUS):
+    """NCCL's ring all-reduce latency (µs, its table's value): base + (2(n−1) − 2(m−1))·NVLink + 2(m−1)·net."""
+    across = 2 * (nodes(replicas, node_gpus) - 1)
+    return NCCL_BASE_US + (2 * (replicas - 1) - across) * RING_NVLINK_US + across * NET_US
+
+
+def tree_latency_us(replicas, node_gpus=NODE_GPUS):
+    """NCCL's tree all-reduce latency (µs): base + 2·((n/m − 1)·NVLink + floor(log2 m)·network)."""
+    m = nodes(replicas, node_gpus)
+    return NCCL_BASE_US + 2 * ((replicas // m - 1) * TREE_NVLINK_US + (m.bit_length() - 1) * NET_US)
+
+
+def ring_plateau(buffer_bytes, replicas, node_gpus=NODE_GPUS):
+    """The ring's latency multiplier: 1.4 on several nodes once a call is large enough, else 1."""
+    return RING_PLATEAU if nodes(replicas, node_gpus) > 1 and buffer_bytes / (NCCL_CHANNELS * replicas) >= 64 else 1.0
+
+
+def tree_correction(buffer_bytes):
+    """The tree's bandwidth correction for a call of this size (treeCorrectionFactor, by log2 of 64-byte units)."""
+    size, q = -1, math.floor(buffer_bytes / 64)
+    while q >= 1:
+        size, q = size + 1, math.floor(q / 2)
+    return TREE_CORRECTION[size] if 0 <= size < len(TREE_CORRECTION) else 1.0
+
+
+def bus_bytes_per_s(link_bytes_per_s, nvlink_bytes_per_s, replicas, node_gpus=NODE_GPUS):
+    """NCCL's bus bandwidth: NVLink inside one node; across nodes every GPU's NIC carries a channel, g·B_net per
+    node, capped by NVLink."""
+    if nodes(replicas, node_gpus) == 1:
+        return nvlink_bytes_per_s
+    return min(node_gpus * link_bytes_per_s, nvlink_bytes_per_s)
+
+
+def nccl_allreduce(buffer_bytes, link_bytes_per_s, nvlink_bytes_per_s, replicas, node_gpus=NODE_GPUS):
+    """One all-reduce as NCCL prices it, ring and tree: [ring latency, ring bandwidth, tree latency, tree
+    bandwidth] in seconds (bandwidth terms: bytes over algorithm bandwidth); all zero for one GPU."""
+    if replicas <= 1:
+        return [0.0, 0.0, 0.0, 0.0]
+    bus = bus_bytes_per_s(link_bytes_per_s, nvlink_bytes_per_s, replicas, node_gpus)
+    return [ring_latency_us(replicas, node_gpus) * ring_plateau(buffer_bytes, replicas, node_gpus) * 1e-6,
+            buffer_bytes / (bus * replicas / (2 * (replicas - 1))),
+            tree_latency_us(replicas, node_gpus) * 1e-6,
+            buffer_bytes / (bus * TREE_BUS * tree_correction(buffer_bytes))]
+
+
+def nccl_choice(costs):
+    """NCCL's pick for one call from nccl_allreduce's costs: 1 for the tree when it is cheaper, else 0 (ring)."""
+    return 1 if costs[2] + costs[3] < costs[0] + costs[1] else 0
+
+
+def bucket_caps(cap_mb):
+    """DDP's bucket limits for bucket_cap_mb: [later buckets, first bucket] in bytes; the first is 1 MiB only when
+    bucket_cap_mb is left unset (None), else the cap too."""
+    if cap_mb is None:
+        return [BUCKET_BYTES, FIRST_BUCKET_BYTES]
+    return [cap_mb * MIB, cap_mb * MIB]
+
+
+def cluster_point(compute, sizes, ready, link_bytes_per_s, nvlink_bytes_per_s, replicas, micro_batches,
+                  node_gpus=NODE_GPUS):
+    """One step of DDP on the real cluster: each bucket's all-reduce at NCCL's cheaper algorithm, scheduled against
+    the last micro-batch's backward pass (no_sync keeps the others silent), so only 2C/(3m) can hide it. Returns
+    [step, communication, its latency, its bandwidth part, tree calls, all-ring latency, all-ring bandwidth]."""
+    priced = {}  # a model's buckets come in a few sizes: each priced once (the same numbers as pricing every one)
+    for size in sizes:
+        if size not in priced:
+            priced[size] = nccl_allreduce(size, link_bytes_per_s, nvlink_bytes_per_s, replicas, node_gpus)
+    calls = [priced[size] for size in sizes]
+    picks = [nccl_choice(c) for c in calls]
+    took = [c[2] + c[3] if t else c[0] + c[1] for c, t in zip(calls, picks)]
+    comm = sum(took)
+    step = compute + bucketed_tail_seconds(compute / micro_batches, comm, took, ready)
+    return [step, comm, sum(c[2] if t else c[0] for c, t in zip(calls, picks)),
+            sum(c[3] if t else c[1] for c, t in zip(calls, picks)), sum(picks),
+            sum(c[0] for c in calls), sum(c[1] for c in calls)]
+
+
+CLUSTER_FIELDS = ("step_s", "comm_s", "latency_s", "bandwidth_s", "tree_calls", "ring_latency_s", "ring_bandwidth_s")
+
+
+def cluster(compute, sizes, ready, link_bytes_per_s, nvlink_bytes_per_s, replicas, micro_batches,
+            node_gpus=NODE_GPUS):
+    """The real cluster at every replica count (compute: per-step compute at each): {field: list} for
+    CLUSTER_FIELDS, with efficiency = compute / step."""
+    points = [cluster_point(c, sizes, ready, link_bytes_per_s, nvlink_bytes_per_s, int(n), micro_batches, node_gpus)
+              for c, n in zip(compute, replicas)]
+    out = {name: [p[i] for p in points] for i, name in enumerate(CLUSTER_FIELDS)}
+    out["efficiency"] = [efficiency(c, s) for c, s in zip(compute, out["step_s"])]
+    return out
+
+
 @dataclass(frozen=True)
 class Inputs:
     """One run (or arrays of runs, broadcast together): everything the model needs, in SI units."""

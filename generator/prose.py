@@ -21,7 +21,7 @@ import nh3
 import numpy as np
 
 from .content import Content, Prose
-from .facts import OPTIONS, Atlas, Facts, gpus_of
+from .facts import CLUSTER_OPTIONS, OPTIONS, Atlas, Facts, gpus_of
 from .notation import about, billions, data_size, fraction, gigabytes, num, percent, seconds, sig
 from .schema import ContentError, describe_value, quote, shown_path
 
@@ -104,15 +104,16 @@ class ProseContext:
 
     def scenario(self, *args, **choice) -> Facts:
         """Facts for the default selection with some presets or options swapped: scenario(network="nvlink"),
-        scenario(overlap="backward"), scenario(gpu="b200", precision="fp32")."""
-        keys = ("model", "batch", "network", "gpu", *OPTIONS)
+        scenario(overlap="backward"), scenario(gpu="b200", precision="fp32"), scenario(bucket="500", micro="4")."""
+        keys = ("model", "batch", "network", "gpu", *OPTIONS, *CLUSTER_OPTIONS)
         if args or set(choice) - set(keys):
             given = ", ".join([describe_value(a) for a in args] + [f"{k}=" for k in choice if k not in keys])
             raise LookupError(f"scenario() takes only {'=, '.join(keys)}= (preset or option ids), got {given}")
         d = self.atlas.complete(self.content.plate.default)
         sel = replace(d, **choice)
         p = self.content.presets
-        tables = {"model": p.models, "batch": p.batches, "network": p.networks, "gpu": gpus_of(p), **OPTIONS}
+        tables = {"model": p.models, "batch": p.batches, "network": p.networks, "gpu": gpus_of(p), **OPTIONS,
+                  **CLUSTER_OPTIONS}
         for kind in keys:
             chosen, table = getattr(sel, kind), tables[kind]
             if not isinstance(chosen, str) or chosen not in table:

@@ -14,7 +14,8 @@ from markupsafe import Markup
 from . import custom, model, publish
 from .charts import BUCKET_GROUPS, FACTS_DATA, GRID_DATA, MEMORY_DATA, TIMELINE_DATA, TIMELINE_FACTS, Figure
 from .content import Content, Selection
-from .facts import CAPTIONS, CSV_COLUMNS, KEYS, OPTIONS, SELECTION_COLUMNS, Atlas, Facts, gpus_of
+from .facts import (CAPTIONS, CLUSTER_KEYS, CLUSTER_OPTIONS, CSV_COLUMNS, KEYS, OPTIONS, SELECTION_COLUMNS, Atlas,
+                    Facts, gpus_of)
 from .notation import data_size, fraction, gigabytes, num, percent, power, seconds, sig
 from .prose import FILTERS, prose_html
 from .runtime import Runtime
@@ -26,7 +27,8 @@ TEMPLATES = _HERE / "templates" if (_HERE / "templates" / "page.html.j2").is_fil
 # The controls beside the figures: (key, label); their options come from the presets and facts.OPTIONS.
 CONTROLS = (("model", "Model"), ("batch", "Global batch"), ("network", "Network"), ("gpu", "GPU"),
             ("overlap", "Overlap"), ("precision", "Gradient precision"), ("topology", "Topology"),
-            ("sharding", "Sharding"))
+            ("sharding", "Sharding"), ("bucket", "DDP bucket_cap_mb"),
+            ("micro", "Micro-batches (no_sync)"))
 
 
 # --- views of one selection: the page script (templates/plate.js) writes the same text for any other -------
@@ -126,8 +128,8 @@ def memory_text(f: Facts) -> str:
 
 # What each figure's data table shows, column by column; plate.js fills the same columns for other selections.
 TABLE_COLUMNS = {
-    "fig-time": ("Replicas", "Compute per step", "All-reduce per step"),
-    "fig-efficiency": ("Replicas", "Tokens per replica", "Scaling efficiency"),
+    "fig-time": ("Replicas", "Compute per step", "All-reduce per step", "Real cluster's all-reduces"),
+    "fig-efficiency": ("Replicas", "Tokens per replica", "Scaling efficiency", "Real cluster's efficiency"),
     "fig-timeline": ("Phase", "Starts", "Ends"),
     "fig-memory": ("Replicas", "Model states per GPU", "Fits on the GPU"),
 }
@@ -139,13 +141,13 @@ def table_rows(f: Facts, figure_id: str) -> list[list[str]]:
         return timeline_table(f)
     if figure_id == "fig-memory":
         return memory_table_rows(f)
-    rows = []
-    for p in f.points:
+    rows, c = [], f.cluster
+    for r, p in enumerate(f.points):
         replicas = num(p.replicas) + (" (crossed)" if p.replicas == f.crossing_replicas else "")
         if figure_id == "fig-time":
-            rows.append([replicas, seconds(p.compute_s), seconds(p.comm_s)])
+            rows.append([replicas, seconds(p.compute_s), seconds(p.comm_s), seconds(c["comm_s"][r])])
         else:
-            rows.append([replicas, num(p.tokens_per_replica), percent(p.efficiency)])
+            rows.append([replicas, num(p.tokens_per_replica), percent(p.efficiency), percent(c["efficiency"][r])])
     return rows
 
 
@@ -189,13 +191,18 @@ def describe_timeline(f: Facts) -> str:
     sizes, _ = f.buckets
     text += (f"Below, the gradients go in {num(len(sizes))} buckets, each all-reduced as soon as the backward pass "
              f"fills it, one after another on the link; bars are darker where the link is busier. DDP closes a bucket once "
-             f"it holds 25 MiB (the first at 1 MiB) and never splits a tensor, so they hold from {data_size(min(sizes))} to "
+             f"it holds {_bucket_limit(f.bucket_cap_mb)} and never splits a tensor, so they hold from {data_size(min(sizes))} to "
              f"{data_size(max(sizes))}. ")
     if tail <= 0:
         return text + "The link finishes with compute: nothing is exposed."
     return text + (f"The last bucket finishes at {seconds(compute + tail)}: an exposed tail of {seconds(tail)} after "
                    f"compute (bottom row). Perfect overlap within the backward pass would leave {seconds(bound)} "
                    f"(dotted rule, the ideal); the buckets add {seconds(tail - bound)}.")
+
+
+def _bucket_limit(cap_mb: float | None) -> str:
+    """What bucket_cap_mb makes each bucket hold at least: '25 MiB (the first at 1 MiB)' when left unset."""
+    return "25 MiB (the first at 1 MiB)" if cap_mb is None else f"{num(cap_mb)} MiB"
 
 
 def describe(f: Facts, figure_id: str, seq_len: int) -> str:
@@ -223,6 +230,11 @@ def describe(f: Facts, figure_id: str, seq_len: int) -> str:
         text += (f"{noun[0].upper()}{noun[1:]} outgrows {against} at {star} (dotted rule, the ideal point) and first on the grid at "
                  f"{num(cross)} replicas (solid rule)." if cross else
                  f"{noun[0].upper()}{noun[1:]} stays below {against} up to {n_max} replicas.")
+        if len(points) > 1:
+            text += (f" The dash-dotted line is DDP on a real cluster: its {num(f.cluster_bucket_count)} "
+                     "buckets' all-reduces, each by NCCL's cheaper of ring and tree on 8-GPU nodes with a NIC per GPU, "
+                     f"latency included: {seconds(f.cluster['comm_s'][1])} on 2 replicas and "
+                     f"{seconds(f.cluster['comm_s'][-1])} on {n_max}.")
     else:
         full = [p.replicas for p in points if percent(p.efficiency) == "100%"]
         if cross is None:
@@ -234,6 +246,8 @@ def describe(f: Facts, figure_id: str, seq_len: int) -> str:
         else:
             text = (f"Scaling efficiency (solid blue line) is {percent(first.efficiency)} on one replica and "
                     f"{percent(last.efficiency)} at {n_max}.")
+        text += (f" The dash-dotted line is DDP on a real cluster (NCCL on 8-GPU nodes, only the last "
+                 f"micro-batch's backward pass hiding the buckets), {percent(f.cluster['efficiency'][-1])} on {n_max} replicas.")
     one_sequence = f.batch.tokens / seq_len
     if one_sequence < last.replicas:
         text += (f" Shaded beyond {num(one_sequence)} replicas, where a replica gets less than one "
@@ -307,8 +321,10 @@ def running_heads(content: Content) -> str:
 
 
 def selection_key(sel: Selection) -> str:
-    """How the page names a selection (data-shown): its ids in KEYS order."""
-    return "|".join(getattr(sel, k) for k in KEYS)
+    """How the page names a selection (data-shown): its ids in KEYS order, then the real cluster's choices that are
+    not DDP's defaults ("&bucket=500")."""
+    extra = [f"{k}={getattr(sel, k)}" for k in CLUSTER_KEYS if getattr(sel, k) != getattr(Selection, k)]
+    return "&".join(["|".join(getattr(sel, k) for k in KEYS), *extra])
 
 
 def csv_cell(value) -> str:
@@ -373,8 +389,9 @@ def page_data(content: Content, atlas: Atlas, figures: list[Figure], dataflows: 
     default = atlas.complete(content.plate.default)
     return {
         "keys": list(KEYS),
-        "default": {k: getattr(default, k) for k in KEYS},
-        "choices": {k: list(v) for k, v in atlas.axes.items()},
+        "default": {k: getattr(default, k) for k in KEYS + CLUSTER_KEYS},
+        "cluster_keys": list(CLUSTER_KEYS),
+        "choices": {**{k: list(v) for k, v in atlas.axes.items()}, **{k: list(v) for k, v in CLUSTER_OPTIONS.items()}},
         "options": {k: list(v.items()) for k, v in OPTIONS.items()},  # lists: JSON keys would be sorted
         "captions": [[k, v] for k, v in CAPTIONS.items()],
         "presets": presets_data(content),
@@ -431,7 +448,8 @@ def page(content: Content, atlas: Atlas, figures: list[Figure], live: Runtime) -
     default_facts = atlas.facts(default)
     p = content.presets
     names = {"model": p.models, "batch": p.batches, "network": p.networks, "gpu": gpus_of(p)}
-    controls = [(key, label, {i: (names[key][i].name if key in names else OPTIONS[key][i]) for i in atlas.axes[key]})
+    controls = [(key, label, CLUSTER_OPTIONS[key] if key in CLUSTER_OPTIONS else
+                 {i: (names[key][i].name if key in names else OPTIONS[key][i]) for i in atlas.axes[key]})
                 for key, label in CONTROLS]
     controls = custom.with_custom(controls)
     data = page_data(content, atlas, figures, live.dataflows)
@@ -441,7 +459,7 @@ def page(content: Content, atlas: Atlas, figures: list[Figure], live: Runtime) -
     return env.get_template("page.html.j2").render(
         plate=plate, presets=p, terms=content.terms, sources=parts.sources,
         before=Markup(parts[0]), after=Markup(parts[1]), figures=figures, controls=controls,
-        selected={k: getattr(default, k) for k in KEYS},
+        selected={k: getattr(default, k) for k in KEYS + CLUSTER_KEYS},
         svgs={f.id: Markup(f.svg) for f in figures},
         readout=readout_paragraphs(default_facts), caption=default_facts.caption, csv_name=plate.data_file,
         url=publish.page_url(plate), preview=publish.PREVIEW_NAME,

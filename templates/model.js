@@ -176,6 +176,75 @@ function bucketed_tail_seconds(compute, comm, sizes, ready) {
   return Math.max(ends[ends.length - 1], compute) - compute;
 }
 
+// A real cluster: DDP's buckets on NCCL (model.py says which of NCCL 2.30's refinements it keeps).
+const NCCL_BASE_US = 8.4;
+const RING_NVLINK_US = 3.4;
+const TREE_NVLINK_US = 4.0;
+const NET_US = 14.0;
+const RING_PLATEAU = 1.4;
+const NCCL_CHANNELS = 32;
+const TREE_BUS = 0.92 * 0.5;
+const TREE_CORRECTION = [.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9];
+const CLUSTER_FIELDS = ["step_s", "comm_s", "latency_s", "bandwidth_s", "tree_calls", "ring_latency_s", "ring_bandwidth_s"];
+
+const nodes = (replicas, node_gpus = NODE_GPUS) => Math.max(1, Math.floor(replicas / node_gpus));
+
+function ring_latency_us(replicas, node_gpus = NODE_GPUS) {
+  const across = 2 * (nodes(replicas, node_gpus) - 1);
+  return NCCL_BASE_US + (2 * (replicas - 1) - across) * RING_NVLINK_US + across * NET_US;
+}
+
+function tree_latency_us(replicas, node_gpus = NODE_GPUS) {
+  const m = nodes(replicas, node_gpus);
+  return NCCL_BASE_US + 2 * ((Math.floor(replicas / m) - 1) * TREE_NVLINK_US + (31 - Math.clz32(m)) * NET_US);
+}
+
+const ring_plateau = (buffer_bytes, replicas, node_gpus = NODE_GPUS) =>
+  (nodes(replicas, node_gpus) > 1 && buffer_bytes / (NCCL_CHANNELS * replicas) >= 64 ? RING_PLATEAU : 1.0);
+
+function tree_correction(buffer_bytes) {
+  let size = -1;
+  for (let q = Math.floor(buffer_bytes / 64); q >= 1; q = Math.floor(q / 2)) size += 1;
+  return size >= 0 && size < TREE_CORRECTION.length ? TREE_CORRECTION[size] : 1.0;
+}
+
+const bus_bytes_per_s = (link_bytes_per_s, nvlink_bytes_per_s, replicas, node_gpus = NODE_GPUS) =>
+  (nodes(replicas, node_gpus) === 1 ? nvlink_bytes_per_s : Math.min(node_gpus * link_bytes_per_s, nvlink_bytes_per_s));
+
+function nccl_allreduce(buffer_bytes, link_bytes_per_s, nvlink_bytes_per_s, replicas, node_gpus = NODE_GPUS) {
+  if (replicas <= 1) return [0.0, 0.0, 0.0, 0.0];
+  const bus = bus_bytes_per_s(link_bytes_per_s, nvlink_bytes_per_s, replicas, node_gpus);
+  return [ring_latency_us(replicas, node_gpus) * ring_plateau(buffer_bytes, replicas, node_gpus) * 1e-6,
+    buffer_bytes / (bus * replicas / (2 * (replicas - 1))),
+    tree_latency_us(replicas, node_gpus) * 1e-6,
+    buffer_bytes / (bus * TREE_BUS * tree_correction(buffer_bytes))];
+}
+
+const nccl_choice = (c) => (c[2] + c[3] < c[0] + c[1] ? 1 : 0);
+
+const bucket_caps = (cap_mb) => (cap_mb === null ? [BUCKET_BYTES, FIRST_BUCKET_BYTES] : [cap_mb * MIB, cap_mb * MIB]);
+
+function cluster_point(compute, sizes, ready, link_bytes_per_s, nvlink_bytes_per_s, replicas, micro_batches,
+  node_gpus = NODE_GPUS) {
+  const calls = sizes.map((size) => nccl_allreduce(size, link_bytes_per_s, nvlink_bytes_per_s, replicas, node_gpus));
+  const picks = calls.map(nccl_choice);
+  const took = calls.map((c, i) => (picks[i] ? c[2] + c[3] : c[0] + c[1]));
+  const comm = sum(took);
+  const step = compute + bucketed_tail_seconds(compute / micro_batches, comm, took, ready);
+  return [step, comm, sum(calls.map((c, i) => (picks[i] ? c[2] : c[0]))),
+    sum(calls.map((c, i) => (picks[i] ? c[3] : c[1]))), sum(picks),
+    sum(calls.map((c) => c[0])), sum(calls.map((c) => c[1]))];
+}
+
+function cluster(compute, sizes, ready, link_bytes_per_s, nvlink_bytes_per_s, replicas, micro_batches,
+  node_gpus = NODE_GPUS) {
+  const points = compute.map((c, r) => cluster_point(c, sizes, ready, link_bytes_per_s, nvlink_bytes_per_s,
+    replicas[r], micro_batches, node_gpus));
+  const out = Object.fromEntries(CLUSTER_FIELDS.map((name, i) => [name, points.map((p) => p[i])]));
+  out.efficiency = compute.map((c, r) => efficiency(c, out.step_s[r]));
+  return out;
+}
+
 /** model.evaluate for one run: arrays over the replica counts, and the run's facts. */
 function evaluate(x, replicas) {
   const run = {
@@ -306,6 +375,8 @@ const model = {
   replica_counts, compute_seconds, ring_seconds, allreduce_seconds, forward_traffic, traffic_factor, comm_seconds,
   hidden_window,
   step_seconds, efficiency, kept_bytes_per_param, state_bytes_per_param, smallest_fitting_replicas,
-  continuous_crossing, tensor_params, buckets, bucket_schedule, bucketed_tail_seconds, evaluate, inputs, num, sig, seconds,
+  continuous_crossing, tensor_params, buckets, bucket_schedule, bucketed_tail_seconds, nodes, ring_latency_us,
+  tree_latency_us, ring_plateau, tree_correction, bus_bytes_per_s, nccl_allreduce, nccl_choice, bucket_caps,
+  cluster_point, cluster, evaluate, inputs, num, sig, seconds,
   percent, fraction, data_size, gigabytes, power, given, about,
 };

@@ -7,14 +7,16 @@ const KEYS = data.keys;
 const P = data.presets;
 const form = document.getElementById("controls");
 const readout = document.getElementById("readout");
-const selects = Object.fromEntries(KEYS.map((k) => [k, document.getElementById(`choose-${k}`)]));
+const CLUSTER_KEYS = data.cluster_keys; // the real cluster's own controls: in the URL only when not DDP's defaults
+const ALL = [...KEYS, ...CLUSTER_KEYS];
+const selects = Object.fromEntries(ALL.map((k) => [k, document.getElementById(`choose-${k}`)]));
 const REPLICAS = replica_counts(P.workshop.max_replicas);
 
 /** The selection named in the URL's fragment, falling back to the plate's default for each key. */
 function selectionFromUrl() {
   const params = new URLSearchParams(location.hash.slice(1));
   const chosen = {};
-  for (const k of KEYS) {
+  for (const k of ALL) {
     const wanted = params.get(k);
     chosen[k] = data.choices[k].includes(wanted) ? wanted : data.default[k];
   }
@@ -31,7 +33,7 @@ let urlTimer = 0;
 
 function selectionToUrl(sel) {
   const params = new URLSearchParams(KEYS.map((k) => [k, sel[k]]));
-  for (const [k, v] of ownUrlEntries(sel)) params.set(k, v);
+  for (const [k, v] of extraEntries(sel)) params.set(k, v);
   urlPending = `#${params}`;
   clearTimeout(urlTimer);
   urlTimer = setTimeout(writeUrl, URL_REST_MS);
@@ -48,8 +50,12 @@ window.addEventListener("pagehide", writeUrl);
 document.addEventListener("visibilitychange", writeUrl);
 
 function currentSelection() {
-  return Object.fromEntries(KEYS.map((k) => [k, selects[k] ? selects[k].value : data.default[k]]));
+  return Object.fromEntries(ALL.map((k) => [k, selects[k] ? selects[k].value : data.default[k]]));
 }
+
+/** The real cluster's choices that are not DDP's defaults, then the reader's own values: the URL's extra entries. */
+const extraEntries = (sel) => [...CLUSTER_KEYS.filter((k) => sel[k] !== undefined && sel[k] !== data.default[k])
+  .map((k) => [k, sel[k]]), ...ownUrlEntries(sel)];
 
 // --- facts of a selection (generator/facts.py Facts) ---------------------------------------------------
 
@@ -91,8 +97,13 @@ function factsOf(sel) {
   f.forward_exposed_s = Math.max(0.0, f.forward_comm_s - t.compute_s / 3);
   f.timeline_comm_s = t.comm_s - f.forward_comm_s;
   const m = f.model;
-  f.buckets = buckets(tensor_params(m.params, m.layers, m.d_model, m.ffn, m.vocab), x.bytes_per_grad);
+  // DDP's buckets under the chosen bucket_cap_mb: the timeline's, and the real cluster's (Facts.cluster)
+  f.bucket_cap_mb = !sel.bucket || sel.bucket === "default" ? null : Number(sel.bucket);
+  f.buckets = f.cluster_buckets = buckets(tensor_params(m.params, m.layers, m.d_model, m.ffn, m.vocab),
+    x.bytes_per_grad, ...bucket_caps(f.bucket_cap_mb));
   f.bucket_schedule = bucket_schedule(t.compute_s, f.timeline_comm_s, ...f.buckets);
+  f.cluster = cluster(run.compute_s, ...f.cluster_buckets, x.link_bytes_per_s, x.nvlink_bytes_per_s, REPLICAS,
+    Number(sel.micro || 1));
   f.bucketed_tail_s = f.forward_exposed_s + bucketed_tail_seconds(t.compute_s, f.timeline_comm_s, ...f.buckets);
   f.backward_bound_s = step_seconds(t.compute_s, t.comm_s, true, f.forward_comm_s) - t.compute_s;
   f.timeline_tail_s = f.backward_only ? f.bucketed_tail_s : t.exposed_s;
@@ -113,9 +124,10 @@ function caption(sel) {
 // --- the figures' rows (generator/charts.py grid_rows, facts_rows) --------------------------------------
 
 function gridRows(f) {
-  return f.points.map((p) => ({
+  return f.points.map((p, r) => ({
     replicas: p.replicas, compute_s: p.compute_s, comm_s: p.comm_s,
     window_s: f.backward_only ? p.compute_s * 2 / 3 : null, efficiency: p.efficiency,
+    cluster_s: f.cluster.comm_s[r], cluster_efficiency: f.cluster.efficiency[r],
   }));
 }
 
@@ -343,7 +355,7 @@ function describeTimeline(f) {
   const sizes = f.buckets[0];
   text += `Below, the gradients go in ${num(sizes.length)} buckets, each all-reduced as soon as the backward pass ` +
     "fills it, one after another on the link; bars are darker where the link is busier. DDP closes a bucket once " +
-    `it holds 25 MiB (the first at 1 MiB) and never splits a tensor, so they hold from ${data_size(sizes.reduce((a, b) => Math.min(a, b)))} to ` +
+    `it holds ${f.bucket_cap_mb === null ? "25 MiB (the first at 1 MiB)" : `${num(f.bucket_cap_mb)} MiB`} and never splits a tensor, so they hold from ${data_size(sizes.reduce((a, b) => Math.min(a, b)))} to ` +
     `${data_size(sizes.reduce((a, b) => Math.max(a, b)))}. `;
   if (tail <= 0) return `${text}The link finishes with compute: nothing is exposed.`;
   return `${text}The last bucket finishes at ${seconds(compute + tail)}: an exposed tail of ${seconds(tail)} after ` +
@@ -354,11 +366,12 @@ function describeTimeline(f) {
 function tableRows(f, figureId) {
   if (figureId === "fig-timeline") return timelineTable(f);
   if (figureId === "fig-memory") return memoryTableRows(f);
-  return f.points.map((p) => {
+  const c = f.cluster;
+  return f.points.map((p, r) => {
     const n = num(p.replicas) + (p.replicas === f.crossing_replicas ? " (crossed)" : "");
     return figureId === "fig-time"
-      ? [n, seconds(p.compute_s), seconds(p.comm_s)]
-      : [n, num(p.tokens_per_replica), percent(p.efficiency)];
+      ? [n, seconds(p.compute_s), seconds(p.comm_s), seconds(c.comm_s[r])]
+      : [n, num(p.tokens_per_replica), percent(p.efficiency), percent(c.efficiency[r])];
   });
 }
 
@@ -387,6 +400,11 @@ function describe(f, figureId) {
       ? `${capital(noun)} outgrows ${behind} at ${star} (dotted rule, the ideal point) and first on the grid at ${num(cross)} ` +
         "replicas (solid rule)."
       : `${capital(noun)} stays below ${behind} up to ${nMax} replicas.`;
+    if (points.length > 1) {
+      text += ` The dash-dotted line is DDP on a real cluster: its ${num(f.cluster_buckets[0].length)} ` +
+        "buckets' all-reduces, each by NCCL's cheaper of ring and tree on 8-GPU nodes with a NIC per GPU, " +
+        `latency included: ${seconds(f.cluster.comm_s[1])} on 2 replicas and ${seconds(f.cluster.comm_s[f.cluster.comm_s.length - 1])} on ${nMax}.`;
+    }
   } else {
     const full = points.filter((p) => percent(p.efficiency) === "100%").map((p) => p.replicas);
     if (cross === null) {
@@ -399,6 +417,8 @@ function describe(f, figureId) {
       text = `Scaling efficiency (solid blue line) is ${percent(first.efficiency)} on one replica and ` +
         `${percent(last.efficiency)} at ${nMax}.`;
     }
+    text += " The dash-dotted line is DDP on a real cluster (NCCL on 8-GPU nodes, only the last " +
+      `micro-batch's backward pass hiding the buckets), ${percent(f.cluster.efficiency[f.cluster.efficiency.length - 1])} on ${nMax} replicas.`;
   }
   const seqLen = P.workshop.seq_len;
   const oneSequence = f.batch.tokens / seqLen;
@@ -930,12 +950,12 @@ const NEAR = 0.5;
 
 /** True when sel is the plate's default: the static SVGs show exactly that, so its figures need no view yet. */
 function isDefault(sel) {
-  return KEYS.every((k) => sel[k] === data.default[k]) && ownUrlEntries(sel).length === 0;
+  return ALL.every((k) => sel[k] === data.default[k]) && ownUrlEntries(sel).length === 0;
 }
 
 async function start() {
   let sel = selectionFromUrl();
-  for (const k of KEYS) if (selects[k]) selects[k].value = sel[k];
+  for (const k of ALL) if (selects[k]) selects[k].value = sel[k];
   sel = ownFromUrl(sel);
   // The page as built shows the default's texts (render.py writes them; tests/test_engine.py holds them equal to
   // this script's), so the default's facts wait until a view needs them.
@@ -950,12 +970,14 @@ async function start() {
   // On <html>: data-drawn once the figures on screen show the selection, data-shown (and data-own-shown, the
   // reader's own values) once every figure does.
   const markDrawn = () => {
-    const own = ownUrlEntries(sel).map(([k, v]) => `${k}=${v}`).join("&");
+    const own = extraEntries(sel).map(([k, v]) => `${k}=${v}`).join("&");
     document.documentElement.dataset.drawn = `${KEYS.map((k) => sel[k]).join("|")}${own ? `&${own}` : ""}`;
   };
   const markShown = () => {
     markDrawn();
-    document.documentElement.dataset.shown = KEYS.map((k) => sel[k]).join("|");
+    // render.selection_key: the keys, then the real cluster's choices that are not DDP's defaults
+    document.documentElement.dataset.shown = [KEYS.map((k) => sel[k]).join("|"),
+      ...CLUSTER_KEYS.filter((k) => sel[k] !== data.default[k]).map((k) => `${k}=${sel[k]}`)].join("&");
     document.documentElement.dataset.ownShown = ownUrlEntries(sel).map(([k, v]) => `${k}=${v}`).join("&");
   };
 
@@ -1059,9 +1081,9 @@ async function start() {
   window.addEventListener("hashchange", () => {
     // Links to terms and sources change the fragment too; only a selection in it changes the figures.
     const params = new URLSearchParams(location.hash.slice(1));
-    if (!KEYS.some((k) => params.has(k))) return;
+    if (!ALL.some((k) => params.has(k))) return;
     const next = selectionFromUrl();
-    for (const k of KEYS) if (selects[k]) selects[k].value = next[k];
+    for (const k of ALL) if (selects[k]) selects[k].value = next[k];
     show(ownFromUrl(next));
   });
   window.plate = {

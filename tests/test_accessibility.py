@@ -234,15 +234,17 @@ SERIES = """() => [...document.querySelectorAll('#fig-time .series_marks path')]
 def test_series_colours_survive_colour_blindness_and_are_not_the_only_key(site, open_page, scheme):
     page = open_page(site, color_scheme=scheme).page
     series = page.evaluate(SERIES)
-    assert len(series) == 2
+    assert len(series) == 3  # compute, the all-reduce, and the real cluster's (issue 22)
     rgbs = [[int(v) for v in s["stroke"][s["stroke"].index("(") + 1:-1].split(",")[:3]] for s in series]
     for name, matrix in CVD.items():
-        distance = math.dist(_lab(_seen(rgbs[0], matrix)), _lab(_seen(rgbs[1], matrix)))
-        assert distance >= 40, f"{scheme}: the two series are only ΔE {distance:.0f} apart under {name}"
-    # Not colour alone: one line dashed, the other solid, different point shapes, and direct labels.
-    assert sorted(bool(s["dash"]) for s in series) == [False, True]
-    labels = page.locator("#fig-time .label_compute_marks text, #fig-time .label_allreduce_marks text")
-    assert sorted(labels.all_text_contents()) == ["all-reduce", "compute"]
+        for i, j in ((0, 1), (0, 2), (1, 2)):
+            distance = math.dist(_lab(_seen(rgbs[i], matrix)), _lab(_seen(rgbs[j], matrix)))
+            assert distance >= 40, f"{scheme}: series {i} and {j} are only ΔE {distance:.0f} apart under {name}"
+    # Not colour alone: one line solid, the others dashed each its own way, point shapes, and direct labels.
+    assert sorted(bool(s["dash"]) for s in series) == [False, True, True] and len({s["dash"] for s in series}) == 3
+    labels = page.locator("#fig-time .label_compute_marks text, #fig-time .label_allreduce_marks text, "
+                          "#fig-time .label_realcluster_marks text")
+    assert sorted(labels.all_text_contents()) == ["all-reduce", "compute", "real cluster"]
     shapes = page.evaluate("[...document.querySelectorAll('#fig-time .series_points_marks path')]"
                            ".map(p => p.getAttribute('d').slice(0, 12))")
     assert len(set(shapes)) >= 2

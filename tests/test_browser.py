@@ -460,4 +460,40 @@ def test_one_click_saves_the_shown_selections_csv_offline(site, open_page):
         assert_csv_is_pythons(open(saved.path(), encoding="utf-8").read(), facts.selection_rows(atlas.facts(sel)),
                               render.selection_key(sel))
     assert watched.outside_requests(site) == [] and page.evaluate("window.__violations") == []
+
+
+def test_the_real_clusters_controls_redraw_its_line_and_are_kept_in_the_url(site, open_page):
+    """Issue 22: bucket_cap_mb and micro-batches are labelled selects a keyboard works; they redraw the real
+    cluster's line in Figures 1 and 2 as Python computes it, and go into the URL (only when not DDP's defaults)."""
+    from numpy.testing import assert_allclose
+    from generator import charts
+    _, atlas, d = shipped()
+    watched = open_page(site)
+    page = watched.page
+    page.get_by_label("DDP bucket_cap_mb", exact=True).select_option("500")
+    page.focus("#choose-micro")
+    page.keyboard.press("ArrowDown")  # the next choice: 2 micro-batches
+    sel = replace(d, bucket="500", micro="2")
+    key = render.selection_key(sel)
+    assert key.endswith("&bucket=500&micro=2")
+    wait_until(page, f"document.documentElement.dataset.shown === '{key}'")
+    wait_until(page, "location.hash.includes('micro=2')")
+    assert page.url.endswith("&bucket=500&micro=2")
+    expected = charts.grid_rows(atlas.facts(sel))
+    assert expected != charts.grid_rows(atlas.facts(d))
+    for figure in (0, 1):
+        drawn = page.evaluate(f"() => window.plate.views[{figure}].data('grid')")
+        for name in ("cluster_s", "cluster_efficiency"):
+            assert_allclose([r[name] for r in drawn], [r[name] for r in expected], rtol=1e-12, err_msg=name)
+    reopened = open_page(site, hash="#" + page.url.split("#", 1)[1]).page
+    assert reopened.evaluate("document.documentElement.dataset.shown") == key
+    assert reopened.locator("#choose-bucket").input_value() == "500"
+    assert reopened.locator("#choose-micro").input_value() == "2"
+    assert atlas.facts(sel).caption in reopened.locator("#fig-time figcaption").text_content()
+    # back to DDP's defaults: the URL names neither
+    page.get_by_label("DDP bucket_cap_mb", exact=True).select_option("default")
+    page.get_by_label("Micro-batches (no_sync)", exact=True).select_option("1")
+    wait_until(page, f"document.documentElement.dataset.shown === '{render.selection_key(d)}'")
+    wait_until(page, "!location.hash.includes('micro=')")
+    assert "bucket=" not in page.url
     assert watched.problems() == []

@@ -159,3 +159,19 @@ def test_nvlink_past_its_domain_is_shaded_and_labelled(made):
     for a, b in ((a, b) for a, b in zip(shaded, plain) if charts.FACTS_DATA in {d["name"] for d in a.vega["data"]}):
         label = ">NVLink beyond a real domain: hypothetical<"
         assert label in a.svg and label not in b.svg
+
+
+def test_the_real_cluster_is_drawn_beside_the_workshop_on_figures_1_and_2(made):
+    """Issue 22: the real cluster's line (near-black, dash-dotted) and its direct label, in the static
+    SVGs of the time and efficiency figures, fed by the default's own rows."""
+    atlas, figures = made
+    f = default_facts(atlas)
+    rows = charts.grid_rows(f)
+    assert [r["cluster_s"] for r in rows] == f.cluster["comm_s"]
+    assert [r["cluster_efficiency"] for r in rows] == f.cluster["efficiency"]
+    colour = charts.SERIES["real cluster"][0]
+    for svg in (figures[0].svg, figures[1].svg):
+        assert ">real cluster<" in svg
+        assert re.search(rf'<path[^>]*stroke="{colour}"[^>]*stroke-dasharray="8,3,2,3"', svg) or \
+            re.search(rf'<path[^>]*stroke-dasharray="8,3,2,3"[^>]*stroke="{colour}"', svg), "no dash-dotted line"
+    assert ">real cluster<" not in figures[2].svg  # the timeline is the workshop's step

@@ -266,3 +266,85 @@ def test_the_pages_selection_csv_is_pythons_on_random_custom_runs(page, atlas):
     got = page.evaluate(SELECTION_CSV, [{**{k: getattr(s, k) for k in facts.KEYS}, **v} for s, v, _ in cases])
     for (sel, values, f), text in zip(cases, got, strict=True):
         assert_csv_is_pythons(text, facts.selection_rows(f), f"{render.selection_key(sel)} {values}")
+
+
+TEXTS_EVERY = 7
+EVERY_CLUSTER = """(selections) => selections.map((sel) => {
+  const f = window.plate.factsOf(sel);
+  return {cluster: f.cluster, buckets: f.cluster_buckets, rows: window.plate.gridRows(f),
+          ...(sel.texts ? {timeline: window.plate.timelineRows(f), texts: window.plate.texts(sel)} : {})};
+})"""
+
+
+def test_the_page_prices_every_selections_real_cluster_as_python_does(page, atlas):
+    """The real cluster (issue 22) of every preset selection, each under one of the bucket_cap_mb and micro-batch
+    choices in turn: the same buckets, NCCL's same costs and choices, the same steps and rows, to the last bit, and
+    the same texts (captions, descriptions, tables)."""
+    from dataclasses import replace
+    from generator import charts
+    choices = [(b, m) for b in facts.CLUSTER_OPTIONS["bucket"] for m in facts.CLUSTER_OPTIONS["micro"]]
+    selections = [replace(s, bucket=choices[i % len(choices)][0], micro=choices[i % len(choices)][1])
+                  for i, s in enumerate(atlas.selections)]
+    texts = TEXTS_EVERY  # the texts and timeline of every seventh (all choices, all options): the rest is slow
+    got = page.evaluate(EVERY_CLUSTER, [{**{k: getattr(s, k) for k in facts.KEYS + facts.CLUSTER_KEYS},
+                                         "texts": i % texts == 0} for i, s in enumerate(selections)])
+    assert sum("texts" in js for js in got) == -(-len(selections) // texts)
+    for sel, js in zip(selections, got):
+        f = atlas.facts(sel)
+        label = render.selection_key(sel)
+        assert js["buckets"] == [list(v) for v in f.cluster_buckets], label
+        assert js["cluster"] == f.cluster, label
+        assert js["rows"] == charts.grid_rows(f), label
+        if "texts" in js:
+            assert js["timeline"] == charts.timeline_rows(f), label  # the timeline's buckets follow the cap too
+            assert_own_texts_as_python(js["texts"], f, atlas.presets.workshop.seq_len, label)
+
+
+NCCL = """(cases) => cases.map(([bytes, link, nvlink, n]) => {
+  const m = window.plate.model;
+  const costs = m.nccl_allreduce(bytes, link, nvlink, n);
+  return [m.nodes(n), m.ring_latency_us(n), m.tree_latency_us(n), m.ring_plateau(bytes, n), m.tree_correction(bytes),
+          m.bus_bytes_per_s(link, nvlink, n), costs, m.nccl_choice(costs)];
+})"""
+
+
+def test_the_page_prices_random_all_reduces_as_nccls_model_does_in_python(page):
+    """Any call size (a byte to 10 TB, the tree correction's every step), GPU count, NIC and NVLink speed."""
+    rng = random.Random(2030)
+    cases = [[rng.choice([float(int(10 ** rng.uniform(0, 13))), 64.0 * 2 ** rng.randrange(30), 25.0 * 2**20]),
+              10 ** rng.uniform(0, 3) * 1e9, 10 ** rng.uniform(1, 3.3) * 1e9, 2 ** rng.randrange(15)]
+             for _ in range(2000)]
+    got = page.evaluate(NCCL, cases)
+    for (b, link, nvlink, n), js in zip(cases, got):
+        costs = model.nccl_allreduce(b, link, nvlink, n)
+        assert js == [model.nodes(n), model.ring_latency_us(n), model.tree_latency_us(n), model.ring_plateau(b, n),
+                      model.tree_correction(b), model.bus_bytes_per_s(link, nvlink, n), costs,
+                      model.nccl_choice(costs)], (b, link, nvlink, n)
+    assert {js[-1] for js in got} == {0, 1}  # both of NCCL's choices were made
+
+
+CLUSTER = """(cases) => cases.map(([shape, bytes, cap, micro, compute, link, nvlink, replicas]) => {
+  const m = window.plate.model;
+  const [sizes, ready] = m.buckets(m.tensor_params(...shape), bytes, ...m.bucket_caps(cap));
+  return {sizes, ready, cluster: m.cluster(compute, sizes, ready, link, nvlink, replicas, micro)};
+})"""
+
+
+def test_the_page_runs_random_real_clusters_as_python_does(page):
+    """Random shapes (or sizes alone) under a random bucket_cap_mb (or none), micro-batches, compute and links."""
+    rng = random.Random(2031)
+    replicas = model.replica_counts(16384).tolist()
+    cases = []
+    for _ in range(80):
+        d, layers, ffn, vocab = rng.choice([512, 4096, 8192]), rng.randrange(1, 100), rng.randrange(1, 60000), rng.randrange(1, 200000)
+        shape = rng.choice([[2 * vocab * d + int(10 ** rng.uniform(3, 12)), layers, d, ffn, vocab],
+                            [int(10 ** rng.uniform(6, 13)), 0, 0, 0, 0]])
+        top = 10 ** rng.uniform(-2, 3)
+        cases.append([shape, rng.choice([2, 4]), rng.choice([None, rng.choice([1, 5, 25, 100, 500]), rng.uniform(0.1, 900)]),
+                      rng.choice([1, 2, 4, 8, 16]), [top / n for n in replicas], 10 ** rng.uniform(0, 3) * 1e9,
+                      10 ** rng.uniform(1, 3.3) * 1e9, replicas])
+    got = page.evaluate(CLUSTER, cases)
+    for (shape, b, cap, micro, compute, link, nvlink, n), js in zip(cases, got):
+        sizes, ready = model.buckets(model.tensor_params(*shape), b, *model.bucket_caps(cap))
+        assert [js["sizes"], js["ready"]] == [sizes, ready], (shape, cap)
+        assert js["cluster"] == model.cluster(compute, sizes, ready, link, nvlink, n, micro), (shape, cap, micro)

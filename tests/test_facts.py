@@ -214,3 +214,45 @@ def test_the_lines_meet_at_n_star(atlas):
                 assert_allclose(compute, allreduce, rtol=1e-12)
                 past = [int(r) for r in f.grid.replicas if r > n]
                 assert f.crossing_replicas == (past[0] if past else None)
+
+
+def test_the_real_cluster_beside_the_workshop_for_the_spec_selection(atlas):
+    """MODEL.md "Model v2" on the default: at 1,024 GPUs the ring's bandwidth term is ≈ 0.080 s against the
+    workshop's 0.642 s; a ring call pays 9,657.2 µs of latency (13,520.1 µs with the plateau), a tree call 260.4 µs,
+    so NCCL takes the tree for every bucket."""
+    f = atlas.facts(spec_selection(atlas.presets))
+    assert f.cluster_replicas == 1024
+    assert_allclose(f.cluster_ring_bandwidth_s, 0.080, atol=5e-4)
+    assert_allclose(f.at(1024).allreduce_s, 0.642, rtol=1e-3)
+    assert_allclose([f.ring_latency_us, f.ring_call_latency_us, f.tree_latency_us], [9657.2, 13520.08, 260.4],
+                    rtol=1e-9)
+    assert f.cluster_algorithm == "tree" and f.cluster_tree_calls == f.cluster_bucket_count == 162
+    assert_allclose(f.cluster_latency_s, 162 * 260.4e-6, rtol=1e-9)
+    assert_allclose(f.cluster_ring_latency_s, 162 * 13520.08e-6, rtol=1e-9)  # seconds, had NCCL kept the ring
+    assert_allclose(f.cluster_comm_s, f.cluster_latency_s + f.cluster_bandwidth_s, rtol=1e-12)
+    assert f.cluster_step_s >= f.at(1024).compute_s and f.cluster_efficiency == f.at(1024).compute_s / f.cluster_step_s
+
+
+def test_the_real_clusters_controls_move_only_its_own_numbers(atlas):
+    """bucket_cap_mb and micro-batches change the real cluster, not the workshop's grid; more micro-batches leave
+    less backward pass to hide behind; the crossing is where its communication outlasts that window."""
+    d = atlas.complete(Selection(*[atlas.axes[k][0] for k in ("model", "batch", "network")]))
+    base = atlas.facts(d)
+    for bucket in facts.CLUSTER_OPTIONS["bucket"]:
+        crossings = []
+        for micro in ("1", "16"):
+            f = atlas.facts(replace(d, bucket=bucket, micro=micro))
+            assert f.index == base.index and f.points == base.points  # the workshop is the same
+            n = f.cluster_crossing_replicas
+            window = [p.compute_s * 2 / 3 / int(micro) for p in f.points]
+            before = [c <= w for c, w, p in zip(f.cluster["comm_s"], window, f.points) if n is None or p.replicas < n]
+            assert all(before) and (n is None or f.cluster_at(n)["comm_s"] > f.at(n).compute_s * 2 / 3 / int(micro))
+            crossings.append(n or 2 * f.max_replicas)
+        assert crossings[1] <= crossings[0]  # sixteen micro-batches hide less than one
+    steps = list(base.cluster_step_by_micro.values())
+    assert steps == sorted(steps)
+    assert base.cluster_step_by_micro["1"] == base.cluster_step_s
+    counts = [atlas.facts(replace(d, bucket=b)).cluster_bucket_count for b in ("1", "25", "100", "500")]
+    assert counts == sorted(set(counts), reverse=True)  # strictly fewer calls as the cap grows
+    assert base.cluster_with(base.max_replicas, bucket="500") == atlas.facts(replace(d, bucket="500")).cluster_at(
+        base.max_replicas)

@@ -240,3 +240,109 @@ def test_a_model_without_a_shape_is_cut_in_pieces():
     pieces = model.tensor_params(10**9, 0, 0, 0, 0)
     assert len(pieces) == -(-10**9 // model.PIECE) and sum(pieces) == pytest.approx(10**9, rel=1e-12)
     assert len(model.tensor_params(10**15, 0, 0, 0, 0)) == model.PIECES
+
+
+# --- the real cluster (issue 22): NCCL 2.30's ring and tree on 8-GPU nodes, DDP's buckets ------------------------
+# Hand computations from NVIDIA/nccl src/graph/tuning.cc v2.30.7-1 (docs/model-v2-sources.md §2): Simple protocol,
+# base 8.4 µs; per step inside a node 3.4 µs (ring) or 4.0 µs (tree); across nodes 14 µs.
+
+def test_ring_latency_per_call_is_nccls_hand_computation():
+    # 1,024 GPUs on 128 nodes: 2·1023 = 2,046 steps, 2·127 = 254 of them across nodes
+    assert_allclose(model.ring_latency_us(1024), 8.4 + (2046 - 254) * 3.4 + 254 * 14.0, rtol=1e-12)
+    assert_allclose(model.ring_latency_us(1024), 9657.2, rtol=1e-12)
+    # one node: every step on NVLink, and no plateau factor
+    assert_allclose(model.ring_latency_us(8), 8.4 + 14 * 3.4, rtol=1e-12)
+    assert model.ring_plateau(25 * 2**20, 8) == 1.0
+    # many nodes: ×1.4 once bytes / (channels · n) ≥ 64
+    assert_allclose(model.ring_latency_us(1024) * model.ring_plateau(25 * 2**20, 1024), 13520.08, rtol=1e-12)
+    threshold = 64 * model.NCCL_CHANNELS * 1024
+    assert model.ring_plateau(threshold, 1024) == 1.4 and model.ring_plateau(threshold - 1, 1024) == 1.0
+
+
+def test_tree_latency_per_call_is_nccls_hand_computation():
+    assert_allclose(model.tree_latency_us(1024), 8.4 + 2 * ((1024 // 128 - 1) * 4.0 + 7 * 14.0), rtol=1e-12)
+    assert_allclose(model.tree_latency_us(1024), 260.4, rtol=1e-12)
+    assert_allclose(model.tree_latency_us(16384), 8.4 + 2 * (7 * 4.0 + 11 * 14.0), rtol=1e-12)  # log2(2,048) = 11
+    assert_allclose(model.tree_latency_us(4), 8.4 + 2 * 3 * 4.0, rtol=1e-12)  # half a node: no network step
+
+
+def test_tree_correction_follows_the_size_of_the_call():
+    """treeCorrectionFactor's Simple row by floor(log2(bytes / 64)): 0.9 from 64 B, 0.7 at 25 MiB (2^18 · 64 B), 1
+    below 64 B and from 2^23 · 64 B = 512 MiB on."""
+    assert model.tree_correction(63) == 1.0
+    assert model.tree_correction(64) == 0.9 and model.tree_correction(127) == 0.9
+    assert model.tree_correction(25 * 2**20) == 0.7
+    assert model.tree_correction(2**23 * 64 - 1) == 0.9 and model.tree_correction(2**23 * 64) == 1.0
+
+
+def test_nccl_prices_ring_and_tree_and_takes_the_cheaper():
+    mib25, gib = 25 * 2**20, 2**30
+    ring_lat, ring_bw, tree_lat, tree_bw = model.nccl_allreduce(mib25, IB, NVLINK, 1024)
+    bus = 8 * IB  # a NIC per GPU: 400 GB/s per node, under H100's 450 GB/s of NVLink
+    assert_allclose(ring_lat, 13520.08e-6, rtol=1e-12)
+    assert_allclose(ring_bw, mib25 / (bus * 1024 / (2 * 1023)), rtol=1e-12)
+    assert_allclose(tree_lat, 260.4e-6, rtol=1e-12)
+    assert_allclose(tree_bw, mib25 / (bus * 0.92 * 0.5 * 0.7), rtol=1e-12)
+    assert model.nccl_choice([ring_lat, ring_bw, tree_lat, tree_bw]) == 1  # 1,024 GPUs: the tree's latency wins
+    # 16 GPUs on two nodes, 1 GiB: ring 184.24 µs + 4.70 ms against tree 92.4 µs + 5.84 ms: the ring
+    costs = model.nccl_allreduce(gib, IB, NVLINK, 16)
+    assert_allclose(costs, [(8.4 + 28 * 3.4 + 2 * 14.0) * 1.4e-6, gib / (bus * 16 / 30), 92.4e-6, gib / (bus * 0.46)],
+                    rtol=1e-12)
+    assert model.nccl_choice(costs) == 0
+    # NVLink caps the bus: 8 NICs of 100 GB/s would be 800 GB/s
+    assert model.bus_bytes_per_s(100e9, NVLINK, 1024) == NVLINK and model.bus_bytes_per_s(IB, NVLINK, 8) == NVLINK
+    assert model.nccl_allreduce(gib, IB, NVLINK, 1) == [0.0, 0.0, 0.0, 0.0]
+
+
+def test_real_cluster_bandwidth_term_for_the_default_at_1024():
+    """MODEL.md: Llama 3 8B's BF16 gradients in DDP's buckets on 8-GPU nodes with a 400 Gb/s NIC per GPU: the ring's
+    bandwidth term ≈ 0.080 s at 1,024 GPUs, against the workshop's flat ring, 0.642 s."""
+    sizes, ready = model.buckets(model.tensor_params(N_8B, 32, 4096, 14336, 128256), 2)
+    compute = model.compute_seconds(N_8B, T_4M, 1024, 989e12, 0.45)
+    c = model.cluster([compute], sizes, ready, IB, NVLINK, [1024], 1)
+    assert_allclose(c["ring_bandwidth_s"][0], 2 * 1023 / 1024 * 2 * N_8B / (8 * IB), rtol=1e-9)
+    assert_allclose(c["ring_bandwidth_s"][0], 0.080, atol=5e-4)
+    assert_allclose(model.allreduce_seconds(N_8B, 2, IB, IB, 1024, False), 0.642, rtol=1e-3)
+    assert_allclose(c["ring_latency_s"][0], len(sizes) * 13520.08e-6, rtol=1e-9)  # every bucket pays it
+    assert c["tree_calls"][0] == len(sizes) == 162  # so NCCL takes the tree for every one of them
+    assert_allclose(c["latency_s"][0], 162 * 260.4e-6, rtol=1e-9)
+    assert_allclose(c["comm_s"][0], c["latency_s"][0] + c["bandwidth_s"][0], rtol=1e-12)
+
+
+def test_real_cluster_step_hides_the_buckets_behind_the_last_micro_batch_only():
+    """K equal buckets the link sends more slowly than the backward pass fills them: the last micro-batch's backward
+    (2C/(3m), from C − 2C/(3m)) starts the first at C − C/m + C/(3m) + (2C/(3m))/K, and the link runs on from there."""
+    compute, k, size = 0.05, 10, 2**30
+    sizes, ready = [float(size)] * k, [(i + 1) / k for i in range(k)]
+    call = model.nccl_allreduce(size, IB, NVLINK, 1024)
+    each = min(call[0] + call[1], call[2] + call[3])
+    for m in (1, 2, 4, 8, 16):
+        first_ready = compute - compute / m + compute / (3 * m) + compute * 2 / (3 * m) / k
+        expected = max(compute, first_ready + k * each)
+        assert each > compute * 2 / (3 * m) / k  # link-bound, so the hand formula holds
+        step = model.cluster_point(compute, sizes, ready, IB, NVLINK, 1024, m)[0]
+        assert_allclose(step, expected, rtol=1e-12, err_msg=str(m))
+    steps = [model.cluster_point(compute, sizes, ready, IB, NVLINK, 1024, m)[0] for m in (1, 2, 4, 8, 16)]
+    assert steps == sorted(steps) and steps[-1] > steps[0]  # more micro-batches, less to hide behind
+
+
+def test_bucket_cap_mb_sets_every_limit_and_unset_keeps_the_1_mib_first():
+    assert model.bucket_caps(None) == [25 * 2**20, 2**20]
+    assert model.bucket_caps(25) == [25 * 2**20, 25 * 2**20] and model.bucket_caps(5) == [5 * 2**20, 5 * 2**20]
+    tensors = [2**19] * 8  # 1 MiB each in BF16: unset, the first bucket closes after one tensor
+    assert model.buckets(tensors, 2, *model.bucket_caps(None))[0] == [2**20, 7 * 2**20]
+    assert model.buckets(tensors, 2, *model.bucket_caps(25))[0] == [8 * 2**20]
+    assert model.buckets(tensors, 2, *model.bucket_caps(2))[0] == [2 * 2**20] * 4
+
+
+def test_larger_buckets_make_fewer_calls_and_less_latency():
+    shape = (N_8B, 32, 4096, 14336, 128256)
+    compute = model.compute_seconds(N_8B, T_4M, 16384, 989e12, 0.45)
+    out = []
+    for cap in (1, 25, 100, 500):
+        sizes, ready = model.buckets(model.tensor_params(*shape), 2, *model.bucket_caps(cap))
+        c = model.cluster([compute], sizes, ready, IB, NVLINK, [16384], 1)
+        out.append((len(sizes), c["latency_s"][0], c["step_s"][0]))
+    assert [o[0] for o in out] == sorted((o[0] for o in out), reverse=True) and out[0][0] > out[-1][0]
+    assert [o[1] for o in out] == sorted((o[1] for o in out), reverse=True)
+    assert out[-1][2] < out[0][2]  # the step follows
