@@ -56,6 +56,11 @@ SELECTION_COLUMNS = (
     ("tokens_per_replica", "run", "tokens_per_replica", 1),
     ("sequences_per_replica", "run", "sequences_per_replica", 1),
     ("model_states_gb", "run", "states_bytes", 1e9), ("fits_in_memory", "run", "fits", 1),
+    # the real cluster beside the workshop (Facts.cluster), under the selection's bucket_cap_mb and micro-batches
+    ("bucket_cap_mb", "sel", "bucket", 1), ("micro_batches", "sel", "micro", 1),
+    ("cluster_step_s", "cluster", "step_s", 1), ("cluster_comm_s", "cluster", "comm_s", 1),
+    ("cluster_latency_s", "cluster", "latency_s", 1), ("cluster_bandwidth_s", "cluster", "bandwidth_s", 1),
+    ("cluster_tree_calls", "cluster", "tree_calls", 1), ("cluster_efficiency", "cluster", "efficiency", 1),
 )
 # The site's CSV: every model, batch and network under the workshop (its GPU and options) at every replica count;
 # the workshop's own values (GPU, MFU, precisions, options) are in presets.toml, not repeated on every row.
@@ -636,7 +641,8 @@ def _value(column: tuple, f: Facts, r: int):
     source, name, divisor = column
     if source == "sel":
         return getattr(f.selection, name)
-    value = getattr(f.inputs, name) if source == "inputs" else getattr(f.grid, name)[r]
+    value = (getattr(f.inputs, name) if source == "inputs" else f.cluster[name][r] if source == "cluster"
+             else getattr(f.grid, name)[r])
     value = value.item() if isinstance(value, np.generic) else value
     return value if isinstance(value, bool) or divisor == 1 else value / divisor
 

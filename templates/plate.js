@@ -149,7 +149,8 @@ const csvCell = (v) => (/[",\r\n]/.test(String(v)) ? `"${String(v).replace(/"/g,
 function selectionCsv(f) {
   const columns = data.csv_columns;
   const value = ([, source, field, divisor], r) => {
-    const v = source === "sel" ? f.sel[field] : source === "inputs" ? f.inputs[field] : f.run[field][r];
+    const v = source === "sel" ? f.sel[field] ?? data.default[field] : source === "inputs" ? f.inputs[field]
+      : (source === "cluster" ? f.cluster : f.run)[field][r];
     return typeof v === "number" && divisor !== 1 ? v / divisor : v;
   };
   const lines = [columns.map(([name]) => name).join(",")];
