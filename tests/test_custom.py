@@ -269,12 +269,12 @@ def test_prose_gives_the_default_s_sharding_numbers_from_the_model(site, atlas):
     d = atlas.complete(c.plate.default)
     z1, z3 = (atlas.facts(Selection(d.model, d.batch, d.network, sharding=s)) for s in ("zero1", "zero3"))
     plain = atlas.facts(d)
-    assert f"(ZeRO-1) fits it from {render.num(z1.smallest_fitting_replicas)} replicas" in text
-    assert f"(ZeRO-3) fits it from {render.num(z3.smallest_fitting_replicas)}, but" in text
+    assert f"(ZeRO-1) fit it from {render.num(z1.smallest_fitting_replicas)} replicas" in text
+    assert f"(ZeRO-3) fit it from {render.num(z3.smallest_fitting_replicas)}, but" in text
     factor = z3.at(2).comm_s / z3.at(2).allreduce_s
     b = c.presets.workshop.bytes_per_grad
     assert abs(factor - (2 + 2 + b) / (2 * b)) < 1e-12  # two BF16 gathers and a reduce-scatter, against 2·b·N
-    assert f"{render.num(factor, 1)} times the bytes: n* ≈ {render.num(z3.continuous_crossing)}" in text
+    assert f"{render.sig(factor)} times the bytes: n* ≈ {render.num(z3.continuous_crossing)} whether" in text
     assert "plate XIV.5" in text
 
 
