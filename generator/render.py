@@ -16,7 +16,7 @@ from .charts import BUCKET_GROUPS, FACTS_DATA, GRID_DATA, MEMORY_DATA, TIMELINE_
 from .content import Content, Selection
 from .facts import (CAPTIONS, CLUSTER_KEYS, CLUSTER_OPTIONS, CSV_COLUMNS, KEYS, OPTIONS, SELECTION_COLUMNS, Atlas,
                     Facts, gpus_of)
-from .notation import data_size, fraction, gigabytes, num, percent, power, seconds, sig
+from .notation import data_size, fraction, gigabytes, num, percent, seconds, sig
 from .prose import FILTERS, prose_html
 from .runtime import Runtime
 
@@ -104,8 +104,7 @@ def _first_stage_that_fits(f: Facts) -> tuple[str, int] | None:
 
 def memory_text(f: Facts) -> str:
     """Whether the model states fit on the chosen GPU (one unit: GB = 10⁹ B), and from how many replicas."""
-    gpu = (f"one {f.gpu.name} ({num(f.gpu_memory_gb)} GB; memory compared in GB = {power(10, 9)} B, as NVIDIA quotes it, "
-           f"activations not counted)")
+    gpu = f"one {f.gpu.name} ({num(f.gpu_memory_gb)} GB)"  # the prose says once what GB means and leaves out
     first, last = f.points[0], f.points[-1]
     if f.sharding_stage == 0:
         fits = "fit on" if first.fits else "do not fit on"
@@ -292,7 +291,7 @@ def describe_memory(f: Facts) -> str:
                  f"replica keeps whole, {gigabytes(last.states_gb)} on {num(last.replicas)}")
     text = (f"On log–log axes against replicas from 1 to {num(last.replicas)}, model states per GPU (solid blue "
             f"line, circles) {how} make {shape}. The dashed vermilion line is one {f.gpu.name}'s memory, "
-            f"{num(f.gpu_memory_gb)} GB (GB = {power(10, 9)} B).")
+            f"{num(f.gpu_memory_gb)} GB.")
     on_grid = f.smallest_fitting_on_grid
     if on_grid is None:
         return text + " The states stay above it at every replica count drawn."

@@ -293,8 +293,7 @@ function firstStageThatFits(f) {
 }
 
 function memoryText(f) {
-  const gpu = `one ${f.gpu.name} (${num(f.gpu_memory_gb)} GB; memory compared in GB = ${power(10, 9)} B, as NVIDIA quotes it, ` +
-    "activations not counted)";
+  const gpu = `one ${f.gpu.name} (${num(f.gpu_memory_gb)} GB)`;
   const first = f.points[0];
   const last = f.points[f.points.length - 1];
   if (f.sharding_stage === 0) {
@@ -510,7 +509,7 @@ function describeMemory(f) {
   }
   const text = `On log–log axes against replicas from 1 to ${num(last.replicas)}, model states per GPU (solid blue ` +
     `line, circles) ${how} make ${shape}. The dashed vermilion line is one ${f.gpu.name}'s memory, ` +
-    `${num(f.gpu_memory_gb)} GB (GB = ${power(10, 9)} B).`;
+    `${num(f.gpu_memory_gb)} GB.`;
   const onGrid = f.smallest_fitting_on_grid;
   if (onGrid === null) return `${text} The states stay above it at every replica count drawn.`;
   if (onGrid === 1) return `${text} The states fit from one replica on.`;
