@@ -199,15 +199,13 @@ def test_the_page_draws_every_selections_timeline_as_python_does(page, atlas):
 OWN_TEXTS = """(selections) => selections.map((sel) => window.plate.texts(sel))"""
 
 
-def test_the_page_writes_random_custom_runs_texts_as_python_does(page, atlas):
-    """The reader's own runs (issue 10): any parameter count, batch, bandwidth and MFU on any option; the page's
-    readout, caption, descriptions and tables equal render.py's for custom.own_facts of the same values."""
+def custom_cases(atlas, rng: random.Random, count: int) -> list:
+    """count random own runs (selection, free values, custom.own_facts) on any option, each one the model can
+    price: any parameter count, batch, bandwidth and MFU."""
     from generator import custom
     from generator.content import Selection
-    c = content.load(CONTENT)
-    rng = random.Random(1013)
     cases = []
-    while len(cases) < 120:
+    while len(cases) < count:
         values = {"params": int(10 ** rng.uniform(8, 12.5)), "tokens": int(2 ** rng.uniform(14, 26)),
                   "gbps": round(10 ** rng.uniform(0, 3), rng.randrange(4)), "mfu": rng.randrange(20, 71) / 100}
         sel = Selection(*(rng.choice(atlas.axes[k] + ["custom"] * (k in ("model", "batch", "network")))
@@ -215,6 +213,14 @@ def test_the_page_writes_random_custom_runs_texts_as_python_does(page, atlas):
         f = custom.own_facts(atlas, sel, values)
         if custom.model_problem(f) is None:
             cases.append((sel, values, f))
+    return cases
+
+
+def test_the_page_writes_random_custom_runs_texts_as_python_does(page, atlas):
+    """The reader's own runs (issue 10): any parameter count, batch, bandwidth and MFU on any option; the page's
+    readout, caption, descriptions and tables equal render.py's for custom.own_facts of the same values."""
+    c = content.load(CONTENT)
+    cases = custom_cases(atlas, random.Random(1013), 120)
     got = page.evaluate(OWN_TEXTS, [{**{k: getattr(s, k) for k in facts.KEYS}, **v} for s, v, _ in cases])
     for (sel, values, f), texts in zip(got and cases, got):
         assert_own_texts_as_python(texts, f, c.presets.workshop.seq_len, f"{render.selection_key(sel)} {values}")
@@ -251,17 +257,7 @@ def test_the_pages_selection_csv_is_pythons_on_every_preset_selection(page, atla
 
 def test_the_pages_selection_csv_is_pythons_on_random_custom_runs(page, atlas):
     from generator import custom
-    from generator.content import Selection
-    rng = random.Random(2311)
-    cases = []
-    while len(cases) < 150:
-        values = {"params": int(10 ** rng.uniform(8, 12.5)), "tokens": int(2 ** rng.uniform(14, 26)),
-                  "gbps": round(10 ** rng.uniform(0, 3), rng.randrange(4)), "mfu": rng.randrange(20, 71) / 100}
-        sel = Selection(*(rng.choice(atlas.axes[k] + ["custom"] * (k in ("model", "batch", "network")))
-                          for k in facts.KEYS))
-        f = custom.own_facts(atlas, sel, values)
-        if custom.model_problem(f) is None:
-            cases.append((sel, values, f))
+    cases = custom_cases(atlas, random.Random(2311), 150)
     assert any(s.model == custom.CUSTOM for s, _, _ in cases) and any(s.network == custom.CUSTOM for s, _, _ in cases)
     got = page.evaluate(SELECTION_CSV, [{**{k: getattr(s, k) for k in facts.KEYS}, **v} for s, v, _ in cases])
     for (sel, values, f), text in zip(cases, got, strict=True):
