@@ -83,8 +83,10 @@ def test_the_live_page_shows_numbers_by_the_rule_on_every_selection_and_option(p
     assert len(walked) > sum(len(v) for v in choices.values())  # the walk reached past the default
     for sel in walked:
         plate.evaluate(SHOW, sel)
-        keys = plate.evaluate("JSON.parse(document.getElementById('plate-data').textContent).keys")
-        wait_until(plate, f"document.documentElement.dataset.shown === {'|'.join(sel[k] for k in keys)!r}")
+        data = plate.evaluate("JSON.parse(document.getElementById('plate-data').textContent)")
+        extra = [f"{k}={sel[k]}" for k in data.get("cluster_keys", []) if sel[k] != default[k]]  # render.selection_key
+        key = "&".join(["|".join(sel[k] for k in data["keys"]), *extra])
+        wait_until(plate, f"document.documentElement.dataset.shown === {key!r}")
         checked(plate.evaluate(VISIBLE_TEXT), sel)
 
 
