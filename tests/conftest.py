@@ -218,3 +218,10 @@ def within_print_budget(count: int, paper: str) -> bool:
     (PLATE_CONTENT) may add a page or two of terms, sources and prose."""
     slack = 0 if CONTENT == (ROOT / "content").resolve() else 2
     return 1 <= count <= readme_pages()[paper] + slack
+
+
+def shown_key(data: dict, sel: dict) -> str:
+    """The page's data-shown for a selection (render.selection_key): the keys' ids, then the real cluster's choices
+    that are not the default's ("&bucket=500"); data is the page's plate-data."""
+    extra = [f"{k}={sel[k]}" for k in data.get("cluster_keys", []) if sel.get(k, data["default"][k]) != data["default"][k]]
+    return "&".join(["|".join(sel[k] for k in data["keys"]), *extra])

@@ -170,8 +170,8 @@ def test_the_real_cluster_is_drawn_beside_the_workshop_on_figures_1_and_2(made):
     assert [r["cluster_s"] for r in rows] == f.cluster["comm_s"]
     assert [r["cluster_efficiency"] for r in rows] == f.cluster["efficiency"]
     colour = charts.SERIES["real cluster"][0]
+    assert ">real cluster<" in figures[0].svg  # Figure 1 labels it; the legend names it for both
     for svg in (figures[0].svg, figures[1].svg):
-        assert ">real cluster<" in svg
         assert re.search(rf'<path[^>]*stroke="{colour}"[^>]*stroke-dasharray="8,3,2,3"', svg) or \
             re.search(rf'<path[^>]*stroke-dasharray="8,3,2,3"[^>]*stroke="{colour}"', svg), "no dash-dotted line"
     assert ">real cluster<" not in figures[2].svg  # the timeline is the workshop's step

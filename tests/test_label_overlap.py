@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import wait_until
+from conftest import shown_key, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -58,7 +58,7 @@ def test_no_two_words_of_a_figure_overlap(site, browser, width, scheme):
     found = {}
     for sel in selections:
         page.evaluate("(sel) => { window.plate.show(sel); }", sel)
-        wait_until(page, f"document.documentElement.dataset.shown === {'|'.join(sel[k] for k in data['keys'])!r}")
+        wait_until(page, f"document.documentElement.dataset.shown === {shown_key(data, sel)!r}")
         page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
         figures = page.evaluate(COLLISIONS)
         assert len(figures) == len(data["figures"]) and all(f["words"] > 3 for f in figures), figures  # all live

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import wait_until
+from conftest import shown_key, wait_until
 from shown_numbers import problems
 
 pytestmark = pytest.mark.browser
@@ -84,9 +84,7 @@ def test_the_live_page_shows_numbers_by_the_rule_on_every_selection_and_option(p
     for sel in walked:
         plate.evaluate(SHOW, sel)
         data = plate.evaluate("JSON.parse(document.getElementById('plate-data').textContent)")
-        extra = [f"{k}={sel[k]}" for k in data.get("cluster_keys", []) if sel[k] != default[k]]  # render.selection_key
-        key = "&".join(["|".join(sel[k] for k in data["keys"]), *extra])
-        wait_until(plate, f"document.documentElement.dataset.shown === {key!r}")
+        wait_until(plate, f"document.documentElement.dataset.shown === {shown_key(data, sel)!r}")
         checked(plate.evaluate(VISIBLE_TEXT), sel)
 
 
