@@ -11,7 +11,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
-from . import custom, model, publish
+from . import custom, jsmodules, model, publish
 from .charts import BUCKET_GROUPS, FACTS_DATA, GRID_DATA, MEMORY_DATA, TIMELINE_DATA, TIMELINE_FACTS, Figure
 from .content import Content, Selection
 from .facts import (CAPTIONS, CLUSTER_KEYS, CLUSTER_OPTIONS, CSV_COLUMNS, KEYS, OPTIONS, SELECTION_COLUMNS, Atlas,
@@ -31,7 +31,7 @@ CONTROLS = (("model", "Model"), ("batch", "Global batch"), ("network", "Network"
             ("micro", "Micro-batches (no_sync)"))
 
 
-# --- views of one selection: the page script (templates/plate.js) writes the same text for any other -------
+# --- views of one selection: the page script (templates/page/texts.js) writes the same text for any other -------
 
 def _sequences(share: float) -> str:
     """'0.500 of a sequence', '2 sequences', '1.50 sequences': a whole share is a count, any other a measure."""
@@ -125,7 +125,8 @@ def memory_text(f: Facts) -> str:
     return text + f"they fit on {gpu} from {num(n)} replicas{grid}."
 
 
-# What each figure's data table shows, column by column; plate.js fills the same columns for other selections.
+# What each figure's data table shows, column by column; templates/page/texts.js fills the same columns for
+# other selections.
 TABLE_COLUMNS = {
     "fig-time": ("Replicas", "Compute per step", "All-reduce per step", "Real cluster's all-reduces"),
     "fig-efficiency": ("Replicas", "Tokens per replica", "Scaling efficiency", "Real cluster's efficiency"),
@@ -268,7 +269,7 @@ def reserved_heights(figures: list[Figure]) -> str:
     return "\n@media screen and (scripting: enabled) {\n  " + "\n  ".join(rules) + "\n}\n" if rules else ""
 
 
-# --- the memory figure in words and numbers (issue 10; templates/plate.js writes the same) ----------------
+# --- the memory figure in words and numbers (issue 10; templates/page/texts.js writes the same) ----------------
 
 def memory_table_rows(f: Facts) -> list[list[str]]:
     """The memory figure's table: states per GPU at each replica count, and whether they fit."""
@@ -357,7 +358,7 @@ def csv_text(atlas: Atlas) -> str:
 
 
 def presets_data(content: Content) -> dict:
-    """The presets as the page's model reads them (templates/model.js `inputs`): the inputs, not their results."""
+    """The presets as the page's model reads them (templates/page/model.js `inputs`): the inputs, not their results."""
     p = content.presets
     return {
         "workshop": dataclasses.asdict(p.workshop),
@@ -438,9 +439,13 @@ def page(content: Content, atlas: Atlas, figures: list[Figure], live: Runtime) -
     plate = content.plate
     parts = prose_html(content, atlas)
     env = page_environment()
-    style, script = raw_template(env, "plate.css"), raw_template(env, "model.js") + "\n" + raw_template(env, "plate.js")
+    style = raw_template(env, "plate.css")
     if live.minify:  # the templates only: a minifier would undo the escapes that keep content's text in its string
-        style, script = live.minify(style, "css"), live.minify(script, "js")
+        style = live.minify(style, "css")
+    modules = jsmodules.read(TEMPLATES / "page")
+    script = jsmodules.concatenate(modules)  # checked on either path: what esbuild would rename, one scope refuses
+    if live.bundle:
+        script = live.bundle(modules)
     style += running_heads(content) + reserved_heights(figures)
     runtime_js = script_safe(live.code)
     default = atlas.complete(plate.default)
