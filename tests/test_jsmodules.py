@@ -28,14 +28,14 @@ def run(script: str):
 
 
 def test_the_modules_are_joined_in_import_order_without_imports_or_exports(tmp_path):
-    modules = write(tmp_path / "page", {
-        "main.js": 'import { twice } from "./b.js";\nimport { base } from "./a.js";\n'
+    modules = write(tmp_path / "page", {  # named so that no sort by name gives the import order
+        "main.js": 'import { twice } from "./b.js";\nimport { base } from "./z.js";\n'
                    "process.stdout.write(JSON.stringify([base, twice(base)]));\n",
-        "b.js": 'import { base } from "./a.js";\nexport function twice(x) {\n  return 2 * x + base;\n}\n',
-        "a.js": "export const base = 3;\n",
+        "b.js": 'import { base } from "./z.js";\nexport function twice(x) {\n  return 2 * x + base;\n}\n',
+        "z.js": "export const base = 3;\n",
         "unused.js": "export const other = 1;\n",
     })
-    assert jsmodules.order(modules) == ["a.js", "b.js", "main.js"]  # unused.js is not reached: left out
+    assert jsmodules.order(modules) == ["z.js", "b.js", "main.js"]  # unused.js is not reached: left out
     script = jsmodules.concatenate(modules)
     assert "import" not in script and "export" not in script
     assert run(script) == [3, 9]

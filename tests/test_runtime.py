@@ -216,6 +216,15 @@ def test_the_page_script_is_esbuild_s_bundle_of_the_page_modules(mini_site, tool
     assert render.csp_hash(script) in re.search(r"script-src ([^;]*);", html)[1]
 
 
+def test_the_page_script_is_joined_when_node_cannot_bundle_it(live, monkeypatch):
+    def unavailable(modules, home):
+        raise runtime.Unavailable("offline, in this test")
+    monkeypatch.setattr(runtime, "bundle_page", unavailable)
+    modules = jsmodules.read(render.TEMPLATES / "page")
+    modules["main.js"] += f"// {time.time_ns()}\n"  # texts no cache entry holds: the bundler is asked
+    assert live.bundle(modules) == jsmodules.concatenate(modules)
+
+
 # --- in the browser ----------------------------------------------------------------------------------------------
 
 # An expression calling probe() (which hands back the scope it was called on) and, once with no event, x().
