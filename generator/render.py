@@ -11,7 +11,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
-from . import custom, model, publish
+from . import custom, model, publish, theme
 from .charts import BUCKET_GROUPS, FACTS_DATA, GRID_DATA, MEMORY_DATA, TIMELINE_DATA, TIMELINE_FACTS, Figure
 from .content import Content, Selection
 from .facts import (CAPTIONS, CLUSTER_KEYS, CLUSTER_OPTIONS, CSV_COLUMNS, KEYS, OPTIONS, SELECTION_COLUMNS, Atlas,
@@ -19,11 +19,8 @@ from .facts import (CAPTIONS, CLUSTER_KEYS, CLUSTER_OPTIONS, CSV_COLUMNS, KEYS, 
 from .notation import data_size, fraction, gigabytes, num, percent, seconds, sig
 from .prose import FILTERS, prose_html
 from .runtime import Runtime
+from .theme import TEMPLATES
 
-# An installed package carries the templates as package data (generator/templates, mapped from the
-# repository's templates/ by pyproject.toml); a source checkout reads templates/ beside generator/.
-_HERE = Path(__file__).resolve().parent
-TEMPLATES = _HERE / "templates" if (_HERE / "templates" / "page.html.j2").is_file() else _HERE.parent / "templates"
 # The controls beside the figures: (key, label); their options come from the presets and facts.OPTIONS.
 CONTROLS = (("model", "Model"), ("batch", "Global batch"), ("network", "Network"), ("gpu", "GPU"),
             ("overlap", "Overlap"), ("precision", "Gradient precision"), ("topology", "Topology"),
@@ -438,7 +435,8 @@ def page(content: Content, atlas: Atlas, figures: list[Figure], live: Runtime) -
     plate = content.plate
     parts = prose_html(content, atlas)
     env = page_environment()
-    style, script = raw_template(env, "plate.css"), raw_template(env, "model.js") + "\n" + raw_template(env, "plate.js")
+    style = theme.current().keyed(raw_template(env, "plate.css"))  # the figures' rules, named by variable
+    script = raw_template(env, "model.js") + "\n" + raw_template(env, "plate.js")
     if live.minify:  # the templates only: a minifier would undo the escapes that keep content's text in its string
         style, script = live.minify(style, "css"), live.minify(script, "js")
     style += running_heads(content) + reserved_heights(figures)
