@@ -435,7 +435,7 @@ def page(content: Content, atlas: Atlas, figures: list[Figure], live: Runtime) -
     plate = content.plate
     parts = prose_html(content, atlas)
     env = page_environment()
-    style = theme.current().keyed(raw_template(env, "plate.css"))  # the figures' rules, named by variable
+    style = theme.current().page_css()  # templates/plate.css, the figures' rules keyed by the variables' values
     script = raw_template(env, "model.js") + "\n" + raw_template(env, "plate.js")
     if live.minify:  # the templates only: a minifier would undo the escapes that keep content's text in its string
         style, script = live.minify(style, "css"), live.minify(script, "js")

@@ -24,11 +24,12 @@ class ThemeError(ValueError):
 
 @dataclass(frozen=True)
 class Theme:
-    """The theme block's variables: {name: value as written} and the line of each."""
+    """The theme block's variables: {name: value as written} and the line of each; the stylesheet's text."""
 
     path: Path
     values: dict[str, str]
     lines: dict[str, int]
+    css: str
 
     def __getitem__(self, name: str) -> str:
         if name not in self.values:
@@ -40,16 +41,16 @@ class Theme:
         """A font stack, its quotes made single: Vega writes it into an attribute between double quotes."""
         return self[name].replace('"', "'")
 
-    def keyed(self, css: str) -> str:
-        """The stylesheet with each figure rule's variable name replaced by the colour Vega writes for it; two
-        variables of one value would be one colour to the CSS, so that is refused at the second's line."""
+    def page_css(self) -> str:
+        """The stylesheet as the page carries it: each figure rule's variable name made the colour Vega writes."""
+        # Two variables of one value would be one colour to the CSS: refused at the second's line.
         seen: dict[str, str] = {}
-        for name in dict.fromkeys(m.group(2) for m in KEYED.finditer(css)):
+        for name in dict.fromkeys(m.group(2) for m in KEYED.finditer(self.css)):
             value = self[name].lower()
             if seen.setdefault(value, name) != name:
                 raise ThemeError(f"{self.path}, line {self.lines[name]}: {name} has the value of {seen[value]} "
                                  f"({value}); the figures' colours must differ for the CSS to re-ink each")
-        return KEYED.sub(lambda m: f'[{m.group(1)}="{self[m.group(2)]}"]', css)
+        return KEYED.sub(lambda m: f'[{m.group(1)}="{self[m.group(2)]}"]', self.css)
 
 
 def _root_block(css: str) -> tuple[str, int]:
@@ -78,7 +79,7 @@ def parse(css: str, path: Path) -> Theme:
         lines[m.group(1)] = css.count("\n", 0, offset + m.start(1)) + 1
     if not values:
         raise ThemeError(f"{path}: no top-level :root block setting custom properties (--name: value;)")
-    return Theme(path, values, lines)
+    return Theme(path, values, lines, css)
 
 
 _loaded: dict[tuple, Theme] = {}
