@@ -316,10 +316,11 @@ def running_heads(content: Content) -> str:
             "@page :first { @top-left { content: none; } @top-right { content: none; } }\n")
 
 
-def selection_key(sel: Selection) -> str:
+def selection_key(sel: Selection, default: Selection | None = None) -> str:
     """How the page names a selection (data-shown): its ids in KEYS order, then the real cluster's choices that are
-    not DDP's defaults ("&bucket=500")."""
-    extra = [f"{k}={getattr(sel, k)}" for k in CLUSTER_KEYS if getattr(sel, k) != getattr(Selection, k)]
+    not the plate's default's (DDP's defaults unless [default] sets them): "&bucket=500"."""
+    base = default or Selection("", "", "")
+    extra = [f"{k}={getattr(sel, k)}" for k in CLUSTER_KEYS if getattr(sel, k) != getattr(base, k)]
     return "&".join(["|".join(getattr(sel, k) for k in KEYS), *extra])
 
 
