@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 GRID_DATA = "grid"  # the shown selection's rows, one per replica count; the page computes and inserts them
 FACTS_DATA = "facts"  # one row: the selection's label, crossings, where a sequence runs out, NVLink's reach
-WIDTH, HEIGHT = 720, 250  # WIDTH: what plate.js draws at most, so the static and live figures print alike
+WIDTH, HEIGHT = 720, 250  # WIDTH: what templates/page/views.js draws at most: static and live figures print alike
 # Colours and the font are named by the page's theme variables (generator/theme.py: the :root block of
 # templates/plate.css) and drawn with their light values; the page's CSS re-inks each for dark mode and print by
 # the same name. Okabe–Ito blue and vermilion: distinct under the common colour-vision deficiencies, at least 3:1
@@ -58,7 +58,7 @@ class Figure:
 
 
 def grid_rows(f: Facts) -> list[dict]:
-    """The rows the live views draw for one selection (templates/plate.js `gridRows` makes the same)."""
+    """The rows the live views draw for one selection (templates/page/selection.js `gridRows` makes the same)."""
     c = f.cluster
     return [{"replicas": p.replicas, "compute_s": p.compute_s, "comm_s": p.comm_s,
              "window_s": p.compute_s * 2 / 3 if f.backward_only else None, "efficiency": p.efficiency,
@@ -82,7 +82,7 @@ BUCKET_GROUPS = 32  # buckets drawn as at most this many bars, each shaded by ho
 
 
 def timeline_rows(f: Facts) -> list[dict]:
-    """One step at the timeline's replica count (templates/plate.js `timelineRows` makes the same): the forward
+    """One step at the timeline's replica count (templates/page/selection.js `timelineRows` makes the same): the forward
     pass, the backward pass from the output head through the layers to the input embedding, and the gradient
     buckets' all-reduces back to back, grouped into bars shaded by the link's busy share."""
     p = f.at(f.timeline_replicas)
@@ -164,7 +164,8 @@ def _band_and_rule(max_replicas: int) -> list:
         x=alt.X("hypothetical_from:Q"), x2=alt.X2("max_replicas:Q")).properties(name="hypothetical")
     hypothetical_rule = reach.mark_rule(strokeDash=[2, 2], color=ink(MUTED), aria=False).encode(
         x=alt.X("hypothetical_from:Q")).properties(name="hypothetical_rule")
-    hypothetical_label = reach.mark_text(align="left", baseline="top", dx=4, dy=ROW_REACH, fontSize=11, color=ink(MUTED),
+    hypothetical_label = reach.mark_text(align="left", baseline="top", dx=4, dy=ROW_REACH, fontSize=11,
+                                         color=ink(MUTED),
                                          **hidden_when("width < 600")).encode(  # narrow: words only
         x=alt.X("hypothetical_from:Q"), y=alt.YValue(0),
         text=alt.TextValue("NVLink beyond a real domain: hypothetical"),
@@ -262,8 +263,8 @@ def efficiency_chart(max_replicas: int) -> alt.LayerChart:
 
 
 TIMELINE_ROWS = ["compute", "all-reduce", "exposed", "label"]  # the last row holds words, not bars
-TIMELINE_INK = {"forward": "--c-compute", "head": "--chart-muted", "layer": "--c-compute", "embedding": "--chart-muted",
-                "buckets": "--c-reduce", "tail": "--c-reduce-ink"}
+TIMELINE_INK = {"forward": "--c-compute", "head": "--chart-muted", "layer": "--c-compute",
+                "embedding": "--chart-muted", "buckets": "--c-reduce", "tail": "--c-reduce-ink"}
 
 
 def timeline_chart() -> alt.LayerChart:
@@ -406,7 +407,7 @@ MEMORY_DATA = "memory"  # the shown selection's states per GPU at each replica c
 
 
 def memory_rows(f: Facts) -> list[dict]:
-    """The memory figure's rows for one selection (templates/plate.js `memoryRows` makes the same)."""
+    """The memory figure's rows for one selection (templates/page/selection.js `memoryRows` makes the same)."""
     first = f.smallest_fitting_on_grid
     return [{"replicas": p.replicas, "states_gb": p.states_gb, "memory_gb": f.gpu_memory_gb,
              "first_fit": p.replicas == first, "gpu_label": f"{f.gpu.name} memory: {num(f.gpu_memory_gb)} GB"}

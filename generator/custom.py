@@ -1,5 +1,5 @@
 """The reader's own run: free inputs checked exactly as the content schema checks the same fields, then evaluated
-like a preset. templates/plate.js (the "own run" block) does the same in the page; tests/test_custom.py holds the
+like a preset. templates/page/own.js does the same in the page; tests/test_custom.py holds the
 two equal, messages included."""
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
-from . import custom, model, publish, theme
+from . import custom, jsmodules, model, publish, theme
 from .charts import BUCKET_GROUPS, FACTS_DATA, GRID_DATA, MEMORY_DATA, TIMELINE_DATA, TIMELINE_FACTS, Figure
 from .content import Content, Selection
 from .facts import (CAPTIONS, CLUSTER_KEYS, CLUSTER_OPTIONS, CSV_COLUMNS, KEYS, OPTIONS, SELECTION_COLUMNS, Atlas,
@@ -28,7 +28,7 @@ CONTROLS = (("model", "Model"), ("batch", "Global batch"), ("network", "Network"
             ("micro", "Micro-batches (no_sync)"))
 
 
-# --- views of one selection: the page script (templates/plate.js) writes the same text for any other -------
+# --- views of one selection: the page script (templates/page/texts.js) writes the same text for any other -------
 
 def _sequences(share: float) -> str:
     """'0.500 of a sequence', '2 sequences', '1.50 sequences': a whole share is a count, any other a measure."""
@@ -122,7 +122,8 @@ def memory_text(f: Facts) -> str:
     return text + f"they fit on {gpu} from {num(n)} replicas{grid}."
 
 
-# What each figure's data table shows, column by column; plate.js fills the same columns for other selections.
+# What each figure's data table shows, column by column; templates/page/texts.js fills the same columns for
+# other selections.
 TABLE_COLUMNS = {
     "fig-time": ("Replicas", "Compute per step", "All-reduce per step", "Real cluster's all-reduces"),
     "fig-efficiency": ("Replicas", "Tokens per replica", "Scaling efficiency", "Real cluster's efficiency"),
@@ -265,7 +266,7 @@ def reserved_heights(figures: list[Figure]) -> str:
     return "\n@media screen and (scripting: enabled) {\n  " + "\n  ".join(rules) + "\n}\n" if rules else ""
 
 
-# --- the memory figure in words and numbers (issue 10; templates/plate.js writes the same) ----------------
+# --- the memory figure in words and numbers (issue 10; templates/page/texts.js writes the same) ----------------
 
 def memory_table_rows(f: Facts) -> list[list[str]]:
     """The memory figure's table: states per GPU at each replica count, and whether they fit."""
@@ -355,7 +356,7 @@ def csv_text(atlas: Atlas) -> str:
 
 
 def presets_data(content: Content) -> dict:
-    """The presets as the page's model reads them (templates/model.js `inputs`): the inputs, not their results."""
+    """The presets as the page's model reads them (templates/page/model.js `inputs`): the inputs, not their results."""
     p = content.presets
     return {
         "workshop": dataclasses.asdict(p.workshop),
@@ -437,9 +438,12 @@ def page(content: Content, atlas: Atlas, figures: list[Figure], live: Runtime) -
     parts = prose_html(content, atlas)
     env = page_environment()
     style = theme.current().page_css()  # templates/plate.css, the figures' rules keyed by the variables' values
-    script = raw_template(env, "model.js") + "\n" + raw_template(env, "plate.js")
     if live.minify:  # the templates only: a minifier would undo the escapes that keep content's text in its string
-        style, script = live.minify(style, "css"), live.minify(script, "js")
+        style = live.minify(style, "css")
+    modules = jsmodules.read(TEMPLATES / "page")
+    script = jsmodules.concatenate(modules)  # checked on either path: what esbuild would rename, one scope refuses
+    if live.bundle:
+        script = live.bundle(modules)
     style += running_heads(content) + reserved_heights(figures)
     runtime_js = script_safe(live.code)
     default = atlas.complete(plate.default)
