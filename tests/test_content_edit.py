@@ -151,3 +151,31 @@ def test_an_unknown_default_control_is_refused_at_its_line(tmp_path, key, value,
         content.load(edit.root)
     message = str(error.value)
     assert f'plate.md, line {line}: [default]: {key} "{value}" is not a' in message and known in message, message
+
+
+@pytest.mark.browser
+def test_the_default_set_beyond_the_presets_opens_the_live_page_and_its_url_omits_it(tmp_path, open_page):
+    """[default] with sharding = "zero3" and the real cluster's bucket = "500": a link without a fragment opens
+    there, the page names it as render.selection_key does against that default, and the URL it writes leaves out
+    the real cluster's choices equal to the default's (a link naming DDP's own default keeps it)."""
+    from generator import render
+    from content_edit import set_default
+    from conftest import wait_until
+    edit = edited_copy(ROOT / "content", tmp_path / "content", "additions")
+    set_default(edit, sharding="zero3", bucket="500")
+    build.build(edit.root, tmp_path / "site")
+    c = content.load(edit.root)
+    d = facts.Atlas(c.presets).complete(c.plate.default)
+    page = open_page(tmp_path / "site").page
+    assert page.evaluate("['sharding', 'bucket'].map((k) => document.getElementById(`choose-${k}`).value)") == \
+        ["zero3", "500"]
+    assert page.evaluate("document.documentElement.dataset.shown") == render.selection_key(d, d)
+    assert "bucket=" not in render.selection_key(d, d) and "bucket=500" in render.selection_key(d)
+    other = next(m for m in c.presets.models if m != d.model)
+    page.select_option("#choose-model", other)
+    wait_until(page, "location.hash.includes('model=')")
+    fragment = page.evaluate("location.hash")
+    assert f"model={other}" in fragment and "sharding=zero3" in fragment and "bucket=" not in fragment, fragment
+    back = open_page(tmp_path / "site", hash="#bucket=default").page
+    assert back.evaluate("document.getElementById('choose-bucket').value") == "default"
+    assert back.evaluate("document.documentElement.dataset.shown").endswith("&bucket=default")
