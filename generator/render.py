@@ -6,7 +6,6 @@ import dataclasses
 import hashlib
 import json
 import re
-from pathlib import Path
 
 import jinja2
 from markupsafe import Markup
