@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import cache, charts, checks, jsmodules, publish, render, runtime, schema
+from . import cache, charts, checks, jsmodules, publish, render, runtime, schema, theme
 from .facts import Atlas, evaluate, extremes
 from .output import MARKER, Interrupted, OutputError, check_output, write  # noqa: F401 - the command's names
 
@@ -140,7 +140,7 @@ def gather(content_dir: Path, warnings: list[str] | None = None, memo: dict | No
     if warnings is not None:
         warnings.extend(result.warnings)
     plate, atlas = result.content, result.atlas
-    key = repr((plate.presets, plate.plate.default))  # all that the figures and the CSV are made of
+    key = repr((plate.presets, plate.plate.default, theme.current().values))  # what the figures and the CSV are made of
     store = cache.at(cache_dir())  # kept across builds too: with every entry there, a build never loads Altair
     figures = _kept(memo, "figures", key, lambda: charts.figures(atlas, plate.plate.default, store))
     csv = _kept(memo, "csv", key, lambda: store.kept("csv", (repr(plate.presets),), lambda: render.csv_text(atlas),

@@ -11,6 +11,7 @@ from .cache import Cache
 from .facts import Atlas, Facts
 from .notation import num, seconds
 from . import model
+from . import theme as page_theme  # charts.theme() is the Vega-Lite config made from it
 
 if TYPE_CHECKING:
     import altair as alt
@@ -18,16 +19,24 @@ if TYPE_CHECKING:
 GRID_DATA = "grid"  # the shown selection's rows, one per replica count; the page computes and inserts them
 FACTS_DATA = "facts"  # one row: the selection's label, crossings, where a sequence runs out, NVLink's reach
 WIDTH, HEIGHT = 720, 250  # WIDTH: what templates/page/views.js draws at most: static and live figures print alike
-FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
-# Okabe–Ito blue and vermilion: distinct under the common colour-vision deficiencies, at least 3:1 against
-# the light page, and told apart by dash and point shape too. Their direct labels use shades that reach 4.5:1
-# as text. The page's CSS re-inks every colour below by value for dark mode (templates/plate.css).
-# The real cluster beside the workshop (issue 22): near-black (white in dark mode), dash-dotted, without points; apart
-# from blue and vermilion under each colour-vision deficiency, as the page's accessibility test checks.
-SERIES = {"compute": ("#0072b2", []), "all-reduce": ("#d55e00", [6, 3]), "real cluster": ("#111111", [8, 3, 2, 3]),
-          "backward pass": ("#0072b2", [2, 3])}
-LABEL_INK = {"compute": "#0072b2", "all-reduce": "#a94a00", "real cluster": "#111111", "backward pass": "#0072b2"}
-INK, MUTED = "#333333", "#555555"
+# Colours and the font are named by the page's theme variables (generator/theme.py: the :root block of
+# templates/plate.css) and drawn with their light values; the page's CSS re-inks each for dark mode and print by
+# the same name. Okabe–Ito blue and vermilion: distinct under the common colour-vision deficiencies, at least 3:1
+# against the light page, and told apart by dash and point shape too. Their direct labels use shades that reach
+# 4.5:1 as text. The real cluster beside the workshop (issue 22): near-black (white in dark mode), dash-dotted,
+# without points; apart from blue and vermilion under each colour-vision deficiency, as the page's accessibility
+# test checks.
+FONT = "--sans"
+SERIES = {"compute": ("--c-compute", []), "all-reduce": ("--c-reduce", [6, 3]),
+          "real cluster": ("--c-cluster", [8, 3, 2, 3]), "backward pass": ("--c-compute", [2, 3])}
+LABEL_INK = {"compute": "--c-compute", "all-reduce": "--c-reduce-ink", "real cluster": "--c-cluster",
+             "backward pass": "--c-compute"}
+INK, MUTED = "--chart-ink", "--chart-muted"
+
+
+def ink(name: str) -> str:
+    """The colour a theme variable names, as the figures are drawn (the light theme)."""
+    return page_theme.current()[name]
 LEFT_OF_RULE = 16  # from this crossing on, its label sits left of the rule (else right, to stay in the frame)
 LONGEST_LABEL = 60  # characters of the in-figure selection label; longer ones are left to the caption
 LABEL_PX_PER_CHAR, CROSS_LABEL_PX = 6.2, 150  # 11 px text: width per character; the crossing label's width
@@ -141,46 +150,47 @@ def _band_and_rule(max_replicas: int) -> list:
     figure's description and table say what they mark."""
     import altair as alt
     facts = alt.Chart(alt.Data(name=FACTS_DATA))
-    band = facts.mark_rect(opacity=0.13, color="#888888", aria=False).encode(
+    band = facts.mark_rect(opacity=0.13, color=ink("--chart-band"), aria=False).encode(
         x=alt.X("one_sequence:Q", scale=alt.Scale(type="log", base=2)), x2=alt.X2("max_replicas:Q"),
     ).transform_filter(f"datum.one_sequence < {max_replicas}").properties(name="band")
     # Labelled only when the band is wide enough (5 octaves) to hold its words.
     band_label = facts.mark_text(align="right", baseline="top", dx=-4, dy=ROW_BAND, fontSize=11,
-                                 color=MUTED).encode(
+                                 color=ink(MUTED)).encode(
         x=alt.X("max_replicas:Q"), y=alt.YValue(0), text=alt.TextValue("< 1 sequence per replica"),
     ).transform_filter(f"datum.one_sequence <= {max_replicas / 32}").properties(name="band_label")
     # Over NVLink past the largest real domain of the GPU: a ring nobody can build, shaded and said so.
     reach = facts.transform_filter("datum.hypothetical_from != null")
-    hypothetical = reach.mark_rect(opacity=0.16, color="#555555", aria=False).encode(
+    hypothetical = reach.mark_rect(opacity=0.16, color=ink(MUTED), aria=False).encode(
         x=alt.X("hypothetical_from:Q"), x2=alt.X2("max_replicas:Q")).properties(name="hypothetical")
-    hypothetical_rule = reach.mark_rule(strokeDash=[2, 2], color=MUTED, aria=False).encode(
+    hypothetical_rule = reach.mark_rule(strokeDash=[2, 2], color=ink(MUTED), aria=False).encode(
         x=alt.X("hypothetical_from:Q")).properties(name="hypothetical_rule")
-    hypothetical_label = reach.mark_text(align="left", baseline="top", dx=4, dy=ROW_REACH, fontSize=11, color=MUTED,
+    hypothetical_label = reach.mark_text(align="left", baseline="top", dx=4, dy=ROW_REACH, fontSize=11,
+                                         color=ink(MUTED),
                                          **hidden_when("width < 600")).encode(  # narrow: words only
         x=alt.X("hypothetical_from:Q"), y=alt.YValue(0),
         text=alt.TextValue("NVLink beyond a real domain: hypothetical"),
     ).properties(name="hypothetical_label")
     crossed = facts.transform_filter("datum.crossing != null")
-    rule = crossed.mark_rule(strokeWidth=1.5, color=INK, aria=False).encode(x=alt.X("crossing:Q")).properties(
+    rule = crossed.mark_rule(strokeWidth=1.5, color=ink(INK), aria=False).encode(x=alt.X("crossing:Q")).properties(
         name="rule")
     rule_label = crossed.transform_calculate(
         label="'first crossed: ' + format(datum.crossing, ',d')",
     ).mark_text(align=alt.ExprRef(f"datum.crossing >= {LEFT_OF_RULE} ? 'right' : 'left'"), baseline="bottom",
                 dx=alt.ExprRef(f"datum.crossing >= {LEFT_OF_RULE} ? -4 : 4"), dy=-4,
-                fontSize=11, fontWeight="bold", color=INK).encode(
+                fontSize=11, fontWeight="bold", color=ink(INK)).encode(
         x=alt.X("crossing:Q"), y=alt.YValue("height"), text=alt.Text("label:N")).properties(name="rule_label")
     # n*, where the drawn lines meet (not a power of two): a dotted rule, labelled above the crossing's words.
     star = facts.transform_filter(f"datum.n_star <= {max_replicas}")
-    star_rule = star.mark_rule(strokeWidth=1, strokeDash=[1, 3], color=INK, aria=False).encode(
+    star_rule = star.mark_rule(strokeWidth=1, strokeDash=[1, 3], color=ink(INK), aria=False).encode(
         x=alt.X("n_star:Q")).properties(name="n_star_rule")
     star_label = star.mark_text(align=alt.ExprRef(f"datum.n_star >= {LEFT_OF_RULE} ? 'right' : 'left'"),
                                 baseline="bottom", dx=alt.ExprRef(f"datum.n_star >= {LEFT_OF_RULE} ? -4 : 4"),
-                                dy=ROW_STAR, fontSize=11, color=INK).encode(
+                                dy=ROW_STAR, fontSize=11, color=ink(INK)).encode(
         x=alt.X("n_star:Q"), y=alt.YValue("height"), text=alt.Text("n_star_text:N")).properties(name="n_star_label")
     # The selection drawn into the figure, so a saved or printed SVG says what it shows; left out where it
     # would collide with the crossing's label (a narrow figure, an early crossing, a long label): the caption
     # says it too.
-    selection = facts.mark_text(align="left", baseline="bottom", dx=6, dy=-4, fontSize=11, color=MUTED,
+    selection = facts.mark_text(align="left", baseline="bottom", dx=6, dy=-4, fontSize=11, color=ink(MUTED),
                                 **hidden_when(f"width < 600 || length(datum.label) > {LONGEST_LABEL} || "
                                               f"(datum.crossing != null && scale('x', datum.crossing) < "
                                               f"{CROSS_LABEL_PX} + {LABEL_PX_PER_CHAR} * length(datum.label))")).encode(
@@ -193,7 +203,7 @@ def time_chart(max_replicas: int) -> alt.LayerChart:
     """Figure 1: per-step compute and gradient all-reduce time against replicas, log–log; under backward-only
     overlap also the backward pass, the part of compute that can hide the all-reduce."""
     import altair as alt
-    names, colours = list(SERIES), [c for c, _ in SERIES.values()]
+    names, colours = list(SERIES), [ink(c) for c, _ in SERIES.values()]
     base = alt.Chart(alt.Data(name=GRID_DATA)).transform_fold(
         ["compute_s", "comm_s", "cluster_s", "window_s"], as_=["series", "seconds"],
     ).transform_calculate(
@@ -218,7 +228,7 @@ def time_chart(max_replicas: int) -> alt.LayerChart:
     low = f"scale('y', datum.seconds) > height - {LOW_LABEL_PX}"
     labels = [
         base.transform_filter(f"datum.replicas == {where} && datum.series == '{name}'").mark_text(
-            align=align, fontSize=12, fontWeight="bold", color=LABEL_INK[name],
+            align=align, fontSize=12, fontWeight="bold", color=ink(LABEL_INK[name]),
             **({"baseline": alt.ExprRef(f"{low} ? 'bottom' : 'top'"), "dy": alt.ExprRef(f"{low} ? -6 : {dy}")}
                if baseline == "top" else {"baseline": baseline, "dy": dy}), dx=dx,
             **(hidden_when("width < 600") if name == "backward pass" else {}),  # no room left of 8
@@ -238,8 +248,8 @@ def efficiency_chart(max_replicas: int) -> alt.LayerChart:
     the rules' words, which move with every selection)."""
     import altair as alt
     base = alt.Chart(alt.Data(name=GRID_DATA))
-    line = base.mark_line(strokeWidth=2.5, color=SERIES["compute"][0],
-                          point=alt.OverlayMarkDef(filled=True, size=28, color=SERIES["compute"][0]),
+    line = base.mark_line(strokeWidth=2.5, color=ink(SERIES["compute"][0]),
+                          point=alt.OverlayMarkDef(filled=True, size=28, color=ink(SERIES["compute"][0])),
                           ).properties(name="efficiency").encode(
         x=_x(max_replicas),
         y=alt.Y("efficiency:Q", title="scaling efficiency", scale=alt.Scale(domain=[0, 1]),
@@ -247,14 +257,14 @@ def efficiency_chart(max_replicas: int) -> alt.LayerChart:
     )
     colour, dash = SERIES["real cluster"]
     y = alt.Y("cluster_efficiency:Q")
-    cluster = base.mark_line(strokeWidth=2.5, color=colour, strokeDash=dash).encode(x=alt.X("replicas:Q"), y=y
+    cluster = base.mark_line(strokeWidth=2.5, color=ink(colour), strokeDash=dash).encode(x=alt.X("replicas:Q"), y=y
                                                                                      ).properties(name="cluster")
     return alt.layer(*_band_and_rule(max_replicas), line, cluster).properties(width=WIDTH, height=HEIGHT * 0.72)
 
 
 TIMELINE_ROWS = ["compute", "all-reduce", "exposed", "label"]  # the last row holds words, not bars
-TIMELINE_INK = {"forward": "#0072b2", "head": "#555555", "layer": "#0072b2", "embedding": "#555555",
-                "buckets": "#d55e00", "tail": "#a94a00"}
+TIMELINE_INK = {"forward": "--c-compute", "head": "--chart-muted", "layer": "--c-compute",
+                "embedding": "--chart-muted", "buckets": "--c-reduce", "tail": "--c-reduce-ink"}
 
 
 def timeline_chart() -> alt.LayerChart:
@@ -269,15 +279,15 @@ def timeline_chart() -> alt.LayerChart:
                 axis=alt.Axis(labelFontSize=12, ticks=False, domain=False,
                               labelExpr="datum.value == 'label' ? '' : datum.value")),
         color=alt.Color("kind:N", legend=None, scale=alt.Scale(domain=list(TIMELINE_INK),
-                                                               range=list(TIMELINE_INK.values()))),
+                                                               range=[ink(c) for c in TIMELINE_INK.values()])),
         opacity=alt.Opacity("shade:Q", legend=None, scale=None),
     ).properties(name="bars")
     marks = alt.Chart(alt.Data(name=TIMELINE_FACTS))
     bars_only = {"y": alt.YValue(0), "y2": alt.Y2Value(alt.ExprRef("height * 0.75"))}  # not through the words
     # Grey, not the solid black rule, which marks a verdict on the grid in every figure (the legend says so).
-    compute_end = marks.mark_rule(color=MUTED, strokeWidth=1, aria=False).encode(
+    compute_end = marks.mark_rule(color=ink(MUTED), strokeWidth=1, aria=False).encode(
         x=alt.X("compute_end:Q"), **bars_only).properties(name="compute_end")
-    bound = marks.mark_rule(color=INK, strokeDash=[1, 3], aria=False).encode(
+    bound = marks.mark_rule(color=ink(INK), strokeDash=[1, 3], aria=False).encode(
         x=alt.X("bound_end:Q"), **bars_only).properties(name="bound_rule")
     # Words on the last row: the tail's length under the tail (anchored at its middle, towards the centre),
     # and which step this is on the other side.
@@ -285,25 +295,25 @@ def timeline_chart() -> alt.LayerChart:
     words = marks.transform_calculate(row="'label'", tail_middle="(datum.compute_end + datum.step_end) / 2")
     y_label = alt.Y("row:N", sort=TIMELINE_ROWS, scale=alt.Scale(domain=TIMELINE_ROWS))
     tail_label = words.mark_text(align=alt.ExprRef(f"{right} ? 'right' : 'left'"), baseline="middle", fontSize=11,
-                                 fontWeight="bold", color=LABEL_INK["all-reduce"]).encode(
+                                 fontWeight="bold", color=ink(LABEL_INK["all-reduce"])).encode(
         x=alt.X("tail_middle:Q"), y=y_label, text=alt.Text("tail_text:N")).properties(name="tail_label")
     # (left out on a narrow figure, where it would run into the tail's words; the description says it)
     where = words.mark_text(align=alt.ExprRef(f"{right} ? 'left' : 'right'"), baseline="middle", fontSize=11,
-                            color=MUTED, **hidden_when("width < 560")).encode(
+                            color=ink(MUTED), **hidden_when("width < 560")).encode(
         x=alt.XValue(alt.ExprRef(f"{right} ? 0 : width")), y=y_label, text=alt.Text("replicas_text:N"),
     ).properties(name="replicas_label")
     return alt.layer(bars, compute_end, bound, tail_label, where).properties(width=WIDTH, height=HEIGHT * 0.52)
 
 
 def theme() -> dict:
-    """Vega-Lite config shared by both figures; colours the page's CSS may restyle in dark mode."""
+    """Vega-Lite config shared by the figures, from the page's theme variables (the CSS re-inks them by name)."""
     return {
-        "font": FONT,
+        "font": page_theme.current().font(FONT),
         "background": None,
         "view": {"stroke": None},
         "axis": {"labelFontSize": 12, "titleFontSize": 12, "titleFontWeight": "normal",
-                 "labelColor": INK, "titleColor": INK, "domainColor": "#666666",
-                 "tickColor": "#666666", "gridColor": "#dddddd"},
+                 "labelColor": ink(INK), "titleColor": ink(INK), "domainColor": ink("--chart-rule"),
+                 "tickColor": ink("--chart-rule"), "gridColor": ink("--chart-grid")},
         # One room for every y-axis's labels, wide enough for most selections': the plots drawn against replicas
         # start at the same x, one above the other, and a change whose labels still fit needs no second layout
         # pass in the page (autosize lays a view out again only when its label room changes).
@@ -362,8 +372,8 @@ def figure(fid: str, title: str, chart: tuple[Callable, tuple], description: str
     """One figure: chart = (function, arguments) compiled to Vega, and its SVG drawn with data; both are taken
     from the store when it holds them (keyed by all they are made of), and kept there when made."""
     make, args = chart
-    vega = json.loads(store.kept(
-        "vega.json", (fid, make.__name__, args, description),
+    vega = json.loads(store.kept(  # the theme's values are in the key: the stylesheet is not the generator's code
+        "vega.json", (fid, make.__name__, args, description, page_theme.current().values),
         lambda: json.dumps(to_vega(make(*args), description), ensure_ascii=False), needs=("altair", "vl_convert")))
     rows = {entry["name"]: data[entry["name"]] for entry in vega.get("data", []) if entry["name"] in data}
     svg = store.kept("svg", (fid, vega, rows), lambda: static_svg(vega, rows, fid), needs=("vl_convert", "fonts"))
@@ -411,11 +421,11 @@ def memory_chart(max_replicas: int) -> alt.LayerChart:
     base = alt.Chart(alt.Data(name=MEMORY_DATA))
     y = alt.Y("states_gb:Q", title="model states per GPU (GB, 10⁹ B)", scale=alt.Scale(type="log"),
               axis=alt.Axis(format=",~g", tickCount=5, grid=False))
-    line = base.mark_line(strokeWidth=2.5, color=SERIES["compute"][0],
-                          point=alt.OverlayMarkDef(filled=True, size=28, color=SERIES["compute"][0]),
+    line = base.mark_line(strokeWidth=2.5, color=ink(SERIES["compute"][0]),
+                          point=alt.OverlayMarkDef(filled=True, size=28, color=ink(SERIES["compute"][0])),
                           ).encode(x=_x(max_replicas), y=y).properties(name="states")
     one = base.transform_filter("datum.replicas == 1")
-    memory = one.mark_rule(strokeWidth=1.5, strokeDash=[6, 3], color=SERIES["all-reduce"][0], aria=False).encode(
+    memory = one.mark_rule(strokeWidth=1.5, strokeDash=[6, 3], color=ink(SERIES["all-reduce"][0]), aria=False).encode(
         y=alt.Y("memory_gb:Q")).properties(name="gpu_memory")
     # Labelled at the right, on the side of the memory line the states' line is not on there (above it, the
     # states of an unsharded model ran through the words).
@@ -423,15 +433,15 @@ def memory_chart(max_replicas: int) -> alt.LayerChart:
     under = "datum.states_gb >= datum.memory_gb"
     memory_label = last.mark_text(align="right", baseline=alt.ExprRef(f"{under} ? 'top' : 'bottom'"),
                                   dy=alt.ExprRef(f"{under} ? 4 : -4"), fontSize=12, fontWeight="bold",
-                                  color=LABEL_INK["all-reduce"]).encode(
+                                  color=ink(LABEL_INK["all-reduce"])).encode(
         x=alt.XValue("width"), y=alt.Y("memory_gb:Q"), text=alt.Text("gpu_label:N")).properties(name="gpu_memory_label")
     fit = base.transform_filter("datum.first_fit")
-    fit_rule = fit.mark_rule(strokeWidth=1.5, color=INK, aria=False).encode(x=alt.X("replicas:Q")).properties(
+    fit_rule = fit.mark_rule(strokeWidth=1.5, color=ink(INK), aria=False).encode(x=alt.X("replicas:Q")).properties(
         name="fit_rule")
     fit_label = fit.transform_calculate(label="'fits from ' + format(datum.replicas, ',d')").mark_text(
         align=alt.ExprRef(f"datum.replicas >= {LEFT_OF_RULE} ? 'right' : 'left'"), baseline="bottom",
         dx=alt.ExprRef(f"datum.replicas >= {LEFT_OF_RULE} ? -4 : 4"), dy=-4, fontSize=11, fontWeight="bold",
-        color=INK).encode(x=alt.X("replicas:Q"), y=alt.YValue("height"), text=alt.Text("label:N")).properties(
+        color=ink(INK)).encode(x=alt.X("replicas:Q"), y=alt.YValue("height"), text=alt.Text("label:N")).properties(
         name="fit_label")
     return alt.layer(memory, memory_label, fit_rule, fit_label, line).properties(width=WIDTH, height=HEIGHT * 0.72)
 

@@ -208,7 +208,11 @@ LABELS = {"skip": "Skip to the figures", "figure_data": "in words and numbers",
           "download": "Download the data (CSV)", "download_selection": "this selection's numbers (CSV)",
           "terms": "Terms", "sources": "Sources", "takeaway": "Takeaway"}
 LABELS_SCHEMA = {key: "text" for key in LABELS}
-DEFAULT_SCHEMA = {"model": "text", "batch": "text", "network": "text"}
+# [default]: the page's first selection, by id; any control may be set (facts.OPTIONS and CLUSTER_OPTIONS name the
+# allowed ids, presets.toml the GPUs), the rest keep the workshop's (Selection's own defaults).
+DEFAULT_CONTROLS = ("gpu", "overlap", "precision", "topology", "sharding", "bucket", "micro")
+DEFAULT_SCHEMA = {"model": "text", "batch": "text", "network": "text", **{key: "text" for key in DEFAULT_CONTROLS}}
+DEFAULT_OPTIONAL = {key: getattr(Selection, key) for key in DEFAULT_CONTROLS}
 
 
 def _belongs(schemas: dict[str, dict[str, str]]) -> dict[str, str]:
@@ -224,7 +228,7 @@ def declared_ids(data: dict | None) -> dict[str, list[str]]:
     """The preset ids written in presets.toml, valid or not (so one mistake is not reported twice)."""
     data = data or {}
     return {kind: list(data.get(kind)) if isinstance(data.get(kind), dict) else []
-            for kind in ("models", "batches", "networks")}
+            for kind in ("models", "batches", "networks", "gpus")}
 
 
 def load_presets(problems: Problems, path: Path) -> tuple[Presets | None, dict[str, list[str]] | None]:
@@ -437,7 +441,7 @@ def load_plate(problems: Problems, path: Path) -> tuple[Plate | None, str, tuple
             values = None
     default = None
     if isinstance(data.get("default"), dict):
-        default = fields(problems, path, front, ("default",), data["default"], DEFAULT_SCHEMA,
+        default = fields(problems, path, front, ("default",), data["default"], DEFAULT_SCHEMA, DEFAULT_OPTIONAL,
                          line_offset=1, label="[default]", fallback_line=1)
     if values is not None and values["plate"] > values["plates_in_volume"]:
         problems.add(path, locate(front, ("plate",), 1),
@@ -456,15 +460,20 @@ def load_plate(problems: Problems, path: Path) -> tuple[Plate | None, str, tuple
 
 
 def _check_default(problems: Problems, path: Path, front: str, plate: Plate, ids: dict[str, list[str]]) -> None:
-    """The default selection must name presets that presets.toml declares."""
-    for key, table in (("model", ids["models"]), ("batch", ids["batches"]), ("network", ids["networks"])):
+    """The default selection must name presets that presets.toml declares and choices the controls offer."""
+    from .facts import CLUSTER_OPTIONS, OPTIONS  # facts reads this module's dataclasses
+    tables = {"model": ids["models"], "batch": ids["batches"], "network": ids["networks"], "gpu": ids["gpus"],
+              **{key: list(choices) for key, choices in {**OPTIONS, **CLUSTER_OPTIONS}.items()}}
+    for key, table in tables.items():
         chosen = getattr(plate.default, key)
+        if key == "gpu" and chosen == "":  # not set: the workshop's
+            continue
         if table and chosen not in table:  # no ids at all: presets.toml's own mistake is reported already
             close = difflib.get_close_matches(chosen, table, n=1)
             hint = f"did you mean {quote(close[0])}? " if close else ""
+            what = "a preset in presets.toml" if key in ("model", "batch", "network", "gpu") else "a choice"
             problems.add(path, locate(front, ("default", key), 1),
-                         f"[default]: {key} {quote(chosen)} is not a preset in presets.toml "
-                         f"({hint}known: {', '.join(table) or 'none'})")
+                         f"[default]: {key} {quote(chosen)} is not {what} ({hint}known: {', '.join(table) or 'none'})")
 
 
 def _check_gpu_sources(problems: Problems, path: Path, presets: Presets, sources: dict[str, Source]) -> None:

@@ -20,7 +20,7 @@ import markdown
 import nh3
 import numpy as np
 
-from .content import Content, Prose
+from .content import Content, Prose, Selection
 from .facts import CLUSTER_OPTIONS, OPTIONS, Atlas, Facts, gpus_of
 from .notation import about, billions, data_size, fraction, gigabytes, num, percent, seconds, sig
 from .schema import ContentError, describe_value, quote, shown_path
@@ -85,7 +85,7 @@ def _prose_line(error: BaseException, name: str) -> int | None:
 
 @dataclass
 class ProseContext:
-    """What prose slots may name: the default selection's facts, other scenarios, presets, cite()."""
+    """What prose slots may name: the workshop's facts for [default]'s presets, other scenarios, presets, cite()."""
 
     content: Content
     atlas: Atlas
@@ -93,24 +93,28 @@ class ProseContext:
     def variables(self) -> dict:
         """The names a prose template can use."""
         p = self.content.presets
-        default = self.content.plate.default
         return {
-            "default": self.atlas.facts(default),
+            "default": self.atlas.facts(self.workshop()),
             "scenario": self.scenario,
             "cite": self.cite,
             "workshop": p.workshop, "gpu": p.gpu, "gpus": gpus_of(p),
             "models": p.models, "batches": p.batches, "networks": p.networks,
         }
 
+    def workshop(self) -> Selection:
+        """What the prose states: [default]'s model, batch and network under the workshop's GPU and options."""
+        # [default]'s other controls set the figures, readout and controls only: the prose argues from the workshop.
+        d = self.content.plate.default
+        return self.atlas.complete(Selection(d.model, d.batch, d.network))
+
     def scenario(self, *args, **choice) -> Facts:
-        """Facts for the default selection with some presets or options swapped: scenario(network="nvlink"),
+        """Facts for the workshop's selection with some presets or options swapped: scenario(network="nvlink"),
         scenario(overlap="backward"), scenario(gpu="b200", precision="fp32"), scenario(bucket="500", micro="4")."""
         keys = ("model", "batch", "network", "gpu", *OPTIONS, *CLUSTER_OPTIONS)
         if args or set(choice) - set(keys):
             given = ", ".join([describe_value(a) for a in args] + [f"{k}=" for k in choice if k not in keys])
             raise LookupError(f"scenario() takes only {'=, '.join(keys)}= (preset or option ids), got {given}")
-        d = self.atlas.complete(self.content.plate.default)
-        sel = replace(d, **choice)
+        sel = replace(self.workshop(), **choice)
         p = self.content.presets
         tables = {"model": p.models, "batch": p.batches, "network": p.networks, "gpu": gpus_of(p), **OPTIONS,
                   **CLUSTER_OPTIONS}

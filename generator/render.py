@@ -6,12 +6,11 @@ import dataclasses
 import hashlib
 import json
 import re
-from pathlib import Path
 
 import jinja2
 from markupsafe import Markup
 
-from . import custom, jsmodules, model, publish
+from . import custom, jsmodules, model, publish, theme
 from .charts import BUCKET_GROUPS, FACTS_DATA, GRID_DATA, MEMORY_DATA, TIMELINE_DATA, TIMELINE_FACTS, Figure
 from .content import Content, Selection
 from .facts import (CAPTIONS, CLUSTER_KEYS, CLUSTER_OPTIONS, CSV_COLUMNS, KEYS, OPTIONS, SELECTION_COLUMNS, Atlas,
@@ -19,11 +18,8 @@ from .facts import (CAPTIONS, CLUSTER_KEYS, CLUSTER_OPTIONS, CSV_COLUMNS, KEYS, 
 from .notation import data_size, fraction, gigabytes, num, percent, seconds, sig
 from .prose import FILTERS, prose_html
 from .runtime import Runtime
+from .theme import TEMPLATES
 
-# An installed package carries the templates as package data (generator/templates, mapped from the
-# repository's templates/ by pyproject.toml); a source checkout reads templates/ beside generator/.
-_HERE = Path(__file__).resolve().parent
-TEMPLATES = _HERE / "templates" if (_HERE / "templates" / "page.html.j2").is_file() else _HERE.parent / "templates"
 # The controls beside the figures: (key, label); their options come from the presets and facts.OPTIONS.
 CONTROLS = (("model", "Model"), ("batch", "Global batch"), ("network", "Network"), ("gpu", "GPU"),
             ("overlap", "Overlap"), ("precision", "Gradient precision"), ("topology", "Topology"),
@@ -320,10 +316,11 @@ def running_heads(content: Content) -> str:
             "@page :first { @top-left { content: none; } @top-right { content: none; } }\n")
 
 
-def selection_key(sel: Selection) -> str:
+def selection_key(sel: Selection, default: Selection | None = None) -> str:
     """How the page names a selection (data-shown): its ids in KEYS order, then the real cluster's choices that are
-    not DDP's defaults ("&bucket=500")."""
-    extra = [f"{k}={getattr(sel, k)}" for k in CLUSTER_KEYS if getattr(sel, k) != getattr(Selection, k)]
+    not the plate's default's (DDP's defaults unless [default] sets them): "&bucket=500"."""
+    base = default or Selection("", "", "")
+    extra = [f"{k}={getattr(sel, k)}" for k in CLUSTER_KEYS if getattr(sel, k) != getattr(base, k)]
     return "&".join(["|".join(getattr(sel, k) for k in KEYS), *extra])
 
 
@@ -439,7 +436,7 @@ def page(content: Content, atlas: Atlas, figures: list[Figure], live: Runtime) -
     plate = content.plate
     parts = prose_html(content, atlas)
     env = page_environment()
-    style = raw_template(env, "plate.css")
+    style = theme.current().page_css()  # templates/plate.css, the figures' rules keyed by the variables' values
     if live.minify:  # the templates only: a minifier would undo the escapes that keep content's text in its string
         style = live.minify(style, "css")
     modules = jsmodules.read(TEMPLATES / "page")

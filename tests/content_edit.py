@@ -112,12 +112,14 @@ def _write_plate(edit: Edit, front: str, prose: str) -> None:
 
 
 def set_default(edit: Edit, **choice: str) -> None:
-    """Point [default] in plate.md's front matter at other presets: set_default(model="qwen25-7b")."""
+    """Point [default] in plate.md's front matter at other presets or choices: set_default(model="qwen25-7b",
+    sharding="zero3"); a key [default] does not hold yet is added as its first line."""
     front, prose = _front_and_prose(edit)
     head, table = re.split(r"(?m)^\[default\]\s*$", front, maxsplit=1)
     for key, ident in choice.items():
-        table, count = re.subn(rf'(?m)^{key}\s*=\s*"[^"]*"', f'{key} = "{ident}"', table, count=1)
-        assert count == 1, f"plate.md's [default] has no {key}"
+        table, count = re.subn(rf'(?m)^{key}\s*=\s*"[^"]*"', f'{key} = {_toml(ident)}', table, count=1)
+        if count == 0:
+            table = f"\n{key} = {_toml(ident)}" + table
         edit.default[key] = ident
     _write_plate(edit, head + "[default]" + table, prose)
 

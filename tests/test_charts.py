@@ -169,9 +169,27 @@ def test_the_real_cluster_is_drawn_beside_the_workshop_on_figures_1_and_2(made):
     rows = charts.grid_rows(f)
     assert [r["cluster_s"] for r in rows] == f.cluster["comm_s"]
     assert [r["cluster_efficiency"] for r in rows] == f.cluster["efficiency"]
-    colour = charts.SERIES["real cluster"][0]
+    colour = charts.ink(charts.SERIES["real cluster"][0])
     assert ">real cluster<" in figures[0].svg  # Figure 1 labels it; the legend names it for both
     for svg in (figures[0].svg, figures[1].svg):
         assert re.search(rf'<path[^>]*stroke="{colour}"[^>]*stroke-dasharray="8,3,2,3"', svg) or \
             re.search(rf'<path[^>]*stroke-dasharray="8,3,2,3"[^>]*stroke="{colour}"', svg), "no dash-dotted line"
     assert ">real cluster<" not in figures[2].svg  # the timeline is the workshop's step
+
+
+def test_the_theme_block_is_read_and_its_figure_rules_keyed_by_name(tmp_path):
+    """generator/theme.py: the first top-level :root block's variables (not a media query's), a figure rule named
+    by a variable gets that variable's value, and two figure variables of one value are refused at the line."""
+    from generator import theme
+    css = (':root {\n  --a: #010101;\n  --b: #020202;\n  --sans: x, "Y Z";\n}\n'
+           '@media (prefers-color-scheme: dark) { :root { --a: #fefefe; } }\n'
+           '.chart [fill="--a"] { fill: var(--a); }\n.chart [stroke="--b"] { stroke: var(--b); }\n')
+    t = theme.parse(css, tmp_path / "plate.css")
+    assert t.values == {"--a": "#010101", "--b": "#020202", "--sans": 'x, "Y Z"'} and t.lines["--b"] == 3
+    assert t.font("--sans") == "x, 'Y Z'"
+    assert '.chart [fill="#010101"] { fill: var(--a); }' in t.page_css() and '"--b"' not in t.page_css()
+    same = theme.parse(css.replace("#020202", "#010101"), tmp_path / "plate.css")
+    with pytest.raises(theme.ThemeError, match=r"plate\.css, line 3: --b has the value of --a"):
+        same.page_css()
+    with pytest.raises(theme.ThemeError, match="use --c, which the :root block does not set"):
+        t["--c"]

@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+from markupsafe import escape
 
 from conftest import ROOT
 from content_edit import EDITS, SPEC_PRESETS, edited_copy
@@ -100,3 +101,81 @@ def test_the_shipped_plate_tests_pass_on_the_edited_content(tmp_path, kind):
                             text=True, timeout=1800)
     assert result.returncode == 0, result.stdout[-6000:]
     assert " passed" in result.stdout.splitlines()[-1]
+
+
+def test_default_may_set_any_control_and_the_static_page_opens_there(tmp_path):
+    """Issue 19: [default] sets a control beyond model, batch and network (sharding = "zero3"): the page opens on
+    it without JavaScript (the option selected, the readout, the figures' descriptions and tables, the page data's
+    default), while the prose states the workshop, as the shipped plate's prose does."""
+    from generator import render
+    from content_edit import set_default
+    before = build.build(edited_copy(ROOT / "content", tmp_path / "before", "additions").root,
+                         tmp_path / "site-before")["index.html"]
+    edit = edited_copy(ROOT / "content", tmp_path / "content", "additions")
+    set_default(edit, sharding="zero3")
+    page = build.build(edit.root, tmp_path / "site")["index.html"]
+    c = content.load(edit.root)
+    assert c.plate.default.sharding == "zero3"
+    atlas = facts.Atlas(c.presets)
+    f = atlas.facts(c.plate.default)
+    workshop = atlas.facts(atlas.complete(content.Selection(c.plate.default.model, c.plate.default.batch,
+                                                            c.plate.default.network)))
+    assert render.memory_table_rows(f) != render.memory_table_rows(workshop)  # ZeRO-3's numbers, not the workshop's
+    select = re.search(r'<select[^>]*id="choose-sharding".*?</select>', page, re.S)[0]
+    assert re.findall(r'<option value="([^"]+)" selected>', select) == ["zero3"]
+    assert plate_data(page)["default"]["sharding"] == "zero3"
+    assert html.escape(f.caption, quote=False) in page and "ZeRO-3" in f.caption
+    for text in (*render.readout_paragraphs(f), render.describe_memory(f)):
+        assert str(escape(text)) in page, text
+    for row in render.memory_table_rows(f):
+        assert "".join(f"<td>{escape(cell)}</td>" for cell in row[1:]) in page, row
+    def prose(text: str) -> tuple[str, str]:  # before the workshop, and between it and the terms
+        workshop, terms = text.index('id="workshop-figures"'), text.index('class="terms"')
+        return text[text.index('class="prose"'):workshop], text[text.index("</section>", workshop):terms]
+    assert prose(page) == prose(before)  # the prose's facts: the workshop, under [default]'s presets
+
+
+@pytest.mark.parametrize("key, value, known", [
+    ("sharding", "zero4", 'did you mean "zero3"? known: none, zero1, zero2, zero3'),
+    ("gpu", "h100-pcie", "known: "), ("bucket", "50", "known: default, 1, 5, 25, 100, 500"),
+    ("overlap", "forward", "known: step, backward"),
+])
+def test_an_unknown_default_control_is_refused_at_its_line(tmp_path, key, value, known):
+    from content_edit import set_default
+    from generator.schema import ContentError
+    edit = edited_copy(ROOT / "content", tmp_path / "content", "additions")
+    set_default(edit, **{key: value})
+    text = (edit.root / "plate.md").read_text(encoding="utf-8")
+    line = next(i for i, l in enumerate(text.splitlines(), 1) if l.startswith(f'{key} = "{value}"'))
+    with pytest.raises(ContentError) as error:
+        content.load(edit.root)
+    message = str(error.value)
+    assert f'plate.md, line {line}: [default]: {key} "{value}" is not a' in message and known in message, message
+
+
+@pytest.mark.browser
+def test_the_default_set_beyond_the_presets_opens_the_live_page_and_its_url_omits_it(tmp_path, open_page):
+    """[default] with sharding = "zero3" and the real cluster's bucket = "500": a link without a fragment opens
+    there, the page names it as render.selection_key does against that default, and the URL it writes leaves out
+    the real cluster's choices equal to the default's (a link naming DDP's own default keeps it)."""
+    from generator import render
+    from content_edit import set_default
+    from conftest import wait_until
+    edit = edited_copy(ROOT / "content", tmp_path / "content", "additions")
+    set_default(edit, sharding="zero3", bucket="500")
+    build.build(edit.root, tmp_path / "site")
+    c = content.load(edit.root)
+    d = facts.Atlas(c.presets).complete(c.plate.default)
+    page = open_page(tmp_path / "site").page
+    assert page.evaluate("['sharding', 'bucket'].map((k) => document.getElementById(`choose-${k}`).value)") == \
+        ["zero3", "500"]
+    assert page.evaluate("document.documentElement.dataset.shown") == render.selection_key(d, d)
+    assert "bucket=" not in render.selection_key(d, d) and "bucket=500" in render.selection_key(d)
+    other = next(m for m in c.presets.models if m != d.model)
+    page.select_option("#choose-model", other)
+    wait_until(page, "location.hash.includes('model=')")
+    fragment = page.evaluate("location.hash")
+    assert f"model={other}" in fragment and "sharding=zero3" in fragment and "bucket=" not in fragment, fragment
+    back = open_page(tmp_path / "site", hash="#bucket=default").page
+    assert back.evaluate("document.getElementById('choose-bucket').value") == "default"
+    assert back.evaluate("document.documentElement.dataset.shown").endswith("&bucket=default")

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from generator import build, charts, content, custom, facts, render
+from generator import build, charts, content, custom, facts, render, theme
 from generator.content import Selection
 
 from conftest import CONTENT, FIXTURE, wait_until
@@ -183,3 +183,35 @@ def test_own_runs_near_the_overflow_guard_are_refused_or_written_as_python_write
         assert_own_texts_as_python(texts, f, c.presets.workshop.seq_len, f"{values}")
     assert accepted and max(accepted) > 0.5 * JS_EXPONENTIAL  # the guard lets through runs near the edge
     assert refused and min(refused) < 10 * JS_EXPONENTIAL  # and refuses those just past it
+
+
+COMPUTE_STROKES = """() => [...document.querySelectorAll('#fig-time .series_marks path')].map(p => getComputedStyle(p).stroke)"""
+
+
+def test_a_theme_variable_colours_the_static_and_the_live_figure(tmp_path, monkeypatch, open_page):
+    """Issue 19: the figures' colours are the stylesheet's theme variables. One changed in the :root block (a
+    copy of templates/plate.css) colours the compute line in the static SVG, in the live view's spec, and as the
+    reader sees both."""
+    shipped = theme.current()
+    name, colour = charts.SERIES["compute"][0], "#123456"
+    assert colour not in shipped.values.values()
+    lines = shipped.css.splitlines(keepends=True)
+    where = shipped.lines[name] - 1
+    lines[where] = lines[where].replace(shipped.values[name], colour)
+    sheet = tmp_path / "plate.css"
+    sheet.write_text("".join(lines), encoding="utf-8")
+    monkeypatch.setattr(theme, "STYLESHEET", sheet)
+    site = tmp_path / "site"
+    build.build(CONTENT, site)
+    html = (site / "index.html").read_text(encoding="utf-8")
+    static = html[html.index('id="fig-time"'):html.index('id="fig-efficiency"')]
+    assert f'stroke="{colour}"' in static and f'"{shipped.values[name]}"' not in static
+    # the live view's Vega (parsed at build time; with vl-convert's fallback runtime, the spec in the page's data)
+    start = html.index('id="dataflow-fig-time"' if 'id="dataflow-fig-time"' in html else 'id="plate-data"')
+    assert f'"{colour}"' in html[start:html.index("</script>", start)]
+    rgb = "rgb(18, 52, 86)"
+    still = open_page(site, wait_ready=False, java_script_enabled=False).page
+    assert rgb in still.evaluate(COMPUTE_STROKES)
+    live = open_page(site).page
+    assert live.evaluate("document.querySelector('#fig-time .chart').dataset.live") == "true"
+    assert rgb in live.evaluate(COMPUTE_STROKES)
