@@ -52,13 +52,14 @@ def readout_of(page: str) -> str:
 
 def test_page_states_the_claims_of_model_md(spec_site):
     words = text_of((spec_site / "index.html").read_text())
-    assert "The lines meet at n* = 1 + 1.5·T·B/(P·u) for a batch of T tokens and a GPU computing P·u FLOP/s: ≈ 708 " \
+    assert "The lines meet at n* = 1 + 3·T·B/(b·P·u) for a batch of T tokens and a GPU computing P·u FLOP/s: ≈ 708 " \
            "for Llama 3 8B with a 4M-token batch on 400 Gb/s." in words
     assert "the time climbs from 0.321 s on two replicas towards 2bN/B = 0.642 s" in words
-    assert "about 5,900 at 50 GB/s and about 660 over NVLink" in words
+    assert "about 5,930 at 50 GB/s and about 659 over NVLink" in words
+    assert "A 1M-token batch brings it in to ≈ 178, first passed at 256." in words
     assert "For Llama 3 8B that is 128 GB, which does not fit in the 80 GB of an H100 SXM" in words
     assert "read as 80 GiB, it is 85.9 GB, and the verdict stands" in words
-    assert "each replica spanned 128 GPUs (tensor parallel 8 × pipeline parallel 16), so 8,192 GPUs held 64 " \
+    assert "each replica spanned 128 GPUs (tensor parallel 8 × pipeline parallel 16), so with 8,192-token sequences 8,192 GPUs held 64 " \
            "replicas and 16,384 held 128" in words
     assert "plate XIV.5" in words and "plate XI.2" in words
 
