@@ -27,7 +27,7 @@ CAPTIONS = {
 }
 # The real cluster's own controls (issue 22): read per selection, never axes of the grid; DDP's defaults first.
 CLUSTER_OPTIONS = {
-    "bucket": {"default": "unset: 25 MiB, first 1", "1": "1 MiB", "5": "5 MiB", "25": "25 MiB",
+    "bucket": {"default": "unset (25 MiB; first bucket 1 MiB)", "1": "1 MiB", "5": "5 MiB", "25": "25 MiB",
                "100": "100 MiB", "500": "500 MiB"},
     "micro": {m: m for m in ("1", "2", "4", "8", "16")},
 }
