@@ -115,6 +115,57 @@ function eventless(fn) {
   return scope;
 }`;
 
+// vega-transforms' fold made new tuples from every source tuple at every pulse, so a change of values (the page hands
+// its rows over as modifications) removed every folded tuple and added new ones: every mark drawn from them, and
+// its SVG element, was made anew. When the source only changed values, under the same fields, each source tuple
+// keeps its folded tuples, given the new values as modifications (the tuples and values of folding anew, so the
+// same marks). The patch names the exact lines it replaces and fails the bundle when Fold.js no longer has them.
+const FOLD_ANEW = `    out.rem = this.value;
+
+    pulse.visit(pulse.SOURCE, t => {
+      for (let i=0, d; i<n; ++i) {
+        d = derive(t);
+        d[k] = fnames[i];
+        d[v] = fields[i](t);
+        out.add.push(d);
+      }
+    });
+
+    this.value = out.source = out.add;
+    return out.modifies(as);`;
+const FOLD_KEPT = `    const kept = this._kept;
+    if (kept && !_.modified() && !pulse.changed(pulse.ADD_REM)) {
+      pulse.visit(pulse.MOD, t => {
+        const folded = kept.get(t);
+        for (let i=0; i<n; ++i) {
+          const d = rederive(t, folded[i]);
+          d[k] = fnames[i];
+          d[v] = fields[i](t);
+          out.mod.push(d);
+        }
+      });
+      out.source = this.value;
+      return out.modifies(as);
+    }
+
+    out.rem = this.value;
+    this._kept = new Map();
+
+    pulse.visit(pulse.SOURCE, t => {
+      const folded = [];
+      for (let i=0, d; i<n; ++i) {
+        d = derive(t);
+        d[k] = fnames[i];
+        d[v] = fields[i](t);
+        out.add.push(d);
+        folded.push(d);
+      }
+      this._kept.set(t, folded);
+    });
+
+    this.value = out.source = out.add;
+    return out.modifies(as);`;
+
 // Colour schemes: only those the scales name (vega-scale's table holds about 80, 4.5 kB gzip); a scheme a
 // signal picks keeps them all. A name left out is an unknown scheme, which Vega reports as for any other.
 async function palettes(path) {
@@ -152,6 +203,15 @@ const trimmed = {
         return {errors: [{text: "vega-interpreter's interpret.js no longer has the lines bundle.mjs replaces"}]};
       }
       return {contents: source.replace(INTERPRET_SCOPE, SHARED_SCOPE), loader: "js"};
+    });
+    build.onLoad({filter: /vega-transforms[\\/]src[\\/]Fold\.js$/}, (args) => {
+      const source = readFileSync(args.path, "utf8");
+      const imports = "import {Transform, derive} from 'vega-dataflow';";
+      if (!source.includes(FOLD_ANEW) || !source.includes(imports)) {
+        return {errors: [{text: "vega-transforms' Fold.js no longer has the lines bundle.mjs replaces"}]};
+      }
+      return {contents: source.replace(imports, "import {Transform, derive, rederive} from 'vega-dataflow';")
+        .replace(FOLD_ANEW, FOLD_KEPT), loader: "js"};
     });
     build.onLoad({filter: /vega-scenegraph[\\/]src[\\/]modules\.js$/}, () => ({contents: MODULES, loader: "js"}));
     build.onLoad({filter: /vega-scale[\\/]src[\\/]palettes\.js$/}, (args) => palettes(args.path));
