@@ -45,7 +45,7 @@ async function start() {
   const refit = () => Promise.all(views.filter((made) => fitWidth(made))
     .map(({ view }) => view.runAsync())); // only views whose width changed redraw
   const resize = new ResizeObserver(refit);
-  // Which views are on screen (a view not yet reported counts as on screen): a change redraws those first.
+  // Which views are on screen, as the observer reports them: a change redraws those first.
   const onScreen = new Map();
   const watch = new IntersectionObserver((entries) => {
     for (const entry of entries) {
@@ -111,7 +111,10 @@ async function start() {
     if (!keepUrl) selectionToUrl(sel);
     // The figures on screen first; those out of sight after, one at a time in idle time that has room for it:
     // the reader sees the change sooner, and a figure scrolled to has caught up long before it is reached.
-    const later = views.filter((made) => onScreen.get(made.holder) === false);
+    // A view the observer has not reported on yet (made a moment ago) is placed by its box, read before the texts
+    // change the layout: the first change after a scroll drew a view below the screen with those in view.
+    const later = views.filter((made) => (onScreen.has(made.holder) ? !onScreen.get(made.holder)
+      : distanceFromView({ id: figureId(made) }) > 0));
     const away = new Set(later.map(figureId));
     // The description and table of a figure in view wait with those out of sight while its "in words and
     // numbers" is closed (none of them shows); the readout and the captions change with the figures.
