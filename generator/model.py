@@ -295,17 +295,24 @@ def cluster_point(compute, sizes, ready, link_bytes_per_s, nvlink_bytes_per_s, r
     the last micro-batch's backward pass (no_sync keeps the others silent), so only 2C/(3m) can hide it. Returns
     [step, communication, its latency, its bandwidth part, tree calls, all-ring latency, all-ring bandwidth]."""
     priced = {}  # a model's buckets come in a few sizes: each priced once (the same numbers as pricing every one)
-    for size in sizes:
-        if size not in priced:
-            priced[size] = nccl_allreduce(size, link_bytes_per_s, nvlink_bytes_per_s, replicas, node_gpus)
-    calls = [priced[size] for size in sizes]
-    picks = [nccl_choice(c) for c in calls]
-    took = [c[2] + c[3] if t else c[0] + c[1] for c, t in zip(calls, picks)]
-    comm = sum(took)
+    took = []
+    comm = latency = bandwidth = ring_latency = ring_bandwidth = 0
+    trees = 0
+    for size in sizes:  # one pass: each sum adds the buckets in their order, as sum() of each list does
+        c = priced.get(size)
+        if c is None:
+            c = priced[size] = nccl_allreduce(size, link_bytes_per_s, nvlink_bytes_per_s, replicas, node_gpus)
+        tree = nccl_choice(c)
+        t = c[2] + c[3] if tree else c[0] + c[1]
+        took.append(t)
+        comm += t
+        latency += c[2] if tree else c[0]
+        bandwidth += c[3] if tree else c[1]
+        trees += tree
+        ring_latency += c[0]
+        ring_bandwidth += c[1]
     step = compute + bucketed_tail_seconds(compute / micro_batches, comm, took, ready)
-    return [step, comm, sum(c[2] if t else c[0] for c, t in zip(calls, picks)),
-            sum(c[3] if t else c[1] for c, t in zip(calls, picks)), sum(picks),
-            sum(c[0] for c in calls), sum(c[1] for c in calls)]
+    return [step, comm, latency, bandwidth, trees, ring_latency, ring_bandwidth]
 
 
 CLUSTER_FIELDS = ("step_s", "comm_s", "latency_s", "bandwidth_s", "tree_calls", "ring_latency_s", "ring_bandwidth_s")

@@ -82,3 +82,46 @@ def test_the_mfu_slider_s_shown_value_follows_it_while_it_moves(site, open_page)
         assert dragged not in (value, moved) and shown == f"{dragged}%"
     finally:
         page.mouse.up()
+
+
+# A figure in view, its "in words and numbers" closed, and what the page's texts() give for the selection shown.
+IN_VIEW_WORDS = """() => {
+  const figure = [...document.querySelectorAll('figure.figure')].find((f) => {
+    const box = f.getBoundingClientRect();
+    return box.bottom > 0 && box.top < innerHeight;
+  });
+  const texts = window.plate.texts(window.plate.selection());
+  const table = document.querySelector(`[data-table="${figure.id}"]`);
+  return {id: figure.id, open: document.getElementById(figure.id + '-data').open,
+          describe: document.querySelector(`[data-describe="${figure.id}"]`).textContent, want: texts.describe[figure.id],
+          rows: [...table.tBodies[0].rows].map((tr) => [...tr.cells].map((c) => c.textContent)),
+          wantRows: texts.tables[figure.id], caption: figure.querySelector('[data-selection]').textContent,
+          wantCaption: texts.caption};
+}"""
+
+
+def test_a_figure_s_words_in_view_follow_it_and_are_current_once_opened(site, open_page):
+    """A change redraws the figures in view with the readout and captions; the description and table of a figure
+    in view whose "in words and numbers" is closed follow in idle time (here the browser is never idle, so they
+    wait), and opening it shows them current at once."""
+    watched = open_page(site)
+    page = watched.page
+    page.evaluate("document.getElementById('controls').scrollIntoView()")
+    page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")  # observed
+    found = page.evaluate(ANOTHER)
+    assert found, "the content offers no second preset for any control"
+    key, _, other = found
+    page.evaluate("() => { window.requestIdleCallback = () => 0; }")
+    drawn = page.evaluate("document.documentElement.dataset.drawn")
+    page.evaluate("([key, value]) => { const s = document.getElementById('choose-' + key); s.value = value; "
+                  "s.dispatchEvent(new Event('change', {bubbles: true})); }", [key, other])
+    wait_until(page, f"document.documentElement.dataset.drawn !== {drawn!r}")
+    words = page.evaluate(IN_VIEW_WORDS)
+    assert not words["open"]
+    assert words["caption"] == words["wantCaption"]  # the caption changed with the figure
+    assert words["describe"] != words["want"]  # waiting for idle time, which never comes here
+    page.evaluate("(id) => { document.getElementById(id + '-data').open = true; }", words["id"])
+    wait_until(page, f"({IN_VIEW_WORDS})().describe === ({IN_VIEW_WORDS})().want")
+    words = page.evaluate(IN_VIEW_WORDS)
+    assert words["rows"] == words["wantRows"]
+    assert watched.problems() == []

@@ -115,6 +115,157 @@ function eventless(fn) {
   return scope;
 }`;
 
+// vega-transforms' fold made new tuples from every source tuple at every pulse, so a change of values (the page hands
+// its rows over as modifications) removed every folded tuple and added new ones: every mark drawn from them, and
+// its SVG element, was made anew. When the source only changed values, under the same fields, each source tuple
+// keeps its folded tuples, given the new values as modifications (the tuples and values of folding anew, so the
+// same marks). The patch names the exact lines it replaces and fails the bundle when Fold.js no longer has them.
+const FOLD_ANEW = `    out.rem = this.value;
+
+    pulse.visit(pulse.SOURCE, t => {
+      for (let i=0, d; i<n; ++i) {
+        d = derive(t);
+        d[k] = fnames[i];
+        d[v] = fields[i](t);
+        out.add.push(d);
+      }
+    });
+
+    this.value = out.source = out.add;
+    return out.modifies(as);`;
+const FOLD_KEPT = `    const kept = this._kept;
+    if (kept && !_.modified() && !pulse.changed(pulse.ADD_REM)) {
+      pulse.visit(pulse.MOD, t => {
+        const folded = kept.get(t);
+        for (let i=0; i<n; ++i) {
+          const d = rederive(t, folded[i]);
+          d[k] = fnames[i];
+          d[v] = fields[i](t);
+          out.mod.push(d);
+        }
+      });
+      out.source = this.value;
+      return out.modifies(as);
+    }
+
+    out.rem = this.value;
+    this._kept = new Map();
+
+    pulse.visit(pulse.SOURCE, t => {
+      const folded = [];
+      for (let i=0, d; i<n; ++i) {
+        d = derive(t);
+        d[k] = fnames[i];
+        d[v] = fields[i](t);
+        out.add.push(d);
+        folded.push(d);
+      }
+      this._kept.set(t, folded);
+    });
+
+    this.value = out.source = out.add;
+    return out.modifies(as);`;
+
+// The interpreter then walked each expression's syntax tree anew at every evaluation (a redraw evaluates thousands:
+// every encoding channel of every mark item), about a third of a redraw's Vega time. Each tree is now turned once
+// into nested closures, one per node, doing what its visitor does (the same lookups, calls and checks, in the same
+// order), kept per tree; an evaluation runs them on its scope. Patched on top of the shared scope above.
+const INTERPRET_HEAD = `export default function(ast, fn, params, datum, event, item) {
+  const $ = n => Visitors[n.type]($, n);
+  $.memberDepth = 0;
+`;
+const COMPILED = `const Compilers = {
+  Literal: n => { const v = n.value; return () => v; },
+
+  // inside a member's property or an object's key (member), a name is itself, as at memberDepth > 0
+  Identifier: (n, member) => {
+    const id = n.name;
+    return member ? () => id
+      : id === 'datum' ? s => s.datum
+      : id === 'event' ? s => s.event
+      : id === 'item' ? s => s.item
+      : s => Constants[id] || s.params['$' + id];
+  },
+
+  MemberExpression: (n, member) => {
+    const o = compile(n.object, member),
+          p = compile(n.property, member || !n.computed);
+    return s => {
+      const obj = o(s), prop = p(s);
+      if (DisallowedMethods.has(obj[prop])) {
+        // eslint-disable-next-line no-console
+        console.error(\`Prevented interpretation of member "\${prop}" which could lead to insecure code execution\`);
+        return;
+      }
+      return obj[prop];
+    };
+  },
+
+  CallExpression: (n, member) => {
+    let name = n.callee.name;
+    if (name.startsWith('_')) name = name.slice(1);
+    const args = n.arguments.map(a => compile(a, member));
+    if (name === 'if') {
+      const [test, yes, no] = args;
+      return s => test(s) ? yes(s) : no(s);
+    }
+    return s => (s.fn[name] || Functions[name]).apply(s.fn, args.map(a => a(s)));
+  },
+
+  ArrayExpression: (n, member) => {
+    const elements = n.elements.map(e => compile(e, member));
+    return s => elements.map(e => e(s));
+  },
+
+  BinaryExpression: (n, member) => {
+    const op = n.operator, left = compile(n.left, member), right = compile(n.right, member);
+    return s => Ops[op](left(s), right(s));
+  },
+
+  UnaryExpression: (n, member) => {
+    const op = n.operator, argument = compile(n.argument, member);
+    return s => Unary[op](argument(s));
+  },
+
+  ConditionalExpression: (n, member) => {
+    const test = compile(n.test, member), yes = compile(n.consequent, member), no = compile(n.alternate, member);
+    return s => test(s) ? yes(s) : no(s);
+  },
+
+  LogicalExpression: (n, member) => {
+    const left = compile(n.left, member), right = compile(n.right, member);
+    return n.operator === '&&' ? s => left(s) && right(s) : s => left(s) || right(s);
+  },
+
+  ObjectExpression: (n, member) => {
+    const properties = n.properties.map(p => [compile(p.key, true), compile(p.value, member)]);
+    return s => properties.reduce((o, [key, value]) => {
+      const k = key(s);
+      if (DisallowedMethods.has(value(s))) {
+        // eslint-disable-next-line no-console
+        console.error(\`Prevented interpretation of property "\${k}" which could lead to insecure code execution\`);
+      } else {
+        o[k] = value(s);
+      }
+      return o;
+    }, {});
+  }
+};
+
+function compile(n, member) {
+  return Compilers[n.type](n, member);
+}
+
+const Compiled = new WeakMap();
+
+export default function(ast, fn, params, datum, event, item) {
+  let run = Compiled.get(ast);
+  if (!run) Compiled.set(ast, run = compile(ast, false));
+  const $ = {};
+`;
+const COMPILED_SCOPE = `  return run($);
+}`;
+
 // Colour schemes: only those the scales name (vega-scale's table holds about 80, 4.5 kB gzip); a scheme a
 // signal picks keeps them all. A name left out is an unknown scheme, which Vega reports as for any other.
 async function palettes(path) {
@@ -148,10 +299,21 @@ const trimmed = {
   setup(build) {
     build.onLoad({filter: /vega-interpreter[\\/]src[\\/]interpret\.js$/}, (args) => {
       const source = readFileSync(args.path, "utf8");
-      if (!source.includes(INTERPRET_SCOPE)) {
+      if (!source.includes(INTERPRET_HEAD + INTERPRET_SCOPE)) {
         return {errors: [{text: "vega-interpreter's interpret.js no longer has the lines bundle.mjs replaces"}]};
       }
-      return {contents: source.replace(INTERPRET_SCOPE, SHARED_SCOPE), loader: "js"};
+      // (replaced by functions: a replacement string would read the code's $' and $& as patterns)
+      const shared = SHARED_SCOPE.replace("  return $(ast);\n}", () => COMPILED_SCOPE);
+      return {contents: source.replace(INTERPRET_HEAD + INTERPRET_SCOPE, () => COMPILED + shared), loader: "js"};
+    });
+    build.onLoad({filter: /vega-transforms[\\/]src[\\/]Fold\.js$/}, (args) => {
+      const source = readFileSync(args.path, "utf8");
+      const imports = "import {Transform, derive} from 'vega-dataflow';";
+      if (!source.includes(FOLD_ANEW) || !source.includes(imports)) {
+        return {errors: [{text: "vega-transforms' Fold.js no longer has the lines bundle.mjs replaces"}]};
+      }
+      return {contents: source.replace(imports, "import {Transform, derive, rederive} from 'vega-dataflow';")
+        .replace(FOLD_ANEW, FOLD_KEPT), loader: "js"};
     });
     build.onLoad({filter: /vega-scenegraph[\\/]src[\\/]modules\.js$/}, () => ({contents: MODULES, loader: "js"}));
     build.onLoad({filter: /vega-scale[\\/]src[\\/]palettes\.js$/}, (args) => palettes(args.path));

@@ -45,7 +45,7 @@ async function start() {
   const refit = () => Promise.all(views.filter((made) => fitWidth(made))
     .map(({ view }) => view.runAsync())); // only views whose width changed redraw
   const resize = new ResizeObserver(refit);
-  // Which views are on screen (a view not yet reported counts as on screen): a change redraws those first.
+  // Which views are on screen, as the observer reports them: a change redraws those first.
   const onScreen = new Map();
   const watch = new IntersectionObserver((entries) => {
     for (const entry of entries) {
@@ -62,6 +62,14 @@ async function start() {
     return true;
   }
   const figureId = (made) => made.holder.parentElement.id;
+  /** True unless the figure's "in words and numbers" is closed. */
+  const wordsOpen = (id) => document.getElementById(`${id}-data`)?.open !== false;
+  // Opened before its words caught up with its figure (they wait for idle time): they do so now.
+  document.addEventListener("toggle", (event) => {
+    if (shown && event.target.matches?.("details.figure-data") && event.target.open) {
+      fillTexts(shown, new Set(views.filter((made) => made.fed !== shown).map(figureId)));
+    }
+  }, true); // toggle does not bubble
   const order = (made) => data.figures.findIndex((fig) => fig.id === figureId(made));
 
   /** The figure's live view, made once (after the views asked for before it), following the selection. */
@@ -103,14 +111,26 @@ async function start() {
     if (!keepUrl) selectionToUrl(sel);
     // The figures on screen first; those out of sight after, one at a time in idle time that has room for it:
     // the reader sees the change sooner, and a figure scrolled to has caught up long before it is reached.
-    const later = views.filter((made) => onScreen.get(made.holder) === false);
-    fillTexts(f, new Set(later.map(figureId)));
+    // A view the observer has not reported on yet (made a moment ago) is placed by its box, read before the texts
+    // change the layout: the first change after a scroll drew a view below the screen with those in view.
+    const later = views.filter((made) => (onScreen.has(made.holder) ? !onScreen.get(made.holder)
+      : distanceFromView({ id: figureId(made) }) > 0));
+    const away = new Set(later.map(figureId));
+    // The description and table of a figure in view wait with those out of sight while its "in words and
+    // numbers" is closed (none of them shows); the readout and the captions change with the figures.
+    const closed = views.map(figureId).filter((id) => !away.has(id) && !wordsOpen(id));
+    fillTexts(f, away, new Set([...away, ...closed]));
     const seen = views.filter((made) => !later.includes(made));
     for (const made of seen) feed(made, f);
     await Promise.all(seen.map(({ view }) => view.runAsync()));
     if (shown !== f) return; // a newer change took over, and says when it is drawn
     markDrawn();
     let idle = null; // the idle period in use: the next view goes on in it while it has room
+    if (closed.length) {
+      idle = await whenIdle(0);
+      if (shown !== f) return;
+      fillTexts(f, away);
+    }
     for (const made of later) {
       if (made.fed === f) continue; // scrolled into sight meanwhile, and drawn then
       const cost = made.cost || 0;

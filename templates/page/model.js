@@ -161,12 +161,12 @@ export function bucket_schedule(compute, comm, sizes, ready) {
   const starts = [];
   const ends = [];
   let free = 0.0;
-  sizes.forEach((size, i) => {
+  for (let i = 0; i < sizes.length; i += 1) {
     const start = Math.max(compute / 3 + compute * 2 / 3 * ready[i], free);
-    free = start + comm * size / total;
+    free = start + comm * sizes[i] / total;
     starts.push(start);
     ends.push(free);
-  });
+  }
   return [starts, ends];
 }
 
@@ -226,14 +226,32 @@ export const bucket_caps = (cap_mb) => (cap_mb === null ? [BUCKET_BYTES, FIRST_B
 
 function cluster_point(compute, sizes, ready, link_bytes_per_s, nvlink_bytes_per_s, replicas, micro_batches,
   node_gpus = NODE_GPUS) {
-  const calls = sizes.map((size) => nccl_allreduce(size, link_bytes_per_s, nvlink_bytes_per_s, replicas, node_gpus));
-  const picks = calls.map(nccl_choice);
-  const took = calls.map((c, i) => (picks[i] ? c[2] + c[3] : c[0] + c[1]));
-  const comm = sum(took);
+  const priced = new Map(); // a model's buckets come in a few sizes: each priced once (the same numbers)
+  const took = [];
+  let comm = 0;
+  let latency = 0;
+  let bandwidth = 0;
+  let trees = 0;
+  let ring_latency = 0;
+  let ring_bandwidth = 0;
+  for (const size of sizes) { // one pass: each sum adds the buckets in their order, as summing each list does
+    let c = priced.get(size);
+    if (c === undefined) {
+      c = nccl_allreduce(size, link_bytes_per_s, nvlink_bytes_per_s, replicas, node_gpus);
+      priced.set(size, c);
+    }
+    const tree = nccl_choice(c);
+    const t = tree ? c[2] + c[3] : c[0] + c[1];
+    took.push(t);
+    comm += t;
+    latency += tree ? c[2] : c[0];
+    bandwidth += tree ? c[3] : c[1];
+    trees += tree;
+    ring_latency += c[0];
+    ring_bandwidth += c[1];
+  }
   const step = compute + bucketed_tail_seconds(compute / micro_batches, comm, took, ready);
-  return [step, comm, sum(calls.map((c, i) => (picks[i] ? c[2] : c[0]))),
-    sum(calls.map((c, i) => (picks[i] ? c[3] : c[1]))), sum(picks),
-    sum(calls.map((c) => c[0])), sum(calls.map((c) => c[1]))];
+  return [step, comm, latency, bandwidth, trees, ring_latency, ring_bandwidth];
 }
 
 export function cluster(compute, sizes, ready, link_bytes_per_s, nvlink_bytes_per_s, replicas, micro_batches,

@@ -47,8 +47,7 @@ export function factsOf(sel) {
   const m = f.model;
   // DDP's buckets under the chosen bucket_cap_mb: the timeline's, and the real cluster's (Facts.cluster)
   f.bucket_cap_mb = !sel.bucket || sel.bucket === "default" ? null : Number(sel.bucket);
-  f.buckets = f.cluster_buckets = buckets(tensor_params(m.params, m.layers, m.d_model, m.ffn, m.vocab),
-    x.bytes_per_grad, ...bucket_caps(f.bucket_cap_mb));
+  f.buckets = f.cluster_buckets = bucketsOf(m, x.bytes_per_grad, f.bucket_cap_mb);
   f.bucket_schedule = bucket_schedule(t.compute_s, f.timeline_comm_s, ...f.buckets);
   f.cluster = cluster(run.compute_s, ...f.cluster_buckets, x.link_bytes_per_s, x.nvlink_bytes_per_s, REPLICAS,
     Number(sel.micro || 1));
@@ -57,6 +56,19 @@ export function factsOf(sel) {
   f.timeline_tail_s = f.backward_only ? f.bucketed_tail_s : t.exposed_s;
   f.timeline_bound_s = f.backward_only ? f.backward_bound_s : f.timeline_tail_s;
   return f;
+}
+
+/** DDP's buckets of a model at a gradient precision and bucket_cap_mb: made once for each, as lists no one changes
+ * (a change of network, GPU or batch keeps them; the model's 162 buckets came from its 291 tensors every time). */
+const bucketMemo = new Map();
+function bucketsOf(m, bytes, cap) {
+  const key = JSON.stringify([m.params, m.layers, m.d_model, m.ffn, m.vocab, bytes, cap]);
+  if (!bucketMemo.has(key)) {
+    if (bucketMemo.size >= 64) bucketMemo.clear(); // a reader's own models, typed one after another
+    bucketMemo.set(key, buckets(tensor_params(m.params, m.layers, m.d_model, m.ffn, m.vocab), bytes,
+      ...bucket_caps(cap)));
+  }
+  return bucketMemo.get(key);
 }
 
 /** Facts.caption: the presets' names, then the GPU and options where they are not the workshop's. */

@@ -227,16 +227,22 @@ export function texts(sel) {
 const setText = (el, text) => { if (el.textContent !== text) el.textContent = text; };
 const tableStamps = new WeakMap(); // table -> its rows as JSON, read off the page the first time
 
-export function fillTexts(f, away = new Set()) {
+let holders = null; // the elements written here, found once (a search of the whole page cost ~0.5 ms a change)
+
+/** `wordsAway`: figures whose description and table wait (those away, unless said otherwise). */
+export function fillTexts(f, away = new Set(), wordsAway = away) {
   fillReadout(f);
-  for (const el of document.querySelectorAll("[data-selection]")) {
-    if (!away.has(el.closest(".figure")?.id)) setText(el, f.caption);
+  holders ||= {
+    captions: [...document.querySelectorAll("[data-selection]")].map((el) => [el, el.closest(".figure")?.id]),
+    describes: [...document.querySelectorAll("[data-describe]")],
+    tables: [...document.querySelectorAll("[data-table]")],
+  };
+  for (const [el, id] of holders.captions) if (!away.has(id)) setText(el, f.caption);
+  for (const el of holders.describes) {
+    if (!wordsAway.has(el.dataset.describe)) setText(el, describe(f, el.dataset.describe));
   }
-  for (const el of document.querySelectorAll("[data-describe]")) {
-    if (!away.has(el.dataset.describe)) setText(el, describe(f, el.dataset.describe));
-  }
-  for (const table of document.querySelectorAll("[data-table]")) {
-    if (away.has(table.dataset.table)) continue;
+  for (const table of holders.tables) {
+    if (wordsAway.has(table.dataset.table)) continue;
     const rows = tableRows(f, table.dataset.table);
     const stamp = JSON.stringify(rows);
     const had = tableStamps.has(table) ? tableStamps.get(table)
