@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import cache, charts, checks, publish, render, runtime, schema
+from . import cache, charts, checks, jsmodules, publish, render, runtime, schema
 from .facts import Atlas, evaluate, extremes
 from .output import MARKER, Interrupted, OutputError, check_output, write  # noqa: F401 - the command's names
 
@@ -79,7 +79,16 @@ def live_runtime(specs: dict[str, dict], warnings: list[str] | None = None) -> r
                               f"the page's minified {loader}")
         except runtime.Unavailable:
             return text
-    return runtime.Runtime(code, parsed["dataflows"], minify)
+
+    def bundle(modules: dict[str, str]) -> str:
+        """The page's script, esbuild's bundle of its modules, kept in the cache by their texts; without node, their
+        concatenation (jsmodules)."""
+        try:
+            return _kept_text(store, "page.js", (key, modules), lambda: runtime.bundle_page(modules, tools()),
+                              "the page's script")
+        except runtime.Unavailable:
+            return jsmodules.concatenate(modules)
+    return runtime.Runtime(code, parsed["dataflows"], minify, bundle)
 
 
 MAX_STEP_SECONDS = 1e9  # about 32 years per step: beyond it a preset is a typo, and times no longer print

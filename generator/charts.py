@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 GRID_DATA = "grid"  # the shown selection's rows, one per replica count; the page computes and inserts them
 FACTS_DATA = "facts"  # one row: the selection's label, crossings, where a sequence runs out, NVLink's reach
-WIDTH, HEIGHT = 720, 250  # WIDTH: what plate.js draws at most, so the static and live figures print alike
+WIDTH, HEIGHT = 720, 250  # WIDTH: what templates/page/views.js draws at most: static and live figures print alike
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
 # Okabe–Ito blue and vermilion: distinct under the common colour-vision deficiencies, at least 3:1 against
 # the light page, and told apart by dash and point shape too. Their direct labels use shades that reach 4.5:1
@@ -49,7 +49,7 @@ class Figure:
 
 
 def grid_rows(f: Facts) -> list[dict]:
-    """The rows the live views draw for one selection (templates/plate.js `gridRows` makes the same)."""
+    """The rows the live views draw for one selection (templates/page/selection.js `gridRows` makes the same)."""
     c = f.cluster
     return [{"replicas": p.replicas, "compute_s": p.compute_s, "comm_s": p.comm_s,
              "window_s": p.compute_s * 2 / 3 if f.backward_only else None, "efficiency": p.efficiency,
@@ -73,7 +73,7 @@ BUCKET_GROUPS = 32  # buckets drawn as at most this many bars, each shaded by ho
 
 
 def timeline_rows(f: Facts) -> list[dict]:
-    """One step at the timeline's replica count (templates/plate.js `timelineRows` makes the same): the forward
+    """One step at the timeline's replica count (templates/page/selection.js `timelineRows` makes the same): the forward
     pass, the backward pass from the output head through the layers to the input embedding, and the gradient
     buckets' all-reduces back to back, grouped into bars shaded by the link's busy share."""
     p = f.at(f.timeline_replicas)
@@ -397,7 +397,7 @@ MEMORY_DATA = "memory"  # the shown selection's states per GPU at each replica c
 
 
 def memory_rows(f: Facts) -> list[dict]:
-    """The memory figure's rows for one selection (templates/plate.js `memoryRows` makes the same)."""
+    """The memory figure's rows for one selection (templates/page/selection.js `memoryRows` makes the same)."""
     first = f.smallest_fitting_on_grid
     return [{"replicas": p.replicas, "states_gb": p.states_gb, "memory_gb": f.gpu_memory_gb,
              "first_fit": p.replicas == first, "gpu_label": f"{f.gpu.name} memory: {num(f.gpu_memory_gb)} GB"}

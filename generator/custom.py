@@ -1,6 +1,6 @@
 """The reader's own run: free inputs checked exactly as the content schema checks the same fields, then evaluated
 like a preset. The checks are data (schema.NUMBER_RULES, the slider's range, the layer shape's rules, the messages):
-this module and the page's checker (templates/plate.js, the "own run" block) interpret the same data."""
+this module and the page's checker (templates/page/own.js) interpret the same data."""
 from __future__ import annotations
 
 import json
@@ -14,7 +14,7 @@ from .content import (BATCH_SCHEMA, MODEL_SCHEMA, NETWORK_SCHEMA, WORKSHOP_SCHEM
                       Selection)
 from .facts import Atlas, Facts, gpus_of, inputs
 from .notation import given, num, percent
-from .schema import MAX_COUNT, Range, broken_rule, rules
+from .schema import broken_rule, rules
 
 CUSTOM = "custom"  # the id of the reader's own model, batch or network, in the controls and the URL
 # Each free input: (the control it belongs to, its label, the schema kind of the same content field).
@@ -122,20 +122,12 @@ def model_problem(f: Facts) -> str | None:
     return None
 
 
-def kind_data(kind: str | Range) -> str | dict:
-    """A schema kind as the page checks it: its name, or a bounded kind with its bounds and their message."""
-    if isinstance(kind, Range):
-        return {"kind": kind.kind, "low": kind.low, "high": kind.high, "bounds": kind.bounds()}
-    return kind
-
-
 def page_data(atlas: Atlas, default: Selection) -> dict:
-    """What the page needs to offer and check the free inputs: the schema's kinds and bounds, the defaults."""
+    """What the page needs to offer and check the free inputs: each field's rules and messages, the defaults."""
     return {
-        "id": CUSTOM, "max_count": MAX_COUNT, "mfu_range": list(MFU_RANGE),
-        "fields": {k: {"control": c, "label": label, "kind": kind_data(kind),
-                       "rules": [[list(tests), say] for tests, say in field_rules(k)]}
-                   for k, (c, label, kind) in FIELDS.items()},
+        "id": CUSTOM, "mfu_range": list(MFU_RANGE),
+        "fields": {k: {"control": c, "label": label, "rules": [[list(tests), say] for tests, say in field_rules(k)]}
+                   for k, (c, label, _) in FIELDS.items()},
         "shape": list(SHAPE), "shape_rules": SHAPE_RULES, "got": GOT, "defaults": defaults(atlas, default), "results": list(RESULTS),
         "largest": LARGEST, "too_far": TOO_FAR,
     }

@@ -37,7 +37,7 @@ CLUSTER_KEYS = tuple(CLUSTER_OPTIONS)
 FP32_BYTES = 4
 KEYS = ("model", "batch", "network", "gpu", "overlap", "precision", "topology", "sharding")
 
-# The columns of a selection's CSV, declared once: the page writes the same (templates/plate.js `selectionCsv`, from
+# The columns of a selection's CSV, declared once: the page writes the same (templates/page/csv.js `selectionCsv`, from
 # data.csv_columns). Each is (name, source, field, divisor): the selection's id or option ("sel"), an input of the
 # model in SI units ("inputs": model.Inputs, the page's `inputs`), or a value at each replica count ("run":
 # model.Run, the page's `evaluate`), divided by divisor. A quantity the model gains per replica count is one line here.
@@ -88,7 +88,7 @@ def gpus_of(presets: Presets) -> dict[str, Gpu]:
 
 
 def inputs(presets: Presets, sel: Selection) -> model.Inputs:
-    """The model's inputs for one selection, in SI units (templates/model.js `inputsOf` does the same)."""
+    """The model's inputs for one selection, in SI units (templates/page/model.js `inputsOf` does the same)."""
     m, b, net = presets.models[sel.model], presets.batches[sel.batch], presets.networks[sel.network]
     gpu = gpus_of(presets)[sel.gpu or presets.workshop.gpu]
     w = presets.workshop

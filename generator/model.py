@@ -1,6 +1,6 @@
 """The data-parallel scaling model of spec/MODEL.md: one function per formula, broadcasting over numpy arrays.
 
-Pure numpy: no file access, no charting. templates/model.js mirrors every function here under the same name,
+Pure numpy: no file access, no charting. templates/page/model.js mirrors every function here under the same name,
 operation for operation (so both give the same doubles); tests/test_engine.py holds the two equal.
 """
 from __future__ import annotations

@@ -11,7 +11,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
-from . import custom, publish, texts
+from . import custom, jsmodules, publish, texts
 from .charts import BUCKET_GROUPS, FACTS_DATA, GRID_DATA, MEMORY_DATA, TIMELINE_DATA, TIMELINE_FACTS, Figure
 from .content import Content, Selection
 from .facts import (CAPTIONS, CLUSTER_KEYS, CLUSTER_OPTIONS, CSV_COLUMNS, KEYS, OPTIONS, SELECTION_COLUMNS, Atlas,
@@ -129,7 +129,7 @@ def csv_text(atlas: Atlas) -> str:
 
 
 def presets_data(content: Content) -> dict:
-    """The presets as the page's model reads them (templates/model.js `inputs`): the inputs, not their results."""
+    """The presets as the page's model reads them (templates/page/model.js `inputs`): the inputs, not their results."""
     p = content.presets
     return {
         "workshop": dataclasses.asdict(p.workshop),
@@ -211,9 +211,13 @@ def page(content: Content, atlas: Atlas, figures: list[Figure], live: Runtime, s
     plate = content.plate
     parts = prose_html(content, atlas)
     env = page_environment()
-    style, script = raw_template(env, "plate.css"), raw_template(env, "model.js") + "\n" + raw_template(env, "plate.js")
+    style = raw_template(env, "plate.css")
     if live.minify:  # the templates only: a minifier would undo the escapes that keep content's text in its string
-        style, script = live.minify(style, "css"), live.minify(script, "js")
+        style = live.minify(style, "css")
+    modules = jsmodules.read(TEMPLATES / "page")
+    script = jsmodules.concatenate(modules)  # checked on either path: what esbuild would rename, one scope refuses
+    if live.bundle:
+        script = live.bundle(modules)
     style += running_heads(content) + reserved_heights(figures)
     runtime_js = script_safe(live.code)
     default = atlas.complete(plate.default)

@@ -27,9 +27,10 @@ VEGA_VERSION = "6.2.0"
 INTERPRETER_VERSION = "2.0.0"
 NODE_SOURCES = Path(__file__).resolve().parent / "node"
 # The node side: package.json pins vl-convert's own Vega packages (so the live figures are drawn by the code that
-# drew the static ones), package-lock.json pins everything else, and the scripts parse, bundle and minify.
+# drew the static ones), package-lock.json pins everything else, and the scripts parse, bundle and minify (page.mjs
+# bundles the page's own script from templates/page/).
 PACKAGE_FILES = ("package.json", "package-lock.json")
-SCRIPTS = ("transforms.mjs", "parse.mjs", "bundle.mjs", "minify.mjs")
+SCRIPTS = ("transforms.mjs", "parse.mjs", "bundle.mjs", "minify.mjs", "page.mjs")
 
 
 def vl_convert_version() -> str:
@@ -173,11 +174,13 @@ class Unavailable(Exception):
 
 @dataclass(frozen=True)
 class Runtime:
-    """What the page runs: the script, each figure's dataflow (None: the script parses the specs itself), and how
-    the page's own script and style are minified (text, "js" or "css"), if they can be."""
+    """What the page runs: the script, each figure's dataflow (None: the script parses the specs itself), how the
+    page's own style is minified (text, "css"), and how its script is bundled from its modules ({file name: text}),
+    if they can be (else jsmodules.concatenate joins the modules)."""
     code: str
     dataflows: dict[str, dict] | None
     minify: Callable[[str, str], str] | None = field(default=None, compare=False)
+    bundle: Callable[[dict[str, str]], str] | None = field(default=None, compare=False)
 
 
 def _digest(names: tuple[str, ...], more: str = "") -> str:
@@ -628,3 +631,9 @@ def bundle(needs: dict, home: Path) -> str:
 def minify(text: str, loader: str, home: Path) -> str:
     """The page's own script ("js", an ES module) or style ("css"), minified by esbuild."""
     return _node_json(home, "minify.mjs", [loader], text, f"minify the page's {loader}")
+
+
+def bundle_page(modules: dict[str, str], home: Path, entry: str = "main.js") -> str:
+    """The page's own script: esbuild's bundle of its ES modules ({file name: text}, from entry), minified."""
+    return _node_json(home, "page.mjs", [], json.dumps({"entry": entry, "modules": modules}),
+                      "bundle the page's script")

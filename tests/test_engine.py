@@ -1,4 +1,4 @@
-"""The page's model (templates/model.js) against generator/model.py: every preset selection, random custom runs,
+"""The page's model (templates/page/model.js) against generator/model.py: every preset selection, random custom runs,
 and every text the page writes for a selection against render.py's. A formula changed on one side only fails here."""
 import json
 import random

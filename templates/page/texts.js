@@ -1,0 +1,66 @@
+// The words of a selection on the page: written once in words.js (the build runs the same module for the default),
+// filled in here for the selection shown.
+import { P, data, readout } from "./data.js";
+import { factsOf } from "./selection.js";
+import { describe, readoutParagraphs, tableRows } from "./words.js";
+
+/** What the words need besides the facts (words.js W): the sharding labels, the sequence length, the plates. */
+const W = { sharding: data.options.sharding, seq_len: P.workshop.seq_len, plates: data.plates };
+
+/** Every text of one selection, as the page as built shows the default's. */
+export function texts(sel) {
+  const f = factsOf(sel);
+  const ids = data.figures.map((fig) => fig.id);
+  const paragraphs = readoutParagraphs(f, W);
+  return {
+    readout: paragraphs.join(" "), readout_paragraphs: paragraphs, caption: f.caption,
+    describe: Object.fromEntries(ids.map((id) => [id, describe(f, id, W)])),
+    tables: Object.fromEntries(ids.map((id) => [id, tableRows(f, id)])),
+  };
+}
+
+/** Each figure's description and data table, the readout and the captions, for the selection shown, but not yet
+ * those of the figures `away` (ids) from the screen. Only what changed is written: the page keeps its layout, and
+ * the live readout announces only news. */
+const setText = (el, text) => { if (el.textContent !== text) el.textContent = text; };
+const tableStamps = new WeakMap(); // table -> its rows as JSON, read off the page the first time
+
+export function fillTexts(f, away = new Set()) {
+  fillReadout(f);
+  for (const el of document.querySelectorAll("[data-selection]")) {
+    if (!away.has(el.closest(".figure")?.id)) setText(el, f.caption);
+  }
+  for (const el of document.querySelectorAll("[data-describe]")) {
+    if (!away.has(el.dataset.describe)) setText(el, describe(f, el.dataset.describe, W));
+  }
+  for (const table of document.querySelectorAll("[data-table]")) {
+    if (away.has(table.dataset.table)) continue;
+    const rows = tableRows(f, table.dataset.table);
+    const stamp = JSON.stringify(rows);
+    const had = tableStamps.has(table) ? tableStamps.get(table)
+      : JSON.stringify([...table.tBodies[0].rows].map((tr) => [...tr.cells].map((cell) => cell.textContent)));
+    tableStamps.set(table, stamp);
+    if (had === stamp) continue;
+    table.tBodies[0].replaceChildren(...rows.map(([head, ...cells]) => {
+      const tr = document.createElement("tr");
+      const th = document.createElement("th");
+      th.scope = "row";
+      th.textContent = head;
+      tr.append(th, ...cells.map((c) => Object.assign(document.createElement("td"), { textContent: c })));
+      return tr;
+    }));
+  }
+}
+
+/** The readout, one paragraph per question. */
+function fillReadout(f) {
+  const paragraphs = readoutParagraphs(f, W);
+  const had = [...readout.children];
+  if (had.length === paragraphs.length && had.every((p, i) => p.textContent === paragraphs[i])) return;
+  readout.replaceChildren(...paragraphs.map((text, i) => {
+    const p = document.createElement("p");
+    p.dataset.readout = String(i);
+    p.textContent = text;
+    return p;
+  }));
+}
