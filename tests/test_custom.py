@@ -9,7 +9,7 @@ from numpy.testing import assert_allclose
 from generator import content, custom, facts, render, schema
 from generator.content import Selection
 
-from conftest import CONTENT, spec_selection, wait_until
+from conftest import CONTENT, plates, spec_selection, wait_until
 
 # The acceptance case of issue 10: a 13B model, a 2,000,000-token batch, 25 GB/s, 38% MFU.
 ACCEPTANCE = {"params": "13,000,000,000", "tokens": "2000000", "gbps": "25"}
@@ -124,11 +124,11 @@ def _fill_acceptance(page):
 
 
 def _same_as_python(got: dict, f, seq_len: int):
-    assert got["readout"] == render.readout_paragraphs(f)
+    assert got["readout"] == render.readout_paragraphs(f, plates())
     for fid, rows in got["tables"].items():
         assert rows == [list(r) for r in render.table_rows(f, fid)], fid
     for fid, text in got["describe"].items():
-        assert text == render.describe(f, fid, seq_len), fid
+        assert text == render.describe(f, fid), fid
     assert all(c == f.caption for c in got["captions"])
 
 
@@ -233,7 +233,7 @@ def test_sharding_control_memory_readout_and_zero3_traffic(site, open_page, atla
     wait_until(page, "document.documentElement.dataset.shown.endsWith('|zero1')")
     got = page.evaluate(SNAPSHOT)
     f = atlas.facts(Selection(d.model, d.batch, d.network, sharding="zero1"))
-    assert got["readout"] == render.readout_paragraphs(f)  # the page's memory readout is Python's
+    assert got["readout"] == render.readout_paragraphs(f, plates())  # the page's memory readout is Python's
     assert "10⁹" not in got["readout"][2]  # what GB means is said once, in the prose
     fits = [row[2] for row in got["tables"]["fig-memory"]]
     first = f.smallest_fitting_on_grid  # the first power of two whose states fit, if any does

@@ -37,9 +37,9 @@ function hidingText(f) {
       `(the lines would meet at n* ≈ ${star}).`;
   } else {
     const at = f.points.find((p) => p.replicas === f.crossing_replicas);
-    const window = f.backward_only ? at.compute_s * 2 / 3 : at.compute_s;
+    const hiding = f.backward_only ? at.compute_s * 2 / 3 : at.compute_s; // the time it can hide behind
     text = `${capital(noun)} outgrows ${behind} at n* ≈ ${star} replicas; ${num(f.crossing_replicas)} is the first ` +
-      `power of two past it, where it takes ${seconds(at.comm_s)} against ${seconds(window)} of ` +
+      `power of two past it, where it takes ${seconds(at.comm_s)} against ${seconds(hiding)} of ` +
       `${behind.replace("the ", "")}.`;
   }
   if (f.hypothetical_from !== null) {
