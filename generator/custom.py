@@ -128,7 +128,8 @@ def page_data(atlas: Atlas, default: Selection) -> dict:
         "id": CUSTOM, "mfu_range": list(MFU_RANGE),
         "fields": {k: {"control": c, "label": label, "rules": [[list(tests), say] for tests, say in field_rules(k)]}
                    for k, (c, label, _) in FIELDS.items()},
-        "shape": list(SHAPE), "shape_rules": SHAPE_RULES, "got": GOT, "defaults": defaults(atlas, default), "results": list(RESULTS),
+        "shape": list(SHAPE), "shape_rules": SHAPE_RULES, "got": GOT, "defaults": defaults(atlas, default),
+        "results": list(RESULTS),
         "largest": LARGEST, "too_far": TOO_FAR,
     }
 

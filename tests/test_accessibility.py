@@ -141,8 +141,8 @@ def test_each_figure_is_an_image_named_by_its_caption_and_described(site, open_p
     f = facts.Atlas(c.presets).facts(c.plate.default)
     page = open_page(site).page
     # a row per replica count the figures draw; the timeline's, one per phase of its step
-    rows = {"fig-timeline": len(render.timeline_table(f)), "fig-time": len(f.points), "fig-efficiency": len(f.points),
-            "fig-memory": len(f.points)}
+    rows = {"fig-timeline": len(render.table_rows(f, "fig-timeline")), "fig-time": len(f.points),
+            "fig-efficiency": len(f.points), "fig-memory": len(f.points)}
     figure_ids = page.evaluate("() => [...document.querySelectorAll('figure.figure')].map((f) => f.id)")
     assert "fig-memory" in figure_ids
     for fid in figure_ids:

@@ -31,11 +31,12 @@ CUSTOM = """([runs, replicas]) => runs.map((x) => {
 EVERY_TEXT = """(selections) => selections.map((sel) => window.plate.texts(sel))"""
 
 
-def assert_texts_as_built(got: list[dict], fs: list, labels: list[str]) -> None:
+def assert_texts_as_built(got: list[dict], fs: list, labels: list[str], referred: dict | None = None) -> None:
     """The texts the page wrote for some selections (readout, caption, each figure's words and table) are those the
     build writes for the same facts computed in Python (generator/texts.py: words.js under node, on facts.py's
-    facts): the page's facts (factsOf) give the page's words."""
-    built = texts.words(fs, plates())
+    facts): the page's facts (factsOf) give the page's words. referred: the built content's [plates], if not the
+    shipped content's."""
+    built = texts.words(fs, plates() if referred is None else referred)
     assert len(got) == len(fs) == len(built)
     for js, f, words, label in zip(got, fs, built, labels):
         assert js["readout_paragraphs"] == words["readout"], label
