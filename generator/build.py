@@ -146,7 +146,7 @@ def gather(content_dir: Path, warnings: list[str] | None = None, memo: dict | No
     csv = _kept(memo, "csv", key, lambda: store.kept("csv", (repr(plate.presets),), lambda: render.csv_text(atlas),
                                                      needs=("numpy",)))
     live = live_runtime({f.id: f.vega for f in figures}, warnings)
-    html = render.page(plate, atlas, figures, live)
+    html = render.page(plate, atlas, figures, live, store)
     return {"index.html": html, plate.plate.data_file: csv, **publish.files(plate.plate, figures)}
 
 

@@ -93,6 +93,7 @@ class Gpu:
     nvlink_domain: int | None = None  # the most GPUs one NVLink fabric joins; beyond it NVLink is hypothetical
     nvlink_domain_name: str = ""  # what joins them: "the NVLink Switch System"
     source: str = ""  # id in sources.toml
+    interconnect: str = "NVLink"  # what the words call the GPU's own link and its domain: "Infinity Fabric"
 
 
 @dataclass(frozen=True)
@@ -163,6 +164,7 @@ class Plate:
     base_url: str = ""
     data_file: str = "data.csv"
     labels: dict = dataclasses.field(default_factory=lambda: dict(LABELS))
+    plates: dict = dataclasses.field(default_factory=dict)  # {subject: "XIV.5"}: the plates this one refers to
 
 
 @dataclass(frozen=True)
@@ -186,8 +188,8 @@ TFLOPS = Range("positive", 0.001, 1_000_000, " TFLOP/s")
 GIGABYTES = Range("positive", 0.001, 1_000_000, " GB")
 GB_PER_S = Range("positive", 0.001, 1_000_000, " GB/s per direction")
 GPU_SCHEMA = {"name": "text", "peak_tflops": TFLOPS, "memory_gb": GIGABYTES, "nvlink_gbytes_per_s": GB_PER_S,
-              "nvlink_domain": "count", "nvlink_domain_name": "text", "source": "text"}
-GPU_OPTIONAL = {"nvlink_domain": None, "nvlink_domain_name": "", "source": ""}
+              "nvlink_domain": "count", "nvlink_domain_name": "text", "source": "text", "interconnect": "text"}
+GPU_OPTIONAL = {"nvlink_domain": None, "nvlink_domain_name": "", "source": "", "interconnect": Gpu.interconnect}
 # The timeline draws a bar per layer, in the build and on the page: a count far past any model keeps both quick.
 LAYERS = Range("count", 1, MAX_LAYERS, " layers")
 MODEL_SCHEMA = {"name": "text", "params": "count", "layers": LAYERS, "d_model": "count", "ffn": "count",
@@ -199,10 +201,11 @@ TERM_SCHEMA = {"name": "text", "definition": "text", "matches": "texts"}
 SOURCE_SCHEMA = {"authors": "text", "title": "text", "venue": "text", "url": "url", "label": "text", "note": "text"}
 FRONT_MATTER_SCHEMA = {"volume": "text", "volume_title": "text", "plate": "count", "plates_in_volume": "count",
                        "title": "text", "deck": "text", "keywords": "texts", "takeaway": "text", "default": "table",
-                       "base_url": "url", "data_file": "text", "labels": "table"}
+                       "base_url": "url", "data_file": "text", "labels": "table", "plates": "table"}
 # base_url: where the site is published (canonical link, previews, sitemap); data_file: the CSV's name in the
-# site (else the title's slug); labels: the page's fixed texts, each replaceable.
-FRONT_MATTER_OPTIONAL = {"base_url": "", "data_file": "", "labels": {}}
+# site (else the title's slug); labels: the page's fixed texts, each replaceable; plates: the series' plates this one
+# refers to, by subject (sharding = "XIV.5"), which the readout names.
+FRONT_MATTER_OPTIONAL = {"base_url": "", "data_file": "", "labels": {}, "plates": {}}
 MAX_DATA_FILE = 100  # characters of the CSV's name (its PDFs add a few): far below any file system's limit
 LABELS = {"skip": "Skip to the figures", "figure_data": "in words and numbers",
           "download": "Download the data (CSV)", "download_selection": "this selection's numbers (CSV)",
@@ -426,6 +429,11 @@ def load_plate(problems: Problems, path: Path) -> tuple[Plate | None, str, tuple
     if values is not None:
         labels = fields(problems, path, front, ("labels",), values["labels"], LABELS_SCHEMA, LABELS,
                         line_offset=1, label="[labels]", fallback_line=1)
+        plates = fields(problems, path, front, ("plates",), values["plates"],
+                        {subject: "text" for subject in values["plates"]}, line_offset=1, label="[plates]",
+                        fallback_line=1)
+        values = None if plates is None else {**values, "plates": plates}
+    if values is not None:
         if not values["data_file"]:
             # the title's slug, cut at a word so that a long title still makes a name every file system takes
             words = re.sub(r"[^a-z0-9]+", "-", values["title"].lower()).strip("-")
@@ -455,7 +463,7 @@ def load_plate(problems: Problems, path: Path) -> tuple[Plate | None, str, tuple
         plates_in_volume=values["plates_in_volume"], title=values["title"], deck=values["deck"],
         keywords=tuple(values["keywords"]), takeaway=values["takeaway"],
         default=Selection(**default), before_figures=prose[0], after_figures=prose[1], base_url=values["base_url"],
-        data_file=values["data_file"], labels=labels,
+        data_file=values["data_file"], labels=labels, plates=values["plates"],
     ), front, prose
 
 

@@ -1,6 +1,6 @@
 """The reader's own run: free inputs checked exactly as the content schema checks the same fields, then evaluated
-like a preset. templates/page/own.js does the same in the page; tests/test_custom.py holds the
-two equal, messages included."""
+like a preset. The checks are data (schema.NUMBER_RULES, the slider's range, the layer shape's rules, the messages):
+this module and the page's checker (templates/page/own.js) interpret the same data."""
 from __future__ import annotations
 
 import json
@@ -14,7 +14,7 @@ from .content import (BATCH_SCHEMA, MODEL_SCHEMA, NETWORK_SCHEMA, WORKSHOP_SCHEM
                       Selection)
 from .facts import Atlas, Facts, gpus_of, inputs
 from .notation import given, num, percent
-from .schema import MAX_COUNT, Range, _check
+from .schema import broken_rule, rules
 
 CUSTOM = "custom"  # the id of the reader's own model, batch or network, in the controls and the URL
 # Each free input: (the control it belongs to, its label, the schema kind of the same content field).
@@ -51,16 +51,32 @@ def shown(text: str) -> str:
     return json.dumps(text if len(text) <= 60 else text[:57] + "…", ensure_ascii=False)
 
 
+GOT = "{why}, got {text}"  # a message beside a free input: why, then what the reader typed
+
+
+def field_rules(field: str) -> list[tuple[tuple, str]]:
+    """A free input's rules: its content field's, then (the MFU) the slider's range."""
+    extra = [((("at_least", MFU_RANGE[0]), ("at_most", MFU_RANGE[1])),
+              f"must be from {percent(MFU_RANGE[0])} to {percent(MFU_RANGE[1])}, the slider's range")]
+    return rules(FIELDS[field][2]) + (extra if field == "mfu" else [])
+
+
 def check(field: str, text: str) -> tuple[object, str | None]:
     """(the value, None) when text is a good value of field, else (None, the message shown beside it)."""
-    kind = FIELDS[field][2]
     value = parse(text)
-    why = _check(kind, value)
-    if why is None and field == "mfu" and not MFU_RANGE[0] <= value <= MFU_RANGE[1]:
-        why = f"must be from {percent(MFU_RANGE[0])} to {percent(MFU_RANGE[1])}, the slider's range"
+    why = broken_rule(field_rules(field), value)
     if why is None:
         return value, None
-    return None, f"{why.rsplit(', got ', 1)[0]}, got {shown(text)}"
+    return None, GOT.replace("{why}", why).replace("{text}", shown(text))
+
+
+# The layer shape's rules: all of SHAPE or none; and params above factor × the product of `over` (the embedding and
+# output head). "{least}" is that product, formatted as the page formats a count.
+SHAPE_RULES = {
+    "partial": "give all four of layers, d_model, FFN width and vocabulary, or none",
+    "room": {"field": "params", "factor": 2, "over": ["vocab", "d_model"],
+             "say": "must exceed the embedding and output head, 2 · vocab · d_model = {least}"},
+}
 
 
 def shape_problem(values: dict) -> tuple[str, str] | None:
@@ -68,12 +84,14 @@ def shape_problem(values: dict) -> tuple[str, str] | None:
     given = [k for k in SHAPE if values.get(k) is not None]
     if given and len(given) < len(SHAPE):
         missing = next(k for k in SHAPE if values.get(k) is None)
-        return missing, "give all four of layers, d_model, FFN width and vocabulary, or none"
+        return missing, SHAPE_RULES["partial"]
+    room = SHAPE_RULES["room"]
     if given:
-        embedding = 2 * values["vocab"] * values["d_model"]
-        if values["params"] <= embedding:
-            return "params", (f"must exceed the embedding and output head, 2 · vocab · d_model = "
-                              f"{num(embedding)}")
+        least = room["factor"]
+        for k in room["over"]:
+            least *= values[k]
+        if values[room["field"]] <= least:
+            return room["field"], room["say"].replace("{least}", num(least))
     return None
 
 
@@ -104,19 +122,14 @@ def model_problem(f: Facts) -> str | None:
     return None
 
 
-def kind_data(kind: str | Range) -> str | dict:
-    """A schema kind as the page checks it: its name, or a bounded kind with its bounds and their message."""
-    if isinstance(kind, Range):
-        return {"kind": kind.kind, "low": kind.low, "high": kind.high, "bounds": kind.bounds()}
-    return kind
-
-
 def page_data(atlas: Atlas, default: Selection) -> dict:
-    """What the page needs to offer and check the free inputs: the schema's kinds and bounds, the defaults."""
+    """What the page needs to offer and check the free inputs: each field's rules and messages, the defaults."""
     return {
-        "id": CUSTOM, "max_count": MAX_COUNT, "mfu_range": list(MFU_RANGE),
-        "fields": {k: {"control": c, "label": label, "kind": kind_data(kind)} for k, (c, label, kind) in FIELDS.items()},
-        "shape": list(SHAPE), "defaults": defaults(atlas, default), "results": list(RESULTS),
+        "id": CUSTOM, "mfu_range": list(MFU_RANGE),
+        "fields": {k: {"control": c, "label": label, "rules": [[list(tests), say] for tests, say in field_rules(k)]}
+                   for k, (c, label, _) in FIELDS.items()},
+        "shape": list(SHAPE), "shape_rules": SHAPE_RULES, "got": GOT, "defaults": defaults(atlas, default),
+        "results": list(RESULTS),
         "largest": LARGEST, "too_far": TOO_FAR,
     }
 

@@ -67,7 +67,7 @@ FILTERS = {name: _needs_value(name, f) for name, f in
 # --- slots ---------------------------------------------------------------------------------------
 
 PROSE_NAMES = ("default", "scenario", "cite", "workshop", "gpu", "gpus", "models", "batches", "networks", "compare",
-               "scales", "check")
+               "scales", "check", "plates")
 # In-page links prose may write, checked at build time: [text](#term-overlap), [text](#source-li2020).
 _ANCHOR_LINK = re.compile(r"""(?:\]\(\s*<?|href\s*=\s*["']?)#(term|source)-([^)\s"'>]*)""")
 # What prose may read of numpy values (the grid): nothing that writes, to memory or to files.
@@ -99,6 +99,7 @@ class ProseContext:
             "cite": self.cite,
             "workshop": p.workshop, "gpu": p.gpu, "gpus": gpus_of(p),
             "models": p.models, "batches": p.batches, "networks": p.networks,
+            "plates": self.content.plate.plates,
         }
 
     def workshop(self) -> Selection:

@@ -193,32 +193,67 @@ def _control_in(value: Any) -> str | None:
     return None
 
 
+# The number kinds' checks as data: this module and the page's checker of free inputs (templates/page/own.js) both read
+# them, so a rule and its message are written once. A rule is (the tests a value must pass, in order; what a value
+# failing one is told); the first rule failed says why. Tests: "int" (a whole number as TOML writes one), "number",
+# "finite", "not_whole_float" (13e9 for a count: a whole value written as a float), ["above", x], ["at_least", x],
+# ["at_most", x]. "{example}" in a message is the value as a whole number, digits grouped by "_".
+NUMBER_RULES = {
+    "count": ((("not_whole_float",), "must be a whole number written without a decimal point or exponent "
+                                     "(e.g. {example})"),
+              (("int", ("above", 0)), "must be a positive whole number"),
+              ((("at_most", MAX_COUNT),), f"must be at most 2^53 = {MAX_COUNT:,}")),
+    "positive": ((("number", "finite", ("above", 0)), "must be a positive number"),),
+    "fraction": ((("number", "finite", ("above", 0), ("at_most", 1)),
+                  "must be a number greater than 0 and at most 1"),),
+}
+
+
+def rules(kind: str | Range) -> list[tuple[tuple, str]]:
+    """A number kind's rules, a bounded kind's bounds last."""
+    if isinstance(kind, Range):
+        return [*rules(kind.kind), ((("at_least", kind.low), ("at_most", kind.high)), kind.bounds())]
+    return list(NUMBER_RULES[kind])
+
+
+def passes(test: str | tuple, value: Any) -> bool:
+    """Whether value passes one test of a rule (see NUMBER_RULES)."""
+    name, *arg = (test,) if isinstance(test, str) else test
+    if name == "int":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if name == "number":
+        return _is_number(value)
+    if name == "finite":
+        return _finite(value)
+    if name == "not_whole_float":
+        return not (isinstance(value, float) and math.isfinite(value) and value.is_integer() and value > 0)
+    if name == "above":
+        return value > arg[0]
+    if name == "at_least":
+        return value >= arg[0]
+    if name == "at_most":
+        return value <= arg[0]
+    raise ValueError(f"unknown test {test!r}")
+
+
+def broken_rule(rules_: list[tuple[tuple, str]], value: Any) -> str | None:
+    """What value is told by the first rule it fails, or None when it passes them all."""
+    for tests, say in rules_:
+        if not all(passes(test, value) for test in tests):
+            return say.replace("{example}", f"{int(value):_}") if "{example}" in say else say
+    return None
+
+
 def _check(kind: str | Range, value: Any) -> str | None:
     """Why value is not of kind, or None when it is."""
-    if isinstance(kind, Range):
-        why = _check(kind.kind, value)
-        if why is None and not kind.low <= value <= kind.high:
-            why = f"{kind.bounds()}, got {describe_value(value)}"
-        return why
+    if isinstance(kind, Range) or kind in NUMBER_RULES:
+        why = broken_rule(rules(kind), value)
+        return None if why is None else f"{why}, got {describe_value(value)}"
     if kind in ("text", "texts", "url") and _control_in(value):
         return _control_in(value)
     if kind == "text":
         if not isinstance(value, str) or not value.strip():
             return f"must be non-empty text, got {describe_value(value)}"
-    elif kind == "count":
-        if isinstance(value, float) and math.isfinite(value) and value.is_integer() and value > 0:
-            return (f"must be a whole number written without a decimal point or exponent "
-                    f"(e.g. {int(value):_}), got {describe_value(value)}")
-        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-            return f"must be a positive whole number, got {describe_value(value)}"
-        if value > MAX_COUNT:
-            return f"must be at most 2^53 = {MAX_COUNT:,}, got {describe_value(value)}"
-    elif kind == "positive":
-        if not _is_number(value) or not _finite(value) or value <= 0:
-            return f"must be a positive number, got {describe_value(value)}"
-    elif kind == "fraction":
-        if not _is_number(value) or not _finite(value) or not 0 < value <= 1:
-            return f"must be a number greater than 0 and at most 1, got {describe_value(value)}"
     elif kind == "texts":
         if not isinstance(value, list):
             return f"must be a list of texts like [\"a\", \"b\"], got {describe_value(value)}"

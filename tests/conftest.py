@@ -31,6 +31,12 @@ CHROMIUM_ARGS = [
 ]
 
 
+def plates() -> dict:
+    """The plates the built content refers to by subject (plate.md's [plates]): the page's words name them."""
+    from generator import content
+    return content.load(CONTENT).plate.plates
+
+
 def spec_selection(presets, **choice) -> Selection:
     """MODEL.md's default selection (Llama 3 8B, 4M tokens, 400 Gb/s, on an H100 SXM) with some presets or options
     swapped, spec_selection(presets, network="nvlink", overlap="backward"); the test is skipped when the content

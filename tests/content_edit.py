@@ -15,7 +15,8 @@ MISTRAL = {"name": "Mistral 7B", "params": 7_241_732_096, "layers": 32, "d_model
            "vocab": 32000}
 QWEN = {"name": "Qwen2.5 7B", "params": 7_615_616_512, "layers": 28, "d_model": 3584, "ffn": 18944,
         "vocab": 152064}
-MI300X = {"name": "MI300X", "peak_tflops": 1307, "memory_gb": 192, "nvlink_gbytes_per_s": 448}
+MI300X = {"name": "MI300X", "peak_tflops": 1307, "memory_gb": 192, "nvlink_gbytes_per_s": 448,
+          "interconnect": "Infinity Fabric"}
 IB_200 = {"name": "200 Gb/s InfiniBand", "short": "200 Gb/s", "link_gbytes_per_s": 25}
 IB_800 = {"name": "800 Gb/s InfiniBand", "short": "800 Gb/s", "link_gbytes_per_s": 100}
 FABRIC = {"name": "Infinity Fabric", "short": "Infinity Fabric", "nvlink": True}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CONTENT, default_caption, wait_until
+from conftest import CONTENT, default_caption, plates, wait_until
 from spec_model import check_descriptions, check_readout
 from spec_model import expected as spec
 from generator import content, facts, render
@@ -141,8 +141,8 @@ def test_each_figure_is_an_image_named_by_its_caption_and_described(site, open_p
     f = facts.Atlas(c.presets).facts(c.plate.default)
     page = open_page(site).page
     # a row per replica count the figures draw; the timeline's, one per phase of its step
-    rows = {"fig-timeline": len(render.timeline_table(f)), "fig-time": len(f.points), "fig-efficiency": len(f.points),
-            "fig-memory": len(f.points)}
+    rows = {"fig-timeline": len(render.table_rows(f, "fig-timeline")), "fig-time": len(f.points),
+            "fig-efficiency": len(f.points), "fig-memory": len(f.points)}
     figure_ids = page.evaluate("() => [...document.querySelectorAll('figure.figure')].map((f) => f.id)")
     assert "fig-memory" in figure_ids
     for fid in figure_ids:
@@ -189,10 +189,10 @@ def test_descriptions_and_tables_follow_every_selection_with_the_readouts_number
         f = atlas.facts(sel)
         check_readout(got["readout"], spec(c.presets, sel), c.presets)  # against MODEL.md's formulas
         check_descriptions(got["describe"], spec(c.presets, sel))
-        assert got["readout"] == "".join(render.readout_paragraphs(f))  # the page's = Python's, for no-JS
+        assert got["readout"] == "".join(render.readout_paragraphs(f, plates()))  # the page's = Python's, for no-JS
         for fid in got["tables"]:
             assert got["tables"][fid] == render.table_rows(f, fid), (sel, fid)
-            assert got["describe"][fid] == render.describe(f, fid, c.presets.workshop.seq_len)
+            assert got["describe"][fid] == render.describe(f, fid)
         assert all(f.caption in caption for caption in got["captions"])
         if f.crossing_replicas:  # the readout's numbers are the table's, digit for digit
             row = next(r for r in got["tables"]["fig-time"] if r[0].endswith("(crossed)"))

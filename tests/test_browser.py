@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from conftest import CONTENT, wait_until
+from conftest import CONTENT, plates, wait_until
 from generator import content, facts, render
 
 pytestmark = pytest.mark.browser
@@ -239,7 +239,7 @@ def test_each_control_redraws_both_figures_and_the_readout(site, open_page, labe
     for fid, a, b in zip(ids, after["figures"], before["figures"]):
         moves = moved[fid] != kept[fid]  # e.g. the memory figure follows neither the batch nor the network
         assert (a != b) == moves, f"{fid} {'did not redraw' if moves else 'redrew for nothing'}"
-    assert words(after["readout"]) == words(render.readout(new)) != words(before["readout"])
+    assert words(after["readout"]) == words(render.readout(new, plates())) != words(before["readout"])
     assert after["captions"] != before["captions"] and new.caption in after["captions"][0]
     assert watched.outside_requests(site) == []
     assert watched.problems() == []
@@ -266,7 +266,7 @@ def test_url_keeps_and_restores_the_selection(site, open_page):
         assert reopened.get_by_label(label, exact=True).input_value() == value
     f = atlas.facts(sel)
     assert f.caption in reopened.locator("#fig-time figcaption").text_content()
-    assert words(reopened.locator("#readout").text_content()) == words(render.readout(f))
+    assert words(reopened.locator("#readout").text_content()) == words(render.readout(f, plates()))
 
 
 def test_the_url_is_written_when_the_controls_rest_or_at_once_when_the_reader_leaves_the_window(site, open_page):
@@ -345,7 +345,7 @@ def test_nvlink_domain_shading_appears_only_past_the_domain(site, open_page):
             assert f"NVLink joins at most {f.gpu.nvlink_domain:,} {f.gpu.name} GPUs" in readout
         else:
             assert HYPOTHETICAL not in page.evaluate(texts) and "NVLink joins" not in readout
-        assert words(readout) == words(render.readout(f))
+        assert words(readout) == words(render.readout(f, plates()))
 
 
 @pytest.mark.parametrize("which", ["smallest", "largest"])  # the content's smallest and largest models: labels differ

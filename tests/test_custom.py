@@ -6,10 +6,10 @@ import json
 import pytest
 from numpy.testing import assert_allclose
 
-from generator import content, custom, facts, render, schema
+from generator import content, custom, facts, notation, render, schema
 from generator.content import Selection
 
-from conftest import CONTENT, spec_selection, wait_until
+from conftest import CONTENT, plates, spec_selection, wait_until
 
 # The acceptance case of issue 10: a 13B model, a 2,000,000-token batch, 25 GB/s, 38% MFU.
 ACCEPTANCE = {"params": "13,000,000,000", "tokens": "2000000", "gbps": "25"}
@@ -124,11 +124,11 @@ def _fill_acceptance(page):
 
 
 def _same_as_python(got: dict, f, seq_len: int):
-    assert got["readout"] == render.readout_paragraphs(f)
+    assert got["readout"] == render.readout_paragraphs(f, plates())
     for fid, rows in got["tables"].items():
         assert rows == [list(r) for r in render.table_rows(f, fid)], fid
     for fid, text in got["describe"].items():
-        assert text == render.describe(f, fid, seq_len), fid
+        assert text == render.describe(f, fid), fid
     assert all(c == f.caption for c in got["captions"])
 
 
@@ -147,7 +147,7 @@ def test_acceptance_custom_run_equals_python_and_survives_a_reload(site, open_pa
     # n* from MODEL.md's formula on the workshop's GPU (201 and 256 on an H100 SXM)
     n_star = 1 + 1.5 * 2_000_000 * 25e9 / (atlas.presets.gpu.peak_tflops * 1e12 * 0.38)
     past = next(2**k for k in range(64) if 2**k > n_star)
-    assert f"n* ≈ {render.num(n_star)} replicas; {render.num(past)} is the first power of two" in got["readout"][0]
+    assert f"n* ≈ {notation.num(n_star)} replicas; {notation.num(past)} is the first power of two" in got["readout"][0]
     assert all(a != b for a, b in zip(got["figures"], before["figures"])), "a figure did not redraw"
     # The numbers the live views draw are the model's, to 1e-9.
     run = page.evaluate("() => window.plate.factsOf(window.plate.selection()).run")
@@ -233,7 +233,7 @@ def test_sharding_control_memory_readout_and_zero3_traffic(site, open_page, atla
     wait_until(page, "document.documentElement.dataset.shown.endsWith('|zero1')")
     got = page.evaluate(SNAPSHOT)
     f = atlas.facts(Selection(d.model, d.batch, d.network, sharding="zero1"))
-    assert got["readout"] == render.readout_paragraphs(f)  # the page's memory readout is Python's
+    assert got["readout"] == render.readout_paragraphs(f, plates())  # the page's memory readout is Python's
     assert "10⁹" not in got["readout"][2]  # what GB means is said once, in the prose
     fits = [row[2] for row in got["tables"]["fig-memory"]]
     first = f.smallest_fitting_on_grid  # the first power of two whose states fit, if any does
@@ -270,13 +270,14 @@ def test_prose_gives_the_default_s_sharding_numbers_from_the_model(site, atlas):
     z1, z3 = (atlas.facts(Selection(d.model, d.batch, d.network, sharding=s)) for s in ("zero1", "zero3"))
     plain = atlas.facts(d)
     if z1.smallest_fitting_replicas:  # else the prose leaves ZeRO-1 out
-        assert f"(ZeRO-1) fit it from {render.num(z1.smallest_fitting_replicas)} replicas" in text
-    assert f"(ZeRO-3) fit it from {render.num(z3.smallest_fitting_replicas)}, but" in text
+        assert f"(ZeRO-1) fit it from {notation.num(z1.smallest_fitting_replicas)} replicas" in text
+    assert f"(ZeRO-3) fit it from {notation.num(z3.smallest_fitting_replicas)}, but" in text
     factor = z3.at(2).comm_s / z3.at(2).allreduce_s
     b = c.presets.workshop.bytes_per_grad
     assert abs(factor - (2 + 2 + b) / (2 * b)) < 1e-12  # two BF16 gathers and a reduce-scatter, against 2·b·N
-    assert f"{render.sig(factor)} times the bytes: n* ≈ {render.num(z3.continuous_crossing)} whether" in text
-    assert "plate XIV.5" in text
+    assert f"{notation.sig(factor)} times the bytes: n* ≈ {notation.num(z3.continuous_crossing)} whether" in text
+    if "sharding" in c.plate.plates:
+        assert f"(plate {c.plate.plates['sharding']})" in text
 
 
 from test_accessibility import AXE_RUN, WCAG, axe_js  # noqa: E402,F401  (the fixture installs axe-core once)

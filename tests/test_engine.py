@@ -1,5 +1,6 @@
 """The page's model (templates/page/model.js) against generator/model.py: every preset selection, random custom runs,
-and every text the page writes for a selection against render.py's. A formula changed on one side only fails here."""
+and every text the page writes for a selection against the build's words for Python's facts of it (words.js, the one
+source, under node). A formula changed on one side only fails here."""
 import json
 import random
 
@@ -7,9 +8,9 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from generator import content, facts, model, render
+from generator import content, facts, model, render, texts
 
-from conftest import CONTENT
+from conftest import CONTENT, plates
 
 pytestmark = pytest.mark.browser
 
@@ -30,14 +31,22 @@ CUSTOM = """([runs, replicas]) => runs.map((x) => {
 EVERY_TEXT = """(selections) => selections.map((sel) => window.plate.texts(sel))"""
 
 
-def assert_own_texts_as_python(texts: dict, f: facts.Facts, seq_len: int, label: str) -> None:
-    """The texts the page wrote for a reader's own run (readout, caption, each figure's words and table) are
-    render.py's for the same facts."""
-    assert texts["readout_paragraphs"] == render.readout_paragraphs(f), label
-    assert texts["caption"] == f.caption, label
-    for fid, text in texts["describe"].items():
-        assert text == render.describe(f, fid, seq_len), (label, fid)
-        assert texts["tables"][fid] == render.table_rows(f, fid), (label, fid)
+def assert_texts_as_built(got: list[dict], fs: list, labels: list[str], referred: dict | None = None) -> None:
+    """The texts the page wrote for some selections (readout, caption, each figure's words and table) are those the
+    build writes for the same facts computed in Python (generator/texts.py: words.js under node, on facts.py's
+    facts): the page's facts (factsOf) give the page's words. referred: the built content's [plates], if not the
+    shipped content's."""
+    built = texts.words(fs, plates() if referred is None else referred)
+    assert len(got) == len(fs) == len(built)
+    for js, f, words, label in zip(got, fs, built, labels):
+        assert js["readout_paragraphs"] == words["readout"], label
+        assert js["readout"] == " ".join(words["readout"]), label
+        assert len(js["readout_paragraphs"]) == 3, label  # hiding, cost, memory: one paragraph each
+        assert js["caption"] == f.caption, label
+        assert js["describe"].keys() == js["tables"].keys() and js["describe"], label
+        for fid, text in js["describe"].items():
+            assert text == words["describe"][fid], (label, fid)
+            assert js["tables"][fid] == words["tables"][fid], (label, fid)
 
 
 @pytest.fixture(scope="module")
@@ -105,21 +114,12 @@ def test_random_custom_runs_match_python(page):
 
 
 def test_the_page_writes_every_selections_texts_as_python_does(page, atlas):
-    c = content.load(CONTENT)
     selections = atlas.selections
     got = page.evaluate(EVERY_TEXT, [{k: getattr(s, k) for k in facts.KEYS} for s in selections])
     figure_ids = page.evaluate("() => [...document.querySelectorAll('figure.figure')].map((f) => f.id)")
     assert "fig-memory" in figure_ids and len(figure_ids) >= 3
-    for sel, texts in zip(selections, got):
-        f = atlas.facts(sel)
-        label = render.selection_key(sel)
-        assert texts["readout"] == render.readout(f), label
-        assert texts["readout_paragraphs"] == render.readout_paragraphs(f), label
-        assert len(texts["readout_paragraphs"]) == 3, label  # hiding, cost, memory: one paragraph each
-        assert texts["caption"] == f.caption, label
-        for fid in figure_ids:
-            assert texts["describe"][fid] == render.describe(f, fid, c.presets.workshop.seq_len), (label, fid)
-            assert texts["tables"][fid] == render.table_rows(f, fid), (label, fid)
+    assert all(sorted(js["describe"]) == sorted(figure_ids) for js in got)
+    assert_texts_as_built(got, [atlas.facts(s) for s in selections], [render.selection_key(s) for s in selections])
 
 
 BUCKETS = """(cases) => cases.map(([shape, bytes, compute, comm]) => {
@@ -219,11 +219,9 @@ def custom_cases(atlas, rng: random.Random, count: int) -> list:
 def test_the_page_writes_random_custom_runs_texts_as_python_does(page, atlas):
     """The reader's own runs (issue 10): any parameter count, batch, bandwidth and MFU on any option; the page's
     readout, caption, descriptions and tables equal render.py's for custom.own_facts of the same values."""
-    c = content.load(CONTENT)
     cases = custom_cases(atlas, random.Random(1013), 120)
     got = page.evaluate(OWN_TEXTS, [{**{k: getattr(s, k) for k in facts.KEYS}, **v} for s, v, _ in cases])
-    for (sel, values, f), texts in zip(got and cases, got):
-        assert_own_texts_as_python(texts, f, c.presets.workshop.seq_len, f"{render.selection_key(sel)} {values}")
+    assert_texts_as_built(got, [f for _, _, f in cases], [f"{render.selection_key(s)} {v}" for s, v, _ in cases])
 
 
 SELECTION_CSV = """(selections) => selections.map((sel) => window.plate.selectionCsv(window.plate.factsOf(sel)))"""
@@ -285,6 +283,7 @@ def test_the_page_prices_every_selections_real_cluster_as_python_does(page, atla
     got = page.evaluate(EVERY_CLUSTER, [{**{k: getattr(s, k) for k in facts.KEYS + facts.CLUSTER_KEYS},
                                          "texts": i % texts == 0} for i, s in enumerate(selections)])
     assert sum("texts" in js for js in got) == -(-len(selections) // texts)
+    worded = []
     for sel, js in zip(selections, got):
         f = atlas.facts(sel)
         label = render.selection_key(sel)
@@ -293,7 +292,8 @@ def test_the_page_prices_every_selections_real_cluster_as_python_does(page, atla
         assert js["rows"] == charts.grid_rows(f), label
         if "texts" in js:
             assert js["timeline"] == charts.timeline_rows(f), label  # the timeline's buckets follow the cap too
-            assert_own_texts_as_python(js["texts"], f, atlas.presets.workshop.seq_len, label)
+            worded.append((js["texts"], f, label))
+    assert_texts_as_built(*(list(column) for column in zip(*worded)))
 
 
 NCCL = """(cases) => cases.map(([bytes, link, nvlink, n]) => {

@@ -121,7 +121,8 @@ def test_without_javascript_text_static_figures_and_tables_are_there(site, open_
     for fid in figure_ids:
         table = page.locator(f"#{fid}-data table")
         # one row per replica count of the grid; the timeline's table has one per phase of its step
-        rows = len(render.timeline_table(facts.Atlas(c.presets).facts(c.plate.default))) if fid == "fig-timeline" \
+        default = facts.Atlas(c.presets).facts(c.plate.default)
+        rows = len(render.table_rows(default, "fig-timeline")) if fid == "fig-timeline" \
             else c.presets.workshop.max_replicas.bit_length()
         assert table.is_visible() and table.locator("tbody tr").count() == rows
     if crossing:  # the grid's crossing row: compute, the all-reduce, then the real cluster's, at that many replicas

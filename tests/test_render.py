@@ -70,7 +70,7 @@ def test_readouts_and_descriptions_agree_with_model_md_for_every_selection():
     for sel in workshop:
         f = atlas.facts(sel)
         check_readout(render.readout(f), expected(c.presets, sel), c.presets)
-        check_descriptions({fid: render.describe(f, fid, c.presets.workshop.seq_len)
+        check_descriptions({fid: render.describe(f, fid)
                             for fid in ("fig-time", "fig-efficiency")}, expected(c.presets, sel))
 
 
@@ -119,7 +119,7 @@ def test_the_independent_checks_catch_planted_mistakes():
         check_readout(planted, expected(c.presets, quiet), c.presets)
     sel = c.plate.default
     f = atlas.facts(sel)
-    words = {fid: render.describe(f, fid, c.presets.workshop.seq_len) for fid in ("fig-time", "fig-efficiency")}
+    words = {fid: render.describe(f, fid) for fid in ("fig-time", "fig-efficiency")}
     words["fig-time"] = re.sub(r"takes [\d.]+ s on 2 replicas", "rises from none on 2 replicas", words["fig-time"])
     assert "rises from none" in words["fig-time"]  # the mistake was planted
     with pytest.raises(AssertionError):

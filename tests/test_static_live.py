@@ -17,7 +17,7 @@ from generator import build, charts, content, custom, facts, render, theme
 from generator.content import Selection
 
 from conftest import CONTENT, FIXTURE, wait_until
-from test_engine import assert_own_texts_as_python
+from test_engine import assert_texts_as_built
 
 pytestmark = pytest.mark.browser
 
@@ -154,7 +154,7 @@ def test_a_domain_as_large_as_the_grid_shades_nothing(pages, edges):
         assert f.hypothetical_from == shaded_from, gpu
         js = page.evaluate("(sel) => window.plate.factsOf(sel).hypothetical_from", {k: getattr(sel, k) for k in facts.KEYS})
         assert js == shaded_from, gpu
-        assert ("NVLink joins at most" in render.readout(f)) is (shaded_from is not None), gpu
+        assert (f"{f.gpu.interconnect} joins at most" in render.readout(f)) is (shaded_from is not None), gpu
 
 
 OWN_TEXTS = """(selections) => selections.map((sel) => window.plate.texts(sel))"""
@@ -179,8 +179,7 @@ def test_own_runs_near_the_overflow_guard_are_refused_or_written_as_python_write
         if custom.model_problem(f) is None:
             cases.append((values, f))
     got = page.evaluate(OWN_TEXTS, [{**{k: getattr(sel, k) for k in facts.KEYS}, **v} for v, _ in cases])
-    for (values, f), texts in zip(cases, got):
-        assert_own_texts_as_python(texts, f, c.presets.workshop.seq_len, f"{values}")
+    assert_texts_as_built(got, [f for _, f in cases], [f"{values}" for values, _ in cases], c.plate.plates)
     assert accepted and max(accepted) > 0.5 * JS_EXPONENTIAL  # the guard lets through runs near the edge
     assert refused and min(refused) < 10 * JS_EXPONENTIAL  # and refuses those just past it
 

@@ -35,40 +35,32 @@ function parseTyped(text) {
 
 const grouped = (big, sep) => big.toString().replace(/\B(?=(\d{3})+(?!\d))/g, sep);
 
-/** schema._check for the kinds free inputs use, without its ", got …" (the page quotes what was typed). */
-function whyNot(kind, v) {
-  if (typeof kind === "object") { // a bounded kind (schema.Range): the kind's check, then its bounds
-    const why = whyNot(kind.kind, v);
-    return why === null && !(kind.low <= v.value && v.value <= kind.high) ? kind.bounds : why;
-  }
+/** schema.passes: whether a typed value passes one test of a rule (the rules are data: schema.NUMBER_RULES). */
+function passes(test, v) {
+  const [name, x] = Array.isArray(test) ? test : [test];
   const number = v.type === "int" || v.type === "float";
-  if (kind === "count") {
-    if (v.type === "float" && Number.isFinite(v.value) && Number.isInteger(v.value) && v.value > 0) {
-      return `must be a whole number written without a decimal point or exponent (e.g. ${grouped(BigInt(v.value), "_")})`;
-    }
-    if (v.type !== "int" || v.big <= 0n) return "must be a positive whole number";
-    if (v.big > BigInt(OWN.max_count)) return `must be at most 2^53 = ${grouped(BigInt(OWN.max_count), ",")}`;
-  } else if (kind === "positive") {
-    if (!number || !Number.isFinite(v.value) || v.value <= 0) return "must be a positive number";
-  } else if (kind === "fraction") {
-    if (!number || !Number.isFinite(v.value) || !(v.value > 0 && v.value <= 1)) {
-      return "must be a number greater than 0 and at most 1";
-    }
+  const exact = v.type === "int" && Number.isInteger(x); // a whole number against a whole bound: digit for digit
+  if (name === "int") return v.type === "int";
+  if (name === "number") return number;
+  if (name === "finite") return number && Number.isFinite(v.value);
+  if (name === "not_whole_float") {
+    return !(v.type === "float" && Number.isFinite(v.value) && Number.isInteger(v.value) && v.value > 0);
   }
-  return null;
+  if (name === "above") return exact ? v.big > BigInt(x) : v.value > x;
+  if (name === "at_least") return exact ? v.big >= BigInt(x) : v.value >= x;
+  if (name === "at_most") return exact ? v.big <= BigInt(x) : v.value <= x;
+  throw new Error(`unknown test ${name}`);
 }
 
-/** custom.check: [value, null] for a good value of a field, [null, message] otherwise. */
+/** custom.check: [value, null] for a good value of a field, [null, message] otherwise: the field's first rule
+ * broken says why (schema.broken_rule), then what was typed, quoted (custom.shown). */
 export function ownCheck(field, text) {
   const v = parseTyped(text);
-  let why = whyNot(OWN.fields[field].kind, v);
-  const [low, high] = OWN.mfu_range;
-  if (why === null && field === "mfu" && !(low <= v.value && v.value <= high)) {
-    why = `must be from ${percent(low)} to ${percent(high)}, the slider's range`;
-  }
-  if (why === null) return [v.value, null];
+  const broken = OWN.fields[field].rules.find(([tests]) => !tests.every((test) => passes(test, v)));
+  if (!broken) return [v.value, null];
+  const why = broken[1].replace("{example}", () => grouped(BigInt(v.value), "_"));
   const shownText = JSON.stringify([...text].length <= 60 ? text : `${[...text].slice(0, 57).join("")}…`);
-  return [null, `${why}, got ${shownText}`];
+  return [null, OWN.got.replace("{why}", () => why).replace("{text}", () => shownText)];
 }
 
 /** A message beside a field (null clears it): aria-invalid, and the message as its description. */
@@ -101,18 +93,15 @@ function ownFieldsFor(sel) {
   });
 }
 
-/** custom.shape_problem: the optional layer shape, all or none, leaving room beside the embeddings. */
+/** custom.shape_problem: the optional layer shape, all or none, leaving room beside the embeddings (the rules and
+ * messages are custom.SHAPE_RULES). */
 function shapeProblem(values) {
+  const { partial, room } = OWN.shape_rules;
   const given = OWN.shape.filter((k) => values[k] !== undefined);
-  if (given.length && given.length < OWN.shape.length) {
-    return [OWN.shape.find((k) => values[k] === undefined),
-      "give all four of layers, d_model, FFN width and vocabulary, or none"];
-  }
+  if (given.length && given.length < OWN.shape.length) return [OWN.shape.find((k) => values[k] === undefined), partial];
   if (given.length) {
-    const embedding = 2 * values.vocab * values.d_model;
-    if (values.params <= embedding) {
-      return ["params", `must exceed the embedding and output head, 2 · vocab · d_model = ${num(embedding)}`];
-    }
+    const least = room.over.reduce((product, k) => product * values[k], room.factor);
+    if (values[room.field] <= least) return [room.field, room.say.replace("{least}", () => num(least))];
   }
   return null;
 }

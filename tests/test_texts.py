@@ -1,0 +1,314 @@
+"""The plate's words, written once (templates/page/words.js) and run by the build under node (generator/texts.py):
+their numbers are notation.py's formatting of facts.py's values; no sentence of them is written in Python or in
+another page module too; the GPU's interconnect and the plates referred to come from the content."""
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from generator import content, custom, facts, model, render, texts
+from generator.content import Selection
+from generator.schema import ContentError
+from generator.notation import gigabytes, num, percent, seconds
+
+from conftest import CONTENT, ROOT
+import content_edit
+
+WORDS = ROOT / "templates" / "page" / "words.js"
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    c = content.load(CONTENT)
+    return c, facts.Atlas(c.presets)
+
+
+def expected_numbers(f: facts.Facts) -> dict[str, list[str]]:
+    """What each text must say of one selection's facts, each number formatted by notation.py."""
+    first, last = f.points[0], f.points[-1]
+    hiding, cost = [f"n* ≈ {num(f.continuous_crossing)}"], []
+    if f.crossing_replicas is None:
+        hiding.append(f"all the way to {num(f.max_replicas)} replicas")
+        cost.append(f"{seconds(last.step_s)} on {num(last.replicas)} replicas, where communication takes "
+                    f"{seconds(last.comm_s)}; efficiency still {percent(last.efficiency)}.")
+    else:
+        at = f.at(f.crossing_replicas)
+        window = at.compute_s * 2 / 3 if f.backward_only else at.compute_s
+        hiding.append(f"{num(f.crossing_replicas)} is the first power of two past it, where it takes "
+                      f"{seconds(at.comm_s)} against {seconds(window)}")
+        cost += [f"waits {seconds(at.exposed_s)} for communication", f"efficiency {percent(at.efficiency)},",
+                 f"processes {num(at.tokens_per_replica)} tokens per step",
+                 f"on {num(last.replicas)} replicas, {seconds(last.step_s)} and {percent(last.efficiency)}."]
+    if f.hypothetical_from is not None:
+        hiding.append(f"{f.gpu.interconnect} joins at most {num(f.hypothetical_from)} {f.gpu.name} GPUs")
+    memory = [f"one {f.gpu.name} ({num(f.gpu_memory_gb)} GB)"]
+    memory.append(f"Model states: {gigabytes(first.states_gb)} per GPU" if f.sharding_stage == 0 else
+                  f"from {gigabytes(first.states_gb)} on one replica to {gigabytes(last.states_gb)} on "
+                  f"{num(last.replicas)}")
+    return {"hiding": hiding, "cost": cost, "memory": memory,
+            "fig-time": [f"from {seconds(first.compute_s)} on one replica to {seconds(last.compute_s)} on "
+                         f"{num(last.replicas)}"],
+            "fig-memory": [f"one {f.gpu.name}'s memory, {num(f.gpu_memory_gb)} GB."]}
+
+
+def expected_tables(f: facts.Facts) -> dict[str, list[list[str]]]:
+    """The number tables of one selection, each cell notation.py's formatting of facts.py's value."""
+    crossed = [num(p.replicas) + (" (crossed)" if p.replicas == f.crossing_replicas else "") for p in f.points]
+    c = f.cluster
+    return {
+        "fig-time": [[n, seconds(p.compute_s), seconds(p.comm_s), seconds(c["comm_s"][r])]
+                     for r, (n, p) in enumerate(zip(crossed, f.points))],
+        "fig-efficiency": [[n, num(p.tokens_per_replica), percent(p.efficiency), percent(c["efficiency"][r])]
+                           for r, (n, p) in enumerate(zip(crossed, f.points))],
+        "fig-memory": [[num(p.replicas), gigabytes(p.states_gb), "yes" if p.fits else "no"] for p in f.points],
+    }
+
+
+def check_words(words: dict, f: facts.Facts, label) -> None:
+    """One selection's words against its facts: every number named, every table cell."""
+    want = expected_numbers(f)
+    for i, part in enumerate(("hiding", "cost", "memory")):
+        for text in want[part]:
+            assert text in words["readout"][i], (label, part, text, words["readout"][i])
+    for fid in ("fig-time", "fig-memory"):
+        for text in want[fid]:
+            assert text in words["describe"][fid], (label, fid, text)
+    for fid, rows in expected_tables(f).items():
+        assert words["tables"][fid] == rows, (label, fid)
+    p = f.at(f.timeline_replicas)
+    assert words["tables"]["fig-timeline"][0] == ["Forward pass", seconds(0), seconds(p.compute_s / 3)], label
+
+
+def test_every_selections_words_say_the_facts_numbers(shipped):
+    """Every preset selection (2,880 in the shipped content), and random own runs: the readout, descriptions and
+    tables that words.js writes quote facts.py's values as notation.py formats them."""
+    import random
+    c, atlas = shipped
+    fs = [atlas.facts(s) for s in atlas.selections]
+    rng = random.Random(7)
+    for _ in range(40):
+        values = {"params": int(10 ** rng.uniform(8, 12.5)), "tokens": int(2 ** rng.uniform(14, 26)),
+                  "gbps": round(10 ** rng.uniform(0, 3), 2), "mfu": rng.randrange(20, 71) / 100}
+        own = custom.own_facts(atlas, Selection("custom", "custom", "custom"), values)
+        if custom.model_problem(own) is None:
+            fs.append(own)
+    crossed = sum(f.crossing_replicas is not None for f in fs)
+    assert 0 < crossed < len(fs)  # both kinds of hiding and cost paragraph are checked
+    assert any(f.hypothetical_from for f in fs) and any(f.sharding_stage for f in fs)
+    for f, words in zip(fs, texts.words(fs, c.plate.plates)):
+        check_words(words, f, render.selection_key(f.selection))
+
+
+def test_a_wrong_number_in_a_sentence_fails_the_check(shipped):
+    """The check above can fail: the default's words with one time changed."""
+    c, atlas = shipped
+    f = atlas.facts(c.plate.default)
+    words = texts.of(f, c.plate.plates)
+    check_words(words, f, "as written")
+    at = f.at(f.crossing_replicas or f.max_replicas)
+    wrong = {**words, "readout": [t.replace(seconds(at.comm_s), seconds(at.comm_s * 1.1)) for t in words["readout"]]}
+    assert wrong != words
+    with pytest.raises(AssertionError):
+        check_words(wrong, f, "planted")
+
+
+def js_code(js: str) -> str:
+    """A JavaScript file without its comments, which quote the words they explain."""
+    js = re.sub(r"/\*.*?\*/", "", js, flags=re.S)
+    return re.sub(r"^\s*//.*$|\s//.*$", "", js, flags=re.M)
+
+
+def js_pieces(js: str) -> list[str]:
+    """The text pieces of a JavaScript file's code: its string literals, template literals cut at each ${…}."""
+    js = js_code(js)
+    found = re.findall(r'"((?:[^"\\\n]|\\.)*)"|`((?:[^`\\]|\\.)*)`', js)
+    return [piece for plain, template in found
+            for piece in re.split(r"\$\{(?:[^{}]|\{[^{}]*\})*\}", plain or template)]
+
+
+def python_pieces(code: str) -> list[str]:
+    """The text pieces of a Python file's code: its string constants and f-strings' text, docstrings left out."""
+    import ast
+    tree = ast.parse(code)
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                  and node.body and isinstance(node.body[0], ast.Expr)
+                  and isinstance(node.body[0].value, ast.Constant)}
+    return [node.value for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings]
+
+
+def literal_chunks(js: str) -> set[str]:
+    """The sentence pieces of words.js: pieces of four words or more (shorter ones, "the backward pass" or " GB", are
+    phrases, not sentences)."""
+    return {p.strip(" .,;:()") for p in js_pieces(js) if len(p.strip(" .,;:()").split()) >= 4}
+
+
+def written_twice(words_js: str, others: dict[str, str]) -> list[tuple[str, str]]:
+    """(file, piece) for each sentence piece of words.js that the code (not the comments) of another file holds: a
+    Python file's string constants, a JavaScript file's code as written (its regular expressions may hold quotes)."""
+    pieces = {name: "\n".join(python_pieces(text)) if name.endswith(".py") else js_code(text)
+              for name, text in others.items()}
+    return sorted((name, chunk) for chunk in literal_chunks(words_js) for name, text in pieces.items() if chunk in text)
+
+
+def test_no_sentence_of_the_words_is_written_in_python_or_another_page_module():
+    """Every sentence piece of words.js appears nowhere else: not in generator/'s Python, not in another page module
+    (before issue 19, render.py and plate.js each held a copy)."""
+    words_js = WORDS.read_text(encoding="utf-8")
+    assert len(literal_chunks(words_js)) > 50  # the readout, four descriptions and the timeline's table
+    others = {p.name: p.read_text(encoding="utf-8") for p in [*sorted((ROOT / "generator").glob("*.py")),
+                                                              *sorted(WORDS.parent.glob("*.js"))] if p != WORDS}
+    assert {"render.py", "texts.py", "texts.js", "own.js"} <= set(others)
+    assert written_twice(words_js, others) == []
+
+
+def test_a_sentence_copied_into_python_is_found():
+    """The check above can fail: a sentence of words.js copied into render.py is reported."""
+    words_js = WORDS.read_text(encoding="utf-8")
+    render_py = (ROOT / "generator" / "render.py").read_text(encoding="utf-8")
+    planted = render_py + '\nX = f"{noun} stays hidden behind {against} all the way to {n} replicas"\n'
+    assert written_twice(words_js, {"render.py": render_py}) == []
+    assert ("render.py", "all the way to") in written_twice(words_js, {"render.py": planted})
+
+
+def _memory_paragraph(c, plates):
+    """The memory paragraph of the first preset selection whose states fit one GPU only when sharded (so it names
+    sharding's plate)."""
+    atlas = facts.Atlas(c.presets)
+    for sel in atlas.selections:
+        f = atlas.facts(sel)
+        x = f.inputs
+        if f.sharding_stage == 0 and not f.points[0].fits and any(
+                model.smallest_fitting_replicas(x.params, k, x.memory_bytes, x.state_bytes) > 0 for k in (1, 2, 3)):
+            text = texts.of(f, plates)["readout"][2]
+            assert "Sharded with" in text
+            return text
+    pytest.skip("no preset selection of the content needs sharding to fit")
+
+
+def test_the_readout_names_the_plate_the_content_refers_to(tmp_path):
+    """plate.md's [plates] names the plate on sharding: the readout says it, and says none when none is named."""
+    root = tmp_path / "content"
+    shutil.copytree(CONTENT, root)
+    path = root / "plate.md"
+    text = path.read_text(encoding="utf-8")
+    assert "[plates]" in text
+    path.write_text(re.sub(r'(?m)^sharding = "[^"]*"$', 'sharding = "XIV.9"', text, count=1), encoding="utf-8")
+    edited = content.load(root)
+    assert edited.plate.plates["sharding"] == "XIV.9"
+    assert _memory_paragraph(edited, edited.plate.plates).endswith(" replicas (plate XIV.9).")
+    # No [plates] at all (and the prose no longer naming them): the readout names no plate.
+    front = re.sub(r"(?ms)^\[plates\]\n.*?(?=^---$)", "", path.read_text(encoding="utf-8"), count=1)
+    front = re.sub(r"\(plate \{\{ plates\.\w+ \}\}\)", "(a later plate)", front)
+    path.write_text(front, encoding="utf-8")
+    bare = content.load(root)
+    assert bare.plate.plates == {}
+    paragraph = _memory_paragraph(bare, bare.plate.plates)
+    assert "(plate" not in paragraph and paragraph.endswith(" replicas.")
+
+
+def test_a_plate_name_that_is_not_text_is_refused_with_its_line(tmp_path):
+    root = tmp_path / "content"
+    shutil.copytree(CONTENT, root)
+    path = root / "plate.md"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(re.sub(r'(?m)^sharding = "[^"]*"$', "sharding = 5", text, count=1), encoding="utf-8")
+    line = next(i for i, ln in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if ln == "sharding = 5")
+    with pytest.raises(ContentError) as error:
+        content.load(root)
+    assert f"content/plate.md, line {line}: [plates]: sharding must be non-empty text, got 5" in str(error.value)
+
+
+def test_another_gpus_interconnect_names_its_own_link(tmp_path):
+    """A GPU of another vendor (MI300X over Infinity Fabric, eight to a platform) gets its own link's name in the
+    readout and the descriptions, and no word of NVIDIA's; the shipped GPUs keep NVLink."""
+    edit = content_edit.Edit(tmp_path / "content")
+    shutil.copytree(CONTENT, edit.root)
+    gpu = content_edit.add(edit, "gpus", "mi300x", {**content_edit.MI300X, "nvlink_domain": 8,
+                                                    "nvlink_domain_name": "an MI300X platform"})
+    c = content.load(edit.root)
+    assert c.presets.gpus[gpu].interconnect == "Infinity Fabric"
+    assert {g.interconnect for i, g in c.presets.gpus.items() if i != gpu} == {"NVLink"}
+    atlas = facts.Atlas(c.presets)
+    network = next(i for i, n in c.presets.networks.items() if n.nvlink)
+    d = c.plate.default
+    f = atlas.facts(Selection(d.model, d.batch, network, gpu=gpu))
+    assert f.hypothetical_from == 8
+    words = texts.of(f, c.plate.plates)
+    said = " ".join([*words["readout"], *words["describe"].values()])
+    assert "Infinity Fabric joins at most 8 MI300X GPUs (an MI300X platform): beyond that the figures shade the " \
+           "Infinity Fabric ring as hypothetical." in said
+    assert "the most one MI300X Infinity Fabric domain holds: there the Infinity Fabric ring is hypothetical" in said
+    assert "NVLink" not in said and "NVIDIA" not in said
+    shipped = atlas.facts(Selection(d.model, d.batch, network, gpu=c.presets.workshop.gpu))
+    if shipped.hypothetical_from is not None:
+        assert "NVLink joins at most" in texts.of(shipped, c.plate.plates)["readout"][0]
+
+
+def test_an_empty_interconnect_is_refused_with_its_line(tmp_path):
+    edit = content_edit.Edit(tmp_path / "content")
+    shutil.copytree(CONTENT, edit.root)
+    content_edit.add(edit, "gpus", "mi300x", {**content_edit.MI300X, "interconnect": " "})
+    text = (edit.root / "presets.toml").read_text(encoding="utf-8")
+    line = len(text.splitlines()) - text.splitlines()[::-1].index('interconnect = " "')
+    with pytest.raises(ContentError) as error:
+        content.load(edit.root)
+    assert f'content/presets.toml, line {line}: gpu "mi300x": interconnect must be non-empty text, got " "' \
+        in str(error.value)
+
+
+def test_a_warm_build_takes_the_words_from_the_cache(tmp_path, monkeypatch):
+    """The default's words are kept in the build cache by the scripts and facts they are made of: a second build
+    does not run node for them, and an edit of words.js makes them anew."""
+    from generator import cache
+    c = content.load(CONTENT)
+    f = facts.Atlas(c.presets).facts(c.plate.default)
+    store = cache.Cache(tmp_path / "cache")
+    runs = []
+    real = texts.run
+    monkeypatch.setattr(texts, "run", lambda job, t=None: runs.append(1) or real(job, t))
+    monkeypatch.setattr(texts, "_MEMO", {})
+    first = texts.words([f], c.plate.plates, store)
+    monkeypatch.setattr(texts, "_MEMO", {})
+    again = texts.words([f], c.plate.plates, store)
+    assert first == again and len(runs) == 1
+    edited = {**texts.sources()}
+    edited["words.js"] = edited["words.js"].replace("Model states: ", "Model states now: ")
+    monkeypatch.setattr(texts, "sources", lambda: edited)
+    monkeypatch.setattr(texts, "_MEMO", {})
+    changed = texts.words([f], c.plate.plates, store)
+    assert len(runs) == 2 and changed != first
+
+
+def test_node_failing_names_the_module(monkeypatch):
+    broken = {**texts.sources()}
+    broken["words.js"] = broken["words.js"] + "\nthrow new Error('planted');\n"
+    with pytest.raises(texts.TextsError, match=r"(?s)templates/page/words\.js failed under node: .*planted"):
+        texts.run({"facts": [], "context": texts.context(8192), "figures": []}, broken)
+
+
+def test_the_page_checker_reads_the_schemas_rules():
+    """The free inputs' rules and messages the page carries are the schema's own (plus the slider's range)."""
+    data = custom.page_data(*_atlas_and_default())
+    from generator import schema
+    for field, (_, _, kind) in custom.FIELDS.items():
+        carried = data["fields"][field]["rules"]
+        assert carried[:len(schema.rules(kind))] == [[list(t), say] for t, say in schema.rules(kind)], field
+    assert data["fields"]["mfu"]["rules"][-1][1].endswith("the slider's range")
+    assert data["got"] == custom.GOT and data["shape_rules"] == custom.SHAPE_RULES
+
+
+def _atlas_and_default():
+    c = content.load(CONTENT)
+    atlas = facts.Atlas(c.presets)
+    return atlas, atlas.complete(c.plate.default)
+
+
+def test_the_words_module_touches_no_page_state():
+    """words.js runs under node as it runs in the page: it imports only the model mirror, reads no DOM or data."""
+    js = WORDS.read_text(encoding="utf-8")
+    assert re.findall(r'from "\./([\w.]+)"', js) == ["model.js"]
+    assert not re.search(r"\b(document|window|data\.)", re.sub(r"^\s*//.*$", "", js, flags=re.M))
+    assert Path(texts.__file__).name == "texts.py"
