@@ -205,7 +205,7 @@ def test_real_cluster_words_hold(built):
         return
     words = re.search(r"at ([\d,]+) GPUs the ring's bandwidth term is (\S+ \S+), not (\S+ \S+)\. Latency is dearer: a "
                       r"ring call pays (\S+ \S+) and a tree call (\S+ \S+), so NCCL sends (.+?) calls by (tree|ring), and a "
-                      r"step takes (\S+ \S+), an efficiency of ([\d.]+)%", text.replace("’", "'"))
+                      r"step takes (\S+ \S+), a scaling efficiency of ([\d.]+)%", text.replace("’", "'"))
     assert words, text
     n, ring_bw, flat, ring_lat, tree_lat, calls, algorithm, step, eff = words.groups()
     assert number(n) == f.cluster_replicas
