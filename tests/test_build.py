@@ -69,7 +69,7 @@ def test_the_readout_states_the_claims_of_model_md(spec_site):
     readout = readout_of((spec_site / "index.html").read_text())
     assert "n* ≈ 708 replicas; 1,024 is the first power of two past it" in readout
     assert "0.642 s" in readout and "4,096 tokens" in readout
-    assert "128 GB" in readout and "do not fit on one H100 SXM (80 GB" in readout
+    assert "128 GB" in readout and "do not fit on one H100 SXM GPU (80 GB" in readout
 
 
 def test_page_states_the_defaults_numbers(site):

@@ -34,15 +34,25 @@ def expected_numbers(f: facts.Facts) -> dict[str, list[str]]:
                     f"{seconds(last.comm_s)}; efficiency still {percent(last.efficiency)}.")
     else:
         at = f.at(f.crossing_replicas)
-        window = at.compute_s * 2 / 3 if f.backward_only else at.compute_s
-        hiding.append(f"{num(f.crossing_replicas)} is the first power of two past it, where it takes "
-                      f"{seconds(at.comm_s)} against {seconds(window)}")
+        past = f"{num(f.crossing_replicas)} is the first power of two past it, where "
+        if f.sharding_stage == 3 and f.backward_only:  # pass by pass: each share against its own pass
+            forward = f.forward_comm_s
+            hiding.append(f"{past}its backward-pass share takes {seconds(at.comm_s - forward)} against "
+                          f"{seconds(at.compute_s * 2 / 3)} of backward pass, and the forward all-gather "
+                          f"{seconds(forward)} against {seconds(at.compute_s / 3)} of forward pass.")
+        else:
+            window = at.compute_s * 2 / 3 if f.backward_only else at.compute_s
+            hiding.append(f"{past}it takes {seconds(at.comm_s)} against {seconds(window)}")
         cost += [f"waits {seconds(at.exposed_s)} for communication", f"efficiency {percent(at.efficiency)},",
                  f"processes {num(at.tokens_per_replica)} tokens per step",
-                 f"on {num(last.replicas)} replicas, {seconds(last.step_s)} and {percent(last.efficiency)}."]
+                 f"on {num(last.replicas)} replicas a step takes {seconds(last.step_s)}, efficiency "
+                 f"{percent(last.efficiency)}."]
+        if f.backward_only:  # the readout's wait names its bound, and the buckets' longer one (Figure 3)
+            cost.append(f"with perfect overlap within each pass ({seconds(f.timeline_tail_s)} with DDP's buckets, "
+                        f"Figure 3)")
     if f.hypothetical_from is not None:
         hiding.append(f"{f.gpu.interconnect} joins at most {num(f.hypothetical_from)} {f.gpu.name} GPUs")
-    memory = [f"one {f.gpu.name} ({num(f.gpu_memory_gb)} GB)"]
+    memory = [f"one {f.gpu.name} GPU ({num(f.gpu_memory_gb)} GB)"]
     memory.append(f"Model states: {gigabytes(first.states_gb)} per GPU" if f.sharding_stage == 0 else
                   f"from {gigabytes(first.states_gb)} on one replica to {gigabytes(last.states_gb)} on "
                   f"{num(last.replicas)}")

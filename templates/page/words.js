@@ -37,10 +37,19 @@ function hidingText(f) {
       `(the lines would meet at n* ≈ ${star}).`;
   } else {
     const at = f.points.find((p) => p.replicas === f.crossing_replicas);
-    const hiding = f.backward_only ? at.compute_s * 2 / 3 : at.compute_s; // the time it can hide behind
-    text = `${capital(noun)} outgrows ${behind} at n* ≈ ${star} replicas; ${num(f.crossing_replicas)} is the first ` +
-      `power of two past it, where it takes ${seconds(at.comm_s)} against ${seconds(hiding)} of ` +
-      `${behind.replace("the ", "")}.`;
+    const past = `${num(f.crossing_replicas)} is the first power of two past it`;
+    if (f.sharding_stage === 3 && f.backward_only) {
+      // Pass by pass (f.forward_comm_s is at the timeline's count, the crossing): the forward all-gather hides
+      // behind the forward pass, the rest of the traffic behind the backward pass.
+      text = `${capital(noun)} outgrows the passes it hides behind at n* ≈ ${star} replicas; ${past}, where ` +
+        `its backward-pass share takes ${seconds(at.comm_s - f.forward_comm_s)} against ` +
+        `${seconds(at.compute_s * 2 / 3)} of backward pass, and the forward all-gather ` +
+        `${seconds(f.forward_comm_s)} against ${seconds(at.compute_s / 3)} of forward pass.`;
+    } else {
+      const hiding = f.backward_only ? at.compute_s * 2 / 3 : at.compute_s; // the time it can hide behind
+      text = `${capital(noun)} outgrows ${behind} at n* ≈ ${star} replicas; ${past}, where it takes ` +
+        `${seconds(at.comm_s)} against ${seconds(hiding)} of ${behind.replace("the ", "")}.`;
+    }
   }
   if (f.hypothetical_from !== null) {
     const link = f.gpu.interconnect;
@@ -59,10 +68,14 @@ function costText(f) {
   }
   // The times of that crossing are the paragraph above's; what is new is the wait they make.
   const at = f.points.find((p) => p.replicas === f.crossing_replicas);
-  return `Each step there waits ${seconds(at.exposed_s)} for communication beyond compute: ` +
+  // Behind the backward pass the readout's wait is the bound of perfect overlap within each pass; DDP's buckets
+  // (Figure 3, at the same replica count) wait longer.
+  const bound = f.backward_only
+    ? ` with perfect overlap within each pass (${seconds(f.timeline_tail_s)} with DDP's buckets, Figure 3)` : "";
+  return `Each step there waits ${seconds(at.exposed_s)} for communication beyond compute${bound}: ` +
     `efficiency ${percent(at.efficiency)}, and each replica processes ${num(at.tokens_per_replica)} tokens ` +
-    `per step (${sequencesText(at.sequences_per_replica)}); on ${num(last.replicas)} replicas, ` +
-    `${seconds(last.step_s)} and ${percent(last.efficiency)}.`;
+    `per step (${sequencesText(at.sequences_per_replica)}); on ${num(last.replicas)} replicas a step takes ` +
+    `${seconds(last.step_s)}, efficiency ${percent(last.efficiency)}.`;
 }
 
 /** [the first sharding stage's label, the smallest replica count] at which the model states fit, or null. */
@@ -77,7 +90,7 @@ function firstStageThatFits(f, W) {
 
 /** Whether the model states fit on the chosen GPU (one unit: GB = 10⁹ B), and from how many replicas. */
 function memoryText(f, W) {
-  const gpu = `one ${f.gpu.name} (${num(f.gpu_memory_gb)} GB)`; // the prose says once what GB means
+  const gpu = `one ${f.gpu.name} GPU (${num(f.gpu_memory_gb)} GB)`; // the prose says once what GB means
   const first = f.points[0];
   const last = f.points[f.points.length - 1];
   if (f.sharding_stage === 0) {
