@@ -4,7 +4,7 @@
 // W is what the words need besides the facts: the sharding options' labels, the workshop's sequence length and
 // the plates this one refers to (content: plate.md's [plates]).
 import {
-  data_size, fraction, gigabytes, num, percent, seconds, sig, smallest_fitting_replicas, window_comm_seconds
+  data_size, fraction, gigabytes, hiding_comm_seconds, num, percent, seconds, sig, smallest_fitting_replicas
 } from "./model.js";
 
 const capital = (text) => text[0].toUpperCase() + text.slice(1);
@@ -22,8 +22,8 @@ function against(f) {
 }
 
 /** Figure 1's communication at each replica count, as its line draws it (selection.js gridRows): what must hide
- * behind the window drawn beside it. */
-const drawnComm = (f) => f.points.map((p) => window_comm_seconds(p.comm_s, p.allreduce_s, f.inputs.sharding,
+ * behind the time drawn beside it. */
+const drawnComm = (f) => f.points.map((p) => hiding_comm_seconds(p.comm_s, p.allreduce_s, f.inputs.sharding,
   f.inputs.bytes_per_grad, f.backward_only));
 
 /** The descriptions' note on the real cluster under a ZeRO stage, else nothing. */
