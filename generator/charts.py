@@ -59,8 +59,11 @@ class Figure:
 
 def grid_rows(f: Facts) -> list[dict]:
     """The rows the live views draw for one selection (templates/page/selection.js `gridRows` makes the same)."""
-    c = f.cluster
-    return [{"replicas": p.replicas, "compute_s": p.compute_s, "comm_s": p.comm_s,
+    c, x = f.cluster, f.inputs
+    # Figure 1's line is what must hide in the window it is drawn against, so that the two meet at n*
+    return [{"replicas": p.replicas, "compute_s": p.compute_s,
+             "comm_s": float(model.hiding_comm_seconds(p.comm_s, p.allreduce_s, x.sharding, x.bytes_per_grad,
+                                                       f.backward_only)),
              "window_s": p.compute_s * 2 / 3 if f.backward_only else None, "efficiency": p.efficiency,
              "cluster_s": c["comm_s"][r], "cluster_efficiency": c["efficiency"][r]}
             for r, p in enumerate(f.points)]

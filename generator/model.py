@@ -65,6 +65,12 @@ def comm_seconds(allreduce, sharding, bytes_per_grad):
     return traffic_factor(sharding, bytes_per_grad) * allreduce
 
 
+def hiding_comm_seconds(comm, allreduce, sharding, bytes_per_grad, backward_only):
+    """The communication that must fit in the hidden window: all of it, but backward only, not ZeRO-3's forward
+    all-gather (it hides behind the forward pass)."""
+    return comm - np.where(backward_only, forward_traffic(sharding, bytes_per_grad), 0.0) * allreduce
+
+
 def hidden_window(compute, backward_only):
     """The compute communication can hide behind: the whole step, or the backward pass (2/3 of it)."""
     return np.where(backward_only, compute * 2 / 3, compute)

@@ -41,7 +41,8 @@ def script_of(texts: dict[str, str]) -> str:
 
 
 def _point(p) -> dict:
-    return {"replicas": p.replicas, "compute_s": p.compute_s, "comm_s": p.comm_s, "step_s": p.step_s,
+    return {"replicas": p.replicas, "compute_s": p.compute_s, "allreduce_s": p.allreduce_s, "comm_s": p.comm_s,
+            "step_s": p.step_s,
             "efficiency": p.efficiency, "exposed_s": p.exposed_s, "tokens_per_replica": p.tokens_per_replica,
             "sequences_per_replica": p.sequences_per_replica, "states_gb": p.states_gb, "fits": p.fits}
 
@@ -58,7 +59,8 @@ def facts_data(f: Facts) -> dict:
         "gpu_memory_gb": f.gpu_memory_gb, "smallest_fitting_replicas": f.smallest_fitting_replicas,
         "smallest_fitting_on_grid": f.smallest_fitting_on_grid,
         "inputs": {"params": float(x.params), "memory_bytes": float(x.memory_bytes),
-                   "state_bytes": float(x.state_bytes)},
+                   "state_bytes": float(x.state_bytes), "sharding": int(x.sharding),
+                   "bytes_per_grad": float(x.bytes_per_grad)},
         "model": {"layers": f.model.layers}, "batch": {"tokens": f.batch.tokens},
         "timeline_replicas": f.timeline_replicas, "timeline_tail_s": f.timeline_tail_s,
         "timeline_bound_s": f.timeline_bound_s, "forward_comm_s": f.forward_comm_s,

@@ -193,3 +193,31 @@ def test_the_theme_block_is_read_and_its_figure_rules_keyed_by_name(tmp_path):
         same.page_css()
     with pytest.raises(theme.ThemeError, match="use --c, which the :root block does not set"):
         t["--c"]
+
+
+def sides_of_n_star(rows: list[dict], n_star: float) -> tuple[float, float] | None:
+    """Figure 1's communication line less the time it is drawn against (the backward pass, else compute) at the
+    powers of two just below and just above n*; None where n* is not strictly inside the grid."""
+    below = [r for r in rows if r["replicas"] < n_star]
+    above = [r for r in rows if r["replicas"] > n_star]
+    if not below or not above:
+        return None
+    window = lambda r: r["compute_s"] if r["window_s"] is None else r["window_s"]  # noqa: E731
+    return below[-1]["comm_s"] - window(below[-1]), above[0]["comm_s"] - window(above[0])
+
+
+def test_the_communication_line_meets_the_line_it_hides_behind_at_n_star(made):
+    """The legend's n*, "where the two lines meet", in every preset selection; under ZeRO-3 with the backward pass
+    only, the line is the traffic of the backward pass (the forward all-gather hides behind the forward pass)."""
+    atlas, _ = made
+    met = []
+    for sel in atlas.selections:
+        f = atlas.facts(sel)
+        rows = charts.grid_rows(f)
+        sides = sides_of_n_star(rows, f.continuous_crossing)
+        if sides is not None:
+            assert sides[0] < 0 < sides[1], (sel, f.continuous_crossing, sides)
+            met.append(f.sharding_stage == 3 and f.backward_only)
+        if not (f.sharding_stage == 3 and f.backward_only):  # elsewhere the line is all the communication
+            assert [r["comm_s"] for r in rows] == [p.comm_s for p in f.points], sel
+    assert any(met) and not all(met)

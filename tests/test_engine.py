@@ -344,3 +344,27 @@ def test_the_page_runs_random_real_clusters_as_python_does(page):
         sizes, ready = model.buckets(model.tensor_params(*shape), b, *model.bucket_caps(cap))
         assert [js["sizes"], js["ready"]] == [sizes, ready], (shape, cap)
         assert js["cluster"] == model.cluster(compute, sizes, ready, link, nvlink, n, micro), (shape, cap, micro)
+
+
+ZERO3_ROWS = """(selections) => selections.map((sel) => {
+  const f = window.plate.factsOf(sel);
+  return {rows: window.plate.gridRows(f), n_star: f.continuous_crossing};
+})"""
+
+
+def test_the_pages_communication_line_meets_the_backward_pass_at_n_star_under_zero3(page, atlas):
+    """ZeRO-3, backward pass only: the page's Figure 1 line (the backward pass's traffic) is below the backward pass
+    at the power of two under n* and above it at the one over, and is Python's line."""
+    from generator import charts
+    from test_charts import sides_of_n_star
+    selections = [s for s in atlas.selections if atlas.facts(s).sharding_stage == 3 and s.overlap == "backward"]
+    got = page.evaluate(ZERO3_ROWS, [{k: getattr(s, k) for k in facts.KEYS} for s in selections])
+    met = 0
+    for sel, js in zip(selections, got, strict=True):
+        f = atlas.facts(sel)
+        assert f.backward_only and js["rows"] == charts.grid_rows(f), render.selection_key(sel)
+        sides = sides_of_n_star(js["rows"], js["n_star"])
+        if sides is not None:
+            assert sides[0] < 0 < sides[1], (render.selection_key(sel), js["n_star"], sides)
+            met += 1
+    assert met

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import content, custom, facts, model, render, texts
+from generator import charts, content, custom, facts, model, render, texts
 from generator.content import Selection
 from generator.schema import ContentError
 from generator.notation import gigabytes, num, percent, seconds
@@ -56,9 +56,12 @@ def expected_numbers(f: facts.Facts) -> dict[str, list[str]]:
     memory.append(f"Model states: {gigabytes(first.states_gb)} per GPU" if f.sharding_stage == 0 else
                   f"from {gigabytes(first.states_gb)} on one replica to {gigabytes(last.states_gb)} on "
                   f"{num(last.replicas)}")
+    line = [r["comm_s"] for r in charts.grid_rows(f)]  # Figure 1's communication line, as drawn
+    drawn = [f"takes {seconds(line[1])} on 2 replicas and {seconds(line[-1])} on {num(last.replicas)}"] \
+        if len(line) > 1 else []
     return {"hiding": hiding, "cost": cost, "memory": memory,
             "fig-time": [f"from {seconds(first.compute_s)} on one replica to {seconds(last.compute_s)} on "
-                         f"{num(last.replicas)}"],
+                         f"{num(last.replicas)}"] + drawn,
             "fig-memory": [f"one {f.gpu.name}'s memory, {num(f.gpu_memory_gb)} GB."]}
 
 
@@ -66,8 +69,9 @@ def expected_tables(f: facts.Facts) -> dict[str, list[list[str]]]:
     """The number tables of one selection, each cell notation.py's formatting of facts.py's value."""
     crossed = [num(p.replicas) + (" (crossed)" if p.replicas == f.crossing_replicas else "") for p in f.points]
     c = f.cluster
+    line = [r["comm_s"] for r in charts.grid_rows(f)]  # the table shows the numbers of Figure 1's line
     return {
-        "fig-time": [[n, seconds(p.compute_s), seconds(p.comm_s), seconds(c["comm_s"][r])]
+        "fig-time": [[n, seconds(p.compute_s), seconds(line[r]), seconds(c["comm_s"][r])]
                      for r, (n, p) in enumerate(zip(crossed, f.points))],
         "fig-efficiency": [[n, num(p.tokens_per_replica), percent(p.efficiency), percent(c["efficiency"][r])]
                            for r, (n, p) in enumerate(zip(crossed, f.points))],
@@ -86,6 +90,15 @@ def check_words(words: dict, f: facts.Facts, label) -> None:
             assert text in words["describe"][fid], (label, fid, text)
     for fid, rows in expected_tables(f).items():
         assert words["tables"][fid] == rows, (label, fid)
+    zero3 = f.sharding_stage == 3 and f.backward_only
+    assert ("ZeRO-3's traffic during the backward pass" in words["describe"]["fig-time"]) == \
+        (zero3 and len(f.points) > 1), label
+    for fid in ("fig-time", "fig-efficiency"):  # the real cluster does not follow the Sharding control: said so
+        assert ("The real cluster is plain DDP" in words["describe"][fid]) == \
+            (f.sharding_stage > 0 and (fid != "fig-time" or len(f.points) > 1)), (label, fid)
+    if f.backward_only and f.timeline_replicas > 1:  # Figure 3's buckets, likewise
+        assert ("plain DDP's all-reduce buckets" in words["describe"]["fig-timeline"]) == (f.sharding_stage > 0), \
+            label
     p = f.at(f.timeline_replicas)
     assert words["tables"]["fig-timeline"][0] == ["Forward pass", seconds(0), seconds(p.compute_s / 3)], label
 

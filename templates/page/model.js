@@ -45,6 +45,10 @@ function comm_seconds(allreduce, sharding, bytes_per_grad) {
   return traffic_factor(sharding, bytes_per_grad) * allreduce;
 }
 
+export function hiding_comm_seconds(comm, allreduce, sharding, bytes_per_grad, backward_only) {
+  return comm - (backward_only ? forward_traffic(sharding, bytes_per_grad) : 0.0) * allreduce;
+}
+
 function hidden_window(compute, backward_only) {
   return backward_only ? compute * 2 / 3 : compute;
 }
@@ -391,7 +395,7 @@ const power = (base, exponent) => `${base}${String(exponent).replace(/[0-9-]/g, 
 
 export const model = {
   replica_counts, compute_seconds, ring_seconds, allreduce_seconds, forward_traffic, traffic_factor, comm_seconds,
-  hidden_window,
+  hiding_comm_seconds, hidden_window,
   step_seconds, efficiency, kept_bytes_per_param, state_bytes_per_param, smallest_fitting_replicas,
   continuous_crossing, tensor_params, buckets, bucket_schedule, bucketed_tail_seconds, nodes, ring_latency_us,
   tree_latency_us, ring_plateau, tree_correction, bus_bytes_per_s, nccl_allreduce, nccl_choice, bucket_caps,

@@ -1,7 +1,7 @@
 // What the plate says about one selection (generator/facts.py Facts), and the figures' rows (generator/charts.py).
 import {
   GB, bucket_caps, bucket_schedule, bucketed_tail_seconds, buckets, cluster, evaluate, forward_traffic, given,
-  inputs, num, percent, seconds, step_seconds, tensor_params
+  hiding_comm_seconds, inputs, num, percent, seconds, step_seconds, tensor_params
 } from "./model.js";
 import { OWN, P, REPLICAS, data } from "./data.js";
 
@@ -84,8 +84,10 @@ function caption(sel) {
 // --- the figures' rows (generator/charts.py grid_rows, facts_rows) --------------------------------------
 
 export function gridRows(f) {
+  const x = f.inputs;
   return f.points.map((p, r) => ({
-    replicas: p.replicas, compute_s: p.compute_s, comm_s: p.comm_s,
+    replicas: p.replicas, compute_s: p.compute_s,
+    comm_s: hiding_comm_seconds(p.comm_s, p.allreduce_s, x.sharding, x.bytes_per_grad, f.backward_only),
     window_s: f.backward_only ? p.compute_s * 2 / 3 : null, efficiency: p.efficiency,
     cluster_s: f.cluster.comm_s[r], cluster_efficiency: f.cluster.efficiency[r],
   }));

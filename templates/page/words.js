@@ -3,7 +3,9 @@
 // (generator/texts.py), so the page as built (no JavaScript) and the live page say the same. No DOM here.
 // W is what the words need besides the facts: the sharding options' labels, the workshop's sequence length and
 // the plates this one refers to (content: plate.md's [plates]).
-import { data_size, fraction, gigabytes, num, percent, seconds, sig, smallest_fitting_replicas } from "./model.js";
+import {
+  data_size, fraction, gigabytes, hiding_comm_seconds, num, percent, seconds, sig, smallest_fitting_replicas
+} from "./model.js";
 
 const capital = (text) => text[0].toUpperCase() + text.slice(1);
 
@@ -18,6 +20,14 @@ function sequencesText(share) {
 function against(f) {
   return [f.sharding_stage === 3 ? "ZeRO-3's traffic" : "the all-reduce", f.backward_only ? "the backward pass" : "compute"];
 }
+
+/** Figure 1's communication at each replica count, as its line draws it (selection.js gridRows): what must hide
+ * behind the time drawn beside it. */
+const drawnComm = (f) => f.points.map((p) => hiding_comm_seconds(p.comm_s, p.allreduce_s, f.inputs.sharding,
+  f.inputs.bytes_per_grad, f.backward_only));
+
+/** The descriptions' note on the real cluster under a ZeRO stage, else nothing. */
+const plainDdp = (f) => (f.sharding_stage > 0 ? " The real cluster is plain DDP: it does not follow the Sharding control." : "");
 
 /** ' (plate XIV.5)' when the content names the plate on that subject, else nothing. */
 const seePlate = (W, subject) => (W.plates && W.plates[subject] ? ` (plate ${W.plates[subject]})` : "");
@@ -160,6 +170,10 @@ function describeTimeline(f) {
     "fills it, one after another on the link; bars are darker where the link is busier. DDP closes a bucket once " +
     `it holds ${limit} and never splits a tensor, so they hold from ` +
     `${data_size(sizes.reduce((a, b) => Math.min(a, b)))} to ${data_size(sizes.reduce((a, b) => Math.max(a, b)))}. `;
+  if (f.sharding_stage > 0) {
+    text += "The buckets are plain DDP's all-reduce buckets: the Sharding control sets how much time they carry, " +
+      "not their sizes. ";
+  }
   if (tail <= 0) return `${text}The link finishes with compute: nothing is exposed.`;
   return `${text}The last bucket finishes at ${seconds(compute + tail)}: an exposed tail of ${seconds(tail)} after ` +
     `compute (bottom row). Perfect overlap within the backward pass would leave ${seconds(bound)} ` +
@@ -201,10 +215,11 @@ export function tableRows(f, figureId) {
   if (figureId === "fig-timeline") return timelineTable(f);
   if (figureId === "fig-memory") return memoryTableRows(f);
   const c = f.cluster;
+  const drawn = drawnComm(f);
   return f.points.map((p, r) => {
     const n = num(p.replicas) + (p.replicas === f.crossing_replicas ? " (crossed)" : "");
     return figureId === "fig-time"
-      ? [n, seconds(p.compute_s), seconds(p.comm_s), seconds(c.comm_s[r])]
+      ? [n, seconds(p.compute_s), seconds(drawn[r]), seconds(c.comm_s[r])]
       : [n, num(p.tokens_per_replica), percent(p.efficiency), percent(c.efficiency[r])];
   });
 }
@@ -224,22 +239,30 @@ export function describe(f, figureId, W) {
   if (figureId === "fig-time") {
     text = `On log–log axes against replicas from 1 to ${nMax}, compute per step (solid blue line, circles) ` +
       `falls as 1/n, from ${seconds(first.compute_s)} on one replica to ${seconds(last.compute_s)} on ${nMax}. `;
+    // ZeRO-3, backward only: the line is the traffic of the backward pass alone (charts.grid_rows)
+    const zero3 = f.sharding_stage === 3 && f.backward_only;
+    const drawn = drawnComm(f);
     if (points.length > 1) {
-      text += `With one replica there is nothing to reduce; ${noun} (dashed vermilion line, squares) takes ` +
-        `${seconds(points[1].comm_s)} on 2 replicas and ${seconds(last.comm_s)} on ${nMax}, levelling off as n grows. `;
+      const line = zero3
+        ? "ZeRO-3's traffic during the backward pass (dashed vermilion line, squares: its backward all-gather and " +
+          "reduce-scatter; the forward all-gather hides behind the forward pass)"
+        : `${noun} (dashed vermilion line, squares)`;
+      text += `With one replica there is nothing to reduce; ${line} takes ` +
+        `${seconds(drawn[1])} on 2 replicas and ${seconds(drawn[drawn.length - 1])} on ${nMax}, levelling off as n grows. `;
     }
     if (f.backward_only) {
-      text += "The dotted blue line is the backward pass, two thirds of compute: all the all-reduce can hide behind. ";
+      text += `The dotted blue line is the backward pass, two thirds of compute: all ${zero3 ? "that traffic" : "the all-reduce"} can hide behind. `;
     }
     text += cross
-      ? `${capital(noun)} outgrows ${behind} at ${star} (dotted rule, the ideal point) and first on the grid at ${num(cross)} ` +
+      ? `${zero3 ? "That traffic" : capital(noun)} outgrows ${behind} at ${star} (dotted rule, the ideal point) and first on the grid at ${num(cross)} ` +
         "replicas (solid rule)."
-      : `${capital(noun)} stays below ${behind} up to ${nMax} replicas.`;
+      : `${zero3 ? "That traffic" : capital(noun)} stays below ${behind} up to ${nMax} replicas.`;
     if (points.length > 1) {
       const comm = f.cluster.comm_s;
       text += ` The dash-dotted line is DDP on a real cluster: its ${num(f.cluster_buckets[0].length)} ` +
         "buckets' all-reduces, each by NCCL's cheaper of ring and tree on 8-GPU nodes with a NIC per GPU, " +
-        `latency included: ${seconds(comm[1])} on 2 replicas and ${seconds(comm[comm.length - 1])} on ${nMax}.`;
+        `latency included: ${seconds(comm[1])} on 2 replicas and ${seconds(comm[comm.length - 1])} on ${nMax}.` +
+        plainDdp(f);
     }
   } else {
     const full = points.filter((p) => percent(p.efficiency) === "100%").map((p) => p.replicas);
@@ -255,7 +278,8 @@ export function describe(f, figureId, W) {
     }
     const efficiency = f.cluster.efficiency;
     text += " The dash-dotted line is DDP on a real cluster (NCCL on 8-GPU nodes, only the last " +
-      `micro-batch's backward pass hiding the buckets), ${percent(efficiency[efficiency.length - 1])} on ${nMax} replicas.`;
+      `micro-batch's backward pass hiding the buckets), ${percent(efficiency[efficiency.length - 1])} on ${nMax} replicas.` +
+      plainDdp(f);
   }
   const seqLen = W.seq_len;
   const oneSequence = f.batch.tokens / seqLen;
