@@ -117,12 +117,13 @@ def set_default(edit: Edit, **choice: str) -> None:
     sharding="zero3"); a key [default] does not hold yet is added as its first line."""
     front, prose = _front_and_prose(edit)
     head, table = re.split(r"(?m)^\[default\]\s*$", front, maxsplit=1)
-    for key, ident in choice.items():
+    table, rest = re.split(r"(?m)^(?=\[)", table, maxsplit=1) if re.search(r"(?m)^\[", table) else (table, "")
+    for key, ident in choice.items():  # in [default] only: a later table ([plates]) may hold the same key
         table, count = re.subn(rf'(?m)^{key}\s*=\s*"[^"]*"', f'{key} = {_toml(ident)}', table, count=1)
         if count == 0:
             table = f"\n{key} = {_toml(ident)}" + table
         edit.default[key] = ident
-    _write_plate(edit, head + "[default]" + table, prose)
+    _write_plate(edit, head + "[default]" + table + rest, prose)
 
 
 def set_workshop(edit: Edit, **values: str) -> None:

@@ -120,14 +120,14 @@ def test_default_may_set_any_control_and_the_static_page_opens_there(tmp_path):
     f = atlas.facts(c.plate.default)
     workshop = atlas.facts(atlas.complete(content.Selection(c.plate.default.model, c.plate.default.batch,
                                                             c.plate.default.network)))
-    assert render.memory_table_rows(f) != render.memory_table_rows(workshop)  # ZeRO-3's numbers, not the workshop's
+    assert render.table_rows(f, "fig-memory") != render.table_rows(workshop, "fig-memory")  # ZeRO-3's numbers, not the workshop's
     select = re.search(r'<select[^>]*id="choose-sharding".*?</select>', page, re.S)[0]
     assert re.findall(r'<option value="([^"]+)" selected>', select) == ["zero3"]
     assert plate_data(page)["default"]["sharding"] == "zero3"
     assert html.escape(f.caption, quote=False) in page and "ZeRO-3" in f.caption
-    for text in (*render.readout_paragraphs(f), render.describe_memory(f)):
+    for text in (*render.readout_paragraphs(f, c.plate.plates), render.describe(f, "fig-memory", c.plate.plates)):
         assert str(escape(text)) in page, text
-    for row in render.memory_table_rows(f):
+    for row in render.table_rows(f, "fig-memory"):
         assert "".join(f"<td>{escape(cell)}</td>" for cell in row[1:]) in page, row
     def prose(text: str) -> tuple[str, str]:  # before the workshop, and between it and the terms
         workshop, terms = text.index('id="workshop-figures"'), text.index('class="terms"')
