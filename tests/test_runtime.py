@@ -295,6 +295,17 @@ window.vegaExpressionInterpreter = expressionInterpreter;
 """
 
 
+def open_live(browser, folder: Path):
+    """The page in folder, every figure live (those below the fold too); the page's CSP lifted, since a copy with
+    the whole of Vega swapped in carries a script its CSP does not list."""
+    context = browser.new_context(offline=True, bypass_csp=True, viewport={"width": 1100, "height": 900})
+    page = context.new_page()
+    page.goto((folder / "index.html").as_uri())
+    wait_until(page, "document.documentElement.dataset.ready === 'true'")
+    page.evaluate("() => window.plate.live().then(() => true)")
+    return page
+
+
 @pytest.mark.browser
 def test_the_page_draws_the_same_figures_as_with_the_whole_of_vega(mini_site, live, browser, tmp_path):
     """vl-convert's whole Vega, swapped in for the bundle, runs the same dataflows into the same SVGs."""
@@ -309,15 +320,10 @@ def test_the_page_draws_the_same_figures_as_with_the_whole_of_vega(mini_site, li
                                          encoding="utf-8")
     drawn = []
     for folder in (mini_site, tmp_path):
-        # The page's CSP allows its own runtime's hash only; the swapped-in copy needs it lifted.
-        context = browser.new_context(offline=True, bypass_csp=True, viewport={"width": 1100, "height": 900})
-        page = context.new_page()
-        page.goto((folder / "index.html").as_uri())
-        wait_until(page, "document.documentElement.dataset.ready === 'true'")
-        page.evaluate("() => window.plate.live().then(() => true)")  # the figures below the fold too
+        page = open_live(browser, folder)
         assert page.locator(".chart[data-live='true'] svg").count() == page.locator(".chart").count() > 0
         drawn.append(page.evaluate("[...document.querySelectorAll('.chart')].map(c => c.innerHTML)"))
-        context.close()
+        page.context.close()
     assert drawn[0] == drawn[1]
 
 
@@ -346,14 +352,7 @@ def test_the_page_redraws_the_same_figures_as_with_the_whole_of_vega(mini_site, 
     whole = render.script_safe(vlc.javascript_bundle(WHOLE_VEGA))
     (tmp_path / "index.html").write_text(html.replace(inert, f'<script type="module">{whole}</script>'),
                                          encoding="utf-8")
-    pages = []
-    for folder in (mini_site, tmp_path):
-        context = browser.new_context(offline=True, bypass_csp=True, viewport={"width": 1100, "height": 900})
-        page = context.new_page()
-        page.goto((folder / "index.html").as_uri())
-        wait_until(page, "document.documentElement.dataset.ready === 'true'")
-        page.evaluate("() => window.plate.live().then(() => true)")
-        pages.append(page)
+    pages = [open_live(browser, folder) for folder in (mini_site, tmp_path)]
     try:
         steps = pages[0].evaluate(STEPS)
         assert len(steps) >= 4, steps  # the fixture offers other presets and options to change to
