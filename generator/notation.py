@@ -5,7 +5,7 @@ with their trailing zeros (0.390 s, 0.0714 s, 7.80 MB), no whole digit rounded a
 suits it (s from 10 ms up, then ms, µs; TB, GB, MB, kB); a percentage is a measure too, written whole when it is
 a whole percent (45%, 100%) and never rounded to 0% when it is not zero (0.470%); a share below one is a decimal
 (0.125 of a sequence); powers of ten are superscripts (10⁹ B). Rounding is half-up on the number's exact binary
-value, which is what JavaScript's toFixed does, so templates/page/model.js (`num`, `sig`, `seconds`, `percent`,
+value, which is what JavaScript's toFixed does, so templates/page/notation.js (`num`, `sig`, `seconds`, `percent`,
 `data_size`, `fraction`, `about`) prints the same text for the same double.
 """
 from __future__ import annotations

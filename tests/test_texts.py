@@ -330,8 +330,8 @@ def _atlas_and_default():
 
 
 def test_the_words_module_touches_no_page_state():
-    """words.js runs under node as it runs in the page: it imports only the model mirror, reads no DOM or data."""
+    """words.js runs under node as it runs in the page: it imports only the model mirror and the formatter, reads no DOM or data."""
     js = WORDS.read_text(encoding="utf-8")
-    assert re.findall(r'from "\./([\w.]+)"', js) == ["model.js"]
+    assert sorted(re.findall(r'from "\./([\w.]+)"', js)) == ["model.js", "notation.js"]
     assert not re.search(r"\b(document|window|data\.)", re.sub(r"^\s*//.*$", "", js, flags=re.M))
     assert Path(texts.__file__).name == "texts.py"

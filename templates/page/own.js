@@ -1,5 +1,5 @@
 // The reader's own run (issue 10; generator/custom.py): free inputs, checked as the schema checks.
-import { given, num, percent } from "./model.js";
+import { given, num, percent } from "./notation.js";
 import { OWN, data, form } from "./data.js";
 import { factsOf } from "./selection.js";
 

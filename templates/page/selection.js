@@ -1,8 +1,6 @@
 // What the plate says about one selection (generator/facts.py Facts), and the figures' rows (generator/charts.py).
-import {
-  GB, bucket_caps, bucket_schedule, bucketed_tail_seconds, buckets, cluster, evaluate, forward_traffic, given,
-  hiding_comm_seconds, inputs, num, percent, seconds, step_seconds, tensor_params
-} from "./model.js";
+import { bucket_caps, bucket_schedule, bucketed_tail_seconds, buckets, cluster, evaluate, forward_traffic, hiding_comm_seconds, inputs, step_seconds, tensor_params } from "./model.js";
+import { GB, given, num, percent, seconds } from "./notation.js";
 import { OWN, P, REPLICAS, data } from "./data.js";
 
 // --- facts of a selection (generator/facts.py Facts) ---------------------------------------------------

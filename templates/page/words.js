@@ -3,9 +3,8 @@
 // (generator/texts.py), so the page as built (no JavaScript) and the live page say the same. No DOM here.
 // W is what the words need besides the facts: the sharding options' labels, the workshop's sequence length and
 // the plates this one refers to (content: plate.md's [plates]).
-import {
-  data_size, fraction, gigabytes, hiding_comm_seconds, num, percent, seconds, sig, smallest_fitting_replicas
-} from "./model.js";
+import { hiding_comm_seconds, smallest_fitting_replicas } from "./model.js";
+import { data_size, fraction, gigabytes, num, percent, seconds, sig } from "./notation.js";
 
 const capital = (text) => text[0].toUpperCase() + text.slice(1);
 
