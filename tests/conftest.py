@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from generator import build
-from generator.content import Selection
+from xiv4 import SHIPPED, Selection
 
 try:
     from playwright.sync_api import sync_playwright
@@ -17,7 +17,7 @@ except ImportError:  # the test extra is not installed
     sync_playwright = None
 
 ROOT = Path(__file__).resolve().parent.parent
-CONTENT = Path(os.environ.get("PLATE_CONTENT") or ROOT / "content").resolve()
+CONTENT = Path(os.environ.get("PLATE_CONTENT") or SHIPPED).resolve()
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "mini"
 # The presets spec/MODEL.md names, by the ids content/presets.toml gives them. Its claims (1,024, 0.642 s,
 # 128.5 GB, ...) hold for these and are asserted only for them, when the content being tested holds them,
@@ -222,12 +222,12 @@ def readme_pages() -> dict[str, int]:
 def within_print_budget(count: int, paper: str) -> bool:
     """At least one page and at most the README's ceiling for the shipped content; an author's edited content
     (PLATE_CONTENT) may add a page or two of terms, sources and prose."""
-    slack = 0 if CONTENT == (ROOT / "content").resolve() else 2
+    slack = 0 if CONTENT == SHIPPED.resolve() else 2
     return 1 <= count <= readme_pages()[paper] + slack
 
 
 def shown_key(data: dict, sel: dict) -> str:
-    """The page's data-shown for a selection (render.selection_key): the keys' ids, then the real cluster's choices
+    """The page's data-shown for a selection (xpage.selection_key): the keys' ids, then the real cluster's choices
     that are not the default's ("&bucket=500"); data is the page's plate-data."""
     extra = [f"{k}={sel[k]}" for k in data.get("cluster_keys", []) if sel.get(k, data["default"][k]) != data["default"][k]]
     return "&".join(["|".join(sel[k] for k in data["keys"]), *extra])
