@@ -18,9 +18,9 @@ STATE_BYTES = WEIGHT_BYTES + GRADIENT_BYTES + OPTIMISER_BYTES  # 16 per paramete
 STAGES = (0, 1, 2, 3)  # 0: plain data parallelism; 1: + optimiser states sharded; 2: + gradients; 3: + weights
 GATHERS = (0, 1, 1, 2)  # all-gathers of the BF16 weights per step: after the update (1, 2), forward and backward (3)
 
-__all__ = ["GB", "GIB", "OPTIMISER_BYTES", "STATE_BYTES", "STAGES", "GATHERS", "replica_counts", "ring_share",
+__all__ = ["GB", "GIB", "WEIGHT_BYTES", "GRADIENT_BYTES", "OPTIMISER_BYTES", "STATE_BYTES", "STAGES", "GATHERS", "replica_counts", "ring_share",
            "state_bytes", "kept_bytes", "smallest_replicas", "reduce_scatter_bytes", "all_gather_bytes",
-           "weight_gathers", "allreduce_bytes", "traffic_bytes", "traffic_ratio", "traffic_seconds"]
+           "weight_gathers", "allreduce_bytes", "traffic_bytes", "traffic_limit_bytes", "traffic_ratio", "traffic_seconds"]
 
 
 def ring_share(replicas):
@@ -75,6 +75,11 @@ def traffic_bytes(params, stage, grad_bytes, replicas):
     """Bytes each GPU sends per step under stage k: the all-reduce 2·b·Ψ·r for stage 0; b·Ψ·r + 2·Ψ·r for
     stages 1–2; b·Ψ·r + 2·2·Ψ·r for stage 3."""
     return traffic_ratio(stage, grad_bytes) * allreduce_bytes(params, grad_bytes, replicas)
+
+
+def traffic_limit_bytes(params, stage, grad_bytes):
+    """What traffic_bytes approaches as n grows (r → 1): 2·b·Ψ for stage 0, (b + 2)·Ψ and (b + 4)·Ψ sharded."""
+    return traffic_ratio(stage, grad_bytes) * RING_FACTOR * grad_bytes * np.asarray(params, dtype=np.float64)
 
 
 def traffic_seconds(params, stage, grad_bytes, link_bytes_per_s, replicas):
