@@ -1,0 +1,190 @@
+"""Plate XIV.5's two figures, in the series' style: Altair specs compiled by the engine's charts.figure to Vega
+(no data) and to a static SVG of a selection, with descriptions written from the facts."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from generator import charts
+from generator.cache import Cache
+from generator.notation import data_size, num, sig
+
+from .facts import Facts
+
+if TYPE_CHECKING:
+    import altair as alt
+
+STATES_DATA, MEMORY_DATA = "states", "memory"  # each stage's states per GPU at each replica count; the GPU's line
+TRAFFIC_DATA, TRAFFIC_LABELS = "traffic", "traffic_labels"  # bytes per GPU per step; a label per group of stages
+# The series' colours, each a theme variable once the theme lands (charts.ink reads it), else the hex itself:
+# stage 0 is plain data parallelism, the near-black of XIV.4's real cluster; stages 1 and 2 XIV.4's blue and
+# vermilion; stage 3 Okabe–Ito's bluish green (3.4:1 on the light page; its label shade 5.3:1), a colour XIV.4 has
+# not needed, so not yet a theme variable. Dash and direct labels tell the stages apart without colour.
+_ink = getattr(charts, "ink", lambda colour: colour)
+STAGE_INK = (charts.SERIES["real cluster"][0], charts.SERIES["compute"][0], charts.SERIES["all-reduce"][0], "#009e73")
+LABEL_INK = (charts.LABEL_INK["real cluster"], charts.LABEL_INK["compute"], charts.LABEL_INK["all-reduce"], "#007a5a")
+STAGE_DASH = ([], [6, 3], [2, 3], [8, 3, 2, 3])
+SELECTED_WIDTH, OTHER_WIDTH = 3.5, 1.8  # the selected stage's line is the heavier
+LABEL_AT = 64  # replicas where the states figure names its lines: far enough along that they have come apart
+# Where each stage's name sits by its line in the states figure, right of LABEL_AT: above for 0, 1 and 3 (stage 3's
+# line falls away from its words), below for 2 (1 and 2 run closest, about 0.3 decades apart from 64 replicas on).
+LABEL_ABOVE = (True, True, False, True)
+
+
+def stage_name(k: int) -> str:
+    return f"stage {k}"
+
+
+def _x(max_replicas: int) -> alt.X:
+    """Replicas on a log₂ axis, powers of four labelled, as XIV.4 draws them."""
+    import altair as alt
+    return alt.X("replicas:Q", title="data-parallel replicas (GPUs)",
+                 scale=alt.Scale(type="log", base=2, domain=[1, max_replicas], nice=False),
+                 axis=alt.Axis(values=[4 ** k for k in range(0, 8) if 4 ** k <= max_replicas], format=",d",
+                               grid=False, labelOverlap=True))
+
+
+def _stage_encodings() -> dict:
+    """Colour and dash by stage name, the selected stage's line heavier."""
+    import altair as alt
+    names = [stage_name(k) for k in range(4)]
+    return {"color": alt.Color("stage:N", scale=alt.Scale(domain=names, range=[_ink(c) for c in STAGE_INK]),
+                               legend=None),
+            "strokeDash": alt.StrokeDash("stage:N", scale=alt.Scale(domain=names, range=list(STAGE_DASH)),
+                                         legend=None),
+            "strokeWidth": alt.StrokeWidth("selected:N", scale=alt.Scale(domain=[True, False],
+                                                                          range=[SELECTED_WIDTH, OTHER_WIDTH]),
+                                           legend=None)}
+
+
+# --- (a) model states per GPU against replicas -------------------------------------------------------
+
+def states_rows(f: Facts) -> list[dict]:
+    """One row per stage and replica count: the states per GPU in GB (10⁹ B)."""
+    return [{"replicas": int(n), "stage": stage_name(s.stage), "states_gb": float(b) / 1e9,
+             "selected": s.stage == f.stage_index}
+            for s in f.stages for n, b in zip(f.replicas, s.states_bytes)]
+
+
+def memory_rows(f: Facts) -> list[dict]:
+    """The GPU's memory, one row: its label goes above the rule when the unsharded states are under it."""
+    return [{"memory_gb": f.memory_bytes / 1e9, "replicas": f.max_replicas,
+             "label_above": f.unsharded_bytes <= f.memory_bytes,
+             "gpu_label": f"{f.gpu.name} memory: {num(f.gpu.memory_gb)} GB"}]
+
+
+def states_chart(max_replicas: int) -> alt.LayerChart:
+    """Model states per GPU against replicas, log–log, a line per stage 0–3, the GPU's memory a dashed rule."""
+    import altair as alt
+    base = alt.Chart(alt.Data(name=STATES_DATA))
+    y = alt.Y("states_gb:Q", title="model states per GPU (GB, 10⁹ B)", scale=alt.Scale(type="log"),
+              axis=alt.Axis(format=",~g", tickCount=6, grid=False))
+    lines = base.mark_line().encode(x=_x(max_replicas), y=y, **_stage_encodings()).properties(name="stages")
+    at = min(LABEL_AT, max_replicas)
+    labels = [base.transform_filter(f"datum.replicas == {at} && datum.stage == '{stage_name(k)}'").mark_text(
+        align="left", baseline="bottom" if above else "top", dx=4, dy=-3 if above else 5, fontSize=12,
+        fontWeight="bold", color=_ink(LABEL_INK[k])).encode(
+        x=alt.X("replicas:Q"), y=alt.Y("states_gb:Q"), text=alt.Text("stage:N")).properties(name=f"label_stage{k}")
+        for k, above in enumerate(LABEL_ABOVE)]
+    memory = alt.Chart(alt.Data(name=MEMORY_DATA))
+    rule = memory.mark_rule(strokeWidth=1.5, strokeDash=[4, 4], color=_ink(charts.INK), aria=False).encode(
+        y=alt.Y("memory_gb:Q")).properties(name="gpu_memory")
+    rule_label = memory.mark_text(align="right", baseline=alt.ExprRef("datum.label_above ? 'bottom' : 'top'"),
+                                  dy=alt.ExprRef("datum.label_above ? -4 : 4"), fontSize=11, fontWeight="bold",
+                                  color=_ink(charts.INK)).encode(
+        x=alt.XValue("width"), y=alt.Y("memory_gb:Q"), text=alt.Text("gpu_label:N")).properties(
+        name="gpu_memory_label")
+    return alt.layer(rule, rule_label, lines, *labels).properties(width=charts.WIDTH, height=charts.HEIGHT)
+
+
+def _fits(f: Facts, k: int) -> str:
+    """How stage k fits, in words: from how many replicas, or not at all."""
+    n = f.stage(k).smallest_fitting
+    if n != n:  # NaN: what the stage keeps whole is already more than the memory
+        return f"stage {k} never fits"
+    return f"stage {k} fits from {num(n)} {'replica' if n == 1 else 'replicas'}"
+
+
+def states_description(f: Facts) -> str:
+    """One sentence on figure (a), from the facts."""
+    where = "under" if f.unsharded_bytes <= f.memory_bytes else "above"
+    return (f"Model states per GPU against data-parallel replicas for ZeRO stages 0 to 3, log–log, "
+            f"{f.model.name} on the {f.gpu.name}: stage 0 stays at {data_size(f.unsharded_bytes)}, {where} the "
+            f"GPU's {num(f.gpu.memory_gb)} GB (10⁹ B); " + ", ".join(_fits(f, k) for k in (1, 2, 3)) + ".")
+
+
+# --- (b) bytes each GPU sends per step against replicas ---------------------------------------------
+
+def traffic_rows(f: Facts) -> list[dict]:
+    """One row per stage and replica count: the bytes each GPU sends per step, in GB (10⁹ B)."""
+    return [{"replicas": int(n), "stage": stage_name(s.stage), "traffic_gb": float(b) / 1e9,
+             "selected": s.stage == f.stage_index}
+            for s in f.stages for n, b in zip(f.replicas, s.traffic_bytes)]
+
+
+def traffic_groups(f: Facts) -> list[tuple[list[int], float]]:
+    """Stages that send the same bytes at the selected precision, [(stages, ratio to the all-reduce)], least first."""
+    groups: dict[float, list[int]] = {}
+    for s in f.stages:
+        groups.setdefault(s.traffic_ratio, []).append(s.stage)
+    return sorted(((stages, ratio) for ratio, stages in groups.items()), key=lambda g: g[1])
+
+
+def _stages_text(stages: list[int]) -> str:
+    if len(stages) == 1:
+        return f"stage {stages[0]}"
+    return "stages " + ", ".join(map(str, stages[:-1])) + f" and {stages[-1]}"
+
+
+def traffic_label_rows(f: Facts) -> list[dict]:
+    """A label per group of stages whose lines coincide, at the right end above them."""
+    return [{"replicas": f.max_replicas, "traffic_gb": float(f.stage(stages[0]).traffic_bytes[-1]) / 1e9,
+             "text": _stages_text(stages), "stage": stage_name(stages[0])} for stages, _ in traffic_groups(f)]
+
+
+def traffic_chart(max_replicas: int) -> alt.LayerChart:
+    """Bytes each GPU sends per step against replicas (log x, linear y from 0), a line per stage 0–3."""
+    import altair as alt
+    base = alt.Chart(alt.Data(name=TRAFFIC_DATA))
+    y = alt.Y("traffic_gb:Q", title="sent per GPU per step (GB, 10⁹ B)", scale=alt.Scale(zero=True),
+              axis=alt.Axis(format=",~r", tickCount=5, grid=True))
+    lines = base.mark_line().encode(x=_x(max_replicas), y=y, **_stage_encodings()).properties(name="stages")
+    names = [stage_name(k) for k in range(4)]
+    labels = alt.Chart(alt.Data(name=TRAFFIC_LABELS)).mark_text(
+        align="right", baseline="bottom", dx=-2, dy=-6, fontSize=12, fontWeight="bold").encode(
+        x=alt.X("replicas:Q"), y=alt.Y("traffic_gb:Q"), text=alt.Text("text:N"),
+        color=alt.Color("stage:N", scale=alt.Scale(domain=names, range=[_ink(c) for c in LABEL_INK]), legend=None),
+    ).properties(name="stage_labels")
+    return alt.layer(lines, labels).properties(width=charts.WIDTH, height=charts.HEIGHT * 0.8)
+
+
+def traffic_description(f: Facts) -> str:
+    """One sentence on figure (b), from the facts."""
+    groups = traffic_groups(f)
+    base_stages, base_ratio = next(g for g in groups if 0 in g[0])
+    alike = f"{_stages_text(base_stages)} send the same" if len(base_stages) > 1 else "stage 0 sends its all-reduce"
+    parts = [f"{alike}, approaching {data_size(f.stage(0).traffic_limit_bytes)}"]
+    for stages, ratio in groups:
+        if 0 not in stages:
+            verb = "send" if len(stages) > 1 else "sends"
+            parts.append(f"{_stages_text(stages)} {verb} {sig(ratio / base_ratio)} times that, approaching "
+                         f"{data_size(f.stage(stages[0]).traffic_limit_bytes)}")
+    return (f"Bytes each GPU sends per step against data-parallel replicas, {f.model.name} with "
+            f"{f.precision_name} gradients: " + "; ".join(parts) + " as replicas grow.")
+
+
+# --- both, compiled ------------------------------------------------------------------------------------
+
+TITLES = {"fig-states": "Model states per GPU, by ZeRO stage", "fig-traffic": "Bytes sent per GPU per step, by ZeRO stage"}
+
+
+def figures(f: Facts, store: Cache | None = None) -> list[charts.Figure]:
+    """Both figures, compiled for the page (no data) and drawn for the selection f; with a store (the build
+    cache), what it already holds is not made again."""
+    store = store or Cache(None)
+    return [
+        charts.figure("fig-states", TITLES["fig-states"], (states_chart, (f.max_replicas,)), states_description(f),
+                      {STATES_DATA: states_rows(f), MEMORY_DATA: memory_rows(f)}, store),
+        charts.figure("fig-traffic", TITLES["fig-traffic"], (traffic_chart, (f.max_replicas,)),
+                      traffic_description(f), {TRAFFIC_DATA: traffic_rows(f), TRAFFIC_LABELS: traffic_label_rows(f)},
+                      store),
+    ]
