@@ -12,12 +12,13 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: import the plate package from its folder
+if __package__:  # imported as part of the plate package, under whatever name its loader gave it
+    from . import facts as plate_facts
+    from . import figures as plate_figures
+else:  # run as a script: the plate package from its folder
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    __package__ = "plate"
-
-from plate import facts as plate_facts  # noqa: E402
-from plate import figures as plate_figures  # noqa: E402
+    from plate import facts as plate_facts  # noqa: E402
+    from plate import figures as plate_figures  # noqa: E402
 
 MARK = "<!-- written by plate/preview.py -->"
 
