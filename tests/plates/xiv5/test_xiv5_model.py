@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from generator.notation import num
+from xiv5_support import presets  # noqa: F401 (fixtures)
 from xiv5_plate import model
 
 N = np.array([1, 2, 3, 4, 8, 64, 1024, 16384], dtype=np.float64)

@@ -1,5 +1,7 @@
 """Plate XIV.5's plate package, loaded by path (plates/ is not a Python package; the engine will load plate
-modules from their folders the same way), and XIV.4's presets it reuses."""
+modules from their folders the same way), and XIV.4's presets it reuses. A module of its own, not a conftest.py:
+a second conftest would take the name `conftest` from tests/conftest.py, which other tests import from.
+Test modules import the fixtures they use from here."""
 from __future__ import annotations
 
 import importlib.util

@@ -1,0 +1,107 @@
+"""Plate XIV.5's figures: their rows are the model's, their descriptions the facts', and both compile to Vega and
+a static SVG (no font or browser involved in what is checked)."""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from generator.notation import data_size, num
+from xiv5_support import FOLDER, presets, default  # noqa: F401 (fixtures)
+from xiv5_plate import facts as plate_facts
+from xiv5_plate import figures as plate_figures
+from xiv5_plate import model
+from xiv5_plate import preview
+
+
+@pytest.fixture(scope="module")
+def made(presets, default):
+    return plate_figures.figures(plate_facts.facts(presets, default))
+
+
+def test_both_figures_compile(made, presets, default):
+    f = plate_facts.facts(presets, default)
+    assert [fig.id for fig in made] == ["fig-states", "fig-traffic"]
+    datasets = [{d["name"] for d in fig.vega["data"]} for fig in made]
+    assert {plate_figures.STATES_DATA, plate_figures.MEMORY_DATA} <= datasets[0]
+    assert {plate_figures.TRAFFIC_DATA, plate_figures.TRAFFIC_LABELS} <= datasets[1]
+    for fig in made:
+        assert all("values" not in d for d in fig.vega["data"])  # the page inserts the data
+        assert fig.svg.startswith("<svg") and fig.svg.rstrip().endswith("</svg>")
+        assert fig.vega["description"] and fig.vega["description"] in (plate_figures.states_description(f),
+                                                                      plate_figures.traffic_description(f))
+    states_svg, traffic_svg = made[0].svg, made[1].svg
+    assert f"{f.gpu.name} memory: {num(f.gpu.memory_gb)} GB" in states_svg
+    for k in range(4):
+        assert f">stage {k}<" in states_svg
+    for row in plate_figures.traffic_label_rows(f):
+        assert f">{row['text']}<" in traffic_svg
+    # a line per stage in each figure, the selected stage's alone the heavier
+    for fig in made:
+        lines = re.findall(r'<g class="mark-line role-mark stages_marks"[^>]*><path [^>]*>', fig.svg)
+        assert len(lines) == 4
+        heavy = [i for i, line in enumerate(lines) if f'stroke-width="{plate_figures.SELECTED_WIDTH:g}"' in line]
+        assert heavy == [f.stage_index]
+
+
+def test_rows_are_the_model_s(presets, default):
+    f = plate_facts.facts(presets, replace(default, stage="zero2", precision="fp32"))
+    rows = plate_figures.states_rows(f)
+    assert len(rows) == 4 * len(f.replicas)
+    for k in range(4):
+        got = [r["states_gb"] for r in rows if r["stage"] == f"stage {k}"]
+        np.testing.assert_allclose(got, model.state_bytes(f.params, k, f.replicas) / 1e9, rtol=1e-12)
+        traffic = [r["traffic_gb"] for r in plate_figures.traffic_rows(f) if r["stage"] == f"stage {k}"]
+        np.testing.assert_allclose(traffic, model.traffic_bytes(f.params, k, 4, f.replicas) / 1e9, rtol=1e-12)
+    assert {r["stage"] for r in rows if r["selected"]} == {"stage 2"}
+    assert plate_figures.memory_rows(f)[0]["memory_gb"] == f.gpu.memory_gb
+
+
+def test_traffic_labels_group_the_stages_that_coincide(presets, default):
+    """BF16: stages 0–2 on one line, stage 3 above; FP32: stages 0 and 3 together, 1 and 2 below (MODEL.md)."""
+    bf16 = plate_facts.facts(presets, replace(default, precision="bf16"))
+    fp32 = plate_facts.facts(presets, replace(default, precision="fp32"))
+    assert [g for g, _ in plate_figures.traffic_groups(bf16)] == [[0, 1, 2], [3]]
+    assert [g for g, _ in plate_figures.traffic_groups(fp32)] == [[1, 2], [0, 3]]
+    assert [r["text"] for r in plate_figures.traffic_label_rows(fp32)] == ["stages 1 and 2", "stages 0 and 3"]
+
+
+def test_descriptions_are_written_from_the_facts(presets):
+    for sel in (plate_facts.Selection(m, g, "zero1", p, next(iter(presets.networks)))
+                for m in presets.models for g in plate_facts.gpus_of(presets) for p in plate_facts.PRECISIONS):
+        f = plate_facts.facts(presets, sel)
+        states = plate_figures.states_description(f)
+        assert f.model.name in states and f.gpu.name in states
+        assert f"stage 0 stays at {data_size(f.unsharded_bytes)}" in states
+        for k in (1, 2, 3):
+            n = f.stage(k).smallest_fitting
+            assert (f"stage {k} never fits" if np.isnan(n) else f"stage {k} fits from {num(n)} replica") in states
+        traffic = plate_figures.traffic_description(f)
+        assert f"{f.precision_name} gradients" in traffic
+        for k in range(4):
+            assert data_size(f.stage(k).traffic_limit_bytes) in traffic
+
+
+def test_spec_default_described(presets, default):
+    if "llama3-8b" not in presets.models or "h100-sxm" not in plate_facts.gpus_of(presets):
+        pytest.fail("the spec's presets llama3-8b and h100-sxm are gone from the content")
+    f = plate_facts.facts(presets, replace(default, model="llama3-8b", gpu="h100-sxm", precision="bf16"))
+    assert "stage 1 fits from 3 replicas, stage 2 fits from 2 replicas, stage 3 fits from 2 replicas" in \
+        plate_figures.states_description(f)
+    assert "stage 3 sends 1.50 times that" in plate_figures.traffic_description(f)
+
+
+def test_preview_writes_both_and_keeps_a_file_it_did_not_write(tmp_path):
+    out = tmp_path / "preview"
+    assert preview.main([str(out), "--stage", "zero3"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["descriptions.txt", "fig-states.svg", "fig-traffic.svg"]
+    assert (out / "fig-states.svg").read_text(encoding="utf-8").startswith("<svg")
+    assert preview.main([str(out)]) == 0  # its own files it may write again
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "fig-traffic.svg").write_text("someone's drawing", encoding="utf-8")
+    with pytest.raises(SystemExit, match="not written by preview.py"):
+        preview.main([str(foreign)])
+    assert (foreign / "fig-traffic.svg").read_text(encoding="utf-8") == "someone's drawing"
