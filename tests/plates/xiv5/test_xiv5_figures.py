@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from generator.notation import data_size, num
-from xiv5_support import FOLDER, presets, default  # noqa: F401 (fixtures)
+from xiv5_support import default, presets, spec_presets  # noqa: F401 (fixtures)
 from xiv5_plate import facts as plate_facts
 from xiv5_plate import figures as plate_figures
 from xiv5_plate import model
@@ -85,8 +85,7 @@ def test_descriptions_are_written_from_the_facts(presets):
 
 
 def test_spec_default_described(presets, default):
-    if "llama3-8b" not in presets.models or "h100-sxm" not in plate_facts.gpus_of(presets):
-        pytest.fail("the spec's presets llama3-8b and h100-sxm are gone from the content")
+    spec_presets(presets)
     f = plate_facts.facts(presets, replace(default, model="llama3-8b", gpu="h100-sxm", precision="bf16"))
     assert "stage 1 fits from 3 replicas, stage 2 fits from 2 replicas, stage 3 fits from 2 replicas" in \
         plate_figures.states_description(f)

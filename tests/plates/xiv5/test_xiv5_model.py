@@ -7,19 +7,17 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from generator.notation import num
-from xiv5_support import presets  # noqa: F401 (fixtures)
+from xiv5_support import presets, spec_presets  # noqa: F401 (fixtures)
 from xiv5_plate import model
 
 N = np.array([1, 2, 3, 4, 8, 64, 1024, 16384], dtype=np.float64)
-K = model.OPTIMISER_BYTES
+K = 12  # the facts file's optimiser bytes per parameter: FP32 master weights and Adam's two moments
 
 
-def spec_model(presets, model_id="llama3-8b", gpu_id="h100-sxm"):
-    """The spec's preset, when the content has it (the spec's claims hold for its own ids only)."""
-    gpus = {**presets.gpus, presets.workshop.gpu: presets.gpu}
-    if model_id not in presets.models or gpu_id not in gpus:
-        pytest.fail(f"the spec's presets {model_id} and {gpu_id} are gone from the content")
-    return presets.models[model_id].params, gpus[gpu_id]
+def spec_model(presets):
+    """Llama 3 8B's parameters and the H100 SXM, the presets the facts file's claims are about."""
+    m, gpu = spec_presets(presets)
+    return m.params, gpu
 
 
 def test_llama3_8b_on_h100_fits_as_the_facts_file_says(presets):

@@ -5,6 +5,7 @@ Test modules import the fixtures they use from here."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -45,3 +46,13 @@ def presets():
 def default(presets):
     """The selection plate.md's [default] names."""
     return plate_facts.default_selection(FOLDER, presets)
+
+
+def spec_presets(presets, model: str = "llama3-8b", gpu: str = "h100-sxm"):
+    """The spec's model and GPU presets (the facts file's claims are about these ids only). Where the presets no
+    longer hold them the claim is not asserted: skipped on a desk, failed in CI (CI=true), where a skip would hide it."""
+    gpus = plate_facts.gpus_of(presets)
+    if model not in presets.models or gpu not in gpus:
+        message = f"the facts file's claim is about {model} on {gpu}, which {presets_file()} does not hold"
+        (pytest.fail if os.environ.get("CI") == "true" else pytest.skip)(message)
+    return presets.models[model], gpus[gpu]
