@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from generator import charts
 from generator.cache import Cache
 from generator.notation import data_size, num, sig
@@ -25,9 +27,8 @@ LABEL_INK = (charts.LABEL_INK["real cluster"], charts.LABEL_INK["compute"], char
 STAGE_DASH = ([], [6, 3], [2, 3], [8, 3, 2, 3])
 SELECTED_WIDTH, OTHER_WIDTH = 3.5, 1.8  # the selected stage's line is the heavier
 LABEL_AT = 64  # replicas where the states figure names its lines: far enough along that they have come apart
-# Where each stage's name sits by its line in the states figure, right of LABEL_AT: above for 0, 1 and 3 (stage 3's
-# line falls away from its words), below for 2 (1 and 2 run closest, about 0.3 decades apart from 64 replicas on).
-LABEL_ABOVE = (True, True, False, True)
+STEEP_DECADES = 0.1  # a line falling more than this in one step would run through words set below it
+LABEL_DECADES = 0.3  # about the height of a name, in decades of the states axis as it is usually drawn
 
 
 def stage_name(k: int) -> str:
@@ -58,10 +59,31 @@ def _stage_encodings() -> dict:
 
 # --- (a) model states per GPU against replicas -------------------------------------------------------
 
+def label_above(f: Facts) -> list[bool]:
+    """Whether each stage's name goes above its line at LABEL_AT (else below), into the wider of the gaps to the
+    lines next to it (stage order keeps them in order there), in decades: not into a gap too narrow for two names
+    that the next line's name needs, and never below a line that falls steeply (through words set right of it)."""
+    at = int(np.searchsorted(f.replicas, min(LABEL_AT, f.max_replicas)))
+    level = [float(np.log10(s.states_bytes[at])) for s in f.stages]
+    steep = [at + 1 < len(f.replicas) and y - float(np.log10(s.states_bytes[at + 1])) > STEEP_DECADES
+             for y, s in zip(level, f.stages)]
+    out: list[bool] = []
+    for k, y in enumerate(level):
+        up = level[k - 1] - y if k else np.inf
+        down = y - level[k + 1] if k + 1 < len(level) else np.inf
+        if k and not out[k - 1] and up < 2 * LABEL_DECADES:  # the line above set its words in this gap
+            up = 0.0
+        if steep[k] or (k + 1 < len(level) and steep[k + 1] and down < 2 * LABEL_DECADES):
+            down = 0.0  # it falls through words below it, or the next line needs this gap for its own
+        out.append(bool(up >= down))
+    return out
+
+
 def states_rows(f: Facts) -> list[dict]:
-    """One row per stage and replica count: the states per GPU in GB (10⁹ B)."""
+    """One row per stage and replica count: the states per GPU in GB (10⁹ B), and where its name goes."""
+    above = label_above(f)
     return [{"replicas": int(n), "stage": stage_name(s.stage), "states_gb": float(b) / 1e9,
-             "selected": s.stage == f.stage_index}
+             "selected": s.stage == f.stage_index, "label_above": above[s.stage]}
             for s in f.stages for n, b in zip(f.replicas, s.states_bytes)]
 
 
@@ -81,10 +103,10 @@ def states_chart(max_replicas: int) -> alt.LayerChart:
     lines = base.mark_line().encode(x=_x(max_replicas), y=y, **_stage_encodings()).properties(name="stages")
     at = min(LABEL_AT, max_replicas)
     labels = [base.transform_filter(f"datum.replicas == {at} && datum.stage == '{stage_name(k)}'").mark_text(
-        align="left", baseline="bottom" if above else "top", dx=4, dy=-3 if above else 5, fontSize=12,
-        fontWeight="bold", color=_ink(LABEL_INK[k])).encode(
-        x=alt.X("replicas:Q"), y=alt.Y("states_gb:Q"), text=alt.Text("stage:N")).properties(name=f"label_stage{k}")
-        for k, above in enumerate(LABEL_ABOVE)]
+        align="left", baseline=alt.ExprRef("datum.label_above ? 'bottom' : 'top'"), dx=4,
+        dy=alt.ExprRef("datum.label_above ? -3 : 4"), fontSize=12, fontWeight="bold", color=_ink(LABEL_INK[k]),
+    ).encode(x=alt.X("replicas:Q"), y=alt.Y("states_gb:Q"), text=alt.Text("stage:N")).properties(
+        name=f"label_stage{k}") for k in range(4)]
     memory = alt.Chart(alt.Data(name=MEMORY_DATA))
     rule = memory.mark_rule(strokeWidth=1.5, strokeDash=[4, 4], color=_ink(charts.INK), aria=False).encode(
         y=alt.Y("memory_gb:Q")).properties(name="gpu_memory")

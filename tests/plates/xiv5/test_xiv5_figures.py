@@ -104,3 +104,21 @@ def test_preview_writes_both_and_keeps_a_file_it_did_not_write(tmp_path):
     with pytest.raises(SystemExit, match="not written by preview.py"):
         preview.main([str(foreign)])
     assert (foreign / "fig-traffic.svg").read_text(encoding="utf-8") == "someone's drawing"
+
+
+def test_stage_names_keep_out_of_each_other_s_way(presets):
+    """Over every selection: no name below a line that falls steeply where it is set, and no gap between two lines
+    narrower than two names holding both (one set below the upper line, one above the lower)."""
+    for sel in (plate_facts.Selection(m, g, "zero1", "bf16", next(iter(presets.networks)))
+                for m in presets.models for g in plate_facts.gpus_of(presets)):
+        f = plate_facts.facts(presets, sel)
+        above = plate_figures.label_above(f)
+        at = int(np.searchsorted(f.replicas, plate_figures.LABEL_AT))
+        level = [np.log10(s.states_bytes[at]) for s in f.stages]
+        for k, s in enumerate(f.stages):
+            if np.log10(s.states_bytes[at]) - np.log10(s.states_bytes[at + 1]) > plate_figures.STEEP_DECADES:
+                assert above[k], (sel, k)
+            if k and level[k - 1] - level[k] < 2 * plate_figures.LABEL_DECADES:
+                assert above[k - 1] or not above[k], (sel, k)
+        rows = plate_figures.states_rows(f)
+        assert [next(r["label_above"] for r in rows if r["stage"] == f"stage {k}") for k in range(4)] == above
