@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from generator.notation import data_size, num
-from xiv5_support import default, presets, spec_presets  # noqa: F401 (fixtures)
+from xiv5_support import SPEC_GPU, SPEC_MODEL, default, fits_from, has_spec, pairs, presets  # noqa: F401
 from xiv5_plate import facts as plate_facts
 from xiv5_plate import figures as plate_figures
 from xiv5_plate import model
@@ -84,12 +84,24 @@ def test_descriptions_are_written_from_the_facts(presets):
             assert data_size(f.stage(k).traffic_limit_bytes) in traffic
 
 
-def test_spec_default_described(presets, default):
-    spec_presets(presets)
-    f = plate_facts.facts(presets, replace(default, model="llama3-8b", gpu="h100-sxm", precision="bf16"))
-    assert "stage 1 fits from 3 replicas, stage 2 fits from 2 replicas, stage 3 fits from 2 replicas" in \
-        plate_figures.states_description(f)
-    assert "stage 3 sends 1.50 times that" in plate_figures.traffic_description(f)
+def test_the_fits_described_are_the_formulas_and_the_facts_file_s_for_its_presets(presets, default):
+    """Figure (a)'s description for each model and GPU of the content names the fits the formulas give (bisection in
+    the test); for Llama 3 8B on an H100 SXM in BF16, when the content holds them, the facts file's numbers."""
+    gpus = plate_facts.gpus_of(presets)
+    for m, g in pairs(presets):
+        f = plate_facts.facts(presets, replace(default, model=m, gpu=g, precision="bf16"))
+        text = plate_figures.states_description(f)
+        for k in (1, 2, 3):
+            n = fits_from(presets.models[m].params, k, gpus[g].memory_gb * 1e9)
+            said = f"stage {k} never fits" if np.isnan(n) else \
+                f"stage {k} fits from {num(n)} {'replica' if n == 1 else 'replicas'}"
+            assert said in text, (m, g, text)
+        assert f"sends {(2 * 2 + 2) / (2 * 2):.2f} times that" in plate_figures.traffic_description(f)
+    if has_spec(presets):
+        f = plate_facts.facts(presets, replace(default, model=SPEC_MODEL, gpu=SPEC_GPU, precision="bf16"))
+        assert "stage 1 fits from 3 replicas, stage 2 fits from 2 replicas, stage 3 fits from 2 replicas" in \
+            plate_figures.states_description(f)
+        assert "stage 3 sends 1.50 times that" in plate_figures.traffic_description(f)
 
 
 def test_preview_writes_both_and_keeps_a_file_it_did_not_write(tmp_path):

@@ -7,41 +7,46 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from generator.notation import num
-from xiv5_support import presets, spec_presets  # noqa: F401 (fixtures)
+from xiv5_support import K, SPEC_GPU, SPEC_MODEL, fits_from, has_spec, pairs, presets  # noqa: F401 (fixtures)
+from xiv5_plate import facts as plate_facts
 from xiv5_plate import model
 
 N = np.array([1, 2, 3, 4, 8, 64, 1024, 16384], dtype=np.float64)
-K = 12  # the facts file's optimiser bytes per parameter: FP32 master weights and Adam's two moments
 
 
-def spec_model(presets):
-    """Llama 3 8B's parameters and the H100 SXM, the presets the facts file's claims are about."""
-    m, gpu = spec_presets(presets)
-    return m.params, gpu
-
-
-def test_llama3_8b_on_h100_fits_as_the_facts_file_says(presets):
-    params, gpu = spec_model(presets)
-    in_gb = [model.smallest_replicas(params, k, gpu.memory_gb * model.GB) for k in (0, 1, 2, 3)]
-    assert np.isnan(in_gb[0])  # 128.5 GB never fits in 80 unsharded
-    assert [float(x) for x in in_gb[1:]] == [3, 2, 2]
-    assert float(model.smallest_replicas(params, 1, gpu.memory_gb * model.GIB)) == 2
-    assert num(model.state_bytes(params, 0, 1) / 1e9, 1) == "128.5"
+def test_fits_as_the_formulas_say_and_as_the_facts_file_says_for_its_presets(presets):
+    """Every model on every GPU of the content: the smallest fitting count is the formulas' (by bisection in the
+    test), in 10⁹ B and in GiB; the facts file's numbers for Llama 3 8B on the H100 SXM when the content holds them."""
+    gpus = plate_facts.gpus_of(presets)
+    for m, g in pairs(presets):
+        params, memory_gb = presets.models[m].params, gpus[g].memory_gb
+        for unit in (model.GB, model.GIB):
+            got = [float(model.smallest_replicas(params, k, memory_gb * unit)) for k in (0, 1, 2, 3)]
+            expected = [fits_from(params, k, memory_gb * unit) for k in (0, 1, 2, 3)]
+            np.testing.assert_array_equal(got, expected, err_msg=f"{m} on {g}, unit {unit:g}")
+    if has_spec(presets):
+        params, gpu = presets.models[SPEC_MODEL].params, gpus[SPEC_GPU]
+        in_gb = [model.smallest_replicas(params, k, gpu.memory_gb * model.GB) for k in (0, 1, 2, 3)]
+        assert np.isnan(in_gb[0])  # 128.5 GB never fits in 80 unsharded
+        assert [float(x) for x in in_gb[1:]] == [3, 2, 2]
+        assert float(model.smallest_replicas(params, 1, gpu.memory_gb * model.GIB)) == 2
+        assert num(model.state_bytes(params, 0, 1) / 1e9, 1) == "128.5"
 
 
 def test_bf16_stages_1_and_2_move_the_allreduce_and_stage_3_half_as_much_again(presets):
-    params, _ = spec_model(presets)
-    allreduce = model.allreduce_bytes(params, 2, N)
-    for k in (1, 2):
-        np.testing.assert_allclose(model.traffic_bytes(params, k, 2, N), allreduce, rtol=1e-12)
-    np.testing.assert_allclose(model.traffic_bytes(params, 3, 2, N), 1.5 * allreduce, rtol=1e-12)
+    for m in presets.models.values():
+        allreduce = model.allreduce_bytes(m.params, 2, N)
+        for k in (1, 2):
+            np.testing.assert_allclose(model.traffic_bytes(m.params, k, 2, N), allreduce, rtol=1e-12)
+        np.testing.assert_allclose(model.traffic_bytes(m.params, 3, 2, N), 1.5 * allreduce, rtol=1e-12)
 
 
 def test_fp32_stage_3_moves_8_psi_r_the_fp32_allreduce(presets):
-    params, _ = spec_model(presets)
     r = (N - 1) / N
-    np.testing.assert_allclose(model.traffic_bytes(params, 3, 4, N), 8 * params * r, rtol=1e-12)
-    np.testing.assert_allclose(model.traffic_bytes(params, 3, 4, N), model.allreduce_bytes(params, 4, N), rtol=1e-12)
+    for m in presets.models.values():
+        np.testing.assert_allclose(model.traffic_bytes(m.params, 3, 4, N), 8 * m.params * r, rtol=1e-12)
+        np.testing.assert_allclose(model.traffic_bytes(m.params, 3, 4, N), model.allreduce_bytes(m.params, 4, N),
+                                   rtol=1e-12)
 
 
 @pytest.mark.parametrize("b", [2, 4])

@@ -5,7 +5,6 @@ Test modules import the fixtures they use from here."""
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
 from pathlib import Path
 
@@ -48,11 +47,36 @@ def default(presets):
     return plate_facts.default_selection(FOLDER, presets)
 
 
-def spec_presets(presets, model: str = "llama3-8b", gpu: str = "h100-sxm"):
-    """The spec's model and GPU presets (the facts file's claims are about these ids only). Where the presets no
-    longer hold them the claim is not asserted: skipped on a desk, failed in CI (CI=true), where a skip would hide it."""
-    gpus = plate_facts.gpus_of(presets)
-    if model not in presets.models or gpu not in gpus:
-        message = f"the facts file's claim is about {model} on {gpu}, which {presets_file()} does not hold"
-        (pytest.fail if os.environ.get("CI") == "true" else pytest.skip)(message)
-    return presets.models[model], gpus[gpu]
+SPEC_MODEL, SPEC_GPU = "llama3-8b", "h100-sxm"  # the facts file's claims are about these preset ids only
+K = 12  # the facts file's optimiser bytes per parameter: FP32 master weights and Adam's two moments
+KEPT = {0: 2 + 2 + K, 1: 2 + 2, 2: 2, 3: 0}  # bytes per parameter each stage keeps whole (the facts file's formulas)
+
+
+def has_spec(presets) -> bool:
+    """Whether the presets hold the facts file's model and GPU (its claims are asserted only then)."""
+    return SPEC_MODEL in presets.models and SPEC_GPU in plate_facts.gpus_of(presets)
+
+
+def pairs(presets):
+    """Every (model id, GPU id) of the presets: what a test derives its expectations from when the spec's are absent."""
+    return [(m, g) for m in presets.models for g in plate_facts.gpus_of(presets)]
+
+
+def states_per_gpu(params: float, stage: int, n: int) -> float:
+    """The facts file's formulas written out: (2+2+K)Ψ, (2+2+K/n)Ψ, (2+(2+K)/n)Ψ, (2+2+K)Ψ/n."""
+    return (KEPT[stage] + (2 + 2 + K - KEPT[stage]) / n) * params
+
+
+def fits_from(params: float, stage: int, memory_bytes: float) -> float:
+    """The smallest whole n whose states_per_gpu fit in memory_bytes, by bisection on the formula (not the model's
+    closed form); NaN when even 2⁶⁰ replicas do not fit."""
+    hi = 1
+    while states_per_gpu(params, stage, hi) > memory_bytes:
+        hi *= 2
+        if hi > 2**60:
+            return float("nan")
+    lo = hi // 2  # states(lo) > memory (or lo = 0)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if states_per_gpu(params, stage, mid) <= memory_bytes else (mid, hi)
+    return float(hi)
