@@ -17,13 +17,13 @@ if TYPE_CHECKING:
 
 STATES_DATA, MEMORY_DATA = "states", "memory"  # each stage's states per GPU at each replica count; the GPU's line
 TRAFFIC_DATA, TRAFFIC_LABELS = "traffic", "traffic_labels"  # bytes per GPU per step; a label per group of stages
-# The series' colours, each a theme variable once the theme lands (charts.ink reads it), else the hex itself:
-# stage 0 is plain data parallelism, the near-black of XIV.4's real cluster; stages 1 and 2 XIV.4's blue and
-# vermilion; stage 3 Okabe–Ito's bluish green (3.4:1 on the light page; its label shade 5.3:1), a colour XIV.4 has
-# not needed, so not yet a theme variable. Dash and direct labels tell the stages apart without colour.
-_ink = getattr(charts, "ink", lambda colour: colour)
-STAGE_INK = (charts.SERIES["real cluster"][0], charts.SERIES["compute"][0], charts.SERIES["all-reduce"][0], "#009e73")
-LABEL_INK = (charts.LABEL_INK["real cluster"], charts.LABEL_INK["compute"], charts.LABEL_INK["all-reduce"], "#007a5a")
+# The series' colours, each a theme variable of templates/plate.css (charts.ink reads its light value; the CSS
+# re-inks it by name for dark mode and print): stage 0 is plain data parallelism, the near-black of XIV.4's real
+# cluster; stages 1 and 2 XIV.4's blue and vermilion; stage 3 Okabe–Ito's bluish green, --c-green (3.3:1 on the
+# light page; its label shade --c-green-ink 5.1:1). Dash and direct labels tell the stages apart without colour.
+STAGE_INK = (charts.SERIES["real cluster"][0], charts.SERIES["compute"][0], charts.SERIES["all-reduce"][0], "--c-green")
+LABEL_INK = (charts.LABEL_INK["real cluster"], charts.LABEL_INK["compute"], charts.LABEL_INK["all-reduce"],
+             "--c-green-ink")
 STAGE_DASH = ([], [6, 3], [2, 3], [8, 3, 2, 3])
 SELECTED_WIDTH, OTHER_WIDTH = 3.5, 1.8  # the selected stage's line is the heavier
 LABEL_AT = 64  # replicas where the states figure names its lines: far enough along that they have come apart
@@ -48,7 +48,7 @@ def _stage_encodings() -> dict:
     """Colour and dash by stage name, the selected stage's line heavier."""
     import altair as alt
     names = [stage_name(k) for k in range(4)]
-    return {"color": alt.Color("stage:N", scale=alt.Scale(domain=names, range=[_ink(c) for c in STAGE_INK]),
+    return {"color": alt.Color("stage:N", scale=alt.Scale(domain=names, range=[charts.ink(c) for c in STAGE_INK]),
                                legend=None),
             "strokeDash": alt.StrokeDash("stage:N", scale=alt.Scale(domain=names, range=list(STAGE_DASH)),
                                          legend=None),
@@ -103,15 +103,15 @@ def states_chart(max_replicas: int) -> alt.LayerChart:
     at = min(LABEL_AT, max_replicas)
     labels = [base.transform_filter(f"datum.replicas == {at} && datum.stage == '{stage_name(k)}'").mark_text(
         align="left", baseline=alt.ExprRef("datum.label_above ? 'bottom' : 'top'"), dx=4,
-        dy=alt.ExprRef("datum.label_above ? -3 : 4"), fontSize=12, fontWeight="bold", color=_ink(LABEL_INK[k]),
+        dy=alt.ExprRef("datum.label_above ? -3 : 4"), fontSize=12, fontWeight="bold", color=charts.ink(LABEL_INK[k]),
     ).encode(x=alt.X("replicas:Q"), y=alt.Y("states_gb:Q"), text=alt.Text("stage:N")).properties(
         name=f"label_stage{k}") for k in range(4)]
     memory = alt.Chart(alt.Data(name=MEMORY_DATA))
-    rule = memory.mark_rule(strokeWidth=1.5, strokeDash=[4, 4], color=_ink(charts.INK), aria=False).encode(
+    rule = memory.mark_rule(strokeWidth=1.5, strokeDash=[4, 4], color=charts.ink(charts.INK), aria=False).encode(
         y=alt.Y("memory_gb:Q")).properties(name="gpu_memory")
     rule_label = memory.mark_text(align="right", baseline=alt.ExprRef("datum.label_above ? 'bottom' : 'top'"),
                                   dy=alt.ExprRef("datum.label_above ? -4 : 4"), fontSize=11, fontWeight="bold",
-                                  color=_ink(charts.INK)).encode(
+                                  color=charts.ink(charts.INK)).encode(
         x=alt.XValue("width"), y=alt.Y("memory_gb:Q"), text=alt.Text("gpu_label:N")).properties(
         name="gpu_memory_label")
     return alt.layer(rule, rule_label, lines, *labels).properties(width=charts.WIDTH, height=charts.HEIGHT)
@@ -173,7 +173,8 @@ def traffic_chart(max_replicas: int) -> alt.LayerChart:
     labels = alt.Chart(alt.Data(name=TRAFFIC_LABELS)).mark_text(
         align="right", baseline="bottom", dx=-2, dy=-6, fontSize=12, fontWeight="bold").encode(
         x=alt.X("replicas:Q"), y=alt.Y("traffic_gb:Q"), text=alt.Text("text:N"),
-        color=alt.Color("stage:N", scale=alt.Scale(domain=names, range=[_ink(c) for c in LABEL_INK]), legend=None),
+        color=alt.Color("stage:N", scale=alt.Scale(domain=names, range=[charts.ink(c) for c in LABEL_INK]),
+                        legend=None),
     ).properties(name="stage_labels")
     return alt.layer(lines, labels).properties(width=charts.WIDTH, height=charts.HEIGHT * 0.8)
 

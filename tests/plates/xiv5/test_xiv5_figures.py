@@ -2,6 +2,7 @@
 a static SVG (no font or browser involved in what is checked)."""
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import replace
 
@@ -134,3 +135,19 @@ def test_stage_names_keep_out_of_each_other_s_way(presets):
                 assert above[k - 1] or not above[k], (sel, k)
         rows = plate_figures.states_rows(f)
         assert [next(r["label_above"] for r in rows if r["stage"] == f"stage {k}") for k in range(4)] == above
+
+
+def test_every_stage_colour_is_a_theme_variable_with_its_rule_and_dark_value(made):
+    """The stages' colours are named by variable (charts.ink), each set in the theme block, re-inked by a figure rule
+    and given a value of its own in dark mode; the compiled figures carry the theme block's light values."""
+    from generator import theme
+    t = theme.current()
+    dark = re.search(r"@media \(prefers-color-scheme: dark\) \{\s*:root \{(.*?)\}", t.css, re.S)[1]
+    inked = [(name, "stroke") for name in plate_figures.STAGE_INK] + [(n, "fill") for n in plate_figures.LABEL_INK]
+    for name, attribute in inked:  # lines are stroked, labels filled
+        assert name.startswith("--") and name in t.values, name
+        assert f'.chart [{attribute}="{name}"] {{ {attribute}: var({name}); }}' in t.css, name
+        assert re.search(rf"{name}\s*:", dark), name
+    colours = json.dumps([fig.vega for fig in made])
+    for name in plate_figures.STAGE_INK:
+        assert t[name] in colours
