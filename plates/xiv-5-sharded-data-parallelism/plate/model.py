@@ -1,5 +1,6 @@
 """Plate XIV.5's model: ZeRO's model states and traffic per GPU, one function per formula, broadcasting over arrays.
 
+page/model.js mirrors every function here under the same name (tests/plates/xiv5/test_xiv5_js.py holds them equal).
 Pure numpy. Where XIV.4's model (generator/model.py) already has a formula it is imported, not written again, so
 that both plates take every number from one source: the state bytes per stage, the smallest fitting replica
 count, the ring's share and the per-piece traffic factor of mixed precision, and the ring's time.
