@@ -237,3 +237,47 @@ def prose_context(presets: Presets, sel: Selection, plates: dict | None = None) 
 
 
 PROSE_NAMES = ("default", "gpu", "network", "workshop", "models", "gpus", "networks", "scenario", "plates")
+
+
+def _number(value: float) -> float | None:
+    """A float as JSON carries it: NaN (no count fits) as null, which the page reads as null too."""
+    value = float(value)
+    return None if value != value else value
+
+
+def facts_data(f: Facts) -> dict:
+    """The facts of one selection as plain JSON, named and shaped as page/plate.js's factsOf makes them."""
+    return {
+        "selection": {key: getattr(f.selection, key) for key in CONTROLS},
+        "model": {"name": f.model.name, "params": float(f.params)},
+        "gpu": {"name": f.gpu.name, "memory_gb": float(f.gpu.memory_gb)},
+        "network": {"name": f.network.name, "short": f.network.short},
+        "stage": f.stage_index, "grad_bytes": f.grad_bytes, "max_replicas": f.max_replicas,
+        "replicas": [int(n) for n in f.replicas], "memory_bytes": f.memory_bytes,
+        "memory_gib_bytes": float(f.memory_gib_bytes), "link_bytes_per_s": f.link_bytes_per_s,
+        "unsharded_bytes": f.unsharded_bytes,
+        "stages": [{"stage": s.stage, "states_bytes": [float(b) for b in s.states_bytes],
+                    "floor_bytes": s.floor_bytes, "smallest_fitting": _number(s.smallest_fitting),
+                    "smallest_fitting_gib": _number(s.smallest_fitting_gib),
+                    "smallest_fitting_on_grid": s.smallest_fitting_on_grid,
+                    "traffic_bytes": [float(b) for b in s.traffic_bytes], "traffic_s": [float(t) for t in s.traffic_s],
+                    "traffic_ratio": s.traffic_ratio, "traffic_limit_bytes": s.traffic_limit_bytes}
+                   for s in f.stages],
+    }
+
+
+def presets_data(presets: Presets) -> dict:
+    """The presets as page/plate.js's factsOf reads them: the models, GPUs (the workshop's among them), networks
+    and workshop, each table as its dataclass's fields (generator/render.py's presets_data, without XIV.4's batches)."""
+    import dataclasses
+    return {"workshop": dataclasses.asdict(presets.workshop),
+            "gpus": {i: dataclasses.asdict(g) for i, g in gpus_of(presets).items()},
+            "models": {i: dataclasses.asdict(m) for i, m in presets.models.items()},
+            "networks": {i: dataclasses.asdict(n) for i, n in presets.networks.items()}}
+
+
+def words_context(plates: dict | None = None) -> dict:
+    """W, what page/words.js needs besides the facts: the stage and precision labels, in the controls' order, and
+    the series' plates this one refers to (plate.md's [plates])."""
+    return {"stages": [list(item) for item in STAGES.items()],
+            "precisions": [list(item) for item in PRECISIONS.items()], "grad_bytes": dict(GRAD_BYTES), "plates": dict(plates or {})}
