@@ -1,5 +1,5 @@
 """Plate XIV.5's two figures, in the series' style: Altair specs compiled by the engine's charts.figure to Vega
-(no data) and to a static SVG of a selection, with descriptions written from the facts."""
+(no data) and to a static SVG of a selection, described in page/words.js's words (no sentence of them here)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -8,8 +8,9 @@ import numpy as np
 
 from generator import charts
 from generator.cache import Cache
-from generator.notation import data_size, num, sig
+from generator.notation import num
 
+from . import words
 from .facts import Facts
 
 if TYPE_CHECKING:
@@ -117,22 +118,6 @@ def states_chart(max_replicas: int) -> alt.LayerChart:
     return alt.layer(rule, rule_label, lines, *labels).properties(width=charts.WIDTH, height=charts.HEIGHT)
 
 
-def _fits(f: Facts, k: int) -> str:
-    """How stage k fits, in words: from how many replicas, or not at all."""
-    n = f.stage(k).smallest_fitting
-    if n != n:  # NaN: what the stage keeps whole is already more than the memory
-        return f"stage {k} never fits"
-    return f"stage {k} fits from {num(n)} {'replica' if n == 1 else 'replicas'}"
-
-
-def states_description(f: Facts) -> str:
-    """One sentence on figure (a), from the facts."""
-    where = "under" if f.unsharded_bytes <= f.memory_bytes else "above"
-    return (f"Model states per GPU against data-parallel replicas for ZeRO stages 0 to 3, log–log, "
-            f"{f.model.name} on the {f.gpu.name}: stage 0 stays at {data_size(f.unsharded_bytes)}, {where} the "
-            f"GPU's {num(f.gpu.memory_gb)} GB (10⁹ B); " + ", ".join(_fits(f, k) for k in (1, 2, 3)) + ".")
-
-
 # --- (b) bytes each GPU sends per step against replicas ---------------------------------------------
 
 def traffic_rows(f: Facts) -> list[dict]:
@@ -179,34 +164,22 @@ def traffic_chart(max_replicas: int) -> alt.LayerChart:
     return alt.layer(lines, labels).properties(width=charts.WIDTH, height=charts.HEIGHT * 0.8)
 
 
-def traffic_description(f: Facts) -> str:
-    """One sentence on figure (b), from the facts."""
-    groups = traffic_groups(f)
-    base_stages, base_ratio = next(g for g in groups if 0 in g[0])
-    alike = f"{_stages_text(base_stages)} send the same" if len(base_stages) > 1 else "stage 0 sends its all-reduce"
-    parts = [f"{alike}, approaching {data_size(f.stage(0).traffic_limit_bytes)}"]
-    for stages, ratio in groups:
-        if 0 not in stages:
-            verb = "send" if len(stages) > 1 else "sends"
-            parts.append(f"{_stages_text(stages)} {verb} {sig(ratio / base_ratio)} times that, approaching "
-                         f"{data_size(f.stage(stages[0]).traffic_limit_bytes)}")
-    return (f"Bytes each GPU sends per step against data-parallel replicas, {f.model.name} with "
-            f"{f.precision_name} gradients: " + "; ".join(parts) + " as replicas grow.")
-
-
 # --- both, compiled ------------------------------------------------------------------------------------
 
 TITLES = {"fig-states": "Model states per GPU, by ZeRO stage", "fig-traffic": "Bytes sent per GPU per step, by ZeRO stage"}
 
 
-def figures(f: Facts, store: Cache | None = None) -> list[charts.Figure]:
-    """Both figures, compiled for the page (no data) and drawn for the selection f; with a store (the build
-    cache), what it already holds is not made again."""
+def figures(f: Facts, store: Cache | None = None,
+            describe: dict[str, str] | None = None) -> list[charts.Figure]:
+    """Both figures, compiled for the page (no data) and drawn for the selection f, described in page/words.js's
+    words (describe: those words, if already made); with a store (the build cache), what it already holds is not
+    made again."""
     store = store or Cache(None)
+    describe = describe or words.of(f)["describe"]
     return [
-        charts.figure("fig-states", TITLES["fig-states"], (states_chart, (f.max_replicas,)), states_description(f),
+        charts.figure("fig-states", TITLES["fig-states"], (states_chart, (f.max_replicas,)), describe["fig-states"],
                       {STATES_DATA: states_rows(f), MEMORY_DATA: memory_rows(f)}, store),
         charts.figure("fig-traffic", TITLES["fig-traffic"], (traffic_chart, (f.max_replicas,)),
-                      traffic_description(f), {TRAFFIC_DATA: traffic_rows(f), TRAFFIC_LABELS: traffic_label_rows(f)},
+                      describe["fig-traffic"], {TRAFFIC_DATA: traffic_rows(f), TRAFFIC_LABELS: traffic_label_rows(f)},
                       store),
     ]

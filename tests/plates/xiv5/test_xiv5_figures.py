@@ -9,12 +9,13 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from generator.notation import data_size, num
+from generator.notation import num
 from xiv5_support import SPEC_GPU, SPEC_MODEL, default, fits_from, has_spec, pairs, presets  # noqa: F401
 from xiv5_plate import facts as plate_facts
 from xiv5_plate import figures as plate_figures
 from xiv5_plate import model
 from xiv5_plate import preview
+from xiv5_plate import words as plate_words
 
 
 @pytest.fixture(scope="module")
@@ -24,6 +25,7 @@ def made(presets, default):
 
 def test_both_figures_compile(made, presets, default):
     f = plate_facts.facts(presets, default)
+    described = plate_words.of(f)["describe"]
     assert [fig.id for fig in made] == ["fig-states", "fig-traffic"]
     datasets = [{d["name"] for d in fig.vega["data"]} for fig in made]
     assert {plate_figures.STATES_DATA, plate_figures.MEMORY_DATA} <= datasets[0]
@@ -31,8 +33,7 @@ def test_both_figures_compile(made, presets, default):
     for fig in made:
         assert all("values" not in d for d in fig.vega["data"])  # the page inserts the data
         assert fig.svg.startswith("<svg") and fig.svg.rstrip().endswith("</svg>")
-        assert fig.vega["description"] and fig.vega["description"] in (plate_figures.states_description(f),
-                                                                      plate_figures.traffic_description(f))
+        assert fig.vega["description"] == described[fig.id] != ""  # page/words.js's words
     states_svg, traffic_svg = made[0].svg, made[1].svg
     assert f"{f.gpu.name} memory: {num(f.gpu.memory_gb)} GB" in states_svg
     for k in range(4):
@@ -69,40 +70,25 @@ def test_traffic_labels_group_the_stages_that_coincide(presets, default):
     assert [r["text"] for r in plate_figures.traffic_label_rows(fp32)] == ["stages 1 and 2", "stages 0 and 3"]
 
 
-def test_descriptions_are_written_from_the_facts(presets):
-    for sel in (plate_facts.Selection(m, g, "zero1", p, next(iter(presets.networks)))
-                for m in presets.models for g in plate_facts.gpus_of(presets) for p in plate_facts.PRECISIONS):
-        f = plate_facts.facts(presets, sel)
-        states = plate_figures.states_description(f)
-        assert f.model.name in states and f.gpu.name in states
-        assert f"stage 0 stays at {data_size(f.unsharded_bytes)}" in states
-        for k in (1, 2, 3):
-            n = f.stage(k).smallest_fitting
-            assert (f"stage {k} never fits" if np.isnan(n) else f"stage {k} fits from {num(n)} replica") in states
-        traffic = plate_figures.traffic_description(f)
-        assert f"{f.precision_name} gradients" in traffic
-        for k in range(4):
-            assert data_size(f.stage(k).traffic_limit_bytes) in traffic
-
-
 def test_the_fits_described_are_the_formulas_and_the_facts_file_s_for_its_presets(presets, default):
     """Figure (a)'s description for each model and GPU of the content names the fits the formulas give (bisection in
     the test); for Llama 3 8B on an H100 SXM in BF16, when the content holds them, the facts file's numbers."""
     gpus = plate_facts.gpus_of(presets)
-    for m, g in pairs(presets):
-        f = plate_facts.facts(presets, replace(default, model=m, gpu=g, precision="bf16"))
-        text = plate_figures.states_description(f)
+    made = [plate_facts.facts(presets, replace(default, model=m, gpu=g, precision="bf16")) for m, g in pairs(presets)]
+    for (m, g), described in zip(pairs(presets), plate_words.words(made)):
+        text = described["describe"]["fig-states"]
         for k in (1, 2, 3):
             n = fits_from(presets.models[m].params, k, gpus[g].memory_gb * 1e9)
             said = f"stage {k} never fits" if np.isnan(n) else \
                 f"stage {k} fits from {num(n)} {'replica' if n == 1 else 'replicas'}"
             assert said in text, (m, g, text)
-        assert f"sends {(2 * 2 + 2) / (2 * 2):.2f} times that" in plate_figures.traffic_description(f)
+        assert f"sends {(2 * 2 + 2) / (2 * 2):.2f} times that" in described["describe"]["fig-traffic"]
     if has_spec(presets):
         f = plate_facts.facts(presets, replace(default, model=SPEC_MODEL, gpu=SPEC_GPU, precision="bf16"))
+        described = plate_words.of(f)["describe"]
         assert "stage 1 fits from 3 replicas, stage 2 fits from 2 replicas, stage 3 fits from 2 replicas" in \
-            plate_figures.states_description(f)
-        assert "stage 3 sends 1.50 times that" in plate_figures.traffic_description(f)
+            described["fig-states"]
+        assert "stage 3 sends 1.50 times that" in described["fig-traffic"]
 
 
 def test_preview_writes_both_and_keeps_a_file_it_did_not_write(tmp_path):
