@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from generator.notation import num
-from xiv5_support import K, SPEC_GPU, SPEC_MODEL, fits_from, has_spec, pairs, presets  # noqa: F401 (fixtures)
+from xiv5_support import K, SPEC_GPU, SPEC_MODEL, fits_from, has_spec, pairs, presets  # noqa: F401
 from xiv5_plate import facts as plate_facts
 from xiv5_plate import model
 
