@@ -9,10 +9,14 @@ from pathlib import Path
 
 import numpy as np
 
-from generator.content import Gpu, Model, Network, Presets, load_presets, split_front_matter
+from generator.content import split_front_matter
 from generator.schema import Problems
 
 from . import model as zero  # `model` is a selection's preset here
+from .xiv4 import FOLDER as XIV4_FOLDER
+from .xiv4 import presets as xiv4_presets
+
+Gpu, Model, Network, Presets = xiv4_presets.Gpu, xiv4_presets.Model, xiv4_presets.Network, xiv4_presets.Presets
 
 FOLDER = Path(__file__).resolve().parent.parent  # the plate's folder: plate.md, terms.toml, sources.toml
 
@@ -46,16 +50,18 @@ def front_matter(plate_folder: Path) -> dict:
     return tomllib.loads(parts[0])
 
 
-def presets_path(plate_folder: Path) -> Path:
-    """The presets file plate.md's front matter names (`presets = "…"`), relative to the plate's folder."""
-    return (Path(plate_folder) / front_matter(plate_folder)["presets"]).resolve()
+def presets_path(plate_folder: Path | None = None) -> Path:
+    """XIV.4's presets file, which this plate reads (plate_folder: a copy of this plate, beside a copy of XIV.4)."""
+    folder = XIV4_FOLDER if plate_folder is None else Path(plate_folder).resolve().parent / XIV4_FOLDER.name
+    return folder / "presets.toml"
 
 
-def load(path: Path) -> Presets:
-    """XIV.4's presets, read and checked by generator.content's loader; its mistakes raised as ContentError."""
-    path = Path(path)
-    problems = Problems(path.parent)
-    presets, _ = load_presets(problems, path)
+def load(path: Path | None = None) -> Presets:
+    """XIV.4's presets (path: its presets.toml), read and checked by XIV.4's loader; its mistakes raised as
+    ContentError at file:line."""
+    folder = Path(path).parent if path is not None else XIV4_FOLDER
+    problems = Problems(folder)
+    presets, _ = xiv4_presets.load_presets(problems, folder)
     problems.raise_if_any()
     assert presets is not None
     return presets

@@ -22,9 +22,8 @@ TRAFFIC_DATA, TRAFFIC_LABELS = "traffic", "traffic_labels"  # bytes per GPU per 
 # re-inks it by name for dark mode and print): stage 0 is plain data parallelism, the near-black of XIV.4's real
 # cluster; stages 1 and 2 XIV.4's blue and vermilion; stage 3 Okabe–Ito's bluish green, --c-green (3.3:1 on the
 # light page; its label shade --c-green-ink 5.1:1). Dash and direct labels tell the stages apart without colour.
-STAGE_INK = (charts.SERIES["real cluster"][0], charts.SERIES["compute"][0], charts.SERIES["all-reduce"][0], "--c-green")
-LABEL_INK = (charts.LABEL_INK["real cluster"], charts.LABEL_INK["compute"], charts.LABEL_INK["all-reduce"],
-             "--c-green-ink")
+STAGE_INK = ("--c-cluster", "--c-compute", "--c-reduce", "--c-green")
+LABEL_INK = ("--c-cluster", "--c-compute", "--c-reduce-ink", "--c-green-ink")
 STAGE_DASH = ([], [6, 3], [2, 3], [8, 3, 2, 3])
 SELECTED_WIDTH, OTHER_WIDTH = 3.5, 1.8  # the selected stage's line is the heavier
 LABEL_AT = 64  # replicas where the states figure names its lines: far enough along that they have come apart

@@ -32,15 +32,11 @@ def _writable(path: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path, help="folder to write the SVGs into (made if missing)")
-    parser.add_argument("--presets", type=Path, help="the presets file (default: the one plate.md names, else "
-                                                      "content/presets.toml of the repository)")
+    parser.add_argument("--presets", type=Path, help="the presets file (default: XIV.4's presets.toml)")
     for key in plate_facts.CONTROLS:
         parser.add_argument(f"--{key}", help=f"the {key}'s id (default: plate.md's [default])")
     args = parser.parse_args(argv)
-    path = args.presets or plate_facts.presets_path(plate_facts.FOLDER)
-    if args.presets is None and not path.is_file():  # before the engine split, XIV.4's presets are in content/
-        path = plate_facts.FOLDER.parent.parent / "content" / "presets.toml"
-    presets = plate_facts.load(path)
+    presets = plate_facts.load(args.presets)
     sel = plate_facts.default_selection(plate_facts.FOLDER, presets)
     sel = replace(sel, **{k: getattr(args, k) for k in plate_facts.CONTROLS if getattr(args, k)})
     f = plate_facts.facts(presets, sel)

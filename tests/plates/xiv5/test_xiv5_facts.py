@@ -35,8 +35,8 @@ def test_default_is_plate_md_s(default):
 
 def test_presets_are_xiv4_s_not_a_copy():
     assert not (FOLDER / "presets.toml").exists()
-    assert plate_facts.presets_path(FOLDER).name == "presets.toml"
-    assert plate_facts.presets_path(FOLDER).parent.name == "xiv-4-data-parallelism"
+    assert plate_facts.presets_path(FOLDER) == FOLDER.parent / "xiv-4-data-parallelism" / "presets.toml"
+    assert plate_facts.load() == plate_facts.load(FOLDER.parent / "xiv-4-data-parallelism" / "presets.toml")
 
 
 def every_selection(presets):

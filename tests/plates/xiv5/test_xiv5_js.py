@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from generator import model as xiv4_model
+from xiv5_plate.xiv4 import model as xiv4_model
 from generator.notation import data_size, num, seconds, sig
 from xiv5_support import presets  # noqa: F401 (fixtures)
 from xiv5_plate import facts as plate_facts

@@ -5,6 +5,7 @@ Test modules import the fixtures they use from here."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -31,9 +32,10 @@ from xiv5_plate import facts as plate_facts  # noqa: E402
 
 
 def presets_file() -> Path:
-    """The presets plate.md names; until the engine split moves XIV.4 into plates/, they are in content/."""
-    named = plate_facts.presets_path(FOLDER)
-    return named if named.is_file() else ROOT / "content" / "presets.toml"
+    """XIV.4's presets, which the plate reads (PLATE_CONTENT is XIV.4's content, if a test run names another)."""
+    other = os.environ.get("PLATE_CONTENT")
+    return Path(other) / "presets.toml" if other and (Path(other) / "presets.toml").is_file() else \
+        plate_facts.presets_path(FOLDER)
 
 
 @pytest.fixture(scope="session")
