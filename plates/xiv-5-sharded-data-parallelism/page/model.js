@@ -110,3 +110,9 @@ export function traffic_seconds(params, stage, grad_bytes, link_bytes_per_s, rep
   return comm_seconds(ring_seconds(grad_bytes * params, link_bytes_per_s, replicas), stage, grad_bytes);
 }
 
+
+/** The model as window.plate.model (the engine's main.js exposes it). */
+export const model = {
+  replica_counts, ring_share, state_bytes, kept_bytes, smallest_replicas, reduce_scatter_bytes, all_gather_bytes,
+  weight_gathers, allreduce_bytes, traffic_ratio, traffic_bytes, traffic_limit_bytes, traffic_seconds,
+};

@@ -1,8 +1,8 @@
 // Plate XIV.5's words, written once: the readout, each figure's description and data table. The live page calls
 // them on factsOf's facts (plate.js); the build runs this same file under node on the default's facts
 // (plate/words.py), so the page as built and the live page say the same. No DOM here.
-// f is plate/facts.py's facts_data; W is what the words need besides: the stage and precision labels, in the
-// controls' order, and the plates this one refers to (plate.md's [plates]). It imports nothing from ./model.js:
+// f is plate/facts.py's facts_data; W is what the words need besides (the engine's texts.js makes it; facts.py's
+// words_context is its twin): of it they read only the plates this one refers to (plate.md's [plates]). It imports nothing from ./model.js:
 // every number it writes is one of the facts, formatted by notation.js.
 import { data_size, num, seconds, sig } from "./notation.js";
 
@@ -11,7 +11,6 @@ const seePlate = (W, subject) => (W.plates && W.plates[subject] ? ` (plate ${W.p
 
 const replicasWord = (n) => (n === 1 ? "replica" : "replicas");
 const last = (list) => list[list.length - 1];
-const precisionName = (f, W) => W.precisions.find(([id]) => id === f.selection.precision)[1];
 
 /** 'stage 3', 'stages 0, 1 and 2'. */
 export function stagesText(stages) {
@@ -50,7 +49,7 @@ function fitText(f) {
 function trafficText(f, W) {
   const s = f.stages[f.stage];
   const n = num(f.max_replicas);
-  const precision = precisionName(f, W);
+  const precision = f.precision_name;
   const sent = `${data_size(last(s.traffic_bytes))} per step in each direction at ${n} replicas`;
   const against = f.stage === 0
     ? `its ${precision} gradients' ring all-reduce, ${sent}`
@@ -97,7 +96,7 @@ function describeTraffic(f, W) {
     }
   }
   return `Bytes each GPU sends per step against data-parallel replicas, ${f.model.name} with ` +
-    `${precisionName(f, W)} gradients: ` + parts.join("; ") + " as replicas grow.";
+    `${f.precision_name} gradients: ` + parts.join("; ") + " as replicas grow.";
 }
 
 /** A figure in words for one selection. */

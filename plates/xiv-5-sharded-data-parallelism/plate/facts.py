@@ -251,6 +251,12 @@ def _number(value: float) -> float | None:
     return None if value != value else value
 
 
+def caption(f: Facts) -> str:
+    """How the figures caption a selection: its model, GPU, stage, gradient precision and network, by name."""
+    return " · ".join((f.model.name, f.gpu.name, f"stage {f.stage_index}", f"{f.precision_name} gradients",
+                       f.network.short))
+
+
 def facts_data(f: Facts) -> dict:
     """The facts of one selection as plain JSON, named and shaped as page/plate.js's factsOf makes them."""
     return {
@@ -258,6 +264,7 @@ def facts_data(f: Facts) -> dict:
         "model": {"name": f.model.name, "params": float(f.params)},
         "gpu": {"name": f.gpu.name, "memory_gb": float(f.gpu.memory_gb)},
         "network": {"name": f.network.name, "short": f.network.short},
+        "caption": caption(f), "precision_name": f.precision_name,
         "stage": f.stage_index, "grad_bytes": f.grad_bytes, "max_replicas": f.max_replicas,
         "replicas": [int(n) for n in f.replicas], "memory_bytes": f.memory_bytes,
         "memory_gib_bytes": float(f.memory_gib_bytes), "link_bytes_per_s": f.link_bytes_per_s,
@@ -282,8 +289,12 @@ def presets_data(presets: Presets) -> dict:
             "networks": {i: dataclasses.asdict(n) for i, n in presets.networks.items()}}
 
 
-def words_context(plates: dict | None = None) -> dict:
-    """W, what page/words.js needs besides the facts: the stage and precision labels, in the controls' order, and
-    the series' plates this one refers to (plate.md's [plates])."""
-    return {"stages": [list(item) for item in STAGES.items()],
-            "precisions": [list(item) for item in PRECISIONS.items()], "grad_bytes": dict(GRAD_BYTES), "plates": dict(plates or {})}
+def words_context(facts: list[Facts] | None = None, plates: dict | None = None) -> dict:
+    """W, what page/words.js needs besides the facts, as the engine's templates/page/texts.js makes it in the page:
+    the stage labels (its `sharding`), the workshop's sequence length and the plates this one refers to (plate.md's
+    [plates]). The words read only the plates."""
+    seq_len = {f.presets.workshop.seq_len for f in facts or []}
+    if len(seq_len) > 1:
+        raise ValueError("facts of different workshops: their words need one W")
+    return {"sharding": [list(item) for item in STAGES.items()], "seq_len": seq_len.pop() if seq_len else 0,
+            "plates": dict(plates or {})}

