@@ -14,11 +14,11 @@ from pathlib import Path
 
 if __package__:  # imported as part of the plate package, under whatever name its loader gave it
     from . import facts as plate_facts
-    from . import figures as plate_figures
+    from .figures import figures as draw  # the package's own `figures` is the engine's hook
 else:  # run as a script: the plate package from its folder
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from plate import facts as plate_facts  # noqa: E402
-    from plate import figures as plate_figures  # noqa: E402
+    from plate.figures import figures as draw  # noqa: E402
 
 MARK = "<!-- written by plate/preview.py -->"
 
@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     f = plate_facts.facts(presets, sel)
     args.out.mkdir(parents=True, exist_ok=True)
     lines = []
-    for fig in plate_figures.figures(f):
+    for fig in draw(f):
         target = args.out / f"{fig.id}.svg"
         _writable(target)
         target.write_text(f"{fig.svg}\n{MARK}\n", encoding="utf-8")

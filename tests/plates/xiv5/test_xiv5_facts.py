@@ -15,8 +15,8 @@ from generator.content import load_sources, load_terms
 from generator.prose import FILTERS
 from generator.schema import Problems
 from xiv5_support import SPEC_GPU, SPEC_MODEL, FOLDER, default, fits_from, has_spec, pairs, presets  # noqa: F401
-from xiv5_plate import facts as plate_facts
-from xiv5_plate import model
+from xiv5_support import plate_facts
+from xiv5_support import model
 
 
 

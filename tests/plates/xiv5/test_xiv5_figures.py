@@ -11,11 +11,11 @@ import pytest
 
 from generator.notation import num
 from xiv5_support import SPEC_GPU, SPEC_MODEL, default, fits_from, has_spec, pairs, presets  # noqa: F401
-from xiv5_plate import facts as plate_facts
-from xiv5_plate import figures as plate_figures
-from xiv5_plate import model
-from xiv5_plate import preview
-from xiv5_plate import words as plate_words
+from xiv5_support import plate_facts
+from xiv5_support import plate_figures
+from xiv5_support import model
+from xiv5_support import preview
+from xiv5_support import plate_words
 
 
 @pytest.fixture(scope="module")

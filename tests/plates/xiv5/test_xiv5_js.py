@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from xiv5_plate.xiv4 import model as xiv4_model
+from xiv5_support import xiv4
 from generator.notation import data_size, num, seconds, sig
 from xiv5_support import presets  # noqa: F401 (fixtures)
-from xiv5_plate import facts as plate_facts
-from xiv5_plate import figures as plate_figures
-from xiv5_plate import model
-from xiv5_plate import words as plate_words
+from xiv5_support import plate_facts
+from xiv5_support import plate_figures
+from xiv5_support import model
+from xiv5_support import plate_words
 
 RTOL = 1e-12
 CALLS = """
@@ -42,7 +42,7 @@ def in_node(calls: list[tuple[str, list]], entry: str = "model.js") -> list:
 
 def python_call(name: str, args: list):
     """The Python twin of a model.js function: plate/model.py's, else generator/model.py's."""
-    function = getattr(model, name) if name in PLATE_FUNCTIONS else getattr(xiv4_model, name)
+    function = getattr(model, name) if name in PLATE_FUNCTIONS else getattr(xiv4.model, name)
     value = function(*args)
     return [int(n) for n in value] if name == "replica_counts" else float(value)
 

@@ -8,8 +8,8 @@ from hypothesis import given, settings, strategies as st
 
 from generator.notation import num
 from xiv5_support import K, SPEC_GPU, SPEC_MODEL, fits_from, has_spec, pairs, presets  # noqa: F401
-from xiv5_plate import facts as plate_facts
-from xiv5_plate import model
+from xiv5_support import plate_facts
+from xiv5_support import model
 
 N = np.array([1, 2, 3, 4, 8, 64, 1024, 16384], dtype=np.float64)
 
