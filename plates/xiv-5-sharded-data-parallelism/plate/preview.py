@@ -15,10 +15,14 @@ from pathlib import Path
 if __package__:  # imported as part of the plate package, under whatever name its loader gave it
     from . import facts as plate_facts
     from .figures import figures as draw  # the package's own `figures` is the engine's hook
-else:  # run as a script: the plate package from its folder
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from plate import facts as plate_facts  # noqa: E402
-    from plate.figures import figures as draw  # noqa: E402
+else:  # run as a script: the plate package loaded as the engine loads it (it sets where its page modules are)
+    import importlib
+
+    from generator import plates
+
+    _package = plates.load(Path(__file__).resolve().parent)
+    plate_facts = importlib.import_module(f"{_package.__name__}.facts")
+    draw = importlib.import_module(f"{_package.__name__}.figures").figures
 
 MARK = "<!-- written by plate/preview.py -->"
 
