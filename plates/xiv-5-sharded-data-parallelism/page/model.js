@@ -1,7 +1,7 @@
 // Plate XIV.5's model in the page: plate/model.py function by function, under the same names, with the same
 // operations in the same order (so both give the same doubles; tests/plates/xiv5/test_xiv5_js.py holds them
 // equal). Scalars, not arrays: a caller maps over replica counts. The formulas plate/model.py takes from XIV.4's
-// generator/model.py are written here too (private), since each plate's page modules are bundled alone with the
+// plate/model.py are written here too (private), since each plate's page modules are bundled alone with the
 // engine's.
 
 export const GIB = 2 ** 30;
@@ -13,44 +13,44 @@ export const STAGES = [0, 1, 2, 3];
 export const GATHERS = [0, 1, 1, 2];
 const RING_FACTOR = 2;
 
-// --- generator/model.py's formulas that plate/model.py reuses ---------------------------------------------
+// --- XIV.4's formulas (its plate/model.py) that plate/model.py reuses ------------------------------
 
-/** generator.model.replica_counts: powers of two from 1 to max_replicas inclusive. */
+/** XIV.4's replica_counts: powers of two from 1 to max_replicas inclusive. */
 export function replica_counts(max_replicas) {
   const out = [];
   for (let n = 1; n <= max_replicas; n *= 2) out.push(n);
   return out;
 }
 
-/** generator.model.ring_seconds. */
+/** XIV.4's ring_seconds. */
 function ring_seconds(buffer_bytes, link_bytes_per_s, replicas) {
   return RING_FACTOR * (replicas - 1) / replicas * buffer_bytes / link_bytes_per_s;
 }
 
-/** generator.model.traffic_factor. */
+/** XIV.4's traffic_factor. */
 function traffic_factor(sharding, bytes_per_grad) {
   const gathers = sharding === 3 ? 2 : sharding === 0 ? 0 : 1;
   return sharding === 0 ? 1.0 : (gathers * WEIGHT_BYTES + bytes_per_grad) / (2 * bytes_per_grad);
 }
 
-/** generator.model.comm_seconds. */
+/** XIV.4's comm_seconds. */
 function comm_seconds(allreduce, sharding, bytes_per_grad) {
   return traffic_factor(sharding, bytes_per_grad) * allreduce;
 }
 
-/** generator.model.kept_bytes_per_param. */
+/** XIV.4's kept_bytes_per_param. */
 function kept_bytes_per_param(sharding, state_bytes) {
   if (sharding === 0) return state_bytes;
   return sharding === 1 ? WEIGHT_BYTES + GRADIENT_BYTES : sharding === 2 ? WEIGHT_BYTES : 0;
 }
 
-/** generator.model.state_bytes_per_param. */
+/** XIV.4's state_bytes_per_param. */
 function state_bytes_per_param(sharding, replicas, state_bytes = 16) {
   const kept = kept_bytes_per_param(sharding, state_bytes);
   return kept + (state_bytes - kept) / replicas;
 }
 
-/** generator.model.smallest_fitting_replicas. */
+/** XIV.4's smallest_fitting_replicas. */
 function smallest_fitting_replicas(params, sharding, memory_bytes, state_bytes = 16) {
   const kept = kept_bytes_per_param(sharding, state_bytes) * params;
   const sharded = (state_bytes - kept_bytes_per_param(sharding, state_bytes)) * params;

@@ -1,6 +1,6 @@
 // Plate XIV.5's words, written once: the readout, each figure's description and data table. The live page calls
-// them on factsOf's facts (plate.js); the build runs this same file under node on the default's facts
-// (plate/words.py), so the page as built and the live page say the same. No DOM here.
+// them on factsOf's facts (selection.js); the build runs this same file under node on the default's facts
+// (generator/texts.py), so the page as built and the live page say the same. No DOM here.
 // f is plate/facts.py's facts_data; W is what the words need besides (the engine's texts.js makes it; facts.py's
 // words_context is its twin): of it they read only the plates this one refers to (plate.md's [plates]). It imports nothing from ./model.js:
 // every number it writes is one of the facts, formatted by notation.js.

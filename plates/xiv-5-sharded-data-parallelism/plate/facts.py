@@ -258,7 +258,7 @@ def caption(f: Facts) -> str:
 
 
 def facts_data(f: Facts) -> dict:
-    """The facts of one selection as plain JSON, named and shaped as page/plate.js's factsOf makes them."""
+    """The facts of one selection as plain JSON, named and shaped as page/selection.js's factsOf makes them."""
     return {
         "selection": {key: getattr(f.selection, key) for key in CONTROLS},
         "model": {"name": f.model.name, "params": float(f.params)},
@@ -280,7 +280,7 @@ def facts_data(f: Facts) -> dict:
 
 
 def presets_data(presets: Presets) -> dict:
-    """The presets as page/plate.js's factsOf reads them: the models, GPUs (the workshop's among them), networks
+    """The presets as page/selection.js's factsOf reads them: the models, GPUs (the workshop's among them), networks
     and workshop, each table as its dataclass's fields (generator/render.py's presets_data, without XIV.4's batches)."""
     import dataclasses
     return {"workshop": dataclasses.asdict(presets.workshop),

@@ -1,5 +1,5 @@
 """Plate XIV.5's page modules under node against their Python twins: page/model.js against plate/model.py (and the
-formulas it takes from generator/model.py), plate.js's factsOf against facts_data and its datasets against
+formulas it takes from XIV.4's plate/model.py), selection.js's factsOf against facts_data and its datasets against
 plate/figures.py's rows, and every number page/words.js writes against generator/notation.py's formatting of the
 Python facts."""
 from __future__ import annotations
@@ -29,7 +29,7 @@ process.stdout.write(JSON.stringify(job.map(([name, args]) => table[name](...arg
 PLATE_FUNCTIONS = ("ring_share", "state_bytes", "kept_bytes", "smallest_replicas", "reduce_scatter_bytes",
                    "all_gather_bytes", "weight_gathers", "allreduce_bytes", "traffic_ratio", "traffic_bytes",
                    "traffic_limit_bytes", "traffic_seconds", "replica_counts")
-# generator/model.py's formulas plate/model.py reuses, which model.js writes again
+# XIV.4's plate/model.py formulas that plate/model.py reuses, which model.js writes again
 ENGINE_FUNCTIONS = ("kept_bytes_per_param", "state_bytes_per_param", "smallest_fitting_replicas", "traffic_factor",
                     "ring_seconds", "comm_seconds")
 
