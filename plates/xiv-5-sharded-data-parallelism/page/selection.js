@@ -50,7 +50,8 @@ export function factsOf(sel, presets = presetsOfPage()) {
     model: { name: m.name, params }, gpu: { name: gpu.name, memory_gb: gpu.memory_gb },
     network: { name: net.name, short: net.short },
     caption: `${m.name} · ${gpu.name} · stage ${k} · ${PRECISIONS[sel.precision]} gradients · ${net.short}`,
-    precision_name: PRECISIONS[sel.precision], stage: k, grad_bytes: b, max_replicas: presets.workshop.max_replicas, replicas, memory_bytes: memory,
+    precision_name: PRECISIONS[sel.precision], stage: k, grad_bytes: b, max_replicas: presets.workshop.max_replicas,
+    replicas, memory_bytes: memory,
     memory_gib_bytes: memoryGib, link_bytes_per_s: link, unsharded_bytes: state_bytes(params, 0, 1), stages,
   };
 }
@@ -81,7 +82,8 @@ export function datasets(f) {
   return {
     states: rows("states_bytes", "states_gb"),
     memory: [{ memory_gb: f.memory_bytes / 1e9, replicas: f.max_replicas,
-      label_above: f.unsharded_bytes <= f.memory_bytes, gpu_label: `${f.gpu.name} memory: ${num(f.gpu.memory_gb)} GB` }],
+      label_above: f.unsharded_bytes <= f.memory_bytes,
+      gpu_label: `${f.gpu.name} memory: ${num(f.gpu.memory_gb)} GB` }],
     traffic: rows("traffic_bytes", "traffic_gb"),
     traffic_labels: sameTraffic(f).map(([stages]) => ({
       replicas: f.max_replicas, traffic_gb: f.stages[stages[0]].traffic_bytes[f.replicas.length - 1] / 1e9,

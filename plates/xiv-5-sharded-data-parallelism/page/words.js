@@ -2,8 +2,8 @@
 // them on factsOf's facts (selection.js); the build runs this same file under node on the default's facts
 // (generator/texts.py), so the page as built and the live page say the same. No DOM here.
 // f is plate/facts.py's facts_data; W is what the words need besides (the engine's texts.js makes it; facts.py's
-// words_context is its twin): of it they read only the plates this one refers to (plate.md's [plates]). It imports nothing from ./model.js:
-// every number it writes is one of the facts, formatted by notation.js.
+// words_context is its twin): of it they read only the plates this one refers to (plate.md's [plates]).
+// It imports nothing from ./model.js: every number it writes is one of the facts, formatted by notation.js.
 import { data_size, num, seconds, sig } from "./notation.js";
 
 /** ' (plate XIV.6)' when the content names the plate on that subject, else nothing. */

@@ -16,7 +16,8 @@ N = np.array([1, 2, 3, 4, 8, 64, 1024, 16384], dtype=np.float64)
 
 def test_fits_as_the_formulas_say_and_as_the_facts_file_says_for_its_presets(presets):
     """Every model on every GPU of the content: the smallest fitting count is the formulas' (by bisection in the
-    test), in 10⁹ B and in GiB; the facts file's numbers for Llama 3 8B on the H100 SXM when the content holds them."""
+    test), in 10⁹ B and in GiB; the facts file's numbers for Llama 3 8B on the H100 SXM when the content holds
+    them."""
     gpus = plate_facts.gpus_of(presets)
     for m, g in pairs(presets):
         params, memory_gb = presets.models[m].params, gpus[g].memory_gb
