@@ -5,7 +5,6 @@ Test modules import the fixtures they use from here."""
 from __future__ import annotations
 
 import importlib
-import os
 import sys
 from pathlib import Path
 
@@ -36,10 +35,8 @@ plate_facts, plate_figures, plate_words, preview, model, xiv4 = (submodule(n) fo
 
 
 def presets_file() -> Path:
-    """XIV.4's presets, which the plate reads (PLATE_CONTENT is XIV.4's content, if a test run names another)."""
-    other = os.environ.get("PLATE_CONTENT")
-    return Path(other) / "presets.toml" if other and (Path(other) / "presets.toml").is_file() else \
-        plate_facts.presets_path(FOLDER)
+    """XIV.4's presets, which the plate reads."""
+    return plate_facts.presets_path(FOLDER)
 
 
 @pytest.fixture(scope="session")
