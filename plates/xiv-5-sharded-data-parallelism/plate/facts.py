@@ -1,0 +1,300 @@
+"""Plate XIV.5's facts for one selection (model, GPU, stage, gradient precision, network) of XIV.4's presets: what
+its prose slots, figure descriptions and figures read."""
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, replace
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from generator.content import split_front_matter
+from generator.schema import Problems
+
+from . import model as zero  # `model` is a selection's preset here
+from .xiv4 import FOLDER as XIV4_FOLDER
+from .xiv4 import presets as xiv4_presets
+
+Gpu, Model, Network, Presets = xiv4_presets.Gpu, xiv4_presets.Model, xiv4_presets.Network, xiv4_presets.Presets
+
+FOLDER = Path(__file__).resolve().parent.parent  # the plate's folder: plate.md, terms.toml, sources.toml
+
+# The plate's controls beyond the presets: {key: {id: label}}, the default first. Stage ids are XIV.4's Sharding
+# ids, so that XIV.4's `sharding=zero3` names the same stage here.
+STAGES = {"none": "stage 0: plain data parallelism", "zero1": "stage 1: optimiser states",
+          "zero2": "stage 2: + gradients", "zero3": "stage 3: + weights (FSDP FULL_SHARD)"}
+PRECISIONS = {"bf16": "BF16", "fp32": "FP32"}
+GRAD_BYTES = {"bf16": 2, "fp32": 4}
+CONTROLS = ("model", "gpu", "stage", "precision", "network")  # in the order the page shows them
+
+
+@dataclass(frozen=True)
+class Selection:
+    """One choice of each control, by id: presets for model, GPU and network; STAGES and PRECISIONS for the rest."""
+
+    model: str
+    gpu: str
+    stage: str
+    precision: str
+    network: str
+
+
+def front_matter(plate_folder: Path) -> dict:
+    """plate.md's front matter, split by generator.content's reader (its mistakes raised as ContentError)."""
+    path = Path(plate_folder) / "plate.md"
+    problems = Problems(path.parent)
+    parts = split_front_matter(problems, path, path.read_text(encoding="utf-8"))
+    problems.raise_if_any()
+    assert parts is not None
+    return tomllib.loads(parts[0])
+
+
+def presets_path(plate_folder: Path | None = None) -> Path:
+    """XIV.4's presets file, which this plate reads (plate_folder: a copy of this plate, beside a copy of XIV.4)."""
+    folder = XIV4_FOLDER if plate_folder is None else Path(plate_folder).resolve().parent / XIV4_FOLDER.name
+    return folder / "presets.toml"
+
+
+def load(path: Path | None = None) -> Presets:
+    """XIV.4's presets (path: its presets.toml), read and checked by XIV.4's loader; its mistakes raised as
+    ContentError at file:line."""
+    folder = Path(path).parent if path is not None else XIV4_FOLDER
+    problems = Problems(folder)
+    presets, _ = xiv4_presets.load_presets(problems, folder)
+    problems.raise_if_any()
+    assert presets is not None
+    return presets
+
+
+def gpus_of(presets: Presets) -> dict[str, Gpu]:
+    """Every GPU of the presets, the workshop's among them."""
+    return {**presets.gpus, presets.workshop.gpu: presets.gpu}
+
+
+def check(presets: Presets, sel: Selection) -> None:
+    """Refuse a selection naming an id the presets or controls do not have (a LookupError naming the control)."""
+    tables = {"model": presets.models, "gpu": gpus_of(presets), "stage": STAGES, "precision": PRECISIONS,
+              "network": presets.networks}
+    for key, table in tables.items():
+        chosen = getattr(sel, key)
+        if chosen not in table:
+            raise LookupError(f"{key} {chosen!r} is not one of {', '.join(map(repr, table))}")
+
+
+@dataclass(frozen=True)
+class StageFacts:
+    """One ZeRO stage for the selection's model, GPU and precision."""
+
+    stage: int
+    label: str
+    states_bytes: np.ndarray  # per GPU at each replica count of the grid
+    floor_bytes: float  # what every GPU keeps whole whatever n: the line's level at large n
+    smallest_fitting: float  # whole n whose states fit in the GPU's memory in 10⁹ B; NaN if none
+    smallest_fitting_gib: float  # the same in GiB (the memory_gb figure read as binary gigabytes)
+    smallest_fitting_on_grid: int | None  # the first power of two that fits; None if none on the grid
+    traffic_bytes: np.ndarray  # sent per GPU per step at each replica count
+    traffic_s: np.ndarray  # that at the selection's link speed per direction
+    traffic_ratio: float  # per byte of the all-reduce at the same gradient precision (n ≥ 2)
+    traffic_limit_bytes: float  # as n grows (r → 1)
+
+
+@dataclass(frozen=True)
+class Facts:
+    """The selection's facts: its presets, the grid of replica counts, and each stage's facts."""
+
+    presets: Presets
+    selection: Selection
+
+    @property
+    def model(self) -> Model:
+        return self.presets.models[self.selection.model]
+
+    @property
+    def gpu(self) -> Gpu:
+        return gpus_of(self.presets)[self.selection.gpu]
+
+    @property
+    def network(self) -> Network:
+        return self.presets.networks[self.selection.network]
+
+    @property
+    def params(self) -> int:
+        return self.model.params
+
+    @property
+    def stage_index(self) -> int:
+        """The selected stage as a number, 0–3."""
+        return list(STAGES).index(self.selection.stage)
+
+    @property
+    def grad_bytes(self) -> int:
+        """b, the selected gradient precision's bytes."""
+        return GRAD_BYTES[self.selection.precision]
+
+    @property
+    def precision_name(self) -> str:
+        return PRECISIONS[self.selection.precision]
+
+    @property
+    def max_replicas(self) -> int:
+        return self.presets.workshop.max_replicas
+
+    @cached_property
+    def replicas(self) -> np.ndarray:
+        """Powers of two from 1 to the workshop's max_replicas."""
+        return zero.replica_counts(self.max_replicas)
+
+    @property
+    def memory_bytes(self) -> float:
+        """The GPU's memory as the vendor writes it, in 10⁹ B."""
+        return self.gpu.memory_gb * zero.GB
+
+    @property
+    def memory_gib_bytes(self) -> float:
+        """The same figure read as GiB, in bytes (80 GiB = 85.9 × 10⁹ B)."""
+        return self.gpu.memory_gb * zero.GIB
+
+    @property
+    def link_bytes_per_s(self) -> float:
+        """The network's speed per direction for this GPU (the GPU's own NVLink for the NVLink network)."""
+        return self.network.link_bytes_per_s(self.gpu)
+
+    state_bytes_per_param = zero.STATE_BYTES  # 2 + 2 + K
+    weight_bytes = zero.WEIGHT_BYTES  # BF16 weights
+    gradient_bytes = zero.GRADIENT_BYTES  # BF16 gradients, as the states count them
+    optimiser_bytes = zero.OPTIMISER_BYTES  # K
+
+    @property
+    def unsharded_bytes(self) -> float:
+        """Every state on every GPU: (2 + 2 + K)·Ψ."""
+        return float(zero.state_bytes(self.params, 0, 1))
+
+    def states_bytes(self, stage: int, replicas) -> float:
+        """Model-state bytes per GPU under stage k over n replicas."""
+        return float(zero.state_bytes(self.params, stage, replicas))
+
+    def traffic(self, stage: int, grad_bytes: int | None = None, replicas=None) -> float:
+        """Bytes each GPU sends per step under stage k (default: the selection's precision; as n grows)."""
+        b = self.grad_bytes if grad_bytes is None else grad_bytes
+        if replicas is None:
+            return float(zero.traffic_limit_bytes(self.params, stage, b))
+        return float(zero.traffic_bytes(self.params, stage, b, replicas))
+
+    def traffic_ratio(self, stage: int, grad_bytes: int | None = None) -> float:
+        """Stage k's traffic per byte of the all-reduce at the same precision."""
+        return float(zero.traffic_ratio(stage, self.grad_bytes if grad_bytes is None else grad_bytes))
+
+    def stage(self, k: int) -> StageFacts:
+        """Stage k's facts (0–3)."""
+        return self.stages[k]
+
+    @cached_property
+    def stages(self) -> tuple[StageFacts, ...]:
+        out = []
+        n = self.replicas.astype(np.float64)
+        for k, label in zip(zero.STAGES, STAGES.values()):
+            states = zero.state_bytes(self.params, k, n)
+            fits = states <= self.memory_bytes
+            traffic = zero.traffic_bytes(self.params, k, self.grad_bytes, n)
+            out.append(StageFacts(
+                stage=k, label=label, states_bytes=states, floor_bytes=float(zero.kept_bytes(self.params, k)),
+                smallest_fitting=float(zero.smallest_replicas(self.params, k, self.memory_bytes)),
+                smallest_fitting_gib=float(zero.smallest_replicas(self.params, k, self.memory_gib_bytes)),
+                smallest_fitting_on_grid=int(self.replicas[np.argmax(fits)]) if fits.any() else None,
+                traffic_bytes=traffic,
+                traffic_s=zero.traffic_seconds(self.params, k, self.grad_bytes, self.link_bytes_per_s, n),
+                traffic_ratio=self.traffic_ratio(k), traffic_limit_bytes=self.traffic(k),
+            ))
+        return tuple(out)
+
+    @property
+    def selected(self) -> StageFacts:
+        """The selected stage's facts."""
+        return self.stages[self.stage_index]
+
+
+def facts(presets: Presets, sel: Selection) -> Facts:
+    """The facts of one selection, checked against the presets and controls."""
+    check(presets, sel)
+    return Facts(presets=presets, selection=sel)
+
+
+def default_selection(plate_folder: Path, presets: Presets) -> Selection:
+    """plate.md's [default], each control missing from it taken as the first of its table."""
+    given = front_matter(plate_folder).get("default", {})
+    first = {"model": next(iter(presets.models)), "gpu": presets.workshop.gpu, "stage": next(iter(STAGES)),
+             "precision": next(iter(PRECISIONS)), "network": next(iter(presets.networks))}
+    unknown = set(given) - set(CONTROLS)
+    if unknown:
+        raise LookupError(f"{Path(plate_folder) / 'plate.md'}: [default] sets {', '.join(sorted(unknown))}, "
+                          f"not a control of this plate ({', '.join(CONTROLS)})")
+    return Selection(**{**first, **given})
+
+
+def prose_context(presets: Presets, sel: Selection, plates: dict | None = None) -> dict:
+    """The names plate.md's {{ }} slots may use (the engine adds cite() and its number filters): the default
+    selection's facts, its GPU and network, the workshop, every preset, scenario(**ids) for another selection,
+    and plates, the front matter's [plates] (the series' plates referred to, by subject)."""
+    f = facts(presets, sel)
+    return {"default": f, "gpu": f.gpu, "network": f.network, "workshop": presets.workshop,
+            "models": presets.models, "gpus": gpus_of(presets), "networks": presets.networks,
+            "scenario": lambda **choice: facts(presets, replace(sel, **choice)), "plates": dict(plates or {})}
+
+
+PROSE_NAMES = ("default", "gpu", "network", "workshop", "models", "gpus", "networks", "scenario", "plates")
+
+
+def _number(value: float) -> float | None:
+    """A float as JSON carries it: NaN (no count fits) as null, which the page reads as null too."""
+    value = float(value)
+    return None if value != value else value
+
+
+def caption(f: Facts) -> str:
+    """How the figures caption a selection: its model, GPU, stage, gradient precision and network, by name."""
+    return " · ".join((f.model.name, f.gpu.name, f"stage {f.stage_index}", f"{f.precision_name} gradients",
+                       f.network.short))
+
+
+def facts_data(f: Facts) -> dict:
+    """The facts of one selection as plain JSON, named and shaped as page/selection.js's factsOf makes them."""
+    return {
+        "selection": {key: getattr(f.selection, key) for key in CONTROLS},
+        "model": {"name": f.model.name, "params": float(f.params)},
+        "gpu": {"name": f.gpu.name, "memory_gb": float(f.gpu.memory_gb)},
+        "network": {"name": f.network.name, "short": f.network.short},
+        "caption": caption(f), "precision_name": f.precision_name,
+        "stage": f.stage_index, "grad_bytes": f.grad_bytes, "max_replicas": f.max_replicas,
+        "replicas": [int(n) for n in f.replicas], "memory_bytes": f.memory_bytes,
+        "memory_gib_bytes": float(f.memory_gib_bytes), "link_bytes_per_s": f.link_bytes_per_s,
+        "unsharded_bytes": f.unsharded_bytes,
+        "stages": [{"stage": s.stage, "states_bytes": [float(b) for b in s.states_bytes],
+                    "floor_bytes": s.floor_bytes, "smallest_fitting": _number(s.smallest_fitting),
+                    "smallest_fitting_gib": _number(s.smallest_fitting_gib),
+                    "smallest_fitting_on_grid": s.smallest_fitting_on_grid,
+                    "traffic_bytes": [float(b) for b in s.traffic_bytes], "traffic_s": [float(t) for t in s.traffic_s],
+                    "traffic_ratio": s.traffic_ratio, "traffic_limit_bytes": s.traffic_limit_bytes}
+                   for s in f.stages],
+    }
+
+
+def presets_data(presets: Presets) -> dict:
+    """The presets as page/selection.js's factsOf reads them: the models, GPUs (the workshop's among them), networks
+    and workshop, each table as its dataclass's fields (generator/render.py's presets_data, without XIV.4's batches)."""
+    import dataclasses
+    return {"workshop": dataclasses.asdict(presets.workshop),
+            "gpus": {i: dataclasses.asdict(g) for i, g in gpus_of(presets).items()},
+            "models": {i: dataclasses.asdict(m) for i, m in presets.models.items()},
+            "networks": {i: dataclasses.asdict(n) for i, n in presets.networks.items()}}
+
+
+def words_context(facts: list[Facts] | None = None, plates: dict | None = None) -> dict:
+    """W, what page/words.js needs besides the facts, as the engine's templates/page/texts.js makes it in the page:
+    the stage labels (its `sharding`), the workshop's sequence length and the plates this one refers to (plate.md's
+    [plates]). The words read only the plates."""
+    seq_len = {f.presets.workshop.seq_len for f in facts or []}
+    if len(seq_len) > 1:
+        raise ValueError("facts of different workshops: their words need one W")
+    return {"sharding": [list(item) for item in STAGES.items()], "seq_len": seq_len.pop() if seq_len else 0,
+            "plates": dict(plates or {})}

@@ -1,0 +1,145 @@
+"""What the engine asks of XIV.5 (docs/plates.md): its [default], presets, prose names, figures, CSV and page."""
+from __future__ import annotations
+
+import difflib
+import itertools
+from pathlib import Path
+
+from generator.schema import Problems, locate, quote
+
+from . import figures as plate_figures
+from . import words as plate_words
+from .facts import (CONTROLS, PRECISIONS, PROSE_NAMES as _FACT_NAMES, STAGES, Facts, Selection, facts, facts_data,
+                    gpus_of, presets_data, prose_context)
+from .xiv4 import FOLDER as XIV4_FOLDER
+from .xiv4 import presets as xiv4_presets
+
+DEFAULT_SCHEMA = {key: "text" for key in CONTROLS}  # [default] sets every control, by id
+DEFAULT_OPTIONAL: dict = {}
+# The names a prose slot may use: the plate's (facts.prose_context) and the engine's.
+PROSE_NAMES = (*(n for n in _FACT_NAMES if n != "plates"), "cite", "compare", "scales", "check", "plates")
+SLOT_TABLES = {"models": xiv4_presets.Model, "gpus": xiv4_presets.Gpu, "networks": xiv4_presets.Network}
+SLOT_ROOTS = {"default": Facts, "gpu": xiv4_presets.Gpu, "network": xiv4_presets.Network,
+              "workshop": xiv4_presets.WorkshopSettings}
+SLOT_CALLS = {"scenario": Facts}
+FIGURES = plate_words.FIGURES
+# The controls beside the figures, in the page's order: (key, label).
+LABELS = {"model": "Model", "gpu": "GPU", "stage": "ZeRO stage", "precision": "Gradient precision",
+          "network": "Network"}
+# What each figure's data table shows, column by column; words.js fills the same columns for any selection.
+TABLE_COLUMNS = {"fig-states": ("Replicas", "Stage 0", "Stage 1", "Stage 2", "Stage 3"),
+                 "fig-traffic": ("Replicas", "Stage 0", "Stage 1", "Stage 2", "Stage 3")}
+
+
+def load_presets(problems: Problems, root: Path):
+    """XIV.4's presets, from the folder beside this plate's (its mistakes at XIV.4's presets.toml:line)."""
+    folder = Path(root).resolve().parent / XIV4_FOLDER.name
+    if not (folder / "presets.toml").is_file():
+        folder = XIV4_FOLDER  # this plate copied elsewhere: the series' XIV.4
+    return xiv4_presets.load_presets(problems, folder)
+
+
+def check_content(problems: Problems, root: Path, front: str, plate, presets, ids, sources) -> None:
+    """[default] names presets XIV.4's presets.toml declares and stages and precisions this plate offers."""
+    if not (plate and ids):
+        return
+    tables = {"model": ids["models"], "gpu": ids["gpus"], "network": ids["networks"], "stage": list(STAGES),
+              "precision": list(PRECISIONS)}
+    if presets is not None:
+        tables["gpu"] = list(gpus_of(presets))
+    for key, table in tables.items():
+        chosen = getattr(plate.default, key)
+        if table and chosen not in table:
+            close = difflib.get_close_matches(chosen, table, n=1)
+            hint = f"did you mean {quote(close[0])}? " if close else ""
+            problems.add(Path(root) / "plate.md", locate(front, ("default", key), 1),
+                         f"[default]: {key} {quote(chosen)} is not one of XIV.5's choices ({hint}known: "
+                         f"{', '.join(table)})")
+
+
+class Model:
+    """What the other hooks read: the presets and the default's facts."""
+
+    def __init__(self, content):
+        self.content = content
+        self.presets = content.presets
+        self.default = facts(content.presets, content.plate.default)
+
+
+def model_of(content) -> Model:
+    return Model(content)
+
+
+def check_model(model: Model, root: Path) -> None:
+    """Nothing to refuse: XIV.4's checks bound every preset, and the ZeRO formulas stay finite within them."""
+
+
+def prose_names(content, model: Model) -> dict:
+    """The names plate.md's slots may read besides the engine's (cite, plates and its helpers)."""
+    names = prose_context(model.presets, content.plate.default, content.plate.plates)
+    names.pop("plates")
+    return names
+
+
+def scenario_ids(ids: dict[str, list[str]]) -> dict[str, list[str]]:
+    """{scenario() keyword: ids it may name}."""
+    return {"model": ids["models"], "gpu": ids["gpus"], "network": ids["networks"], "stage": list(STAGES),
+            "precision": list(PRECISIONS)}
+
+
+def unused(content) -> list[str]:
+    """No warnings of its own: XIV.4 reports its unused presets."""
+    return []
+
+
+def figures(content, model: Model, store=None) -> list:
+    """Both figures, drawn for the default and described in page/words.js's words."""
+    words = plate_words.words_of([model.default], content.plate.plates, store)[0]
+    return plate_figures.figures(model.default, store, words["describe"])
+
+
+CSV_COLUMNS = ("model", "gpu", "precision", "network", "stage", "replicas", "states_gb", "traffic_gb", "traffic_s")
+
+
+def csv_text(model: Model) -> str:
+    """The site's CSV: every model, GPU, gradient precision and network, each stage at each replica count."""
+    p = model.presets
+    lines = [",".join(CSV_COLUMNS)]
+    for m, g, b, n in itertools.product(p.models, gpus_of(p), PRECISIONS, p.networks):
+        f = facts(p, Selection(m, g, "none", b, n))
+        for s in f.stages:
+            for i, r in enumerate(f.replicas):
+                lines.append(",".join([m, g, b, n, str(s.stage), str(int(r)), repr(float(s.states_bytes[i]) / 1e9),
+                                       repr(float(s.traffic_bytes[i]) / 1e9), repr(float(s.traffic_s[i]))]))
+    return "\n".join(lines) + "\n"
+
+
+def page(content, model: Model, figures: list, dataflows, store=None) -> dict:
+    """What the page template fills in: the controls, the default's words and the page script's data."""
+    p, plate, f = model.presets, content.plate, model.default
+    words = plate_words.words_of([f], plate.plates, store)[0]
+    names = {"model": {i: m.name for i, m in p.models.items()}, "gpu": {i: g.name for i, g in gpus_of(p).items()},
+             "stage": dict(STAGES), "precision": dict(PRECISIONS),
+             "network": {i: n.name for i, n in p.networks.items()}}
+    default = {k: getattr(plate.default, k) for k in CONTROLS}
+    data = {
+        "keys": list(CONTROLS), "default": default, "cluster_keys": [],
+        "choices": {k: list(v) for k, v in names.items()},
+        "options": {"sharding": [list(item) for item in STAGES.items()]},  # texts.js's W.sharding
+        "presets": presets_data(p), "plates": plate.plates,
+        # views.js feeds its MAKERS' datasets by these keys (selection.js gives each key's rows)
+        "data": {"grid": plate_figures.STATES_DATA, "facts": plate_figures.MEMORY_DATA,
+                 "timeline": plate_figures.TRAFFIC_DATA, "timeline_facts": plate_figures.TRAFFIC_LABELS},
+        "csv_name": plate.data_file, "csv_columns": list(CSV_COLUMNS),
+    }
+    return dict(controls=[(k, LABELS[k], names[k]) for k in CONTROLS], selected=default,
+                readout=words["readout"], caption=facts_data(f)["caption"], columns=TABLE_COLUMNS,
+                tables={fig.id: words["tables"][fig.id] for fig in figures},
+                descriptions={fig.id: words["describe"][fig.id] for fig in figures}, data=data, presets=p)
+
+
+def select_choices(content) -> dict[str, list[str]]:
+    """What `plate pdf --select` may choose."""
+    p = content.presets
+    return {"model": list(p.models), "gpu": list(gpus_of(p)), "stage": list(STAGES), "precision": list(PRECISIONS),
+            "network": list(p.networks)}

@@ -1,0 +1,95 @@
+"""Plate XIV.5's model: ZeRO's model states and traffic per GPU, one function per formula, broadcasting over arrays.
+
+page/model.js mirrors every function here under the same name (tests/plates/xiv5/test_xiv5_js.py holds them equal).
+Pure numpy. Where XIV.4's model (its plate/model.py) already has a formula it is imported, not written again, so
+that both plates take every number from one source: the state bytes per stage, the smallest fitting replica
+count, the ring's share and the per-piece traffic factor of mixed precision, and the ring's time.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .xiv4 import model as _xiv4  # XIV.4's plate/model.py, loaded by path (plates are not importable by name)
+
+# XIV.4's formulas and constants that this model is made of, under their own names
+(GB, GRADIENT_BYTES, RING_FACTOR, WEIGHT_BYTES, comm_seconds, kept_bytes_per_param, replica_counts, ring_seconds,
+ smallest_fitting_replicas, state_bytes_per_param, traffic_factor) = (getattr(_xiv4, name) for name in (
+    "GB", "GRADIENT_BYTES", "RING_FACTOR", "WEIGHT_BYTES", "comm_seconds", "kept_bytes_per_param", "replica_counts",
+    "ring_seconds", "smallest_fitting_replicas", "state_bytes_per_param", "traffic_factor"))
+
+GIB = 2**30  # the binary unit a GPU's HBM is built in: 80 GiB is 85.9 × 10⁹ B
+OPTIMISER_BYTES = 12  # K: FP32 master weights 4 and Adam's two FP32 moments 4 + 4 (Rajbhandari et al. 2020)
+STATE_BYTES = WEIGHT_BYTES + GRADIENT_BYTES + OPTIMISER_BYTES  # 16 per parameter, the whole state unsharded
+STAGES = (0, 1, 2, 3)  # 0: plain data parallelism; 1: + optimiser states sharded; 2: + gradients; 3: + weights
+GATHERS = (0, 1, 1, 2)  # all-gathers of the BF16 weights per step: after the update (1, 2), forward and backward (3)
+
+__all__ = ["GB", "GIB", "WEIGHT_BYTES", "GRADIENT_BYTES", "OPTIMISER_BYTES", "STATE_BYTES", "STAGES", "GATHERS", "replica_counts", "ring_share",
+           "state_bytes", "kept_bytes", "smallest_replicas", "reduce_scatter_bytes", "all_gather_bytes",
+           "weight_gathers", "allreduce_bytes", "traffic_bytes", "traffic_limit_bytes", "traffic_ratio", "traffic_seconds"]
+
+
+def ring_share(replicas):
+    """r = (n−1)/n: the share of a buffer each member of a ring collective sends (and receives); 0 for one."""
+    n = np.asarray(replicas, dtype=np.float64)
+    return (n - 1) / n
+
+
+def state_bytes(params, stage, replicas, per_param=STATE_BYTES):
+    """Model-state bytes on each GPU under stage k over n replicas: (2+2+K)·Ψ, (2+2+K/n)·Ψ, (2+(2+K)/n)·Ψ,
+    (2+2+K)·Ψ/n (XIV.4's state_bytes_per_param, times Ψ)."""
+    return state_bytes_per_param(stage, replicas, per_param) * np.asarray(params, dtype=np.float64)
+
+
+def kept_bytes(params, stage, per_param=STATE_BYTES):
+    """The bytes every GPU keeps whole whatever n, where stage k's line levels off: 16·Ψ, 4·Ψ, 2·Ψ, 0."""
+    return kept_bytes_per_param(stage, per_param) * np.asarray(params, dtype=np.float64)
+
+
+def smallest_replicas(params, stage, memory_bytes, per_param=STATE_BYTES):
+    """The smallest whole n whose states per GPU fit in memory_bytes (give 80 × GB or 80 × GIB); NaN if none."""
+    return smallest_fitting_replicas(np.asarray(params, dtype=np.float64), stage, memory_bytes, per_param)
+
+
+def reduce_scatter_bytes(params, grad_bytes, replicas):
+    """Bytes each GPU sends to reduce-scatter the gradients: b·Ψ·r."""
+    return grad_bytes * np.asarray(params, dtype=np.float64) * ring_share(replicas)
+
+
+def all_gather_bytes(params, replicas):
+    """Bytes each GPU sends in one all-gather of the BF16 weights: 2·Ψ·r."""
+    return WEIGHT_BYTES * np.asarray(params, dtype=np.float64) * ring_share(replicas)
+
+
+def weight_gathers(stage):
+    """All-gathers of the weights per step under stage k: 0, 1, 1, 2."""
+    return np.take(np.asarray(GATHERS), np.asarray(stage))
+
+
+def allreduce_bytes(params, grad_bytes, replicas):
+    """Bytes each GPU sends in plain data parallelism's ring all-reduce of the gradients: 2·b·Ψ·r."""
+    return RING_FACTOR * grad_bytes * np.asarray(params, dtype=np.float64) * ring_share(replicas)
+
+
+def traffic_ratio(stage, grad_bytes):
+    """Stage k's bytes per step per byte of the all-reduce at the same gradient precision, piece by piece
+    (XIV.4's traffic_factor): 1 for stages 0–2 in BF16, 1.5 for stage 3; 0.75 and 1 in FP32."""
+    return traffic_factor(stage, grad_bytes)
+
+
+def traffic_bytes(params, stage, grad_bytes, replicas):
+    """Bytes each GPU sends per step under stage k: the all-reduce 2·b·Ψ·r for stage 0; b·Ψ·r + 2·Ψ·r for
+    stages 1–2; b·Ψ·r + 2·2·Ψ·r for stage 3."""
+    return traffic_ratio(stage, grad_bytes) * allreduce_bytes(params, grad_bytes, replicas)
+
+
+def traffic_limit_bytes(params, stage, grad_bytes):
+    """What traffic_bytes approaches as n grows (r → 1): 2·b·Ψ for stage 0, (b + 2)·Ψ and (b + 4)·Ψ sharded."""
+    return traffic_ratio(stage, grad_bytes) * RING_FACTOR * grad_bytes * np.asarray(params, dtype=np.float64)
+
+
+def traffic_seconds(params, stage, grad_bytes, link_bytes_per_s, replicas):
+    """The time of a step's traffic under stage k at a link speed per direction, each piece a ring over the same
+    link (XIV.4's comm_seconds of the flat ring's all-reduce time)."""
+    params = np.asarray(params, dtype=np.float64)
+    return comm_seconds(ring_seconds(grad_bytes * params, link_bytes_per_s, np.asarray(replicas, dtype=np.float64)),
+                        stage, grad_bytes)

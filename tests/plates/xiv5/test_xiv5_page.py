@@ -1,0 +1,114 @@
+"""Plate XIV.5 built by the engine (`plate build --content plates/xiv-5-sharded-data-parallelism`): the page as
+built carries page/words.js's words for the default, and the live page, after a control changes, says what node
+says for that selection."""
+from __future__ import annotations
+
+import html
+import os
+import re
+import shutil
+import time
+from dataclasses import replace
+
+import pytest
+
+from generator import build
+from xiv5_support import FOLDER, default, plate_facts, plate_figures, plate_words, presets  # noqa: F401
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    out = tmp_path_factory.mktemp("x5") / "site"
+    build.build(FOLDER, out)
+    return out
+
+
+def plates_of() -> dict:
+    """plate.md's [plates], the cross-references the words name."""
+    return plate_facts.front_matter(FOLDER).get("plates", {})
+
+
+def test_the_page_as_built_carries_the_default_s_words(site, presets, default):
+    page = html.unescape((site / "index.html").read_text(encoding="utf-8"))
+    words = plate_words.of(plate_facts.facts(presets, default), plates_of())
+    shown = re.findall(r'<p data-readout="\d+">(.*?)</p>', page, re.S)
+    assert shown == words["readout"] and len(shown) == 2
+    for fid in plate_words.FIGURES:
+        described = re.search(rf'data-describe="{fid}">(.*?)</p>', page, re.S)
+        assert described and described[1] == words["describe"][fid]
+        body = re.search(rf'<table data-table="{fid}">.*?<tbody>(.*?)</tbody>', page, re.S)[1]
+        rows = [re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row) for row in re.findall(r"<tr>(.*?)</tr>", body, re.S)]
+        assert rows == words["tables"][fid]
+    for fid in ("fig-states", "fig-traffic"):  # the static figures, with their own words
+        assert f'id="{fid}"' in page
+
+
+def _browser():
+    """Playwright and the system's Chromium; skipped on a desk without them, failed in CI (CI set)."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        sync_playwright = None
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    missing = "Playwright is not installed" if sync_playwright is None else \
+        "Chromium is not on PATH (Debian package chromium)" if chromium is None else None
+    if missing:
+        (pytest.fail if os.environ.get("CI") else pytest.skip)(missing)
+    return sync_playwright, chromium
+
+
+def wait(page, expression: str, seconds: float = 60) -> None:
+    """Poll an expression in the page (the page's CSP refuses Playwright's eval-based wait_for_function)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if page.evaluate(expression):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"not true within {seconds} s: {expression}")
+
+
+def test_the_live_page_says_what_node_says_after_each_control_changes(site, presets, default):
+    sync_playwright, chromium = _browser()
+    gpus = plate_facts.gpus_of(presets)
+    # a change of each control, one after another, every id other than the default's where one exists
+    other = lambda ids, now: next((i for i in ids if i != now), now)  # noqa: E731
+    steps = [("stage", other(list(plate_facts.STAGES)[::-1], default.stage)),
+             ("precision", other(plate_facts.PRECISIONS, default.precision)),
+             ("gpu", other(list(gpus)[::-1], default.gpu)),
+             ("model", other(list(presets.models)[::-1], default.model)),
+             ("network", other(presets.networks, default.network))]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto((site / "index.html").as_uri())
+        wait(page, "document.documentElement.dataset.ready === 'true'")
+        sel = default
+        for key, value in steps:
+            sel = replace(sel, **{key: value})
+            page.select_option(f"#choose-{key}", value)
+            key_shown = "|".join(getattr(sel, k) for k in plate_facts.CONTROLS)
+            wait(page, f"document.documentElement.dataset.shown === {key_shown!r}")
+            shown = page.evaluate("""() => ({
+              readout: [...document.querySelectorAll('#readout p')].map((p) => p.textContent),
+              describe: Object.fromEntries([...document.querySelectorAll('[data-describe]')]
+                .map((el) => [el.dataset.describe, el.textContent])),
+              tables: Object.fromEntries([...document.querySelectorAll('[data-table]')].map((t) => [t.dataset.table,
+                [...t.tBodies[0].rows].map((tr) => [...tr.cells].map((c) => c.textContent))])),
+              live: [...document.querySelectorAll('.chart')].map((c) => c.dataset.live),
+              labels: [...document.querySelectorAll('#fig-traffic .chart text')].map((t) => t.textContent),
+            })""")
+            f = plate_facts.facts(presets, sel)
+            words = plate_words.of(f, plates_of())
+            assert shown["readout"] == words["readout"], sel
+            assert shown["describe"] == words["describe"], sel
+            assert shown["tables"] == words["tables"], sel
+            assert shown["live"] == ["true", "true"], sel  # the figures are Vega views, redrawn
+            for row in plate_figures.traffic_label_rows(f):  # the traffic figure's labels follow the precision
+                assert row["text"] in shown["labels"], (sel, shown["labels"])
+        assert errors == []
+        browser.close()

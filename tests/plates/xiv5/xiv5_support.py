@@ -1,0 +1,85 @@
+"""Plate XIV.5's plate package, loaded by path (plates/ is not a Python package; the engine will load plate
+modules from their folders the same way), and XIV.4's presets it reuses. A module of its own, not a conftest.py:
+a second conftest would take the name `conftest` from tests/conftest.py, which other tests import from.
+Test modules import the fixtures they use from here."""
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+import pytest
+
+from generator import plates
+
+ROOT = Path(__file__).resolve().parents[3]
+FOLDER = ROOT / "plates" / "xiv-5-sharded-data-parallelism"
+PACKAGE = "xiv5_plate"  # a name of its own: every plate's package is called plate/ in its folder
+
+
+def load_package():
+    """plates/xiv-5-…/plate/ loaded as the engine loads it (generator/plates.py), also named xiv5_plate here, so that
+    the tests and a build share one module (and its dataclasses)."""
+    if PACKAGE not in sys.modules:
+        sys.modules[PACKAGE] = plates.load(FOLDER / "plate")
+    return sys.modules[PACKAGE]
+
+
+def submodule(name: str):
+    """A module of the plate package by its file's name (the package's own `figures` is the engine's hook)."""
+    return importlib.import_module(f"{load_package().__name__}.{name}")
+
+
+plate_facts, plate_figures, plate_words, preview, model, xiv4 = (submodule(n) for n in (
+    "facts", "figures", "words", "preview", "model", "xiv4"))
+
+
+def presets_file() -> Path:
+    """XIV.4's presets, which the plate reads."""
+    return plate_facts.presets_path(FOLDER)
+
+
+@pytest.fixture(scope="session")
+def presets():
+    return plate_facts.load(presets_file())
+
+
+@pytest.fixture(scope="session")
+def default(presets):
+    """The selection plate.md's [default] names."""
+    return plate_facts.default_selection(FOLDER, presets)
+
+
+SPEC_MODEL, SPEC_GPU = "llama3-8b", "h100-sxm"  # the facts file's claims are about these preset ids only
+K = 12  # the facts file's optimiser bytes per parameter: FP32 master weights and Adam's two moments
+KEPT = {0: 2 + 2 + K, 1: 2 + 2, 2: 2, 3: 0}  # bytes per parameter each stage keeps whole (the facts file's formulas)
+
+
+def has_spec(presets) -> bool:
+    """Whether the presets hold the facts file's model and GPU (its claims are asserted only then)."""
+    return SPEC_MODEL in presets.models and SPEC_GPU in plate_facts.gpus_of(presets)
+
+
+def pairs(presets):
+    """Every (model id, GPU id) of the presets: what a test derives its expectations from when the spec's are absent."""
+    return [(m, g) for m in presets.models for g in plate_facts.gpus_of(presets)]
+
+
+def states_per_gpu(params: float, stage: int, n: int) -> float:
+    """The facts file's formulas written out: (2+2+K)Ψ, (2+2+K/n)Ψ, (2+(2+K)/n)Ψ, (2+2+K)Ψ/n."""
+    return (KEPT[stage] + (2 + 2 + K - KEPT[stage]) / n) * params
+
+
+def fits_from(params: float, stage: int, memory_bytes: float) -> float:
+    """The smallest whole n whose states_per_gpu fit in memory_bytes, by bisection on the formula (not the model's
+    closed form); NaN when even 2⁶⁰ replicas do not fit."""
+    hi = 1
+    while states_per_gpu(params, stage, hi) > memory_bytes:
+        hi *= 2
+        if hi > 2**60:
+            return float("nan")
+    lo = hi // 2  # states(lo) > memory (or lo = 0)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if states_per_gpu(params, stage, mid) <= memory_bytes else (mid, hi)
+    return float(hi)
