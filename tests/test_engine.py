@@ -174,7 +174,7 @@ def test_the_page_formats_numbers_as_notation_does(page):
 
 EVERY_TIMELINE = """(selections) => selections.map((sel) => {
   const f = window.plate.factsOf(sel);
-  return {rows: window.plate.timelineRows(f), facts: window.plate.timelineFacts(f)[0]};
+  return {rows: window.plate.datasets.timeline(f), facts: window.plate.datasets.timeline_facts(f)[0]};
 })"""
 
 
@@ -266,8 +266,8 @@ def test_the_pages_selection_csv_is_pythons_on_random_custom_runs(page, atlas):
 TEXTS_EVERY = 7
 EVERY_CLUSTER = """(selections) => selections.map((sel) => {
   const f = window.plate.factsOf(sel);
-  return {cluster: f.cluster, buckets: f.cluster_buckets, rows: window.plate.gridRows(f),
-          ...(sel.texts ? {timeline: window.plate.timelineRows(f), texts: window.plate.texts(sel)} : {})};
+  return {cluster: f.cluster, buckets: f.cluster_buckets, rows: window.plate.datasets.grid(f),
+          ...(sel.texts ? {timeline: window.plate.datasets.timeline(f), texts: window.plate.texts(sel)} : {})};
 })"""
 
 
@@ -349,7 +349,7 @@ def test_the_page_runs_random_real_clusters_as_python_does(page):
 
 ZERO3_ROWS = """(selections) => selections.map((sel) => {
   const f = window.plate.factsOf(sel);
-  return {rows: window.plate.gridRows(f), n_star: f.continuous_crossing};
+  return {rows: window.plate.datasets.grid(f), n_star: f.continuous_crossing};
 })"""
 
 

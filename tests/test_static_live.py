@@ -103,8 +103,8 @@ def pages(browser, site, edges):
 
 ROWS = """(selections) => selections.map((sel) => {
   const f = window.plate.factsOf(sel);
-  return {grid: window.plate.gridRows(f), facts: window.plate.factsRows(f), timeline: window.plate.timelineRows(f),
-          marks: window.plate.timelineFacts(f)[0]};
+  return {grid: window.plate.datasets.grid(f), facts: window.plate.datasets.facts(f), timeline: window.plate.datasets.timeline(f),
+          marks: window.plate.datasets.timeline_facts(f)[0]};
 })"""
 
 

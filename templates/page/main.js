@@ -1,11 +1,11 @@
 // The plate's live figures: the static SVGs of the default are replaced by Vega views that follow the controls.
-// The entry of the page script, bundled by esbuild at build time (generator/node/page.mjs): model.js evaluates the
-// model, the other modules turn its numbers into rows, marks and words, as generator/charts.py and
-// generator/render.py do for the default. The Vega runtime (window.vega and window.vegaExpressionInterpreter) is
+// The entry of the page script, bundled by esbuild at build time (generator/node/page.mjs) with the plate's page
+// modules (docs/plates.md): its model.js evaluates the model, its selection.js and words.js turn the numbers into
+// rows and words, as its Python module does for the default. The Vega runtime (window.vega and window.vegaExpressionInterpreter) is
 // run when the first view is made: see views.js vegaRuntime().
 import { model } from "./model.js";
 import { ALL, CLUSTER_KEYS, KEYS, data, form, readout, selects } from "./data.js";
-import { factsOf, factsRows, gridRows, timelineFacts, timelineRows } from "./selection.js";
+import { DATASETS, factsOf } from "./selection.js";
 import { downloadSelection, selectionCsv } from "./csv.js";
 import { fillTexts, texts } from "./texts.js";
 import { ownCheck, ownFromUrl, ownSelection, ownSliderShown, ownUrlEntries } from "./own.js";
@@ -168,7 +168,7 @@ async function start() {
     show(ownFromUrl(next));
   });
   window.plate = {
-    views: [], show, live: liveAll, model, texts, factsOf, timelineRows, timelineFacts, gridRows, factsRows, ownCheck,
+    views: [], show, live: liveAll, model, texts, factsOf, datasets: DATASETS, ownCheck,
     selectionCsv,
     selection: () => ({ ...sel }),
   };

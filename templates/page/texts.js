@@ -1,11 +1,11 @@
 // The words of a selection on the page: written once in words.js (the build runs the same module for the default),
 // filled in here for the selection shown.
-import { P, data, readout } from "./data.js";
+import { data, readout } from "./data.js";
 import { factsOf } from "./selection.js";
 import { describe, readoutParagraphs, tableRows } from "./words.js";
 
-/** What the words need besides the facts (words.js W): the sharding labels, the sequence length, the plates. */
-const W = { sharding: data.options.sharding, seq_len: P.workshop.seq_len, plates: data.plates };
+/** What the words need besides the facts (words.js W): the plate module's words_context, as the build gives it. */
+const W = data.words_context;
 
 /** Every text of one selection, as the page as built shows the default's. */
 export function texts(sel) {

@@ -45,21 +45,19 @@ export async function liveView(figure, current, width) {
 
 /** Hand a view the rows and marks of a selection: only the datasets its spec declares, and only those whose
  * rows differ from what it drew (the memory figure, say, follows only the model, GPU and sharding). */
-const MAKERS = DATASETS; // the plate's: {key in data.data: rows of one selection}
 // NaN and ±Infinity as themselves: JSON would write both as null and hide a change between them.
 const exact = (key, value) => (typeof value === "number" && !Number.isFinite(value) ? String(value) : value);
 
 export function feed(made, f) {
   const rows = (f.rows ||= {}); // made once per selection, shared by the views that show them
   let changed = false;
-  for (const [key, make] of Object.entries(MAKERS)) {
-    const name = data.data[key];
+  for (const [name, make] of Object.entries(DATASETS)) { // the plate's: {dataset name: its rows for a selection}
     if (!made.names.has(name)) continue;
-    rows[key] ||= { values: make(f) };
-    rows[key].stamp ||= JSON.stringify(rows[key].values, exact);
-    if (made.stamps[name] === rows[key].stamp) continue;
-    made.stamps[name] = rows[key].stamp;
-    handOver(made, name, rows[key].values);
+    rows[name] ||= { values: make(f) };
+    rows[name].stamp ||= JSON.stringify(rows[name].values, exact);
+    if (made.stamps[name] === rows[name].stamp) continue;
+    made.stamps[name] = rows[name].stamp;
+    handOver(made, name, rows[name].values);
     changed = true;
   }
   made.fed = f;

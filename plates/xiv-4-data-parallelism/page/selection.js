@@ -1,7 +1,9 @@
-// What the plate says about one selection (generator/facts.py Facts), and the figures' rows (generator/charts.py).
-import { bucket_caps, bucket_schedule, bucketed_tail_seconds, buckets, cluster, evaluate, forward_traffic, hiding_comm_seconds, inputs, step_seconds, tensor_params } from "./model.js";
+// What the plate says about one selection (plate/facts.py Facts), and the figures' rows (plate/figures.py).
+import { bucket_caps, bucket_schedule, bucketed_tail_seconds, buckets, cluster, evaluate, forward_traffic, hiding_comm_seconds, inputs, replica_counts, step_seconds, tensor_params } from "./model.js";
 import { GB, given, num, percent, seconds } from "./notation.js";
-import { OWN, P, REPLICAS, data } from "./data.js";
+import { OWN, P, data } from "./data.js";
+
+const REPLICAS = replica_counts(P.workshop.max_replicas);
 
 // --- facts of a selection (generator/facts.py Facts) ---------------------------------------------------
 

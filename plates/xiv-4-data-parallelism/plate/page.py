@@ -10,9 +10,9 @@ from generator.render import csv_column
 from . import custom
 from .facts import (CAPTIONS, CLUSTER_KEYS, CLUSTER_OPTIONS, CSV_COLUMNS, KEYS, OPTIONS, SELECTION_COLUMNS, Atlas,
                     gpus_of)
-from .figures import BUCKET_GROUPS, FACTS_DATA, GRID_DATA, MEMORY_DATA, TIMELINE_DATA, TIMELINE_FACTS
+from .figures import BUCKET_GROUPS
 from .presets import Selection
-from .words import TABLE_COLUMNS
+from .words import TABLE_COLUMNS, words_context
 
 # The controls beside the figures: (key, label); their options come from the presets and facts.OPTIONS.
 CONTROLS = (("model", "Model"), ("batch", "Global batch"), ("network", "Network"), ("gpu", "GPU"),
@@ -62,8 +62,6 @@ def page_data(content: Content, atlas: Atlas, figures: list[Figure], dataflows: 
         "options": {k: list(v.items()) for k, v in OPTIONS.items()},  # lists: JSON keys would be sorted
         "captions": [[k, v] for k, v in CAPTIONS.items()],
         "presets": presets_data(content),
-        "data": {"grid": GRID_DATA, "facts": FACTS_DATA, "timeline": TIMELINE_DATA, "timeline_facts": TIMELINE_FACTS,
-                 "memory": MEMORY_DATA},
         "bucket_groups": BUCKET_GROUPS,
         "csv_columns": [list(c) for c in SELECTION_COLUMNS], "csv_name": content.plate.data_file,
     }
@@ -86,6 +84,7 @@ def page(content: Content, atlas: Atlas, figures: list[Figure], dataflows: dict[
     data = page_data(content, atlas, figures, dataflows)
     data["own"] = custom.page_data(atlas, default)
     data["plates"] = plate.plates
+    data["words_context"] = words_context([default_facts], plate.plates)  # W, as the build gives it to node
     for key in {c for c, _, _ in custom.FIELDS.values()} & set(data["choices"]):
         data["choices"][key] = [*data["choices"][key], custom.CUSTOM]
     return dict(

@@ -97,12 +97,8 @@ export function datasets(f) {
 // scope as it is).
 export const plate = { factsOf, datasets, words };
 
-// The rows the engine's views.js feeds, by its MAKERS' names (the page data's `data` maps each to a dataset of
-// these figures: grid → states, facts → memory, timeline → traffic, timeline_facts → traffic_labels).
-const made = new WeakMap(); // the datasets of each facts, made once for all the views
+// The rows the engine's views.js feeds, by dataset name (docs/plates.md): made once per facts for all the views.
+const made = new WeakMap();
 const rowsOf = (f) => { if (!made.has(f)) made.set(f, datasets(f)); return made.get(f); };
-export const gridRows = (f) => rowsOf(f).states;
-export const factsRows = (f) => rowsOf(f).memory;
-export const timelineRows = (f) => rowsOf(f).traffic;
-export const timelineFacts = (f) => rowsOf(f).traffic_labels;
-export const memoryRows = () => [];
+export const DATASETS = Object.fromEntries(["states", "memory", "traffic", "traffic_labels"]
+  .map((name) => [name, (f) => rowsOf(f)[name]]));

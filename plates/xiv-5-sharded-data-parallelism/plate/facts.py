@@ -290,11 +290,6 @@ def presets_data(presets: Presets) -> dict:
 
 
 def words_context(facts: list[Facts] | None = None, plates: dict | None = None) -> dict:
-    """W, what page/words.js needs besides the facts, as the engine's templates/page/texts.js makes it in the page:
-    the stage labels (its `sharding`), the workshop's sequence length and the plates this one refers to (plate.md's
-    [plates]). The words read only the plates."""
-    seq_len = {f.presets.workshop.seq_len for f in facts or []}
-    if len(seq_len) > 1:
-        raise ValueError("facts of different workshops: their words need one W")
-    return {"sharding": [list(item) for item in STAGES.items()], "seq_len": seq_len.pop() if seq_len else 0,
-            "plates": dict(plates or {})}
+    """W, what page/words.js needs besides the facts (the page data carries the same): the plates this one refers
+    to (plate.md's [plates])."""
+    return {"plates": dict(plates or {})}

@@ -10,7 +10,7 @@ from generator.schema import Problems, locate, quote
 from . import figures as plate_figures
 from . import words as plate_words
 from .facts import (CONTROLS, PRECISIONS, PROSE_NAMES as _FACT_NAMES, STAGES, Facts, Selection, facts, facts_data,
-                    gpus_of, presets_data, prose_context)
+                    gpus_of, presets_data, prose_context, words_context)
 from .xiv4 import FOLDER as XIV4_FOLDER
 from .xiv4 import presets as xiv4_presets
 
@@ -125,11 +125,8 @@ def page(content, model: Model, figures: list, dataflows, store=None) -> dict:
     data = {
         "keys": list(CONTROLS), "default": default, "cluster_keys": [],
         "choices": {k: list(v) for k, v in names.items()},
-        "options": {"sharding": [list(item) for item in STAGES.items()]},  # texts.js's W.sharding
         "presets": presets_data(p), "plates": plate.plates,
-        # views.js feeds its MAKERS' datasets by these keys (selection.js gives each key's rows)
-        "data": {"grid": plate_figures.STATES_DATA, "facts": plate_figures.MEMORY_DATA,
-                 "timeline": plate_figures.TRAFFIC_DATA, "timeline_facts": plate_figures.TRAFFIC_LABELS},
+        "words_context": words_context([f], plate.plates),  # W, as the build gives it to node
         "csv_name": plate.data_file, "csv_columns": list(CSV_COLUMNS),
     }
     return dict(controls=[(k, LABELS[k], names[k]) for k in CONTROLS], selected=default,

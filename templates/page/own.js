@@ -1,5 +1,5 @@
-// XIV.5 offers no values of the reader's own (XIV.4's custom model, batch and network): the engine's modules ask
-// for them (docs/plates.md), so each answer here is "none".
+// The reader's own values beside the presets: none unless a plate's page/own.js (which replaces this module) has
+// some. The page script asks it to check, read and write them.
 export const ownCheck = () => null;
 export const ownFromUrl = (sel) => sel;
 export const ownSelection = (base) => base;
