@@ -81,6 +81,9 @@ def parser(argv: list[str] | None = None) -> Parser:
             command.add_argument("--out", default="site", type=Path, help="output folder (default: site)")
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     s.add_argument("--port", default=8000, type=port_number, help="port on 127.0.0.1 (default: 8000)")
+    from . import scaffold  # `plate new` (generator/scaffold.py): its arguments are its own
+    scaffold.add_arguments(sub.add_parser("new", help="start a plate from the template, listed in the volume.toml "
+                                                      "beside it"))
     return p
 
 
@@ -258,6 +261,9 @@ def main(argv: list[str] | None = None) -> int:
     _after.clear()
     args = parser(argv).parse_args(argv)
     args.debug = getattr(args, "debug", False)
+    if args.command == "new":  # reads no content folder and writes no site
+        from . import scaffold
+        return scaffold.run(args)
     wrong = folder_problem(args.content, "content folder", must_exist=True)
     if wrong is None and hasattr(args, "out"):
         wrong = folder_problem(args.out, "output folder", must_exist=False)
