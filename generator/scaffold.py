@@ -47,7 +47,7 @@ def plan(folder: Path, volume_id: str, number: int, title: str) -> Plan:
         raise Refused(f"--volume {quote(volume_id)} must hold only letters and digits (as in XIV)")
     if number < 1:
         raise Refused(f"--number must be a positive whole number, got {number}")
-    if not title.strip() or CONTROL.search(title) or "\n" in title or len(title) > MAX_TITLE:
+    if not title.strip() or CONTROL.search(title) or re.search(r"[\r\n]", title) or len(title) > MAX_TITLE:
         raise Refused(f"--title must be one line of text of at most {MAX_TITLE} characters, got {quote(title[:60])}")
     _check_folder(folder)
     series = folder.absolute().parent
