@@ -5,10 +5,7 @@ import json
 import os
 from pathlib import Path
 
-import numpy as np
-
-from . import cache, charts, checks, jsmodules, publish, render, runtime, schema, theme
-from .facts import Atlas, evaluate, extremes
+from . import cache, checks, jsmodules, publish, render, runtime, theme
 from .output import MARKER, Interrupted, OutputError, check_output, write  # noqa: F401 - the command's names
 
 
@@ -91,36 +88,6 @@ def live_runtime(specs: dict[str, dict], warnings: list[str] | None = None) -> r
     return runtime.Runtime(code, parsed["dataflows"], minify, bundle)
 
 
-MAX_STEP_SECONDS = 1e9  # about 32 years per step: beyond it a preset is a typo, and times no longer print
-
-
-def check_grid(atlas: Atlas, root: Path) -> None:
-    """Presets that are each within bounds can still combine into absurd times (1e15 parameters on a
-    0.001 TFLOP/s GPU): checked on the presets at the ends of each axis (facts.extremes), which bound every
-    selection's values, and the longest step named at its model's line."""
-    p = atlas.presets
-    ends = extremes(p)
-    g = evaluate(p, ends)
-    arrays = (g.compute_s, g.allreduce_s, g.step_s, g.efficiency, g.tokens_per_replica, g.states_bytes,
-              g.continuous_crossing)
-    path = root / "presets.toml"
-    problems = schema.Problems(root)
-    if not all(np.isfinite(a).all() for a in arrays):
-        problems.add(path, None, "the presets are too large or too small for the model: some times or "
-                                 "efficiencies come out infinite or undefined")
-        problems.raise_if_any()
-    worst = np.unravel_index(np.argmax(g.step_s), g.step_s.shape)
-    if g.step_s[worst] > MAX_STEP_SECONDS:
-        model, batch, network = (ends[k][i] for k, i in zip(("model", "batch", "network"), worst))
-        text = path.read_text(encoding="utf-8-sig")
-        problems.add(path, schema.locate(text, ("models", model, "params")),
-                     f"model {schema.quote(model)} with batch {schema.quote(batch)} over network "
-                     f"{schema.quote(network)}: one step would take {g.step_s[worst]:.3g} s, more than "
-                     f"{MAX_STEP_SECONDS:,.0f} s (about 32 years); check params, tokens, peak_tflops, mfu and "
-                     f"link_gbytes_per_s")
-        problems.raise_if_any()
-
-
 def _kept(memo: dict | None, name: str, key: str, make):
     """make(), or what it gave last time for the same key when a memo is kept (a running `plate serve`)."""
     if memo is None:
@@ -139,14 +106,16 @@ def gather(content_dir: Path, warnings: list[str] | None = None, memo: dict | No
     result = checks.checked(content_dir)  # every mistake surfaces before the figures are drawn
     if warnings is not None:
         warnings.extend(result.warnings)
-    plate, atlas = result.content, result.atlas
-    key = repr((plate.presets, plate.plate.default, theme.current().values))  # what the figures and the CSV are made of
-    store = cache.at(cache_dir())  # kept across builds too: with every entry there, a build never loads Altair
-    figures = _kept(memo, "figures", key, lambda: charts.figures(atlas, plate.plate.default, store))
-    csv = _kept(memo, "csv", key, lambda: store.kept("csv", (repr(plate.presets),), lambda: render.csv_text(atlas),
+    plate, model = result.content, result.model
+    module = plate.module
+    # what the figures and the CSV are made of; the plate module's code is in the cache's keys (cache.py)
+    key = repr((module.CODE, plate.presets, plate.plate.default, theme.current().values))
+    store = cache.at(cache_dir(), module)  # kept across builds too: with every entry there, a build never loads Altair
+    figures = _kept(memo, "figures", key, lambda: module.figures(plate, model, store))
+    csv = _kept(memo, "csv", key, lambda: store.kept("csv", (repr(plate.presets),), lambda: module.csv_text(model),
                                                      needs=("numpy",)))
     live = live_runtime({f.id: f.vega for f in figures}, warnings)
-    html = render.page(plate, atlas, figures, live, store)
+    html = render.page(plate, model, figures, live, store)
     return {"index.html": html, plate.plate.data_file: csv, **publish.files(plate.plate, figures)}
 
 

@@ -144,16 +144,18 @@ def ours(path: Path) -> bool:
     return data is not None and data[:len(MAGIC)] == MAGIC
 
 
-def at(root: Path) -> "Cache":
-    """The build cache kept under root (build.cache_dir(), where the runtime bundle is kept too)."""
-    return Cache(root / FOLDER)
+def at(root: Path, module=None) -> "Cache":
+    """The build cache kept under root (build.cache_dir(), where the runtime bundle is kept too); its entries are
+    keyed by a plate module's code too, when given (plates.load: CODE)."""
+    return Cache(root / FOLDER, getattr(module, "CODE", ""))
 
 
 class Cache:
     """Entries in one folder; a Cache of no folder keeps nothing, and every entry is made each time."""
 
-    def __init__(self, folder: Path | None):
+    def __init__(self, folder: Path | None, plate_code: str = ""):
         self.folder = folder
+        self.plate_code = plate_code  # the plate module's code, beside the generator's (code())
         self.pruned = False
 
     def get(self, name: str) -> str | None:
@@ -225,7 +227,7 @@ class Cache:
         if self.folder is None:
             return make()
         if of_code:
-            name = f"{key(kind, parts, code(), [fonts() if n == 'fonts' else package(n) for n in needs])}.{kind}"
+            name = f"{key(kind, parts, code() + self.plate_code, [fonts() if n == 'fonts' else package(n) for n in needs])}.{kind}"
         else:
             name = f"{key(kind, parts)}.{kind}"
         text = self.get(name)

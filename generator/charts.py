@@ -1,4 +1,5 @@
-"""The two figures: Altair specs, compiled at build time to Vega and to a static SVG of the default."""
+"""Figures: Altair charts compiled at build time to Vega (no data) and to a static SVG of the default selection;
+a plate module defines its charts and rows (docs/plates.md), this module compiles and draws them."""
 from __future__ import annotations
 
 import copy
@@ -8,43 +9,22 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from .cache import Cache
-from .facts import Atlas, Facts
-from .notation import num, seconds
-from . import model
 from . import theme as page_theme  # charts.theme() is the Vega-Lite config made from it
 
 if TYPE_CHECKING:
     import altair as alt
 
-GRID_DATA = "grid"  # the shown selection's rows, one per replica count; the page computes and inserts them
-FACTS_DATA = "facts"  # one row: the selection's label, crossings, where a sequence runs out, NVLink's reach
 WIDTH, HEIGHT = 720, 250  # WIDTH: what templates/page/views.js draws at most: static and live figures print alike
 # Colours and the font are named by the page's theme variables (generator/theme.py: the :root block of
 # templates/plate.css) and drawn with their light values; the page's CSS re-inks each for dark mode and print by
-# the same name. Okabe–Ito blue and vermilion: distinct under the common colour-vision deficiencies, at least 3:1
-# against the light page, and told apart by dash and point shape too. Their direct labels use shades that reach
-# 4.5:1 as text. The real cluster beside the workshop (issue 22): near-black (white in dark mode), dash-dotted,
-# without points; apart from blue and vermilion under each colour-vision deficiency, as the page's accessibility
-# test checks.
+# the same name.
 FONT = "--sans"
-SERIES = {"compute": ("--c-compute", []), "all-reduce": ("--c-reduce", [6, 3]),
-          "real cluster": ("--c-cluster", [8, 3, 2, 3]), "backward pass": ("--c-compute", [2, 3])}
-LABEL_INK = {"compute": "--c-compute", "all-reduce": "--c-reduce-ink", "real cluster": "--c-cluster",
-             "backward pass": "--c-compute"}
 INK, MUTED = "--chart-ink", "--chart-muted"
 
 
 def ink(name: str) -> str:
     """The colour a theme variable names, as the figures are drawn (the light theme)."""
     return page_theme.current()[name]
-LEFT_OF_RULE = 16  # from this crossing on, its label sits left of the rule (else right, to stay in the frame)
-LONGEST_LABEL = 60  # characters of the in-figure selection label; longer ones are left to the caption
-LABEL_PX_PER_CHAR, CROSS_LABEL_PX = 6.2, 150  # 11 px text: width per character; the crossing label's width
-# The words of Figures 1 and 2 in rows of their own, so none can run into another whatever the selection: at the
-# top where a sequence runs out and NVLink beyond a real domain; at the foot, by their rules, the first crossing
-# and n* above it (at the top n* ran into the compute label on a phone). 11 px text is 13 px tall.
-ROW_BAND, ROW_REACH, ROW_STAR = 4, 20, -20
-LOW_LABEL_PX = 40  # a series label this near the plot's foot goes above its line (below, it would meet the axis)
 
 
 @dataclass(frozen=True)
@@ -57,257 +37,6 @@ class Figure:
     svg: str
 
 
-def grid_rows(f: Facts) -> list[dict]:
-    """The rows the live views draw for one selection (templates/page/selection.js `gridRows` makes the same)."""
-    c, x = f.cluster, f.inputs
-    # Figure 1's line is what must hide in the window it is drawn against, so that the two meet at n*
-    return [{"replicas": p.replicas, "compute_s": p.compute_s,
-             "comm_s": float(model.hiding_comm_seconds(p.comm_s, p.allreduce_s, x.sharding, x.bytes_per_grad,
-                                                       f.backward_only)),
-             "window_s": p.compute_s * 2 / 3 if f.backward_only else None, "efficiency": p.efficiency,
-             "cluster_s": c["comm_s"][r], "cluster_efficiency": c["efficiency"][r]}
-            for r, p in enumerate(f.points)]
-
-
-def facts_rows(f: Facts, label: str) -> list[dict]:
-    """The one row of marks for a selection: label, crossing, n*, one sequence, NVLink's reach."""
-    return [{
-        "label": label, "crossing": f.crossing_replicas, "n_star": f.continuous_crossing,
-        "n_star_text": "n* ≈ " + num(f.continuous_crossing),
-        "one_sequence": f.batch.tokens / f.workshop.seq_len, "max_replicas": f.max_replicas,
-        "hypothetical_from": f.hypothetical_from,
-    }]
-
-
-TIMELINE_DATA = "timeline"  # the timeline's bars: forward, backward layer by layer, bucket groups, the tail
-TIMELINE_FACTS = "timeline_facts"  # its rules and labels
-BUCKET_GROUPS = 32  # buckets drawn as at most this many bars, each shaded by how busy the link is within it
-
-
-def timeline_rows(f: Facts) -> list[dict]:
-    """One step at the timeline's replica count (templates/page/selection.js `timelineRows` makes the same): the forward
-    pass, the backward pass from the output head through the layers to the input embedding, and the gradient
-    buckets' all-reduces back to back, grouped into bars shaded by the link's busy share."""
-    p = f.at(f.timeline_replicas)
-    compute, comm = p.compute_s, f.timeline_comm_s
-    forward, backward = compute / 3, compute * 2 / 3
-    m = f.model
-    embedding = m.vocab * m.d_model
-    layer = (m.params - 2 * embedding) / m.layers
-    rows = [{"row": "compute", "kind": "forward", "start": 0.0, "end": forward, "shade": 1.0}]
-    t = forward
-    for i, (kind, params) in enumerate([("head", embedding)] + [("layer", layer)] * m.layers + [("embedding", embedding)]):
-        end = t + backward * params / m.params
-        rows.append({"row": "compute", "kind": kind, "start": t, "end": end, "shade": 0.55 if i % 2 else 0.8})
-        t = end
-    if comm > 0 and not f.backward_only:  # the workshop: the whole all-reduce beside the whole step, from its start
-        rows.append({"row": "all-reduce", "kind": "buckets", "start": 0.0, "end": p.comm_s, "shade": 1.0})
-    elif comm > 0:
-        starts, ends = f.bucket_schedule
-        count = len(starts)
-        groups = min(count, BUCKET_GROUPS)
-        for g in range(groups):
-            first, through = g * count // groups, (g + 1) * count // groups - 1  # the group's first and last bucket
-            start, end = starts[first], ends[through]
-            busy = sum(ends[k] - starts[k] for k in range(first, through + 1))
-            rows.append({"row": "all-reduce", "kind": "buckets", "start": start, "end": end,
-                         "shade": max(0.25, min(1.0, busy / (end - start))) if end > start else 1.0})
-    tail = f.timeline_tail_s
-    if tail > 0:
-        rows.append({"row": "exposed", "kind": "tail", "start": compute, "end": compute + tail, "shade": 1.0})
-    return rows
-
-
-def timeline_facts(f: Facts) -> list[dict]:
-    """The timeline's rules and labels: where compute ends, the backward-only bound, the bucketed end."""
-    p = f.at(f.timeline_replicas)
-    tail, bound = f.timeline_tail_s, f.timeline_bound_s
-    return [{
-        "compute_end": p.compute_s, "bound_end": p.compute_s + bound, "step_end": p.compute_s + tail,
-        "span": max(p.compute_s + tail, p.compute_s) * 1.04,
-        "tail_text": f"exposed tail {seconds(tail)}" if tail > 0 else "no exposed tail",
-        "bound_text": f"bound {seconds(bound)}", "replicas_text": f"one step on each of {num(f.timeline_replicas)} replicas",
-    }]
-
-
-# Encodings name their channel class (alt.X("f:Q"), alt.YValue(0)), never a bare "f:Q" or alt.value(0): Altair
-# matches those against its whole schema to find the class, about 10 ms each, half a second per build.
-def _x(max_replicas: int) -> alt.X:
-    import altair as alt  # here, not at the top: a build whose figures are all cached never loads Altair
-    return alt.X("replicas:Q", title="data-parallel replicas (GPUs)",
-                 scale=alt.Scale(type="log", base=2, domain=[1, max_replicas], nice=False),
-                 axis=alt.Axis(values=[4 ** k for k in range(0, 8)], format=",d", grid=False, labelOverlap=True))
-
-
-def hidden_when(condition: str) -> dict:
-    """A text mark's properties that hide it while condition (a Vega expression) holds: transparent, and cut to a
-    pixel, since Vega fits the plot to the extent of every mark, drawn or not (a hidden caption 750 px long
-    squeezed a phone's plot to nothing)."""
-    import altair as alt
-    return {"opacity": alt.ExprRef(f"{condition} ? 0 : 1"), "limit": alt.ExprRef(f"{condition} ? 1 : 0")}
-
-
-def _band_and_rule(max_replicas: int) -> list:
-    """Shading (under one sequence per replica; NVLink beyond a real domain), the crossing's rule and n*'s.
-    Shapes are hidden from assistive technology (aria=False: an empty layer would be an unnamed image); the
-    figure's description and table say what they mark."""
-    import altair as alt
-    facts = alt.Chart(alt.Data(name=FACTS_DATA))
-    band = facts.mark_rect(opacity=0.13, color=ink("--chart-band"), aria=False).encode(
-        x=alt.X("one_sequence:Q", scale=alt.Scale(type="log", base=2)), x2=alt.X2("max_replicas:Q"),
-    ).transform_filter(f"datum.one_sequence < {max_replicas}").properties(name="band")
-    # Labelled only when the band is wide enough (5 octaves) to hold its words.
-    band_label = facts.mark_text(align="right", baseline="top", dx=-4, dy=ROW_BAND, fontSize=11,
-                                 color=ink(MUTED)).encode(
-        x=alt.X("max_replicas:Q"), y=alt.YValue(0), text=alt.TextValue("< 1 sequence per replica"),
-    ).transform_filter(f"datum.one_sequence <= {max_replicas / 32}").properties(name="band_label")
-    # Over NVLink past the largest real domain of the GPU: a ring nobody can build, shaded and said so.
-    reach = facts.transform_filter("datum.hypothetical_from != null")
-    hypothetical = reach.mark_rect(opacity=0.16, color=ink(MUTED), aria=False).encode(
-        x=alt.X("hypothetical_from:Q"), x2=alt.X2("max_replicas:Q")).properties(name="hypothetical")
-    hypothetical_rule = reach.mark_rule(strokeDash=[2, 2], color=ink(MUTED), aria=False).encode(
-        x=alt.X("hypothetical_from:Q")).properties(name="hypothetical_rule")
-    hypothetical_label = reach.mark_text(align="left", baseline="top", dx=4, dy=ROW_REACH, fontSize=11,
-                                         color=ink(MUTED),
-                                         **hidden_when("width < 600")).encode(  # narrow: words only
-        x=alt.X("hypothetical_from:Q"), y=alt.YValue(0),
-        text=alt.TextValue("NVLink beyond a real domain: hypothetical"),
-    ).properties(name="hypothetical_label")
-    crossed = facts.transform_filter("datum.crossing != null")
-    rule = crossed.mark_rule(strokeWidth=1.5, color=ink(INK), aria=False).encode(x=alt.X("crossing:Q")).properties(
-        name="rule")
-    rule_label = crossed.transform_calculate(
-        label="'first crossed: ' + format(datum.crossing, ',d')",
-    ).mark_text(align=alt.ExprRef(f"datum.crossing >= {LEFT_OF_RULE} ? 'right' : 'left'"), baseline="bottom",
-                dx=alt.ExprRef(f"datum.crossing >= {LEFT_OF_RULE} ? -4 : 4"), dy=-4,
-                fontSize=11, fontWeight="bold", color=ink(INK)).encode(
-        x=alt.X("crossing:Q"), y=alt.YValue("height"), text=alt.Text("label:N")).properties(name="rule_label")
-    # n*, where the drawn lines meet (not a power of two): a dotted rule, labelled above the crossing's words.
-    star = facts.transform_filter(f"datum.n_star <= {max_replicas}")
-    star_rule = star.mark_rule(strokeWidth=1, strokeDash=[1, 3], color=ink(INK), aria=False).encode(
-        x=alt.X("n_star:Q")).properties(name="n_star_rule")
-    star_label = star.mark_text(align=alt.ExprRef(f"datum.n_star >= {LEFT_OF_RULE} ? 'right' : 'left'"),
-                                baseline="bottom", dx=alt.ExprRef(f"datum.n_star >= {LEFT_OF_RULE} ? -4 : 4"),
-                                dy=ROW_STAR, fontSize=11, color=ink(INK)).encode(
-        x=alt.X("n_star:Q"), y=alt.YValue("height"), text=alt.Text("n_star_text:N")).properties(name="n_star_label")
-    # The selection drawn into the figure, so a saved or printed SVG says what it shows; left out where it
-    # would collide with the crossing's label (a narrow figure, an early crossing, a long label): the caption
-    # says it too.
-    selection = facts.mark_text(align="left", baseline="bottom", dx=6, dy=-4, fontSize=11, color=ink(MUTED),
-                                **hidden_when(f"width < 600 || length(datum.label) > {LONGEST_LABEL} || "
-                                              f"(datum.crossing != null && scale('x', datum.crossing) < "
-                                              f"{CROSS_LABEL_PX} + {LABEL_PX_PER_CHAR} * length(datum.label))")).encode(
-        x=alt.XValue(0), y=alt.YValue("height"), text=alt.Text("label:N")).properties(name="selection_label")
-    return [band, band_label, hypothetical, hypothetical_rule, hypothetical_label, rule, rule_label,
-            star_rule, star_label, selection]
-
-
-def time_chart(max_replicas: int) -> alt.LayerChart:
-    """Figure 1: per-step compute and gradient all-reduce time against replicas, log–log; under backward-only
-    overlap also the backward pass, the part of compute that can hide the all-reduce."""
-    import altair as alt
-    names, colours = list(SERIES), [ink(c) for c, _ in SERIES.values()]
-    base = alt.Chart(alt.Data(name=GRID_DATA)).transform_fold(
-        ["compute_s", "comm_s", "cluster_s", "window_s"], as_=["series", "seconds"],
-    ).transform_calculate(
-        series="datum.series == 'compute_s' ? 'compute' : datum.series == 'comm_s' ? 'all-reduce' : "
-               "datum.series == 'cluster_s' ? 'real cluster' : 'backward pass'",
-    ).transform_filter("datum.seconds > 0")
-    colour = alt.Color("series:N", scale=alt.Scale(domain=names, range=colours), legend=None)
-    dash = alt.StrokeDash("series:N", scale=alt.Scale(domain=names, range=[d for _, d in SERIES.values()]),
-                          legend=None)
-    y = alt.Y("seconds:Q", title="seconds per step", scale=alt.Scale(type="log"),
-              axis=alt.Axis(format=",~g", tickCount=5, grid=False))
-    lines = base.mark_line(strokeWidth=2.5).encode(x=_x(max_replicas), y=y, color=colour, strokeDash=dash,
-                                                   ).properties(name="series")
-    dots = base.transform_filter("datum.series == 'compute' || datum.series == 'all-reduce'").mark_point(
-        filled=True, size=28).encode(
-        x=alt.X("replicas:Q"), y=alt.Y("seconds:Q"), color=colour,
-        shape=alt.Shape("series:N", scale=alt.Scale(domain=names[:2], range=["circle", "square"]), legend=None),
-    ).properties(name="series_points")
-    # Direct labels, so colour is never the only key to the series: compute above, all-reduce below, the
-    # backward pass under its line, left of 8 replicas (the line rises to the left, away from the words); the real
-    # cluster above its line at the right end, where no other words are.
-    low = f"scale('y', datum.seconds) > height - {LOW_LABEL_PX}"
-    labels = [
-        base.transform_filter(f"datum.replicas == {where} && datum.series == '{name}'").mark_text(
-            align=align, fontSize=12, fontWeight="bold", color=ink(LABEL_INK[name]),
-            **({"baseline": alt.ExprRef(f"{low} ? 'bottom' : 'top'"), "dy": alt.ExprRef(f"{low} ? -6 : {dy}")}
-               if baseline == "top" else {"baseline": baseline, "dy": dy}), dx=dx,
-            **(hidden_when("width < 600") if name == "backward pass" else {}),  # no room left of 8
-        ).encode(x=alt.X("replicas:Q"), y=alt.Y("seconds:Q"), text=alt.Text("series:N")).properties(
-            name=f"label_{name.replace('-', '').replace(' ', '')}")
-        for name, where, align, baseline, dx, dy in (("compute", 2, "left", "bottom", 6, -6),
-                                                     ("all-reduce", 2, "left", "top", 6, 8),
-                                                     ("real cluster", max_replicas, "right", "bottom", -4, -6),
-                                                     ("backward pass", 8, "right", "top", -4, 8))
-    ]
-    return alt.layer(*_band_and_rule(max_replicas), lines, dots, *labels).properties(width=WIDTH, height=HEIGHT)
-
-
-def efficiency_chart(max_replicas: int) -> alt.LayerChart:
-    """Figure 2: scaling efficiency (compute / step time) against replicas: the workshop's, and beside it the real
-    cluster's (dash-dotted, as in Figure 1, whose direct label and the legend name it: here a label would meet
-    the rules' words, which move with every selection)."""
-    import altair as alt
-    base = alt.Chart(alt.Data(name=GRID_DATA))
-    line = base.mark_line(strokeWidth=2.5, color=ink(SERIES["compute"][0]),
-                          point=alt.OverlayMarkDef(filled=True, size=28, color=ink(SERIES["compute"][0])),
-                          ).properties(name="efficiency").encode(
-        x=_x(max_replicas),
-        y=alt.Y("efficiency:Q", title="scaling efficiency", scale=alt.Scale(domain=[0, 1]),
-                axis=alt.Axis(format="%", values=[0, 0.25, 0.5, 0.75, 1], grid=True)),
-    )
-    colour, dash = SERIES["real cluster"]
-    y = alt.Y("cluster_efficiency:Q")
-    cluster = base.mark_line(strokeWidth=2.5, color=ink(colour), strokeDash=dash).encode(x=alt.X("replicas:Q"), y=y
-                                                                                     ).properties(name="cluster")
-    return alt.layer(*_band_and_rule(max_replicas), line, cluster).properties(width=WIDTH, height=HEIGHT * 0.72)
-
-
-TIMELINE_ROWS = ["compute", "all-reduce", "exposed", "label"]  # the last row holds words, not bars
-TIMELINE_INK = {"forward": "--c-compute", "head": "--chart-muted", "layer": "--c-compute",
-                "embedding": "--chart-muted", "buckets": "--c-reduce", "tail": "--c-reduce-ink"}
-
-
-def timeline_chart() -> alt.LayerChart:
-    """Figure 3: one training step on a time axis: compute above, the bucketed all-reduce below, and the
-    tail communication leaves after compute."""
-    import altair as alt
-    bars = alt.Chart(alt.Data(name=TIMELINE_DATA)).mark_rect(height=18).encode(
-        x=alt.X("start:Q", title="seconds into the step", scale=alt.Scale(nice=False, zero=True),
-                axis=alt.Axis(format=",~g", tickCount=6, grid=False)),
-        x2=alt.X2("end:Q"),
-        y=alt.Y("row:N", title=None, sort=TIMELINE_ROWS, scale=alt.Scale(domain=TIMELINE_ROWS),
-                axis=alt.Axis(labelFontSize=12, ticks=False, domain=False,
-                              labelExpr="datum.value == 'label' ? '' : datum.value")),
-        color=alt.Color("kind:N", legend=None, scale=alt.Scale(domain=list(TIMELINE_INK),
-                                                               range=[ink(c) for c in TIMELINE_INK.values()])),
-        opacity=alt.Opacity("shade:Q", legend=None, scale=None),
-    ).properties(name="bars")
-    marks = alt.Chart(alt.Data(name=TIMELINE_FACTS))
-    bars_only = {"y": alt.YValue(0), "y2": alt.Y2Value(alt.ExprRef("height * 0.75"))}  # not through the words
-    # Grey, not the solid black rule, which marks a verdict on the grid in every figure (the legend says so).
-    compute_end = marks.mark_rule(color=ink(MUTED), strokeWidth=1, aria=False).encode(
-        x=alt.X("compute_end:Q"), **bars_only).properties(name="compute_end")
-    bound = marks.mark_rule(color=ink(INK), strokeDash=[1, 3], aria=False).encode(
-        x=alt.X("bound_end:Q"), **bars_only).properties(name="bound_rule")
-    # Words on the last row: the tail's length under the tail (anchored at its middle, towards the centre),
-    # and which step this is on the other side.
-    right = "scale('x', datum.tail_middle) > width / 2"
-    words = marks.transform_calculate(row="'label'", tail_middle="(datum.compute_end + datum.step_end) / 2")
-    y_label = alt.Y("row:N", sort=TIMELINE_ROWS, scale=alt.Scale(domain=TIMELINE_ROWS))
-    tail_label = words.mark_text(align=alt.ExprRef(f"{right} ? 'right' : 'left'"), baseline="middle", fontSize=11,
-                                 fontWeight="bold", color=ink(LABEL_INK["all-reduce"])).encode(
-        x=alt.X("tail_middle:Q"), y=y_label, text=alt.Text("tail_text:N")).properties(name="tail_label")
-    # (left out on a narrow figure, where it would run into the tail's words; the description says it)
-    where = words.mark_text(align=alt.ExprRef(f"{right} ? 'left' : 'right'"), baseline="middle", fontSize=11,
-                            color=ink(MUTED), **hidden_when("width < 560")).encode(
-        x=alt.XValue(alt.ExprRef(f"{right} ? 0 : width")), y=y_label, text=alt.Text("replicas_text:N"),
-    ).properties(name="replicas_label")
-    return alt.layer(bars, compute_end, bound, tail_label, where).properties(width=WIDTH, height=HEIGHT * 0.52)
-
-
 def theme() -> dict:
     """Vega-Lite config shared by the figures, from the page's theme variables (the CSS re-inks them by name)."""
     return {
@@ -317,7 +46,7 @@ def theme() -> dict:
         "axis": {"labelFontSize": 12, "titleFontSize": 12, "titleFontWeight": "normal",
                  "labelColor": ink(INK), "titleColor": ink(INK), "domainColor": ink("--chart-rule"),
                  "tickColor": ink("--chart-rule"), "gridColor": ink("--chart-grid")},
-        # One room for every y-axis's labels, wide enough for most selections': the plots drawn against replicas
+        # One room for every y-axis's labels, wide enough for most selections': the plots drawn against one x axis
         # start at the same x, one above the other, and a change whose labels still fit needs no second layout
         # pass in the page (autosize lays a view out again only when its label room changes).
         "axisY": {"minExtent": 58},
@@ -381,76 +110,3 @@ def figure(fid: str, title: str, chart: tuple[Callable, tuple], description: str
     rows = {entry["name"]: data[entry["name"]] for entry in vega.get("data", []) if entry["name"] in data}
     svg = store.kept("svg", (fid, vega, rows), lambda: static_svg(vega, rows, fid), needs=("vl_convert", "fonts"))
     return Figure(id=fid, title=title, vega=vega, svg=svg)
-
-
-def figures(atlas: Atlas, default, store: Cache | None = None) -> list[Figure]:
-    """The figures, compiled for the page (no data) and drawn for the default selection (its rows only); with a
-    store (the build cache), what it already holds is not made again."""
-    store = store or Cache(None)
-    f = atlas.facts(default)
-    data = {GRID_DATA: grid_rows(f), FACTS_DATA: facts_rows(f, f.caption), TIMELINE_DATA: timeline_rows(f),
-            TIMELINE_FACTS: timeline_facts(f)}
-    made = []
-    for fid, title, chart, description in (
-        ("fig-time", "Compute and all-reduce time per step", (time_chart, (f.max_replicas,)),
-         "Per-step compute time and gradient all-reduce time against data-parallel replicas, log–log."),
-        ("fig-efficiency", "Scaling efficiency", (efficiency_chart, (f.max_replicas,)),
-         "Scaling efficiency against data-parallel replicas."),
-        ("fig-timeline", "One training step as a timeline", (timeline_chart, ()),
-         "One optimiser step: forward and backward compute, the gradient all-reduce (in buckets when only the backward pass hides it), the exposed tail."),
-    ):
-        made.append(figure(fid, title, chart, description, data, store))
-    made.append(memory_figure(f, store))
-    return made
-
-
-# --- Figure: model-state memory per GPU (issue 10) ----------------------------------------------------
-
-MEMORY_DATA = "memory"  # the shown selection's states per GPU at each replica count, and the GPU's memory
-
-
-def memory_rows(f: Facts) -> list[dict]:
-    """The memory figure's rows for one selection (templates/page/selection.js `memoryRows` makes the same)."""
-    first = f.smallest_fitting_on_grid
-    return [{"replicas": p.replicas, "states_gb": p.states_gb, "memory_gb": f.gpu_memory_gb,
-             "first_fit": p.replicas == first, "gpu_label": f"{f.gpu.name} memory: {num(f.gpu_memory_gb)} GB"}
-            for p in f.points]
-
-
-def memory_chart(max_replicas: int) -> alt.LayerChart:
-    """Model-state GB per GPU against replicas for the selected sharding, log–log, with the GPU's memory as a
-    horizontal rule and the first replica count of the grid at which the states fit marked."""
-    import altair as alt
-    base = alt.Chart(alt.Data(name=MEMORY_DATA))
-    y = alt.Y("states_gb:Q", title="model states per GPU (GB, 10⁹ B)", scale=alt.Scale(type="log"),
-              axis=alt.Axis(format=",~g", tickCount=5, grid=False))
-    line = base.mark_line(strokeWidth=2.5, color=ink(SERIES["compute"][0]),
-                          point=alt.OverlayMarkDef(filled=True, size=28, color=ink(SERIES["compute"][0])),
-                          ).encode(x=_x(max_replicas), y=y).properties(name="states")
-    one = base.transform_filter("datum.replicas == 1")
-    memory = one.mark_rule(strokeWidth=1.5, strokeDash=[6, 3], color=ink(SERIES["all-reduce"][0]), aria=False).encode(
-        y=alt.Y("memory_gb:Q")).properties(name="gpu_memory")
-    # Labelled at the right, on the side of the memory line the states' line is not on there (above it, the
-    # states of an unsharded model ran through the words).
-    last = base.transform_filter(f"datum.replicas == {max_replicas}")
-    under = "datum.states_gb >= datum.memory_gb"
-    memory_label = last.mark_text(align="right", baseline=alt.ExprRef(f"{under} ? 'top' : 'bottom'"),
-                                  dy=alt.ExprRef(f"{under} ? 4 : -4"), fontSize=12, fontWeight="bold",
-                                  color=ink(LABEL_INK["all-reduce"])).encode(
-        x=alt.XValue("width"), y=alt.Y("memory_gb:Q"), text=alt.Text("gpu_label:N")).properties(name="gpu_memory_label")
-    fit = base.transform_filter("datum.first_fit")
-    fit_rule = fit.mark_rule(strokeWidth=1.5, color=ink(INK), aria=False).encode(x=alt.X("replicas:Q")).properties(
-        name="fit_rule")
-    fit_label = fit.transform_calculate(label="'fits from ' + format(datum.replicas, ',d')").mark_text(
-        align=alt.ExprRef(f"datum.replicas >= {LEFT_OF_RULE} ? 'right' : 'left'"), baseline="bottom",
-        dx=alt.ExprRef(f"datum.replicas >= {LEFT_OF_RULE} ? -4 : 4"), dy=-4, fontSize=11, fontWeight="bold",
-        color=ink(INK)).encode(x=alt.X("replicas:Q"), y=alt.YValue("height"), text=alt.Text("label:N")).properties(
-        name="fit_label")
-    return alt.layer(memory, memory_label, fit_rule, fit_label, line).properties(width=WIDTH, height=HEIGHT * 0.72)
-
-
-def memory_figure(f: Facts, store: Cache | None = None) -> Figure:
-    """The memory figure, compiled (no data) and drawn for the default selection."""
-    return figure("fig-memory", "Model states per GPU", (memory_chart, (f.max_replicas,)),
-                  "Model-state memory per GPU against data-parallel replicas, with the GPU's memory as a line.",
-                  {MEMORY_DATA: memory_rows(f)}, store or Cache(None))

@@ -17,14 +17,11 @@ import jinja2
 from jinja2 import nodes
 
 from . import content, prose
-from .content import Batch, Content, Gpu, Model, Network, WorkshopSettings
-from .facts import Atlas, Facts
+from .content import Content
 from .schema import ContentError, Problems, describe_value, locate, quote, shown_path
 
 MAX_LISTED = 5  # spellings named in a warning: one line stays readable, however many a term has
 # What each name a prose slot starts from is, for checking the names read off it.
-TABLES = {"models": Model, "batches": Batch, "networks": Network}
-ROOTS = {"default": Facts, "workshop": WorkshopSettings, "gpu": Gpu}
 
 
 @dataclass(frozen=True)
@@ -44,10 +41,10 @@ class Method:
 
 @dataclass
 class Checked:
-    """Validated content, the model's facts and the prose as HTML: what a build goes on from."""
+    """Validated content, the plate module's model of it and the prose as HTML: what a build goes on from."""
 
     content: Content
-    atlas: Atlas
+    model: object  # what the plate module made of the content (model_of)
     prose_parts: list[str]
     warnings: list[str]
 
@@ -93,11 +90,11 @@ def _attribute(cls: type, name: str) -> object:
 class SlotNames:
     """Checks every name a prose part reads off facts and presets, and every filter it applies."""
 
-    def __init__(self, part: content.Prose, ids: dict | None, problems: list[str]):
-        self.part, self.ids, self.problems = part, ids, problems
+    def __init__(self, part: content.Prose, ids: dict | None, problems: list[str], module):
+        self.part, self.ids, self.problems, self.module = part, ids, problems, module
         self.env = prose.prose_environment()
-        self.scope: dict[str, object] = dict(ROOTS)
-        self.scope.update({name: Table(name, item) for name, item in TABLES.items()})
+        self.scope: dict[str, object] = dict(module.SLOT_ROOTS)  # the plate module's names and their types
+        self.scope.update({name: Table(name, item) for name, item in module.SLOT_TABLES.items()})
         self.where = shown_path(part.path, part.path.parent)
 
     def run(self) -> None:
@@ -142,7 +139,7 @@ class SlotNames:
                                f"[{owner.name}]{_did_you_mean(name, known)} (known: {', '.join(known)})")
             return
         if isinstance(owner, type) and name not in _public_names(owner):
-            what = "fact" if owner is Facts else "field"
+            what = "fact" if owner in self.module.SLOT_CALLS.values() else "field"
             self.add(node, f"undefined fact or name in prose: {self.text(node)}: no {what} {quote(name)} in "
                            f"{owner.__name__}{_did_you_mean(name, _public_names(owner))}")
 
@@ -151,8 +148,8 @@ class SlotNames:
         if isinstance(node, nodes.Name):
             return self.scope.get(node.name)
         if isinstance(node, nodes.Call):
-            if isinstance(node.node, nodes.Name) and node.node.name == "scenario":
-                return Facts
+            if isinstance(node.node, nodes.Name) and node.node.name in self.module.SLOT_CALLS:
+                return self.module.SLOT_CALLS[node.node.name]
             called = self.kind(node.node)
             return called.returns if isinstance(called, Method) else None
         if isinstance(node, (nodes.Getattr, nodes.Getitem)):
@@ -184,12 +181,13 @@ class SlotNames:
         return "…"
 
 
-def check_prose(parts, terms, sources, ids, problems: list[str]) -> None:
-    """prose.check_prose, and the names every slot reads (content.load calls this when files have mistakes)."""
-    prose.check_prose(parts, terms, sources, ids, problems)
+def check_prose(module, parts, terms, sources, ids, problems: list[str]) -> None:
+    """prose.check_prose, and the names every slot reads (content.load calls this when files have mistakes); ids:
+    the preset ids presets.toml declares, or None."""
+    prose.check_prose(parts, terms, sources, None if ids is None else module.scenario_ids(ids), problems)
     for part in parts:
         if not prose.nesting_problems(part, part.path.parent):  # too deep for Jinja's parser: reported above
-            SlotNames(part, ids, problems).run()
+            SlotNames(part, ids, problems, module).run()
 
 
 def _lines(path: Path, parse: bool = True) -> tuple[str, dict]:
@@ -202,7 +200,7 @@ def _lines(path: Path, parse: bool = True) -> tuple[str, dict]:
 
 
 def unused(checked_content: Content, prose_parts: list[str]) -> list[str]:
-    """Warnings, each at file:line: terms and sources the prose never uses, GPUs nothing refers to."""
+    """Warnings, each at file:line: terms and sources the prose never uses, and the plate module's own (unused)."""
     c = checked_content
     problems = Problems(c.root)
     html = "".join(prose_parts)
@@ -223,36 +221,26 @@ def unused(checked_content: Content, prose_parts: list[str]) -> list[str]:
             problems.add(c.root / "sources.toml", locate(sources_text, ("sources", source.id)),
                          f"source {quote(source.id)} is never cited: the prose has no cite({quote(source.id)}) "
                          f"nor a link to #source-{source.id}")
-    presets_text, data = _lines(c.root / "presets.toml")
-    offered = {name for name in ("gpus", *TABLES) if isinstance(getattr(c.presets, name, None), dict)}
-    for table, entries in data.items():
-        if table == "workshop" or table in offered or not isinstance(entries, dict):
-            continue
-        for ident in entries:
-            referred = any(value == ident for value in data.get("workshop", {}).values())
-            if not referred:
-                problems.add(c.root / "presets.toml", locate(presets_text, (table, ident)),
-                             f"[{table}.{ident}] is never used: no control offers it and the workshop does not "
-                             f"refer to it (the workshop's gpu is {quote(c.presets.workshop.gpu)})")
+    problems.items.extend(c.module.unused(c))
     return problems.items
 
 
 def checked(content_dir: Path) -> Checked:
     """Validate all content and run the model and the prose (no figures, nothing written); ContentError lists
     every mistake at file:line."""
-    from .build import check_grid  # build imports this module
     c = content.load(Path(content_dir), check_prose=check_prose)
     problems: list[str] = []
-    ids = {name: list(getattr(c.presets, name)) for name in TABLES}
-    check_prose((c.plate.before_figures, c.plate.after_figures), c.terms, c.sources, ids, problems)
-    atlas = Atlas(c.presets)
-    check_grid(atlas, c.root)
+    module = c.module
+    ids = {name: list(getattr(c.presets, name)) for name in module.SLOT_TABLES}
+    check_prose(module, (c.plate.before_figures, c.plate.after_figures), c.terms, c.sources, ids, problems)
+    model = module.model_of(c)
+    module.check_model(model, c.root)
     try:
-        parts = prose.prose_html(c, atlas)
+        parts = prose.prose_html(c, model)
     except ContentError as error:
         # Rendering stops at a part's first failing slot: keep what it found on lines not reported above.
         seen = {p.split(": ", 1)[0] for p in problems}
         problems += [p for p in error.problems if p.split(": ", 1)[0] not in seen and p not in problems]
     if problems:
         raise ContentError(problems)
-    return Checked(c, atlas, parts, unused(c, parts))
+    return Checked(c, model, parts, unused(c, parts))

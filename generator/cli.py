@@ -13,6 +13,9 @@ from pathlib import Path
 from . import __version__, build, checks, content, pdf, runtime, schema
 from .schema import ContentError
 
+# The plate `plate build` builds when no --content is given (until the series build, the shipped plate).
+DEFAULT_CONTENT = Path("plates/xiv-4-data-parallelism")
+
 EXIT_CONTENT, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 
 
@@ -42,7 +45,7 @@ def shortened(text: object) -> str:
 def describe_plate(argv: list[str]) -> str:
     """The command's description, naming the plate of the content folder given (--content) or ./content; read
     with the build's guards (a regular file of bounded size, nesting within limits), and never failing."""
-    folder = Path("content")
+    folder = DEFAULT_CONTENT
     for i, arg in enumerate(argv):
         if arg == "--content" and i + 1 < len(argv):
             folder = Path(argv[i + 1])
@@ -73,10 +76,11 @@ def parser(argv: list[str] | None = None) -> Parser:
     c = sub.add_parser("check", help="check the content and report every mistake and warning; writes nothing")
     d = sub.add_parser("pdf", help="build the site and print the plate into it as A4 and Letter PDFs "
                                    "(needs the system's Chromium)")
-    d.add_argument("--select", default="", metavar="model=ID,batch=ID,network=ID",
+    d.add_argument("--select", default="", metavar="KEY=ID,...",
                    help="the selection to print (default: the plate's default)")
     for command in (b, s, c, d):
-        command.add_argument("--content", default="content", type=Path, help="content folder (default: content)")
+        command.add_argument("--content", default=DEFAULT_CONTENT, type=Path,
+                             help=f"a plate's folder (default: {DEFAULT_CONTENT})")
         if command is not c:
             command.add_argument("--out", default="site", type=Path, help="output folder (default: site)")
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
@@ -146,9 +150,7 @@ def run_pdf(content_dir: Path, out: Path, selection: str, debug: bool) -> int:
         pdf.chromium()  # before building: say at once that it cannot print
         try:
             loaded = content.load(content_dir)
-            presets = loaded.presets
-            choices = {"model": list(presets.models), "batch": list(presets.batches),
-                       "network": list(presets.networks)}
+            choices = loaded.module.select_choices(loaded)
             fragment = pdf.fragment_of(selection, choices)
             stem = Path(loaded.plate.data_file).stem
         except ContentError:

@@ -1,4 +1,6 @@
-"""Read content/ into validated dataclasses, checked by schema.py: every mistake as `file, line N: …`."""
+"""Read a plate's content folder into validated dataclasses, checked by schema.py: every mistake as `file, line N: …`.
+
+The plate module (generator/plates.py finds it) reads its own presets and its [default]; this module reads the rest."""
 from __future__ import annotations
 
 import dataclasses
@@ -8,9 +10,8 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .model import MAX_LAYERS
-from .schema import (MAX_CSV_ROWS, MAX_ENTRIES, MAX_SELECTIONS, Problems, Range, describe_value, fields, grid_rows,
-                     keyed, locate, quote, read_text, read_toml, unknown_tables)
+from . import plates
+from .schema import MAX_ENTRIES, Problems, describe_value, fields, keyed, locate, quote, read_text, read_toml, unknown_tables
 
 FIGURES_MARK = "[[figures]]"
 FRONT_MATTER_FENCE = "---"
@@ -40,104 +41,6 @@ class Term:
 
 
 @dataclass(frozen=True)
-class Model:
-    """A transformer whose every gradient is all-reduced."""
-
-    id: str
-    name: str
-    params: int
-    layers: int
-    d_model: int
-    ffn: int
-    vocab: int
-
-    @property
-    def non_embedding_params(self) -> int:
-        """Parameters outside the (untied) input embedding and output head."""
-        return self.params - 2 * self.vocab * self.d_model
-
-
-@dataclass(frozen=True)
-class Batch:
-    """A global batch size, in tokens per optimiser step."""
-
-    id: str
-    name: str
-    tokens: int
-
-
-@dataclass(frozen=True)
-class Network:
-    """The link each replica reduces its gradients over."""
-
-    id: str
-    name: str
-    short: str
-    link_gbytes_per_s: float  # for the NVLink network, the workshop GPU's NVLink (the model takes the chosen GPU's)
-    nvlink: bool = False  # the link is the chosen GPU's NVLink
-
-    def link_bytes_per_s(self, gpu: "Gpu") -> float:
-        """Bytes per second per direction this network gives each replica of the given GPU."""
-        return (gpu.nvlink_gbytes_per_s if self.nvlink else self.link_gbytes_per_s) * 1e9
-
-
-@dataclass(frozen=True)
-class Gpu:
-    """The accelerator every replica runs on."""
-
-    id: str
-    name: str
-    peak_tflops: float
-    memory_gb: float
-    nvlink_gbytes_per_s: float
-    nvlink_domain: int | None = None  # the most GPUs one NVLink fabric joins; beyond it NVLink is hypothetical
-    nvlink_domain_name: str = ""  # what joins them: "the NVLink Switch System"
-    source: str = ""  # id in sources.toml
-    interconnect: str = "NVLink"  # what the words call the GPU's own link and its domain: "Infinity Fabric"
-
-
-@dataclass(frozen=True)
-class WorkshopSettings:
-    """The workshop's fixed assumptions, as the author wrote them."""
-
-    gpu: str
-    mfu: float
-    bytes_per_grad: int
-    bytes_per_param_states: int
-    seq_len: int
-    max_replicas: int
-
-
-@dataclass(frozen=True)
-class Presets:
-    """Everything the reader can choose, and the workshop they are evaluated in."""
-
-    workshop: WorkshopSettings
-    gpu: Gpu
-    models: dict[str, Model]
-    batches: dict[str, Batch]
-    networks: dict[str, Network]
-    gpus: dict[str, Gpu] = field(default_factory=dict)  # every GPU the reader can choose; `gpu` is the workshop's
-
-
-@dataclass(frozen=True)
-class Selection:
-    """One choice of model, global batch and network, by preset id, and of the options beyond the workshop
-    (facts.OPTIONS; each defaults to the workshop's: its GPU, whole-step overlap, BF16, flat ring, no sharding)."""
-
-    model: str
-    batch: str
-    network: str
-    gpu: str = ""  # "" is the workshop's GPU
-    overlap: str = "step"
-    precision: str = "bf16"
-    topology: str = "flat"
-    sharding: str = "none"
-    bucket: str = "default"  # DDP's bucket_cap_mb on the real cluster (facts.CLUSTER_OPTIONS): left unset
-    micro: str = "1"  # micro-batches per step (no_sync on all but the last)
-
-
-@dataclass(frozen=True)
 class Prose:
     """A piece of Markdown with fact slots, and where it starts in its file."""
 
@@ -158,7 +61,7 @@ class Plate:
     deck: str
     keywords: tuple[str, ...]
     takeaway: str
-    default: Selection
+    default: object  # the plate module's Selection: [default]'s choices
     before_figures: Prose
     after_figures: Prose
     base_url: str = ""
@@ -173,30 +76,14 @@ class Content:
 
     root: Path
     plate: Plate
-    presets: Presets
+    presets: object  # what the plate module read from its presets
     terms: dict[str, Term]
     sources: dict[str, Source]
+    module: object = dataclasses.field(default=None, repr=False, compare=False)  # the plate module (plates.py)
 
 
 # --- the files -----------------------------------------------------------------------------------
 
-MAX_REPLICAS = 2**20  # the page embeds every replica count; beyond this it only grows
-WORKSHOP_SCHEMA = {"gpu": "text", "mfu": Range("fraction", 0.001, 1), "bytes_per_grad": "count",
-                   "bytes_per_param_states": "count", "seq_len": "count", "max_replicas": "count"}
-# Bounds far beyond any real accelerator or link, yet keeping every time of the model finite and printable.
-TFLOPS = Range("positive", 0.001, 1_000_000, " TFLOP/s")
-GIGABYTES = Range("positive", 0.001, 1_000_000, " GB")
-GB_PER_S = Range("positive", 0.001, 1_000_000, " GB/s per direction")
-GPU_SCHEMA = {"name": "text", "peak_tflops": TFLOPS, "memory_gb": GIGABYTES, "nvlink_gbytes_per_s": GB_PER_S,
-              "nvlink_domain": "count", "nvlink_domain_name": "text", "source": "text", "interconnect": "text"}
-GPU_OPTIONAL = {"nvlink_domain": None, "nvlink_domain_name": "", "source": "", "interconnect": Gpu.interconnect}
-# The timeline draws a bar per layer, in the build and on the page: a count far past any model keeps both quick.
-LAYERS = Range("count", 1, MAX_LAYERS, " layers")
-MODEL_SCHEMA = {"name": "text", "params": "count", "layers": LAYERS, "d_model": "count", "ffn": "count",
-                "vocab": "count"}
-BATCH_SCHEMA = {"name": "text", "tokens": "count"}
-NETWORK_SCHEMA = {"name": "text", "short": "text", "link_gbytes_per_s": GB_PER_S, "nvlink": "flag"}
-NETWORK_OPTIONAL = {"link_gbytes_per_s": None, "nvlink": False}
 TERM_SCHEMA = {"name": "text", "definition": "text", "matches": "texts"}
 SOURCE_SCHEMA = {"authors": "text", "title": "text", "venue": "text", "url": "url", "label": "text", "note": "text"}
 FRONT_MATTER_SCHEMA = {"volume": "text", "volume_title": "text", "plate": "count", "plates_in_volume": "count",
@@ -211,110 +98,13 @@ LABELS = {"skip": "Skip to the figures", "figure_data": "in words and numbers",
           "download": "Download the data (CSV)", "download_selection": "this selection's numbers (CSV)",
           "terms": "Terms", "sources": "Sources", "takeaway": "Takeaway"}
 LABELS_SCHEMA = {key: "text" for key in LABELS}
-# [default]: the page's first selection, by id; any control may be set (facts.OPTIONS and CLUSTER_OPTIONS name the
-# allowed ids, presets.toml the GPUs), the rest keep the workshop's (Selection's own defaults).
-DEFAULT_CONTROLS = ("gpu", "overlap", "precision", "topology", "sharding", "bucket", "micro")
-DEFAULT_SCHEMA = {"model": "text", "batch": "text", "network": "text", **{key: "text" for key in DEFAULT_CONTROLS}}
-DEFAULT_OPTIONAL = {key: getattr(Selection, key) for key in DEFAULT_CONTROLS}
-
-
-def _belongs(schemas: dict[str, dict[str, str]]) -> dict[str, str]:
+def belongs(schemas: dict[str, dict[str, str]]) -> dict[str, str]:
     """{key: 'it belongs in [table]'} for keys written at the wrong level."""
     hints: dict[str, str] = {}
     for table, schema in schemas.items():
         for key in schema:
             hints.setdefault(key, f"it belongs in a {table} table")
     return hints
-
-
-def declared_ids(data: dict | None) -> dict[str, list[str]]:
-    """The preset ids written in presets.toml, valid or not (so one mistake is not reported twice)."""
-    data = data or {}
-    return {kind: list(data.get(kind)) if isinstance(data.get(kind), dict) else []
-            for kind in ("models", "batches", "networks", "gpus")}
-
-
-def load_presets(problems: Problems, path: Path) -> tuple[Presets | None, dict[str, list[str]] | None]:
-    """Read presets.toml: the workshop, the GPU, models, batches and networks; and the ids declared."""
-    data, text = read_toml(problems, path)
-    if data is None:
-        return None, None
-    return _presets(problems, path, text, data), declared_ids(data)
-
-
-def _presets(problems: Problems, path: Path, text: str, data: dict) -> Presets | None:
-    """Check the tables of presets.toml into Presets."""
-    hints = _belongs({"[workshop]": WORKSHOP_SCHEMA, "[gpus.<id>]": GPU_SCHEMA, "[models.<id>]": MODEL_SCHEMA,
-                      "[batches.<id>]": BATCH_SCHEMA, "[networks.<id>]": NETWORK_SCHEMA})
-    unknown_tables(problems, path, text, data, ("workshop", "gpus", "models", "batches", "networks"), hints)
-    workshop = None
-    if "workshop" not in data:
-        problems.add(path, None, "missing table [workshop] (gpu, mfu, bytes_per_grad, bytes_per_param_states, "
-                                 "seq_len, max_replicas)")
-    else:
-        workshop = fields(problems, path, text, ("workshop",), data["workshop"], WORKSHOP_SCHEMA,
-                          label="[workshop]", hints=hints)
-    gpus = keyed(problems, path, text, data, "gpus", GPU_SCHEMA, lambda i, v: Gpu(id=i, **v), optional=GPU_OPTIONAL)
-    models = keyed(problems, path, text, data, "models", MODEL_SCHEMA, lambda i, v: Model(id=i, **v))
-    batches = keyed(problems, path, text, data, "batches", BATCH_SCHEMA, lambda i, v: Batch(id=i, **v))
-    networks = keyed(problems, path, text, data, "networks", NETWORK_SCHEMA, lambda i, v: Network(id=i, **v),
-                     optional=NETWORK_OPTIONAL, unique=("name", "short"))
-    bad_network = False
-    for ident, net in list(networks.items()):
-        if (net.link_gbytes_per_s is None) == (not net.nvlink):  # exactly one of the two
-            problems.add(path, locate(text, ("networks", ident)),
-                         f"network {quote(ident)}: give either link_gbytes_per_s (GB/s per replica, per direction) "
-                         f"or nvlink = true (the chosen GPU's NVLink), " + ("not both" if net.nvlink else "one is missing"))
-            del networks[ident]
-            bad_network = True
-    ok = workshop is not None and not bad_network
-    for ident, m in list(models.items()):
-        embedding = 2 * m.vocab * m.d_model
-        if m.params <= embedding:
-            problems.add(path, locate(text, ("models", ident, "params")),
-                         f"model {quote(ident)}: params {m.params:,} must exceed the embedding and output "
-                         f"head, 2 · vocab · d_model = {embedding:,}")
-            ok = False
-    if workshop is not None:
-        n = workshop["max_replicas"]
-        if n & (n - 1) or n > MAX_REPLICAS:
-            problems.add(path, locate(text, ("workshop", "max_replicas")),
-                         f"[workshop]: max_replicas must be a power of two from 1 to {MAX_REPLICAS:,} "
-                         f"(the replica axis runs 1, 2, 4, …), got {n:,}")
-            ok = False
-        declared = data.get("gpus") if isinstance(data.get("gpus"), dict) else {}
-        if workshop["gpu"] not in gpus:
-            if workshop["gpu"] not in declared:  # a declared GPU with mistakes is reported already
-                problems.add(path, locate(text, ("workshop", "gpu")),
-                             f"[workshop]: gpu {quote(workshop['gpu'])} is not a [gpus.<id>] table "
-                             f"(known: {', '.join(declared) or 'none'})")
-            ok = False
-    if ok and models and batches and networks:
-        # The page offers every model × batch × network × GPU; the site's CSV has a row per model, batch, network
-        # and replica count (under the workshop's GPU and options). Nothing else grows with their product.
-        counts = (len(models), len(batches), len(networks), len(gpus))
-        selections = grid_rows(*counts)
-        replicas = workshop["max_replicas"].bit_length()
-        rows = grid_rows(*counts[:3], replicas)
-        gpus_text = f"{counts[3]:,} GPU{'s' if counts[3] != 1 else ''}"
-        if selections > MAX_SELECTIONS:
-            problems.add(path, locate(text, ("models",)),
-                         f"{selections:,} selections ({counts[0]:,} models × {counts[1]:,} batches × {counts[2]:,} "
-                         f"networks × {gpus_text}), more than the {MAX_SELECTIONS:,} a page can offer; remove presets")
-            ok = False
-        elif rows > MAX_CSV_ROWS:
-            problems.add(path, locate(text, ("workshop", "max_replicas")),
-                         f"the data file would have {rows:,} rows ({counts[0]:,} models × {counts[1]:,} batches × "
-                         f"{counts[2]:,} networks × {replicas} replica counts), more than the {MAX_CSV_ROWS:,} it "
-                         f"can hold; remove presets or lower max_replicas")
-            ok = False
-    if not (ok and models and batches and networks):
-        return None
-    gpu = gpus[workshop["gpu"]]
-    networks = {i: replace(n, link_gbytes_per_s=gpu.nvlink_gbytes_per_s) if n.nvlink else n
-                for i, n in networks.items()}
-    return Presets(workshop=WorkshopSettings(**workshop), gpu=gpu, models=models, batches=batches,
-                   networks=networks, gpus=gpus)
 
 
 def _check_spellings(problems: Problems, path: Path, text: str, terms: dict[str, Term]) -> dict[str, Term]:
@@ -342,7 +132,7 @@ def load_terms(problems: Problems, path: Path) -> dict[str, Term]:
     data, text = read_toml(problems, path)
     if data is None:
         return {}
-    unknown_tables(problems, path, text, data, ("terms",), _belongs({"[terms.<id>]": TERM_SCHEMA}))
+    unknown_tables(problems, path, text, data, ("terms",), belongs({"[terms.<id>]": TERM_SCHEMA}))
     terms = keyed(problems, path, text, data, "terms", TERM_SCHEMA,
                   lambda i, v: Term(id=i, name=v["name"], definition=v["definition"],
                                     matches=tuple(v["matches"])),
@@ -355,7 +145,7 @@ def load_sources(problems: Problems, path: Path) -> dict[str, Source]:
     data, text = read_toml(problems, path)
     if data is None:
         return {}
-    unknown_tables(problems, path, text, data, ("sources",), _belongs({"[sources.<id>]": SOURCE_SCHEMA}))
+    unknown_tables(problems, path, text, data, ("sources",), belongs({"[sources.<id>]": SOURCE_SCHEMA}))
     return keyed(problems, path, text, data, "sources", SOURCE_SCHEMA, lambda i, v: Source(id=i, **v),
                  optional={"note": ""}, unique=("label",), most=MAX_ENTRIES)
 
@@ -398,7 +188,7 @@ def _figures_marks(problems: Problems, path: Path, body: str, body_line: int) ->
     return marks if len(marks) == 1 else None
 
 
-def load_plate(problems: Problems, path: Path) -> tuple[Plate | None, str, tuple[Prose, Prose] | None]:
+def load_plate(problems: Problems, path: Path, module) -> tuple[Plate | None, str, tuple[Prose, Prose] | None]:
     """Read plate.md: TOML front matter, then Markdown prose with one [[figures]] line;
     (plate, front matter, the two parts of the prose even when the front matter has mistakes)."""
     text = read_text(problems, path)
@@ -421,7 +211,7 @@ def load_plate(problems: Problems, path: Path) -> tuple[Plate | None, str, tuple
         required = [key for key in FRONT_MATTER_SCHEMA if key not in FRONT_MATTER_OPTIONAL]
         problems.add(path, 1, f"the front matter is empty; it needs {', '.join(required)}")
         return None, front, prose
-    hints = _belongs({"[default]": DEFAULT_SCHEMA})
+    hints = belongs({"[default]": module.DEFAULT_SCHEMA})
     hints["figures"] = f"the line '{FIGURES_MARK}' belongs in the prose, after the closing '{FRONT_MATTER_FENCE}'"
     values = fields(problems, path, front, (), data, FRONT_MATTER_SCHEMA, FRONT_MATTER_OPTIONAL, line_offset=1,
                     label="front matter", fallback_line=1, hints=hints)
@@ -449,7 +239,8 @@ def load_plate(problems: Problems, path: Path) -> tuple[Plate | None, str, tuple
             values = None
     default = None
     if isinstance(data.get("default"), dict):
-        default = fields(problems, path, front, ("default",), data["default"], DEFAULT_SCHEMA, DEFAULT_OPTIONAL,
+        default = fields(problems, path, front, ("default",), data["default"], module.DEFAULT_SCHEMA,
+                         module.DEFAULT_OPTIONAL,
                          line_offset=1, label="[default]", fallback_line=1)
     if values is not None and values["plate"] > values["plates_in_volume"]:
         problems.add(path, locate(front, ("plate",), 1),
@@ -462,42 +253,15 @@ def load_plate(problems: Problems, path: Path) -> tuple[Plate | None, str, tuple
         volume=values["volume"], volume_title=values["volume_title"], plate=values["plate"],
         plates_in_volume=values["plates_in_volume"], title=values["title"], deck=values["deck"],
         keywords=tuple(values["keywords"]), takeaway=values["takeaway"],
-        default=Selection(**default), before_figures=prose[0], after_figures=prose[1], base_url=values["base_url"],
+        default=module.Selection(**default), before_figures=prose[0], after_figures=prose[1], base_url=values["base_url"],
         data_file=values["data_file"], labels=labels, plates=values["plates"],
     ), front, prose
-
-
-def _check_default(problems: Problems, path: Path, front: str, plate: Plate, ids: dict[str, list[str]]) -> None:
-    """The default selection must name presets that presets.toml declares and choices the controls offer."""
-    from .facts import CLUSTER_OPTIONS, OPTIONS  # facts reads this module's dataclasses
-    tables = {"model": ids["models"], "batch": ids["batches"], "network": ids["networks"], "gpu": ids["gpus"],
-              **{key: list(choices) for key, choices in {**OPTIONS, **CLUSTER_OPTIONS}.items()}}
-    for key, table in tables.items():
-        chosen = getattr(plate.default, key)
-        if key == "gpu" and chosen == "":  # not set: the workshop's
-            continue
-        if table and chosen not in table:  # no ids at all: presets.toml's own mistake is reported already
-            close = difflib.get_close_matches(chosen, table, n=1)
-            hint = f"did you mean {quote(close[0])}? " if close else ""
-            what = "a preset in presets.toml" if key in ("model", "batch", "network", "gpu") else "a choice"
-            problems.add(path, locate(front, ("default", key), 1),
-                         f"[default]: {key} {quote(chosen)} is not {what} ({hint}known: {', '.join(table) or 'none'})")
-
-
-def _check_gpu_sources(problems: Problems, path: Path, presets: Presets, sources: dict[str, Source]) -> None:
-    """A GPU's `source` must name a table of sources.toml."""
-    text = path.read_text(encoding="utf-8")
-    for gpu in presets.gpus.values():
-        if gpu.source and gpu.source not in sources:
-            problems.add(path, locate(text, ("gpus", gpu.id, "source")),
-                         f"gpu {quote(gpu.id)}: source {quote(gpu.source)} is not in sources.toml "
-                         f"(known: {', '.join(sources) or 'none'})")
 
 
 def load(root: Path, check_prose=None) -> Content:
     """Read and check every content file under root; raise ContentError listing all mistakes.
 
-    When the files have mistakes, check_prose(prose parts, terms, sources, preset ids, problems), if given,
+    When the files have mistakes, check_prose(plate module, prose parts, terms, sources, preset ids, problems), if given,
     checks what of the prose can be checked without the model (template syntax, cited sources, scenarios,
     links), so those are reported together with the files' own; it gets None for a file with mistakes of its
     own. (Slots that need the model's facts are checked by rendering, once the files are right.)"""
@@ -512,9 +276,10 @@ def load(root: Path, check_prose=None) -> Content:
     except OSError as error:
         problems.add(root, None, f"the content folder cannot be read: {error.strerror or error}")
         problems.raise_if_any()
-    plate, front, prose = load_plate(problems, root / "plate.md")
+    module = plates.module_of(problems, root)
+    plate, front, prose = load_plate(problems, root / "plate.md", module)
     before = len(problems.items)
-    presets, ids = load_presets(problems, root / "presets.toml")
+    presets, ids = module.load_presets(problems, root)
     ids_ok = len(problems.items) == before
     before = len(problems.items)
     terms = load_terms(problems, root / "terms.toml")
@@ -522,13 +287,10 @@ def load(root: Path, check_prose=None) -> Content:
     before = len(problems.items)
     sources = load_sources(problems, root / "sources.toml")
     sources_ok = len(problems.items) == before
-    if plate and ids:
-        _check_default(problems, root / "plate.md", front, plate, ids)
-    if presets and sources_ok:
-        _check_gpu_sources(problems, root / "presets.toml", presets, sources)
+    module.check_content(problems, root, front, plate, presets, ids, sources if sources_ok else None)
     if check_prose is not None and prose is not None and problems.items:  # else the full check follows
-        check_prose(prose, terms if terms_ok else None, sources if sources_ok else None,
+        check_prose(module, prose, terms if terms_ok else None, sources if sources_ok else None,
                     ids if ids_ok else None, problems.items)
     problems.raise_if_any()
     assert plate is not None and presets is not None
-    return Content(root=root, plate=plate, presets=presets, terms=terms, sources=sources)
+    return Content(root=root, plate=plate, presets=presets, terms=terms, sources=sources, module=module)

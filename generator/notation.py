@@ -1,6 +1,6 @@
 """Numbers as the plate writes them, in prose, readouts, descriptions, tables and figures: one formatter.
 
-The rule: a count is exact (1,024 replicas, 8,030,261,248 parameters); a measure has three significant figures
+The rule: a count is exact (1,024 devices, 8,030,261,248 parameters); a measure has three significant figures
 with their trailing zeros (0.390 s, 0.0714 s, 7.80 MB), no whole digit rounded away (91,798 s), in the unit that
 suits it (s from 10 ms up, then ms, µs; TB, GB, MB, kB); a percentage is a measure too, written whole when it is
 a whole percent (45%, 100%) and never rounded to 0% when it is not zero (0.470%); a share below one is a decimal
@@ -14,7 +14,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 FIGURES = 3  # significant figures of every measure
 SUPERSCRIPTS = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
-# Seconds down to 10 ms (the plate's all-reduce of 0.0714 s reads best in s), then each unit from one of it.
+# Seconds down to 10 ms (0.0714 s reads best in s), then each unit from one of it.
 TIME_UNITS = (("s", 1e-2, 1.0), ("ms", 1e-3, 1e-3), ("µs", 1e-6, 1e-6), ("ns", 0.0, 1e-9))
 SIZE_UNITS = (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3), ("B", 0.0))
 

@@ -173,7 +173,7 @@ def printed(files: dict[str, str | bytes], fragment: str, stem: str) -> dict[str
 
 
 def fragment_of(selection: str, choices: dict[str, list[str]]) -> str:
-    """--select 'model=llama3-70b,batch=1M' as the page's URL fragment, each id checked against the presets."""
+    """--select 'key=id,key=id' as the page's URL fragment, each id checked against the plate's choices."""
     parts = []
     for item in filter(None, (s.strip() for s in selection.split(","))):
         key, sep, value = item.partition("=")

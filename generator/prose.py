@@ -20,8 +20,7 @@ import markdown
 import nh3
 import numpy as np
 
-from .content import Content, Prose, Selection
-from .facts import CLUSTER_OPTIONS, OPTIONS, Atlas, Facts, gpus_of
+from .content import Content, Prose
 from .notation import about, billions, data_size, fraction, gigabytes, num, percent, seconds, sig
 from .schema import ContentError, describe_value, quote, shown_path
 
@@ -66,8 +65,6 @@ FILTERS = {name: _needs_value(name, f) for name, f in
 
 # --- slots ---------------------------------------------------------------------------------------
 
-PROSE_NAMES = ("default", "scenario", "cite", "workshop", "gpu", "gpus", "models", "batches", "networks", "compare",
-               "scales", "check", "plates")
 # In-page links prose may write, checked at build time: [text](#term-overlap), [text](#source-li2020).
 _ANCHOR_LINK = re.compile(r"""(?:\]\(\s*<?|href\s*=\s*["']?)#(term|source)-([^)\s"'>]*)""")
 # What prose may read of numpy values (the grid): nothing that writes, to memory or to files.
@@ -85,47 +82,15 @@ def _prose_line(error: BaseException, name: str) -> int | None:
 
 @dataclass
 class ProseContext:
-    """What prose slots may name: the workshop's facts for [default]'s presets, other scenarios, presets, cite()."""
+    """What prose slots may name: the plate module's names (prose_names) and cite()."""
 
     content: Content
-    atlas: Atlas
+    model: object  # what the plate module made of the content (model_of)
 
     def variables(self) -> dict:
         """The names a prose template can use."""
-        p = self.content.presets
-        return {
-            "default": self.atlas.facts(self.workshop()),
-            "scenario": self.scenario,
-            "cite": self.cite,
-            "workshop": p.workshop, "gpu": p.gpu, "gpus": gpus_of(p),
-            "models": p.models, "batches": p.batches, "networks": p.networks,
-            "plates": self.content.plate.plates,
-        }
-
-    def workshop(self) -> Selection:
-        """What the prose states: [default]'s model, batch and network under the workshop's GPU and options."""
-        # [default]'s other controls set the figures, readout and controls only: the prose argues from the workshop.
-        d = self.content.plate.default
-        return self.atlas.complete(Selection(d.model, d.batch, d.network))
-
-    def scenario(self, *args, **choice) -> Facts:
-        """Facts for the workshop's selection with some presets or options swapped: scenario(network="nvlink"),
-        scenario(overlap="backward"), scenario(gpu="b200", precision="fp32"), scenario(bucket="500", micro="4")."""
-        keys = ("model", "batch", "network", "gpu", *OPTIONS, *CLUSTER_OPTIONS)
-        if args or set(choice) - set(keys):
-            given = ", ".join([describe_value(a) for a in args] + [f"{k}=" for k in choice if k not in keys])
-            raise LookupError(f"scenario() takes only {'=, '.join(keys)}= (preset or option ids), got {given}")
-        sel = replace(self.workshop(), **choice)
-        p = self.content.presets
-        tables = {"model": p.models, "batch": p.batches, "network": p.networks, "gpu": gpus_of(p), **OPTIONS,
-                  **CLUSTER_OPTIONS}
-        for kind in keys:
-            chosen, table = getattr(sel, kind), tables[kind]
-            if not isinstance(chosen, str) or chosen not in table:
-                raise LookupError(f"scenario(): {kind} {describe_value(chosen)} is not a "
-                                  f"{'preset' if kind in ('model', 'batch', 'network', 'gpu') else 'choice'} "
-                                  f"(known: {', '.join(table)})")
-        return self.atlas.facts(sel)
+        return {**self.content.module.prose_names(self.content, self.model), "cite": self.cite,
+                "plates": self.content.plate.plates}
 
     def cite(self, source_id: str, *rest) -> str:
         """A citation mark for a source of sources.toml."""
@@ -213,11 +178,11 @@ def prose_environment() -> jinja2.Environment:
     return env
 
 
-def _slot_message(error: Exception) -> str:
-    """What went wrong in a slot, in the author's terms."""
+def _slot_message(error: Exception, names: tuple[str, ...]) -> str:
+    """What went wrong in a slot, in the author's terms (names: what prose can use, the plate's PROSE_NAMES)."""
     if isinstance(error, jinja2.UndefinedError):
         message = re.sub(r"'(?:[\w.]+\.)?(\w+) object'", r"\1", error.message or str(error))
-        return f"undefined fact or name in prose: {message} (prose can use {', '.join(PROSE_NAMES)})"
+        return f"undefined fact or name in prose: {message} (prose can use {', '.join(names)})"
     if isinstance(error, jinja2.sandbox.SecurityError):
         return f"not allowed in prose: {error}"
     if isinstance(error, (LookupError, ValueError, TimeoutError)) and str(error):
@@ -323,10 +288,11 @@ def nesting_problems(prose: Prose, root: Path) -> list[str]:
 _SLOT = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.S)
 _CITE_CALL = re.compile(r"""\bcite\(\s*(["'])([^"'\n]*)\1\s*\)""")
 _SCENARIO_CALL = re.compile(r"\bscenario\(([^)\n]*)\)")
-_KEYWORD = re.compile(r"""\b(model|batch|network)\s*=\s*(["'])([^"'\n]*)\2""")
+_KEYWORD = re.compile(r"""\b(\w+)\s*=\s*(["'])([^"'\n]*)\2""")
 
 
 def check_prose(parts, terms: dict | None, sources: dict | None, ids: dict | None, problems: list[str]) -> None:
+    # ids: {scenario() keyword: the preset ids it may name} (the plate module's scenario_ids), or None
     """What of the prose can be checked before the model runs: template syntax, cite("…") and
     scenario(…="…") naming what exists, #term-/#source- links. (content.load calls this, so these mistakes
     are reported with those of the files; a None table is one whose file has mistakes: not checked against.)"""
@@ -354,8 +320,8 @@ def check_prose(parts, terms: dict | None, sources: dict | None, ids: dict | Non
             if ids is not None:
                 for call in _SCENARIO_CALL.findall(line):
                     for kind, _, ident in _KEYWORD.findall(call):
-                        table = ids[{"model": "models", "batch": "batches", "network": "networks"}[kind]]
-                        if ident not in table:
+                        table = ids.get(kind)
+                        if table is not None and ident not in table:
                             problems.append(f"{where}: scenario(): {kind} {quote(ident)} is not a preset "
                                             f"(known: {', '.join(table)})")
 
@@ -461,7 +427,7 @@ def fill_slots(prose: Prose, context: ProseContext, problems: list[str], root: P
     except Exception as error:  # noqa: BLE001 - any failure of a slot is the author's to fix
         where = _prose_line(error, name)
         line = f", line {prose.first_line + where - 1}" if where else ""
-        problems.append(f"{shown}{line}: {_slot_message(error)}")
+        problems.append(f"{shown}{line}: {_slot_message(error, context.content.module.PROSE_NAMES)}")
     return ""
 
 
@@ -677,10 +643,10 @@ class ProseHtml(tuple):
         return made
 
 
-def prose_html(content: Content, atlas: Atlas) -> ProseHtml:
+def prose_html(content: Content, model) -> ProseHtml:
     """The prose before and after the figures as safe HTML; ContentError listing every mistake in it."""
     problems: list[str] = []
-    context = ProseContext(content, atlas)
+    context = ProseContext(content, model)
     plate = content.plate
     texts = []
     parts = (plate.before_figures, plate.after_figures)

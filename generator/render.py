@@ -1,8 +1,8 @@
-"""Turn content, facts, figures and prose into the one HTML page (a string): readouts, tables, data, CSP."""
+"""Turn content, figures and prose into the one HTML page (a string): the plate module fills in its controls,
+words and data (docs/plates.md); this module assembles the page, its script and its CSP."""
 from __future__ import annotations
 
 import base64
-import dataclasses
 import hashlib
 import json
 import re
@@ -10,52 +10,12 @@ import re
 import jinja2
 from markupsafe import Markup
 
-from . import custom, jsmodules, model, publish, texts, theme
-from .charts import BUCKET_GROUPS, FACTS_DATA, GRID_DATA, MEMORY_DATA, TIMELINE_DATA, TIMELINE_FACTS, Figure
-from .content import Content, Selection
-from .facts import (CAPTIONS, CLUSTER_KEYS, CLUSTER_OPTIONS, CSV_COLUMNS, KEYS, OPTIONS, SELECTION_COLUMNS, Atlas,
-                    Facts, gpus_of)
+from . import jsmodules, plates, publish, texts, theme
+from .charts import Figure
+from .content import Content
 from .prose import FILTERS, prose_html
 from .runtime import Runtime
 from .theme import TEMPLATES
-
-# The controls beside the figures: (key, label); their options come from the presets and facts.OPTIONS.
-CONTROLS = (("model", "Model"), ("batch", "Global batch"), ("network", "Network"), ("gpu", "GPU"),
-            ("overlap", "Overlap"), ("precision", "Gradient precision"), ("topology", "Topology"),
-            ("sharding", "Sharding"), ("bucket", "DDP bucket_cap_mb"),
-            ("micro", "Micro-batches (no_sync)"))
-
-
-# --- views of one selection: the words are templates/page/words.js's, run under node (generator/texts.py) ---------
-
-def readout(f: Facts, plates: dict[str, str] | None = None) -> str:
-    """The status for one selection, as one text: its paragraphs in order."""
-    return " ".join(readout_paragraphs(f, plates))
-
-
-def readout_paragraphs(f: Facts, plates: dict[str, str] | None = None) -> list[str]:
-    """One short paragraph per question a reader brings (hiding, cost, memory), as the page writes them."""
-    return texts.of(f, plates)["readout"]
-
-
-def describe(f: Facts, figure_id: str, plates: dict[str, str] | None = None) -> str:
-    """A figure in words for one selection, as the page writes it."""
-    return texts.of(f, plates)["describe"][figure_id]
-
-
-def table_rows(f: Facts, figure_id: str) -> list[list[str]]:
-    """A figure's data table for one selection, as text, as the page writes it."""
-    return texts.of(f)["tables"][figure_id]
-
-
-# What each figure's data table shows, column by column; words.js fills the same columns for any selection.
-TABLE_COLUMNS = {
-    "fig-time": ("Replicas", "Compute per step", "All-reduce per step", "Real cluster's all-reduces"),
-    "fig-efficiency": ("Replicas", "Tokens per replica", "Scaling efficiency", "Real cluster's efficiency"),
-    "fig-timeline": ("Phase", "Starts", "Ends"),
-    "fig-memory": ("Replicas", "Model states per GPU", "Fits on the GPU"),
-}
-
 
 def reserved_heights(figures: list[Figure]) -> str:
     """CSS keeping each figure's box as tall as its live view will be (Vega fits the width, not the height), so
@@ -87,14 +47,6 @@ def running_heads(content: Content) -> str:
             "@page :first { @top-left { content: none; } @top-right { content: none; } }\n")
 
 
-def selection_key(sel: Selection, default: Selection | None = None) -> str:
-    """How the page names a selection (data-shown): its ids in KEYS order, then the real cluster's choices that are
-    not the plate's default's (DDP's defaults unless [default] sets them): "&bucket=500"."""
-    base = default or Selection("", "", "")
-    extra = [f"{k}={getattr(sel, k)}" for k in CLUSTER_KEYS if getattr(sel, k) != getattr(base, k)]
-    return "&".join(["|".join(getattr(sel, k) for k in KEYS), *extra])
-
-
 def csv_cell(value) -> str:
     """A number or id as the CSVs write it: Python's shortest round-trip text for a float, without the ".0" of a
     whole one; booleans as true/false."""
@@ -115,28 +67,6 @@ def csv_column(values: list) -> list[str]:
     return list(map(csv_cell, values))
 
 
-def csv_text(atlas: Atlas) -> str:
-    """The site's CSV: every model, batch and network under the workshop, one row per replica count; written a
-    model at a time, column by column, so that a series of 100 models × 20 batches × 20 networks takes seconds."""
-    parts = [",".join(CSV_COLUMNS)]
-    for m in atlas.presets.models:
-        cells = [csv_column(values) for values in atlas.columns(m).values()]
-        parts += map(",".join, zip(*cells))
-    return "\n".join(parts) + "\n"
-
-
-def presets_data(content: Content) -> dict:
-    """The presets as the page's model reads them (templates/page/model.js `inputs`): the inputs, not their results."""
-    p = content.presets
-    return {
-        "workshop": dataclasses.asdict(p.workshop),
-        "gpus": {i: dataclasses.asdict(g) for i, g in gpus_of(p).items()},
-        "models": {i: dataclasses.asdict(m) for i, m in p.models.items()},
-        "batches": {i: dataclasses.asdict(b) for i, b in p.batches.items()},
-        "networks": {i: dataclasses.asdict(n) for i, n in p.networks.items()},
-    }
-
-
 def live_figure(figure: Figure, dataflows: dict[str, dict] | None) -> dict:
     """How the page script makes a figure's live view: the names of the datasets it feeds (its dataflow, parsed at
     build time, is carried apart: see dataflow_scripts); or, with vl-convert's fallback runtime, the Vega spec that
@@ -150,25 +80,6 @@ def dataflow_scripts(dataflows: dict[str, dict] | None) -> dict[str, Markup]:
     """Each figure's dataflow as JSON of its own, read by the page script only when it makes that figure's view:
     most of the page's data (about 300 kB raw), which a load that makes no view need not parse."""
     return {fid: script_json(flow) for fid, flow in (dataflows or {}).items()}
-
-
-def page_data(content: Content, atlas: Atlas, figures: list[Figure], dataflows: dict[str, dict] | None) -> dict:
-    """Everything the page script needs, in one JSON object: presets, options, the default, the figures."""
-    default = atlas.complete(content.plate.default)
-    return {
-        "keys": list(KEYS),
-        "default": {k: getattr(default, k) for k in KEYS + CLUSTER_KEYS},
-        "cluster_keys": list(CLUSTER_KEYS),
-        "choices": {**{k: list(v) for k, v in atlas.axes.items()}, **{k: list(v) for k, v in CLUSTER_OPTIONS.items()}},
-        "options": {k: list(v.items()) for k, v in OPTIONS.items()},  # lists: JSON keys would be sorted
-        "captions": [[k, v] for k, v in CAPTIONS.items()],
-        "presets": presets_data(content),
-        "data": {"grid": GRID_DATA, "facts": FACTS_DATA, "timeline": TIMELINE_DATA, "timeline_facts": TIMELINE_FACTS,
-                 "memory": MEMORY_DATA},
-        "bucket_groups": BUCKET_GROUPS,
-        "csv_columns": [list(c) for c in SELECTION_COLUMNS], "csv_name": content.plate.data_file,
-        "figures": [live_figure(f, dataflows) for f in figures],
-    }
 
 
 def script_json(data) -> Markup:
@@ -194,57 +105,43 @@ def script_safe(code: str) -> str:
     return re.sub(r"</(script)", r"<\\/\1", code, flags=re.IGNORECASE).replace("<!--", "<\\!--")
 
 
-def page_environment() -> jinja2.Environment:
-    """Jinja for the page: autoescaped, strict about names."""
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
+def page_environment(module=None) -> jinja2.Environment:
+    """Jinja for the page: autoescaped, strict about names; a plate module's page/ folder holds its fragments."""
+    folders = [TEMPLATES, *(plates.page_folders(module) if module is not None else [])]
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(folders), undefined=jinja2.StrictUndefined,
                              autoescape=True, trim_blocks=True, lstrip_blocks=True)
     env.filters.update(FILTERS)
     return env
 
 
-def page(content: Content, atlas: Atlas, figures: list[Figure], live: Runtime, store=None) -> str:
-    """The whole plate as one HTML string, with live the Vega runtime its figures run on; store (a cache.Cache)
-    keeps the default's words between builds."""
-    plate = content.plate
-    parts = prose_html(content, atlas)
-    env = page_environment()
+def page(content: Content, model, figures: list[Figure], live: Runtime, store=None) -> str:
+    """The whole plate as one HTML string, with live the Vega runtime its figures run on; model is what the plate
+    module made of the content (model_of), and store (a cache.Cache) keeps the default's words between builds."""
+    plate, module = content.plate, content.module
+    parts = prose_html(content, model)
+    env = page_environment(module)
     style = theme.current().page_css()  # templates/plate.css, the figures' rules keyed by the variables' values
     if live.minify:  # the templates only: a minifier would undo the escapes that keep content's text in its string
         style = live.minify(style, "css")
-    modules = jsmodules.read(TEMPLATES / "page")
+    modules = texts.page_modules(module)
     script = jsmodules.concatenate(modules)  # checked on either path: what esbuild would rename, one scope refuses
     if live.bundle:
         script = live.bundle(modules)
     style += running_heads(content) + reserved_heights(figures)
     runtime_js = script_safe(live.code)
-    default = atlas.complete(plate.default)
-    default_facts = atlas.facts(default)
-    words = texts.words([default_facts], plate.plates, store)[0]
-    p = content.presets
-    names = {"model": p.models, "batch": p.batches, "network": p.networks, "gpu": gpus_of(p)}
-    controls = [(key, label, CLUSTER_OPTIONS[key] if key in CLUSTER_OPTIONS else
-                 {i: (names[key][i].name if key in names else OPTIONS[key][i]) for i in atlas.axes[key]})
-                for key, label in CONTROLS]
-    controls = custom.with_custom(controls)
-    data = page_data(content, atlas, figures, live.dataflows)
-    data["own"] = custom.page_data(atlas, default)
-    data["plates"] = plate.plates
-    for key in {c for c, _, _ in custom.FIELDS.values()} & set(data["choices"]):
-        data["choices"][key] = [*data["choices"][key], custom.CUSTOM]
+    fill = module.page(content, model, figures, live.dataflows, store)
+    data = fill.pop("data")
+    data["figures"] = [live_figure(f, live.dataflows) for f in figures]
     return env.get_template("page.html.j2").render(
-        plate=plate, presets=p, terms=content.terms, sources=parts.sources,
-        before=Markup(parts[0]), after=Markup(parts[1]), figures=figures, controls=controls,
-        selected={k: getattr(default, k) for k in KEYS + CLUSTER_KEYS},
-        svgs={f.id: Markup(f.svg) for f in figures},
-        readout=words["readout"], caption=default_facts.caption, csv_name=plate.data_file,
+        plate=plate, terms=content.terms, sources=parts.sources,
+        before=Markup(parts[0]), after=Markup(parts[1]), figures=figures,
+        svgs={f.id: Markup(f.svg) for f in figures}, csv_name=plate.data_file,
         url=publish.page_url(plate), preview=publish.PREVIEW_NAME,
-        columns=TABLE_COLUMNS, tables={f.id: words["tables"][f.id] for f in figures},
-        descriptions={f.id: words["describe"][f.id] for f in figures},
-        data=script_json(data), dataflows=dataflow_scripts(live.dataflows), own=data["own"],
+        data=script_json(data), dataflows=dataflow_scripts(live.dataflows),
         style=Markup(style), runtime=Markup(runtime_js), script=Markup(script_safe(script)),
         # The bundle (a function, window.vegaRuntime) is carried inert and run by the page script when the first
         # view is made: loading the page does not even parse it. vl-convert's fallback is a module, run at load.
         runtime_inert=live.dataflows is not None,
         csp_scripts=Markup(" ".join([csp_hash(runtime_js), csp_hash(script_safe(script))])),
-        csp_style=Markup(csp_hash(style)),
+        csp_style=Markup(csp_hash(style)), **fill,
     )

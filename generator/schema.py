@@ -31,7 +31,7 @@ MAX_FILE_BYTES = 2_000_000  # 2 MB: ten times the real plate's content, far belo
 # What a series needs, 100 models × 20 batches × 20 networks × 10 GPUs: the page carries the presets, not their
 # product, and the build evaluates the model only for the selections its prose names (and the presets' extremes).
 MAX_SELECTIONS = 400_000  # models × batches × networks × GPUs
-MAX_CSV_ROWS = 1_000_000  # rows of the site's CSV (models × batches × networks × replica counts): about 150 MB
+MAX_CSV_ROWS = 1_000_000  # rows of the site's CSV (a plate writes one per point of its grid): about 150 MB
 MAX_ENTRIES = 1_000  # terms or sources: each term's spellings are searched for in every run of prose text
 CONTENT_FILES = ("plate.md", "presets.toml", "terms.toml", "sources.toml")
 # Characters no page can show (C0 and C1 controls but tab, line feed and carriage return): a NUL in a
@@ -60,7 +60,7 @@ _KEY = re.compile(r"""^\s*("[^"]*"|'[^']*'|[A-Za-z0-9_-]+)\s*=""")
 
 
 def _split_key(dotted: str) -> tuple[str, ...]:
-    """Split a TOML header like models."llama3-8b" into its keys."""
+    """Split a TOML header like models."big-1" into its keys."""
     parts = re.findall(r""""[^"]*"|'[^']*'|[^.\s]+""", dotted)
     return tuple(p.strip("\"'") for p in parts)
 

@@ -10,11 +10,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from . import model
-from .content import (BATCH_SCHEMA, MODEL_SCHEMA, NETWORK_SCHEMA, WORKSHOP_SCHEMA, Batch, Model, Network,
+from .presets import (BATCH_SCHEMA, MODEL_SCHEMA, NETWORK_SCHEMA, WORKSHOP_SCHEMA, Batch, Model, Network,
                       Selection)
 from .facts import Atlas, Facts, gpus_of, inputs
-from .notation import given, num, percent
-from .schema import broken_rule, rules
+from generator.notation import given, num, percent
+from generator.schema import broken_rule, rules
 
 CUSTOM = "custom"  # the id of the reader's own model, batch or network, in the controls and the URL
 # Each free input: (the control it belongs to, its label, the schema kind of the same content field).

@@ -9,7 +9,7 @@ from functools import cached_property
 import numpy as np
 
 from . import model
-from .content import Batch, Gpu, Model, Network, Presets, Selection, WorkshopSettings
+from .presets import Batch, Gpu, Model, Network, Presets, Selection, WorkshopSettings
 
 # The options beyond the workshop: {key: {id: label}}, the workshop's first. Ids appear in the page's URL.
 OPTIONS = {

@@ -1,0 +1,103 @@
+"""XIV.4's page: its controls, the page script's data, the CSV, and what the page template fills in."""
+from __future__ import annotations
+
+import dataclasses
+
+from generator.charts import Figure
+from generator.content import Content
+from generator.render import csv_column
+
+from . import custom
+from .facts import (CAPTIONS, CLUSTER_KEYS, CLUSTER_OPTIONS, CSV_COLUMNS, KEYS, OPTIONS, SELECTION_COLUMNS, Atlas,
+                    gpus_of)
+from .figures import BUCKET_GROUPS, FACTS_DATA, GRID_DATA, MEMORY_DATA, TIMELINE_DATA, TIMELINE_FACTS
+from .presets import Selection
+from .words import TABLE_COLUMNS
+
+# The controls beside the figures: (key, label); their options come from the presets and facts.OPTIONS.
+CONTROLS = (("model", "Model"), ("batch", "Global batch"), ("network", "Network"), ("gpu", "GPU"),
+            ("overlap", "Overlap"), ("precision", "Gradient precision"), ("topology", "Topology"),
+            ("sharding", "Sharding"), ("bucket", "DDP bucket_cap_mb"),
+            ("micro", "Micro-batches (no_sync)"))
+
+
+def selection_key(sel: Selection, default: Selection | None = None) -> str:
+    """How the page names a selection (data-shown): its ids in KEYS order, then the real cluster's choices that are
+    not the plate's default's (DDP's defaults unless [default] sets them): "&bucket=500"."""
+    base = default or Selection("", "", "")
+    extra = [f"{k}={getattr(sel, k)}" for k in CLUSTER_KEYS if getattr(sel, k) != getattr(base, k)]
+    return "&".join(["|".join(getattr(sel, k) for k in KEYS), *extra])
+
+
+def csv_text(atlas: Atlas) -> str:
+    """The site's CSV: every model, batch and network under the workshop, one row per replica count; written a
+    model at a time, column by column, so that a series of 100 models × 20 batches × 20 networks takes seconds."""
+    parts = [",".join(CSV_COLUMNS)]
+    for m in atlas.presets.models:
+        cells = [csv_column(values) for values in atlas.columns(m).values()]
+        parts += map(",".join, zip(*cells))
+    return "\n".join(parts) + "\n"
+
+
+def presets_data(content: Content) -> dict:
+    """The presets as the page's model reads them (templates/page/model.js `inputs`): the inputs, not their results."""
+    p = content.presets
+    return {
+        "workshop": dataclasses.asdict(p.workshop),
+        "gpus": {i: dataclasses.asdict(g) for i, g in gpus_of(p).items()},
+        "models": {i: dataclasses.asdict(m) for i, m in p.models.items()},
+        "batches": {i: dataclasses.asdict(b) for i, b in p.batches.items()},
+        "networks": {i: dataclasses.asdict(n) for i, n in p.networks.items()},
+    }
+
+
+def page_data(content: Content, atlas: Atlas, figures: list[Figure], dataflows: dict[str, dict] | None) -> dict:
+    """Everything the page script needs, in one JSON object: presets, options, the default, the figures."""
+    default = atlas.complete(content.plate.default)
+    return {
+        "keys": list(KEYS),
+        "default": {k: getattr(default, k) for k in KEYS + CLUSTER_KEYS},
+        "cluster_keys": list(CLUSTER_KEYS),
+        "choices": {**{k: list(v) for k, v in atlas.axes.items()}, **{k: list(v) for k, v in CLUSTER_OPTIONS.items()}},
+        "options": {k: list(v.items()) for k, v in OPTIONS.items()},  # lists: JSON keys would be sorted
+        "captions": [[k, v] for k, v in CAPTIONS.items()],
+        "presets": presets_data(content),
+        "data": {"grid": GRID_DATA, "facts": FACTS_DATA, "timeline": TIMELINE_DATA, "timeline_facts": TIMELINE_FACTS,
+                 "memory": MEMORY_DATA},
+        "bucket_groups": BUCKET_GROUPS,
+        "csv_columns": [list(c) for c in SELECTION_COLUMNS], "csv_name": content.plate.data_file,
+    }
+
+
+def page(content: Content, atlas: Atlas, figures: list[Figure], dataflows: dict[str, dict] | None,
+         store=None) -> dict:
+    """What the page template fills in for this plate: the controls, the default's words and the script's data."""
+    from .words import words_of  # the default's words: one node run, kept in the build cache
+    plate = content.plate
+    default = atlas.complete(plate.default)
+    default_facts = atlas.facts(default)
+    words = words_of([default_facts], plate.plates, store)[0]
+    p = content.presets
+    names = {"model": p.models, "batch": p.batches, "network": p.networks, "gpu": gpus_of(p)}
+    controls = [(key, label, CLUSTER_OPTIONS[key] if key in CLUSTER_OPTIONS else
+                 {i: (names[key][i].name if key in names else OPTIONS[key][i]) for i in atlas.axes[key]})
+                for key, label in CONTROLS]
+    controls = custom.with_custom(controls)
+    data = page_data(content, atlas, figures, dataflows)
+    data["own"] = custom.page_data(atlas, default)
+    data["plates"] = plate.plates
+    for key in {c for c, _, _ in custom.FIELDS.values()} & set(data["choices"]):
+        data["choices"][key] = [*data["choices"][key], custom.CUSTOM]
+    return dict(
+        controls=controls, selected={k: getattr(default, k) for k in KEYS + CLUSTER_KEYS},
+        readout=words["readout"], caption=default_facts.caption, columns=TABLE_COLUMNS,
+        tables={f.id: words["tables"][f.id] for f in figures},
+        descriptions={f.id: words["describe"][f.id] for f in figures},
+        data=data, own=data["own"], presets=p,
+    )
+
+
+def select_choices(content: Content) -> dict[str, list[str]]:
+    """What `plate pdf --select` may choose: the presets' ids by control."""
+    p = content.presets
+    return {"model": list(p.models), "batch": list(p.batches), "network": list(p.networks)}

@@ -1,0 +1,133 @@
+"""What XIV.4's prose may name ({{ default.crossing_replicas }}, scenario(network="nvlink")), the checks of its
+grid and its unused presets."""
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from generator import schema
+from generator.schema import describe_value
+
+from .facts import CLUSTER_OPTIONS, OPTIONS, Atlas, Facts, evaluate, extremes, gpus_of
+from .presets import Batch, Gpu, Model, Network, Selection, WorkshopSettings
+
+# The names a prose slot may use, as a mistake lists them: the plate's and the engine's (cite, compare, scales, check,
+# plates).
+PROSE_NAMES = ("default", "scenario", "cite", "workshop", "gpu", "gpus", "models", "batches", "networks", "compare",
+               "scales", "check", "plates")
+# What the engine's slot check (checks.SlotNames) follows: the tables of presets and the roots' types.
+SLOT_TABLES = {"models": Model, "batches": Batch, "networks": Network}
+SLOT_ROOTS = {"default": Facts, "workshop": WorkshopSettings, "gpu": Gpu}
+SLOT_CALLS = {"scenario": Facts}  # what a call in a slot returns
+SCENARIO_KEYS = {"model": "models", "batch": "batches", "network": "networks"}  # scenario()'s preset keywords
+
+
+def scenario_ids(ids: dict[str, list[str]]) -> dict[str, list[str]]:
+    """{scenario() keyword: the preset ids it may name}, from the ids presets.toml declares."""
+    return {keyword: ids[table] for keyword, table in SCENARIO_KEYS.items()}
+
+
+def model_of(content) -> Atlas:
+    """The model's grid over the content's presets (facts.Atlas), which every other hook reads."""
+    return Atlas(content.presets)
+
+
+class Names:
+    """The names of one content's prose: the workshop's facts for [default]'s presets, other scenarios, presets."""
+
+    def __init__(self, content, atlas: Atlas):
+        self.content, self.atlas = content, atlas
+
+    def variables(self) -> dict:
+        """The names a prose template can use, besides the engine's."""
+        p = self.content.presets
+        return {
+            "default": self.atlas.facts(self.workshop()),
+            "scenario": self.scenario,
+            "workshop": p.workshop, "gpu": p.gpu, "gpus": gpus_of(p),
+            "models": p.models, "batches": p.batches, "networks": p.networks,
+        }
+
+    def workshop(self) -> Selection:
+        """What the prose states: [default]'s model, batch and network under the workshop's GPU and options."""
+        # [default]'s other controls set the figures, readout and controls only: the prose argues from the workshop.
+        d = self.content.plate.default
+        return self.atlas.complete(Selection(d.model, d.batch, d.network))
+
+    def scenario(self, *args, **choice) -> Facts:
+        """Facts for the workshop's selection with some presets or options swapped: scenario(network="nvlink"),
+        scenario(overlap="backward"), scenario(gpu="b200", precision="fp32"), scenario(bucket="500", micro="4")."""
+        keys = ("model", "batch", "network", "gpu", *OPTIONS, *CLUSTER_OPTIONS)
+        if args or set(choice) - set(keys):
+            given = ", ".join([describe_value(a) for a in args] + [f"{k}=" for k in choice if k not in keys])
+            raise LookupError(f"scenario() takes only {'=, '.join(keys)}= (preset or option ids), got {given}")
+        sel = replace(self.workshop(), **choice)
+        p = self.content.presets
+        tables = {"model": p.models, "batch": p.batches, "network": p.networks, "gpu": gpus_of(p), **OPTIONS,
+                  **CLUSTER_OPTIONS}
+        for kind in keys:
+            chosen, table = getattr(sel, kind), tables[kind]
+            if not isinstance(chosen, str) or chosen not in table:
+                raise LookupError(f"scenario(): {kind} {describe_value(chosen)} is not a "
+                                  f"{'preset' if kind in ('model', 'batch', 'network', 'gpu') else 'choice'} "
+                                  f"(known: {', '.join(table)})")
+        return self.atlas.facts(sel)
+
+
+def prose_names(content, atlas: Atlas) -> dict:
+    """What XIV.4's prose slots may name besides the engine's."""
+    return Names(content, atlas).variables()
+
+
+MAX_STEP_SECONDS = 1e9  # about 32 years per step: beyond it a preset is a typo, and times no longer print
+
+
+def check_model(atlas: Atlas, root: Path) -> None:
+    """Presets that are each within bounds can still combine into absurd times (1e15 parameters on a
+    0.001 TFLOP/s GPU): checked on the presets at the ends of each axis (facts.extremes), which bound every
+    selection's values, and the longest step named at its model's line."""
+    p = atlas.presets
+    ends = extremes(p)
+    g = evaluate(p, ends)
+    arrays = (g.compute_s, g.allreduce_s, g.step_s, g.efficiency, g.tokens_per_replica, g.states_bytes,
+              g.continuous_crossing)
+    path = root / "presets.toml"
+    problems = schema.Problems(root)
+    if not all(np.isfinite(a).all() for a in arrays):
+        problems.add(path, None, "the presets are too large or too small for the model: some times or "
+                                 "efficiencies come out infinite or undefined")
+        problems.raise_if_any()
+    worst = np.unravel_index(np.argmax(g.step_s), g.step_s.shape)
+    if g.step_s[worst] > MAX_STEP_SECONDS:
+        model, batch, network = (ends[k][i] for k, i in zip(("model", "batch", "network"), worst))
+        text = path.read_text(encoding="utf-8-sig")
+        problems.add(path, schema.locate(text, ("models", model, "params")),
+                     f"model {schema.quote(model)} with batch {schema.quote(batch)} over network "
+                     f"{schema.quote(network)}: one step would take {g.step_s[worst]:.3g} s, more than "
+                     f"{MAX_STEP_SECONDS:,.0f} s (about 32 years); check params, tokens, peak_tflops, mfu and "
+                     f"link_gbytes_per_s")
+        problems.raise_if_any()
+
+
+def unused(c) -> list[str]:
+    """Warnings at file:line: presets no control offers and the workshop does not refer to."""
+    import tomllib
+    problems = schema.Problems(c.root)
+    try:
+        presets_text = (c.root / "presets.toml").read_text(encoding="utf-8-sig")
+        data = tomllib.loads(presets_text)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        presets_text, data = "", {}
+    offered = {name for name in ("gpus", *SLOT_TABLES) if isinstance(getattr(c.presets, name, None), dict)}
+    for table, entries in data.items():
+        if table == "workshop" or table in offered or not isinstance(entries, dict):
+            continue
+        for ident in entries:
+            referred = any(value == ident for value in data.get("workshop", {}).values())
+            if not referred:
+                problems.add(c.root / "presets.toml", schema.locate(presets_text, (table, ident)),
+                             f"[{table}.{ident}] is never used: no control offers it and the workshop does not "
+                             f"refer to it (the workshop's gpu is {schema.quote(c.presets.workshop.gpu)})")
+    return problems.items
