@@ -18,8 +18,10 @@ from .theme import TEMPLATES
 VOLUME_FILE = "volume.toml"
 PLATE_FILE = "plate.md"
 VOLUME_SCHEMA = {"id": "text", "title": "text", "page": "text"}
-ENTRY_SCHEMA = {"number": "count", "title": "text", "folder": "text"}
-ENTRY_OPTIONAL = {"title": "", "folder": ""}  # a plate to come may be untitled; a written plate has a folder
+ENTRY_SCHEMA = {"number": "count", "title": "text", "folder": "text", "page": "text"}
+# A plate to come may be untitled; a written plate has a folder, and its page in a series build is `page`, else
+# the folder's name less its "xiv-5-" prefix: sharded-data-parallelism.html.
+ENTRY_OPTIONAL = {"title": "", "folder": "", "page": ""}
 MAX_PLATES = 1_000  # entries of one volume: far beyond a series, and the index stays one page of links
 VOLUME_ID = re.compile(r"[A-Za-z0-9]+")  # a plate is named "<volume id>.<number>": the id may hold no dot
 PAGE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\.html")
@@ -36,6 +38,7 @@ class Entry:
     title: str = ""
     folder: str = ""  # under the series folder; "" for a plate to come
     line: int | None = None  # of its [[plates]] header in volume.toml
+    page: str = ""  # its page's file name in a series build, as written ("" for the folder's)
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,15 @@ class Volume:
     def folder(self, entry: Entry) -> Path:
         """A written plate's folder."""
         return self.root / entry.folder
+
+    def page_of(self, entry: Entry) -> str:
+        """A written plate's page in a series build: its `page`, else its folder's name without the plate's own
+        prefix ("xiv-5-"), .html."""
+        if entry.page:
+            return entry.page
+        prefix = f"{self.id.lower()}-{entry.number}-"
+        name = entry.folder[len(prefix):] if entry.folder.lower().startswith(prefix) else entry.folder
+        return f"{name or entry.folder}.html"
 
 
 def entry_spans(text: str) -> list[tuple[int, int]]:
@@ -113,7 +125,23 @@ def read(problems: Problems, root: Path) -> Volume | None:
     entries = _entries(problems, path, text, data.get("plates"), root)
     if head is None or entries is None or len(problems.items) > before:
         return None
-    return Volume(root=root, id=head["id"], title=head["title"], page=head["page"], plates=tuple(entries))
+    made = Volume(root=root, id=head["id"], title=head["title"], page=head["page"], plates=tuple(entries))
+    return made if _pages_apart(problems, path, text, made) else None
+
+
+def _pages_apart(problems: Problems, path: Path, text: str, made: Volume) -> bool:
+    """No two pages of a series build share a file name: each plate's, and the index's."""
+    owner = {made.page: ("the volume's index", locate(text, ("volume", "page")) or locate(text, ("volume",)))}
+    ok = True
+    for entry in made.written():
+        page = made.page_of(entry)
+        if page in owner:
+            problems.add(path, entry.line, f"[[plates]] #{entry.number}: its page {quote(page)} is also the page of "
+                                           f"{owner[page][0]} (line {owner[page][1]}); set page = \"…\" to another "
+                                           f"name")
+            ok = False
+        owner.setdefault(page, (f"plate {made.plate_id(entry)}", entry.line))
+    return ok
 
 
 def _check_head(problems: Problems, path: Path, text: str, head: dict) -> dict | None:
@@ -181,7 +209,19 @@ def _entries(problems: Problems, path: Path, text: str, tables, root: Path) -> l
                 problems.add(path, folder_line, f"[[plates]] #{position}: folder {quote(values['folder'])} {why}")
                 ok = False
             folders.setdefault(values["folder"], folder_line or span[0])
-        entries.append(Entry(number=number, title=values["title"], folder=values["folder"], line=span[0]))
+        if values["page"]:
+            page_line = locate(own, ("plates", "page"), span[0] - 1)
+            if not values["folder"]:
+                problems.add(path, page_line, f"[[plates]] #{position}: page is set, but folder is not: a plate to "
+                                              f"come has no page yet")
+                ok = False
+            elif not PAGE_NAME.fullmatch(values["page"]) or len(values["page"]) > MAX_PAGE_NAME:
+                problems.add(path, page_line, f"[[plates]] #{position}: page must be a file name ending in .html "
+                             f"(letters, digits, '.', '-', '_'), of at most {MAX_PAGE_NAME} characters, got "
+                             f"{describe_value(values['page'])}")
+                ok = False
+        entries.append(Entry(number=number, title=values["title"], folder=values["folder"], line=span[0],
+                             page=values["page"]))
     return entries if ok else None
 
 
@@ -204,6 +244,16 @@ def _folder_problem(root: Path, folder: str) -> str | None:
     return None
 
 
+def front_matter(path: Path) -> tuple[dict | None, str]:
+    """A plate.md's front matter as TOML data, and its text; (None, "") when it cannot be read: the plate's own
+    mistakes are reported by its own load, once."""
+    quiet = Problems(path.parent)
+    text = read_text(quiet, path)
+    parts = split_front_matter(quiet, path, text) if text is not None else None
+    front, front_text = read_toml(quiet, path, parts[0], line_offset=1) if parts else (None, "")
+    return (front, front_text) if isinstance(front, dict) else (None, "")
+
+
 # What a plate's front matter must say of its volume: (front matter key, what the volume gives, what it is).
 def _expected(volume: Volume, entry: Entry) -> list[tuple[str, object, str]]:
     where = f"{VOLUME_FILE}, line {entry.line}" if entry.line else VOLUME_FILE
@@ -218,11 +268,8 @@ def agree(problems: Problems, volume: Volume) -> None:
     plate.md line. A front matter that cannot be read is left to the plate's own checks, which report it."""
     for entry in volume.written():
         path = volume.folder(entry) / PLATE_FILE
-        quiet = Problems(volume.root)  # the plate's own mistakes: reported by its own load, once
-        text = read_text(quiet, path)
-        parts = split_front_matter(quiet, path, text) if text is not None else None
-        front, front_text = read_toml(quiet, path, parts[0], line_offset=1) if parts else (None, "")
-        if not isinstance(front, dict):
+        front, front_text = front_matter(path)
+        if front is None:
             continue
         for key, wanted, what in _expected(volume, entry):
             got = front.get(key)

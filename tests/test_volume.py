@@ -213,3 +213,29 @@ def test_the_index_carries_its_style_under_a_csp_hash_and_no_script(tmp_path):
     assert "script" not in csp and "<script" not in page
     assert theme.current().page_css() in style  # the plate's stylesheet, its theme with it
     assert "@media (prefers-color-scheme: dark)" in style and "@media print" in style
+
+
+def test_a_plates_page_is_its_own_or_its_folders_name_without_the_plates_prefix(tmp_path):
+    rows = ['number = 1\nfolder = "xiv-1-data-parallelism"\npage = "index.html"',
+            'number = 2\nfolder = "xiv-2-sharded-data-parallelism"', 'number = 3\nfolder = "pipelines"', "number = 4"]
+    root = series(tmp_path, entries(*rows), {f: {"number": n, "count": 4} for n, f in
+                                             ((1, "xiv-1-data-parallelism"), (2, "xiv-2-sharded-data-parallelism"),
+                                              (3, "pipelines"))})
+    v = volume.load(root)
+    assert [v.page_of(e) for e in v.written()] == ["index.html", "sharded-data-parallelism.html", "pipelines.html"]
+
+
+@pytest.mark.parametrize("rows, message", [
+    (['number = 1\nfolder = "one"\npage = "volume-xiv.html"'], "line 6: [[plates]] #1: its page \"volume-xiv.html\" "
+                                                               "is also the page of the volume's index (line 4)"),
+    (['number = 1\nfolder = "one"\npage = "two.html"', 'number = 2\nfolder = "two"'],
+     "line 11: [[plates]] #2: its page \"two.html\" is also the page of plate XIV.1 (line 6)"),
+    (['number = 1\npage = "one.html"'], "line 8: [[plates]] #1: page is set, but folder is not"),
+    (['number = 1\nfolder = "one"\npage = "one.htm"'], "line 9: [[plates]] #1: page must be a file name ending in "
+                                                       ".html"),
+])
+def test_pages_are_file_names_apart_from_each_other_and_the_index(tmp_path, rows, message):
+    root = series(tmp_path, entries(*rows), {"one": {"number": 1, "count": len(rows)},
+                                             "two": {"number": 2, "count": len(rows)}})
+    found = mistakes(root)
+    assert len(found) == 1 and found[0].startswith("plates/volume.toml, " + message), found
