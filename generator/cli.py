@@ -15,6 +15,7 @@ from .schema import ContentError
 
 # The plate `plate build` builds when no --content is given (until the series build, the shipped plate).
 DEFAULT_CONTENT = Path("plates/xiv-4-data-parallelism")
+SERIES = Path("plates")  # what `plate build` builds when no --content is given: the series, with its volume.toml
 
 EXIT_CONTENT, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 
@@ -79,8 +80,12 @@ def parser(argv: list[str] | None = None) -> Parser:
     d.add_argument("--select", default="", metavar="KEY=ID,...",
                    help="the selection to print (default: the plate's default)")
     for command in (b, s, c, d):
-        command.add_argument("--content", default=DEFAULT_CONTENT, type=Path,
-                             help=f"a plate's folder (default: {DEFAULT_CONTENT})")
+        if command is b:  # a series (generator/series.py): every plate volume.toml lists, and the volume's index
+            command.add_argument("--content", default=SERIES, type=Path,
+                                 help=f"a plate's folder, or a series' (default: {SERIES}, the series)")
+        else:
+            command.add_argument("--content", default=DEFAULT_CONTENT, type=Path,
+                                 help=f"a plate's folder (default: {DEFAULT_CONTENT})")
         if command is not c:
             command.add_argument("--out", default="site", type=Path, help="output folder (default: site)")
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)

@@ -4,10 +4,22 @@ from __future__ import annotations
 
 import html
 import re
+from dataclasses import dataclass, field
 
 # "plate XIV.5" / "Plate XIV.5": the word, a space (or a no-break one, as a character or an entity), a plate id. The
 # id ends where no letter, digit or further ".N" follows: "XIV.5." ends a sentence, XIV.50 and XIV.5.1 are others.
 REFERENCE = re.compile(r"(?<![\w&#-])([Pp]late(?:\s|&nbsp;|&#160;|&#xa0;)+)([A-Za-z0-9]+\.\d+)(?!\w|\.\d)")
+
+
+@dataclass(frozen=True)
+class Links:
+    """What a plate's page links to in a series build: the other plates built with it ({"XIV.5": page file}) and
+    the volume's index page."""
+
+    pages: dict[str, str] = field(default_factory=dict)
+    volume_page: str = ""
+
+
 _TAG = re.compile(r"(<!--.*?-->|<[^>]*>)", re.S)
 # Inside these a reference is not made a link: a link already, code, or text that is not the page's prose.
 _KEEP = {"a", "code", "pre", "kbd", "samp", "script", "style", "textarea", "title", "button", "select", "option"}
