@@ -76,7 +76,7 @@ def plan(folder: Path, volume_id: str, number: int, title: str) -> Plan:
         old = volume_file.read_bytes()
         new = listed(old, number, title, folder.name)
     files = {}
-    for source in sorted(p for p in TEMPLATE.rglob("*") if p.is_file()):
+    for source in sorted(p for p in TEMPLATE.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
         text = source.read_text(encoding="utf-8")
         files[source.relative_to(TEMPLATE).as_posix()] = PLACEHOLDER.sub(lambda m: _value(m, values), text)
     return Plan(folder=folder, files=files, volume_file=volume_file if old else None, volume_old=old,

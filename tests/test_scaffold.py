@@ -215,3 +215,21 @@ def test_any_title_is_written_as_toml_that_reads_back_the_same(tmp_path_factory,
     assert front_matter(root / "p")["title"] == title
     assert tomllib.loads((root / "volume.toml").read_text())["plates"][1] == {"number": 2, "title": title,
                                                                                 "folder": "p"}
+
+
+def test_a_new_plate_builds_at_once_alone_and_in_its_series(series):
+    from generator import build, notation, plates
+    folder = series / "xiv-2-tensor"
+    scaffold.new(folder, "XIV", 2, "Tensor <Parallelism>")
+    alone = build.build(folder, series.parent / "alone")
+    page = alone["index.html"]
+    assert "<h1>Tensor &lt;Parallelism&gt;</h1>" in page
+    module = plates.load(folder / plates.PACKAGE)
+    c = content.load(folder)
+    f = module.model_of(c).facts(c.plate.default)
+    assert notation.sig(f.last) in page.split('id="readout"')[1].split("</div>")[0]  # the default's words, built
+    made = build.build(series, series.parent / "site")  # the series: the new plate and the volume's index
+    v = volume.load(series)
+    page_name = v.page_of(v.written()[0])
+    assert {page_name, v.page} <= set(made)
+    assert f'<a href="{page_name}">Tensor &lt;Parallelism&gt;</a>' in made[v.page]
