@@ -27,7 +27,7 @@ _KEEP = {"a", "code", "pre", "kbd", "samp", "script", "style", "textarea", "titl
 
 def link_plates(text: str, pages: dict[str, str]) -> str:
     """HTML with each "plate <id>" outside links, code and attributes made a link to pages[id] ({"XIV.5":
-    "sharded-data-parallelism.html"}); ids not in pages stay text, and nothing else changes."""
+    "subject.html"}); ids not in pages stay text, and nothing else changes."""
     if not pages:
         return text
     pieces = _TAG.split(text)

@@ -20,7 +20,7 @@ PLATE_FILE = "plate.md"
 VOLUME_SCHEMA = {"id": "text", "title": "text", "page": "text"}
 ENTRY_SCHEMA = {"number": "count", "title": "text", "folder": "text", "page": "text"}
 # A plate to come may be untitled; a written plate has a folder, and its page in a series build is `page`, else
-# the folder's name less its "xiv-5-" prefix: sharded-data-parallelism.html.
+# the folder's name less its "<volume>-<number>-" prefix: xiv-6-subject/ gives subject.html.
 ENTRY_OPTIONAL = {"title": "", "folder": "", "page": ""}
 MAX_PLATES = 1_000  # entries of one volume: far beyond a series, and the index stays one page of links
 VOLUME_ID = re.compile(r"[A-Za-z0-9]+")  # a plate is named "<volume id>.<number>": the id may hold no dot

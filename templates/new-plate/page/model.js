@@ -1,4 +1,5 @@
-// This plate's model in the page (the mirror of plate/__init__.py's Model): y = rate × n.
+// This plate's model in the page (the mirror of plate/__init__.py's Model): y = rate × n. The engine's page modules
+// (templates/page/data.js) ask for `replica_counts` by that name: the n axis here.
 
 /** n = 1, 2, 4, … most. */
 export function replica_counts(most) {

@@ -162,6 +162,7 @@ def page(content, model: Model, figures: list, dataflows, store=None) -> dict:
     f = model.facts(plate.default)
     said = texts.words(importlib.import_module(__package__), [f], plate.plates, store)[0]
     choices = {"rate": list(content.presets.rates)}
+    # The names the engine's page modules read (templates/page/data.js, texts.js): the n axis's end as max_replicas.
     data = {
         "keys": ["rate"], "default": {"rate": plate.default.rate}, "cluster_keys": [], "choices": choices,
         "options": {"sharding": []}, "presets": {"workshop": {"max_replicas": STEPS, "seq_len": 0},
