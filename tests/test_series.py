@@ -138,6 +138,8 @@ def test_a_plate_folder_is_built_alone_and_a_series_folder_as_a_series(tmp_path)
     make_series(tmp_path / "plates")
     assert series.is_series(tmp_path / "plates") and not series.is_series(tmp_path / "plates" / "shipped")
     assert not series.is_series(CONTENT)
+    shutil.copy(tmp_path / "plates" / "volume.toml", tmp_path / "plates" / "shipped" / "volume.toml")
+    assert not series.is_series(tmp_path / "plates" / "shipped")  # a plate's folder, whatever else it holds
     assert volume.load(tmp_path / "plates").written()
 
 
