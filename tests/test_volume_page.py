@@ -1,17 +1,39 @@
 """The volume's index page in Chromium and the Nu checker: its style allowed by its own CSP, offline, dark mode, axe,
 and one printed page; a volume made from the shipped plate's front matter, that plate built, the others to come."""
 import io
+import os
 import subprocess
+from pathlib import Path
 
 import pytest
 from pypdf import PdfReader
 
 from conftest import CONTENT
-from test_accessibility import AXE_RUN, WCAG, axe_js  # noqa: F401 - axe_js is a fixture
 from test_html_valid import _checker
 from generator import content, volume
 
 pytestmark = pytest.mark.browser
+
+# axe-core as tests/test_accessibility.py runs it (that module imports the shipped plate's own names).
+AXE = Path(__file__).resolve().parent / ".node" / "node_modules" / "axe-core" / "axe.min.js"
+WCAG = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+AXE_RUN = """async (tags) => {
+  const result = await axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']});
+  return result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+    nodes: v.nodes.slice(0, 5).map(n => n.target.join(' ') + ': ' + n.failureSummary)}));
+}"""
+
+
+@pytest.fixture(scope="session")
+def axe_js() -> str:
+    """axe-core from npm (never committed): $AXE_CORE_JS, else tests/.node (test_accessibility.py installs it)."""
+    path = Path(os.environ.get("AXE_CORE_JS") or AXE)
+    if not path.exists():
+        message = f"axe-core is not at {path} (npm install --prefix tests/.node axe-core@4, or set AXE_CORE_JS)"
+        if os.environ.get("CI"):
+            pytest.fail(message + ", and CI is set")
+        pytest.skip(message)
+    return path.read_text(encoding="utf-8")
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +93,7 @@ def test_dark_mode_follows_the_readers_setting(browser, index):
 
 
 @pytest.mark.parametrize("scheme, width", [("light", 1100), ("dark", 1100), ("dark", 360)])
-def test_axe_finds_no_wcag_violation(browser, index, axe_js, scheme, width):  # noqa: F811
+def test_axe_finds_no_wcag_violation(browser, index, axe_js, scheme, width):
     context, page, _ = opened(browser, index[0], bypass_csp=True, color_scheme=scheme,
                               viewport={"width": width, "height": 740})
     try:
@@ -102,3 +124,27 @@ def test_nu_checker_reports_no_error(index):
     errors = [line for line in output.splitlines() if "error" in line.lower()]
     assert run.returncode == 0 and errors == [], output
     assert "All good" in output
+
+
+@pytest.fixture(scope="module")
+def series_site(tmp_path_factory):
+    """The shipped series built: the plate's page, its head linking the volume's index."""
+    from conftest import ROOT
+    from generator import build
+    out = tmp_path_factory.mktemp("series") / "site"
+    build.build(ROOT / "plates", out)
+    return out
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_plates_head_links_the_index_and_axe_finds_no_violation(browser, series_site, axe_js, scheme):
+    context, page, seen = opened(browser, series_site / "index.html", bypass_csp=True, color_scheme=scheme)
+    try:
+        head = page.locator(".plate-head .volume a")
+        assert head.count() == 1
+        index = head.get_attribute("href")
+        assert (series_site / index).is_file()
+        page.add_script_tag(content=axe_js)
+        assert page.evaluate(AXE_RUN, WCAG) == []
+    finally:
+        context.close()
