@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from generator import build
+from xiv4 import SHIPPED, Selection
 
 try:
     from playwright.sync_api import sync_playwright
@@ -16,7 +17,6 @@ except ImportError:  # the test extra is not installed
     sync_playwright = None
 
 ROOT = Path(__file__).resolve().parent.parent
-SHIPPED = ROOT / "plates" / "xiv-4-data-parallelism"  # the shipped plate (content/ before the engine and the plate parted)
 CONTENT = Path(os.environ.get("PLATE_CONTENT") or SHIPPED).resolve()
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "mini"
 # The presets spec/MODEL.md names, by the ids content/presets.toml gives them. Its claims (1,024, 0.642 s,
@@ -37,7 +37,7 @@ def plates() -> dict:
     return content.load(CONTENT).plate.plates
 
 
-def spec_selection(presets, **choice):
+def spec_selection(presets, **choice) -> Selection:
     """MODEL.md's default selection (Llama 3 8B, 4M tokens, 400 Gb/s, on an H100 SXM) with some presets or options
     swapped, spec_selection(presets, network="nvlink", overlap="backward"); the test is skipped when the content
     being tested does not hold every preset it names (MODEL.md's claims are about those presets only)."""
@@ -46,8 +46,7 @@ def spec_selection(presets, **choice):
     missing = [f"{kind} {chosen[kind]!r}" for kind in tables if chosen[kind] not in tables[kind]]
     if missing:
         pytest.skip(f"MODEL.md's claim is about {', '.join(missing)}, which {CONTENT} does not hold")
-    from generator import plates
-    return plates.load(CONTENT / plates.PACKAGE).Selection(**chosen)
+    return Selection(**chosen)
 
 
 def default_caption(c) -> str:
@@ -228,7 +227,7 @@ def within_print_budget(count: int, paper: str) -> bool:
 
 
 def shown_key(data: dict, sel: dict) -> str:
-    """The page's data-shown for a selection (render.selection_key): the keys' ids, then the real cluster's choices
+    """The page's data-shown for a selection (xpage.selection_key): the keys' ids, then the real cluster's choices
     that are not the default's ("&bucket=500"); data is the page's plate-data."""
     extra = [f"{k}={sel[k]}" for k in data.get("cluster_keys", []) if sel.get(k, data["default"][k]) != data["default"][k]]
     return "&".join(["|".join(sel[k] for k in data["keys"]), *extra])

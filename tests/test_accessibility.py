@@ -11,7 +11,8 @@ import pytest
 from conftest import CONTENT, default_caption, plates, wait_until
 from spec_model import check_descriptions, check_readout
 from spec_model import expected as spec
-from generator import content, facts, render
+from generator import content, render
+from xiv4 import facts, xpresets, xpage, xwords
 
 pytestmark = pytest.mark.browser
 
@@ -116,7 +117,7 @@ def test_controls_operate_with_the_keyboard_alone(site, open_page):
     page.focus("#fig-time-data summary")
     page.keyboard.press("Enter")
     assert page.locator("#fig-time-data table").is_visible()
-    caption = facts.Atlas(c.presets).facts(content.Selection(**chosen)).caption
+    caption = facts.Atlas(c.presets).facts(xpresets.Selection(**chosen)).caption
     assert chosen != {k: getattr(full, k) for k in facts.KEYS}
     assert caption in page.locator("#fig-time-data caption").text_content()
 
@@ -141,7 +142,7 @@ def test_each_figure_is_an_image_named_by_its_caption_and_described(site, open_p
     f = facts.Atlas(c.presets).facts(c.plate.default)
     page = open_page(site).page
     # a row per replica count the figures draw; the timeline's, one per phase of its step
-    rows = {"fig-timeline": len(render.table_rows(f, "fig-timeline")), "fig-time": len(f.points),
+    rows = {"fig-timeline": len(xwords.table_rows(f, "fig-timeline")), "fig-time": len(f.points),
             "fig-efficiency": len(f.points), "fig-memory": len(f.points)}
     figure_ids = page.evaluate("() => [...document.querySelectorAll('figure.figure')].map((f) => f.id)")
     assert "fig-memory" in figure_ids
@@ -180,19 +181,19 @@ def test_descriptions_and_tables_follow_every_selection_with_the_readouts_number
     atlas = facts.Atlas(c.presets)
     page = open_page(site).page
     # the workshop's selections through the page's show(); every option combination is checked in test_engine.py
-    workshop = [s for s in atlas.selections if atlas.complete(s) == atlas.complete(content.Selection(s.model, s.batch,
+    workshop = [s for s in atlas.selections if atlas.complete(s) == atlas.complete(xpresets.Selection(s.model, s.batch,
                                                                                                      s.network))]
     shown = page.evaluate(SHOW_ALL, [{"model": s.model, "batch": s.batch, "network": s.network} for s in workshop])
     assert len(shown) == len(workshop) == len(c.presets.models) * len(c.presets.batches) * len(c.presets.networks)
     for sel in workshop:
-        got = shown[render.selection_key(sel)]
+        got = shown[xpage.selection_key(sel)]
         f = atlas.facts(sel)
         check_readout(got["readout"], spec(c.presets, sel), c.presets)  # against MODEL.md's formulas
         check_descriptions(got["describe"], spec(c.presets, sel))
-        assert got["readout"] == "".join(render.readout_paragraphs(f, plates()))  # the page's = Python's, for no-JS
+        assert got["readout"] == "".join(xwords.readout_paragraphs(f, plates()))  # the page's = Python's, for no-JS
         for fid in got["tables"]:
-            assert got["tables"][fid] == render.table_rows(f, fid), (sel, fid)
-            assert got["describe"][fid] == render.describe(f, fid)
+            assert got["tables"][fid] == xwords.table_rows(f, fid), (sel, fid)
+            assert got["describe"][fid] == xwords.describe(f, fid)
         assert all(f.caption in caption for caption in got["captions"])
         if f.crossing_replicas:  # the readout's numbers are the table's, digit for digit
             row = next(r for r in got["tables"]["fig-time"] if r[0].endswith("(crossed)"))

@@ -7,7 +7,8 @@ from dataclasses import replace
 import pytest
 
 from conftest import CONTENT, plates, wait_until
-from generator import content, facts, render
+from generator import content, render
+from xiv4 import facts, xfigures, xpage, xwords
 
 pytestmark = pytest.mark.browser
 # Each control's label, and the field of a selection it sets.
@@ -207,9 +208,9 @@ def test_figures_out_of_sight_catch_up_before_printing(site, open_page):
 def figure_data(f) -> dict:
     """What each figure is drawn from, in Python (charts.py): a figure redraws when this changes."""
     from generator import charts
-    lines = (charts.grid_rows(f), charts.facts_rows(f, f.caption))
+    lines = (xfigures.grid_rows(f), xfigures.facts_rows(f, f.caption))
     return {"fig-time": lines, "fig-efficiency": lines,
-            "fig-timeline": (charts.timeline_rows(f), charts.timeline_facts(f)), "fig-memory": charts.memory_rows(f)}
+            "fig-timeline": (xfigures.timeline_rows(f), xfigures.timeline_facts(f)), "fig-memory": xfigures.memory_rows(f)}
 
 
 @pytest.mark.parametrize("label, last", [(label, False) for label in CONTROLS] + [("GPU", True)])
@@ -227,7 +228,7 @@ def test_each_control_redraws_both_figures_and_the_readout(site, open_page, labe
     before = page.evaluate(SNAPSHOT)
     page.evaluate(TIMER)
     page.get_by_label(label, exact=True).select_option(getattr(sel, key))
-    wait_until(page, f"document.documentElement.dataset.shown === '{render.selection_key(sel)}'")
+    wait_until(page, f"document.documentElement.dataset.shown === '{xpage.selection_key(sel)}'")
     after = page.evaluate(SNAPSHOT)
     timing = page.evaluate("window.__timing")
     # Drawn in answer to this change (how fast is the benchmark's figure, not a unit test's: a loaded CI machine
@@ -239,7 +240,7 @@ def test_each_control_redraws_both_figures_and_the_readout(site, open_page, labe
     for fid, a, b in zip(ids, after["figures"], before["figures"]):
         moves = moved[fid] != kept[fid]  # e.g. the memory figure follows neither the batch nor the network
         assert (a != b) == moves, f"{fid} {'did not redraw' if moves else 'redrew for nothing'}"
-    assert words(after["readout"]) == words(render.readout(new, plates())) != words(before["readout"])
+    assert words(after["readout"]) == words(xwords.readout(new, plates())) != words(before["readout"])
     assert after["captions"] != before["captions"] and new.caption in after["captions"][0]
     assert watched.outside_requests(site) == []
     assert watched.problems() == []
@@ -250,7 +251,7 @@ def test_url_keeps_and_restores_the_selection(site, open_page):
     p = c.presets
     sel = replace(d, model=other_id(p.models, d.model, last=True), batch=other_id(p.batches, d.batch, last=True),
                   network=other_id(p.networks, d.network, last=True))
-    key = render.selection_key(sel)
+    key = xpage.selection_key(sel)
     watched = open_page(site)
     page = watched.page
     page.get_by_label("Model", exact=True).select_option(label=p.models[sel.model].name)
@@ -266,7 +267,7 @@ def test_url_keeps_and_restores_the_selection(site, open_page):
         assert reopened.get_by_label(label, exact=True).input_value() == value
     f = atlas.facts(sel)
     assert f.caption in reopened.locator("#fig-time figcaption").text_content()
-    assert words(reopened.locator("#readout").text_content()) == words(render.readout(f, plates()))
+    assert words(reopened.locator("#readout").text_content()) == words(xwords.readout(f, plates()))
 
 
 def test_the_url_is_written_when_the_controls_rest_or_at_once_when_the_reader_leaves_the_window(site, open_page):
@@ -287,7 +288,7 @@ def test_unknown_ids_in_the_url_fall_back_to_the_default(site, open_page):
     c, _, d = shipped()
     unknown = "-".join(c.presets.models) + "-x"  # an id no model has
     watched = open_page(site, hash=f"#model={unknown}&batch={d.batch}&network=<script>")
-    assert watched.page.evaluate("document.documentElement.dataset.shown") == render.selection_key(d)
+    assert watched.page.evaluate("document.documentElement.dataset.shown") == xpage.selection_key(d)
     assert watched.problems() == []
 
 
@@ -298,7 +299,7 @@ def test_options_are_kept_in_the_url_and_restored(site, open_page):
     for label, value in (("GPU", sel.gpu), ("Overlap", "backward"), ("Gradient precision", "fp32"),
                          ("Topology", "nodes")):
         page.get_by_label(label, exact=True).select_option(value)
-    shown = render.selection_key(sel)
+    shown = xpage.selection_key(sel)
     wait_until(page, f"document.documentElement.dataset.shown === '{shown}'")
     readout = page.locator("#readout").text_content()
     wait_until(page, "location.hash.includes('topology=nodes')")  # the URL is written after the redraw's paint
@@ -337,7 +338,7 @@ def test_nvlink_domain_shading_appears_only_past_the_domain(site, open_page):
     for sel in steps:
         page.get_by_label("Network", exact=True).select_option(sel.network)
         page.get_by_label("GPU", exact=True).select_option(sel.gpu)
-        wait_until(page, f"document.documentElement.dataset.shown === '{render.selection_key(sel)}'")
+        wait_until(page, f"document.documentElement.dataset.shown === '{xpage.selection_key(sel)}'")
         f = atlas.facts(sel)
         readout = page.locator("#readout").text_content()
         if f.network.nvlink:
@@ -345,7 +346,7 @@ def test_nvlink_domain_shading_appears_only_past_the_domain(site, open_page):
             assert f"NVLink joins at most {f.gpu.nvlink_domain:,} {f.gpu.name} GPUs" in readout
         else:
             assert HYPOTHETICAL not in page.evaluate(texts) and "NVLink joins" not in readout
-        assert words(readout) == words(render.readout(f, plates()))
+        assert words(readout) == words(xwords.readout(f, plates()))
 
 
 @pytest.mark.parametrize("which", ["smallest", "largest"])  # the content's smallest and largest models: labels differ
@@ -355,7 +356,7 @@ def test_plots_against_replicas_line_up(site, open_page, which):
     models = sorted(content.load(CONTENT).presets.models.values(), key=lambda m: m.params)
     model = (models[0] if which == "smallest" else models[-1]).id
     page = open_page(site, hash=f"#model={model}").page
-    title = "data-parallel replicas (GPUs)"  # charts._x
+    title = "data-parallel replicas (GPUs)"  # xfigures._x
     origins = page.evaluate("""(title) => window.plate.views.map((view, i) => [
         document.querySelectorAll('figure.figure')[i].id,
         [...document.querySelectorAll('figure.figure')[i].querySelectorAll('.role-axis-title text')]
@@ -451,14 +452,14 @@ def test_one_click_saves_the_shown_selections_csv_offline(site, open_page):
     for sel in (d, replace(d, model=other_id(c.presets.models, d.model), sharding="zero3", overlap="backward")):
         for label, key in CONTROLS.items():
             page.get_by_label(label, exact=True).select_option(getattr(sel, key))
-        wait_until(page, f"document.documentElement.dataset.shown === '{render.selection_key(sel)}'")
+        wait_until(page, f"document.documentElement.dataset.shown === '{xpage.selection_key(sel)}'")
         with page.expect_download() as caught:
             button.click()
         saved = caught.value
         assert saved.suggested_filename == f"{stem}-{'-'.join(getattr(sel, k) for k in facts.KEYS)}.csv"
         assert saved.url.startswith("blob:")
         assert_csv_is_pythons(open(saved.path(), encoding="utf-8").read(), facts.selection_rows(atlas.facts(sel)),
-                              render.selection_key(sel))
+                              xpage.selection_key(sel))
     assert watched.outside_requests(site) == [] and page.evaluate("window.__violations") == []
 
 
@@ -474,13 +475,13 @@ def test_the_real_clusters_controls_redraw_its_line_and_are_kept_in_the_url(site
     page.focus("#choose-micro")
     page.keyboard.press("ArrowDown")  # the next choice: 2 micro-batches
     sel = replace(d, bucket="500", micro="2")
-    key = render.selection_key(sel)
+    key = xpage.selection_key(sel)
     assert key.endswith("&bucket=500&micro=2")
     wait_until(page, f"document.documentElement.dataset.shown === '{key}'")
     wait_until(page, "location.hash.includes('micro=2')")
     assert page.url.endswith("&bucket=500&micro=2")
-    expected = charts.grid_rows(atlas.facts(sel))
-    assert expected != charts.grid_rows(atlas.facts(d))
+    expected = xfigures.grid_rows(atlas.facts(sel))
+    assert expected != xfigures.grid_rows(atlas.facts(d))
     for figure in (0, 1):
         drawn = page.evaluate(f"() => window.plate.views[{figure}].data('grid')")
         for name in ("cluster_s", "cluster_efficiency"):
@@ -493,7 +494,7 @@ def test_the_real_clusters_controls_redraw_its_line_and_are_kept_in_the_url(site
     # back to DDP's defaults: the URL names neither
     page.get_by_label("DDP bucket_cap_mb", exact=True).select_option("default")
     page.get_by_label("Micro-batches (no_sync)", exact=True).select_option("1")
-    wait_until(page, f"document.documentElement.dataset.shown === '{render.selection_key(d)}'")
+    wait_until(page, f"document.documentElement.dataset.shown === '{xpage.selection_key(d)}'")
     wait_until(page, "!location.hash.includes('micro=')")
     assert "bucket=" not in page.url
     assert watched.problems() == []

@@ -13,6 +13,7 @@ from generator.notation import data_size, num, seconds
 from spec_model import check_readout, expected
 
 from conftest import CONTENT, FIXTURE, spec_selection
+from xiv4 import PLATE, xfigures
 
 MAX_GZIP_BYTES = 230 * 1024
 
@@ -165,8 +166,8 @@ def test_a_kept_memo_redraws_figures_and_csv_only_when_presets_or_default_change
     content_dir = tmp_path / "content"
     shutil.copytree(FIXTURE, content_dir)
     drawn = []
-    made = charts.figures
-    monkeypatch.setattr(charts, "figures", lambda *a, **k: drawn.append(1) or made(*a, **k))
+    made = PLATE.figures
+    monkeypatch.setattr(PLATE, "figures", lambda *a, **k: drawn.append(1) or made(*a, **k))
     memo: dict = {}
     build.gather(content_dir, memo=memo)  # the first build fills the memo
     plate_md = content_dir / "plate.md"

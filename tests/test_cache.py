@@ -13,14 +13,15 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURE, ROOT
-from generator import build, cache, charts, content, facts, prose
+from generator import checks, build, cache, charts, content, prose
 from generator.cache import Cache
+from xiv4 import facts, xfigures
 
 
 @pytest.fixture(scope="module")
 def mini():
     """The fixture plate's atlas and default selection."""
-    plate = content.load(FIXTURE, check_prose=prose.check_prose)
+    plate = content.load(FIXTURE, check_prose=checks.check_prose)
     return facts.Atlas(plate.presets), plate.plate.default
 
 
@@ -51,12 +52,12 @@ def files_under(folder: Path) -> dict[str, bytes]:
 def test_a_second_build_takes_every_figure_from_the_cache(mini, made, tmp_path):
     atlas, default = mini
     store = Cache(tmp_path / "cache")
-    first = charts.figures(atlas, default, store)
+    first = xfigures.figures(atlas, default, store)
     assert made["vega"] == len(first) and made["svg"] == len(first)
-    again = charts.figures(atlas, default, store)
+    again = xfigures.figures(atlas, default, store)
     assert made["vega"] == len(first) and made["svg"] == len(first)  # nothing compiled or drawn again
     assert again == first
-    assert again == charts.figures(atlas, default)  # the same as figures made without any cache
+    assert again == xfigures.figures(atlas, default)  # the same as figures made without any cache
 
 
 def test_the_key_changes_with_every_input(mini, made, tmp_path, monkeypatch):
@@ -64,16 +65,16 @@ def test_the_key_changes_with_every_input(mini, made, tmp_path, monkeypatch):
     key: change one and the entries it shapes are made anew."""
     atlas, default = mini
     store = Cache(tmp_path / "cache")
-    count = len(charts.figures(atlas, default, store))
+    count = len(xfigures.figures(atlas, default, store))
     before = dict(made)
-    charts.figures(atlas, default, store)
+    xfigures.figures(atlas, default, store)
     assert made == before
 
     def changed(what):
         """How many compilations and drawings the next build does after what()."""
         start = dict(made)
         what()
-        charts.figures(atlas, default, store)
+        xfigures.figures(atlas, default, store)
         return made["vega"] - start["vega"], made["svg"] - start["svg"]
 
     assert changed(lambda: monkeypatch.setattr(cache, "code", lambda: "edited generator")) == (count, count)
@@ -86,12 +87,12 @@ def test_the_key_changes_with_every_input(mini, made, tmp_path, monkeypatch):
     # Other inputs: another default selection (other rows to draw), another grid size (other specs).
     other = next(s for s in atlas.selections if atlas.facts(s).caption != atlas.facts(default).caption)
     start = dict(made)
-    charts.figures(atlas, other, store)
+    xfigures.figures(atlas, other, store)
     assert made["vega"] == start["vega"] and made["svg"] > start["svg"]
     bigger = facts.Atlas(dataclasses.replace(atlas.presets, workshop=dataclasses.replace(
         atlas.presets.workshop, max_replicas=atlas.presets.workshop.max_replicas * 2)))
     start = dict(made)
-    charts.figures(bigger, default, store)
+    xfigures.figures(bigger, default, store)
     assert made["vega"] - start["vega"] == 3  # the three figures on a replica axis; the timeline has none
 
 
@@ -147,7 +148,7 @@ def test_the_font_fingerprint_sees_a_new_font(tmp_path, monkeypatch):
 def test_a_damaged_entry_is_made_again_never_used(mini, made, tmp_path, damage):
     atlas, default = mini
     store = Cache(tmp_path / "cache")
-    good = charts.figures(atlas, default, store)
+    good = xfigures.figures(atlas, default, store)
     for entry in sorted((tmp_path / "cache").iterdir()):
         data = entry.read_bytes()
         entry.write_bytes({"truncated": data[:len(data) // 2],
@@ -155,7 +156,7 @@ def test_a_damaged_entry_is_made_again_never_used(mini, made, tmp_path, damage):
                            "seal only": data.partition(b"\n")[0] + b"\n", "empty": b"",
                            "not an entry": b"someone else's file\n"}[damage])
     start = dict(made)
-    assert charts.figures(atlas, default, store) == good
+    assert xfigures.figures(atlas, default, store) == good
     assert made["vega"] - start["vega"] == len(good) and made["svg"] - start["svg"] == len(good)
     kept = files_under(tmp_path / "cache")
     if damage == "not an entry":  # a file that is not the cache's own is left as it was, whatever its name
@@ -163,7 +164,7 @@ def test_a_damaged_entry_is_made_again_never_used(mini, made, tmp_path, damage):
     else:  # the cache's own damaged entries are replaced by sound ones
         assert all(cache.unsealed(data) is not None for data in kept.values())
         start = dict(made)
-        charts.figures(atlas, default, store)
+        xfigures.figures(atlas, default, store)
         assert made == start
 
 
@@ -181,8 +182,8 @@ def test_an_unwritable_cache_only_costs_time(mini, made, tmp_path):
     atlas, default = mini
     (tmp_path / "a-file").write_text("not a folder\n")
     store = Cache(tmp_path / "a-file" / "cache")
-    first = charts.figures(atlas, default, store)
-    assert charts.figures(atlas, default, store) == first == charts.figures(atlas, default)
+    first = xfigures.figures(atlas, default, store)
+    assert xfigures.figures(atlas, default, store) == first == xfigures.figures(atlas, default)
     assert made["vega"] == 3 * len(first)  # made each time (the third with no cache at all), never failing
     assert [p.name for p in tmp_path.iterdir()] == ["a-file"] and (tmp_path / "a-file").read_text() == "not a folder\n"
 
@@ -193,7 +194,7 @@ def test_the_cache_writes_only_inside_its_folder_and_leaves_no_temporary_files(m
     folder.mkdir(parents=True)
     (tmp_path / "root" / "beside.txt").write_text("mine\n")
     (folder / "notes.txt").write_text("mine too\n")
-    charts.figures(atlas, default, Cache(folder))
+    xfigures.figures(atlas, default, Cache(folder))
     assert files_under(tmp_path / "root").keys() - {"beside.txt", "cache/notes.txt"} == {
         f"cache/{p.name}" for p in folder.iterdir() if p.name != "notes.txt"}
     assert (tmp_path / "root" / "beside.txt").read_text() == "mine\n"
@@ -207,7 +208,7 @@ def test_a_cached_build_is_byte_identical_to_an_uncached_one(tmp_path, monkeypat
     """Three builds of the fixture: with an empty cache, from that cache (every entry a hit), and with no cache."""
     stores = {"cold": Cache(tmp_path / "cache"), "none": Cache(None)}
     which = ["cold"]
-    monkeypatch.setattr(cache, "at", lambda root: stores[which[0]])
+    monkeypatch.setattr(cache, "at", lambda root, module=None: stores[which[0]])
     sites = {}
     for run in ("cold", "cached", "none"):
         which[0] = "cold" if run == "cached" else run
@@ -224,10 +225,10 @@ def test_a_build_from_a_full_cache_never_loads_altair_or_vl_convert(tmp_path):
     script = textwrap.dedent(f"""
         import sys
         from pathlib import Path
-        from generator import cache, charts, content, facts, prose
-        plate = content.load(Path({str(FIXTURE)!r}), check_prose=prose.check_prose)
-        atlas = facts.Atlas(plate.presets)
-        charts.figures(atlas, plate.plate.default, cache.Cache(Path({str(tmp_path / "cache")!r})))
+        from generator import cache, checks, content
+        plate = content.load(Path({str(FIXTURE)!r}), check_prose=checks.check_prose)
+        module = plate.module
+        module.figures(plate, module.model_of(plate), cache.Cache(Path({str(tmp_path / "cache")!r}), module.CODE))
         print(sorted(m for m in ("altair", "vl_convert") if m in sys.modules))
     """)
     run = [sys.executable, "-c", script]
@@ -243,7 +244,7 @@ def test_the_build_keeps_its_cache_beside_the_runtime(tmp_path, monkeypatch):
     own there, and fills it."""
     assert cache.at(tmp_path).folder == tmp_path / cache.FOLDER
     asked = []
-    monkeypatch.setattr(cache, "at", lambda root: asked.append(root) or Cache(tmp_path / "kept"))
+    monkeypatch.setattr(cache, "at", lambda root, module=None: asked.append(root) or Cache(tmp_path / "kept"))
     build.gather(FIXTURE)
     assert asked == [build.cache_dir()]
     assert cache.FOLDER not in {"", ".", ".."} and "/" not in cache.FOLDER  # its own folder, inside the root

@@ -5,18 +5,19 @@ import re
 import pytest
 import vl_convert
 
-from generator import charts, content, facts
-from generator.content import Selection
+from generator import charts, content
+from xiv4 import Selection
 from generator.notation import num
 
 from conftest import CONTENT, spec_selection
+from xiv4 import facts, xfigures
 
 
 @pytest.fixture(scope="module")
 def made():
     c = content.load(CONTENT)
     atlas = facts.Atlas(c.presets)
-    return atlas, charts.figures(atlas, c.plate.default)
+    return atlas, xfigures.figures(atlas, c.plate.default)
 
 
 def default_facts(atlas):
@@ -38,7 +39,7 @@ def test_every_chart_is_valid_vega_lite(chart, monkeypatch):
     """The build compiles the charts without validating them (to_vega): here each is checked against the schema,
     and what the build compiles is the same spec."""
     import jsonschema
-    make = getattr(charts, chart)
+    make = getattr(xfigures, chart)
     built = make() if chart == "timeline_chart" else make(1024)
     validated = built.to_dict()  # raises on a spec Vega-Lite's schema rejects
     compiled = []
@@ -55,8 +56,8 @@ def test_specs_carry_no_data_values(made):
     atlas_models = atlas.presets.models
     for f in figures:
         named = {d["name"]: d for d in f.vega["data"]}
-        fed = {"fig-timeline": {charts.TIMELINE_DATA, charts.TIMELINE_FACTS},
-               "fig-memory": {charts.MEMORY_DATA}}.get(f.id, {charts.GRID_DATA, charts.FACTS_DATA})
+        fed = {"fig-timeline": {xfigures.TIMELINE_DATA, xfigures.TIMELINE_FACTS},
+               "fig-memory": {xfigures.MEMORY_DATA}}.get(f.id, {xfigures.GRID_DATA, xfigures.FACTS_DATA})
         assert fed <= set(named)
         assert all("values" not in named[name] for name in fed)
         others = set(atlas_models) - {content.load(CONTENT).plate.default.model}
@@ -108,7 +109,7 @@ def test_facts_rows_mark_crossing_and_one_sequence(made):
     atlas, _ = made
     for sel in atlas.selections:
         f = atlas.facts(sel)
-        row = charts.facts_rows(f, f.caption)[0]
+        row = xfigures.facts_rows(f, f.caption)[0]
         assert row["crossing"] == f.crossing_replicas and row["n_star_text"] == "n* ≈ " + num(f.continuous_crossing)
         assert row["one_sequence"] == f.batch.tokens / atlas.presets.workshop.seq_len
         domain = f.gpu.nvlink_domain
@@ -121,7 +122,7 @@ def test_facts_rows_state_the_spec_claims(made):
     and gets less than one 8,192-token sequence per replica from 512."""
     atlas, _ = made
     f = atlas.facts(spec_selection(atlas.presets))
-    row = charts.facts_rows(f, f.caption)[0]
+    row = xfigures.facts_rows(f, f.caption)[0]
     assert row["crossing"] == 1024 and row["one_sequence"] == 512 and row["hypothetical_from"] is None
     assert row["n_star_text"] == "n* ≈ 708"
 
@@ -154,9 +155,9 @@ def test_nvlink_past_its_domain_is_shaded_and_labelled(made):
     if not reach or not flat:
         pytest.skip(f"{CONTENT} has no NVLink network with a GPU whose domain ends on the grid, or no other network")
     (network, gpu), other = reach[0], flat[0]
-    shaded = charts.figures(atlas, Selection(d.model, d.batch, network.id, gpu=gpu.id))
-    plain = charts.figures(atlas, Selection(d.model, d.batch, other.id, gpu=gpu.id))
-    for a, b in ((a, b) for a, b in zip(shaded, plain) if charts.FACTS_DATA in {d["name"] for d in a.vega["data"]}):
+    shaded = xfigures.figures(atlas, Selection(d.model, d.batch, network.id, gpu=gpu.id))
+    plain = xfigures.figures(atlas, Selection(d.model, d.batch, other.id, gpu=gpu.id))
+    for a, b in ((a, b) for a, b in zip(shaded, plain) if xfigures.FACTS_DATA in {d["name"] for d in a.vega["data"]}):
         label = ">NVLink beyond a real domain: hypothetical<"
         assert label in a.svg and label not in b.svg
 
@@ -166,10 +167,10 @@ def test_the_real_cluster_is_drawn_beside_the_workshop_on_figures_1_and_2(made):
     SVGs of the time and efficiency figures, fed by the default's own rows."""
     atlas, figures = made
     f = default_facts(atlas)
-    rows = charts.grid_rows(f)
+    rows = xfigures.grid_rows(f)
     assert [r["cluster_s"] for r in rows] == f.cluster["comm_s"]
     assert [r["cluster_efficiency"] for r in rows] == f.cluster["efficiency"]
-    colour = charts.ink(charts.SERIES["real cluster"][0])
+    colour = charts.ink(xfigures.SERIES["real cluster"][0])
     assert ">real cluster<" in figures[0].svg  # Figure 1 labels it; the legend names it for both
     for svg in (figures[0].svg, figures[1].svg):
         assert re.search(rf'<path[^>]*stroke="{colour}"[^>]*stroke-dasharray="8,3,2,3"', svg) or \
@@ -213,7 +214,7 @@ def test_the_communication_line_meets_the_line_it_hides_behind_at_n_star(made):
     met = []
     for sel in atlas.selections:
         f = atlas.facts(sel)
-        rows = charts.grid_rows(f)
+        rows = xfigures.grid_rows(f)
         sides = sides_of_n_star(rows, f.continuous_crossing)
         if sides is not None:
             assert sides[0] < 0 < sides[1], (sel, f.continuous_crossing, sides)

@@ -121,11 +121,12 @@ def test_ctrl_c_during_a_build_leaves_the_site_and_says_so(tmp_path):
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     # The build holds where the figures are drawn until the signal comes, so the signal lands in the middle of it.
     script = ("import sys, time\n"
-              "from generator import build, charts\n"
+              "from pathlib import Path\n"
+              "from generator import plates\n"
               "def slow(*args, **kwargs):\n"
               "    print('drawing', flush=True)\n"
               "    time.sleep(600)\n"
-              "build.charts.figures = slow\n"
+              f"plates.load(Path({str(FIXTURE / 'plate')!r})).figures = slow\n"
               "from generator.__main__ import run\n"
               f"sys.exit(run(['build', '--content', {str(FIXTURE)!r}, '--out', {str(out)!r}]))\n")
     process = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE,

@@ -8,6 +8,7 @@ from generator import content
 from generator.schema import ContentError
 
 from conftest import CONTENT, FIXTURE, ROOT, SPEC_IDS
+from xiv4 import SHIPPED, xpresets
 
 
 def raw(root):
@@ -28,19 +29,19 @@ def test_real_content_loads_as_written():
     assert (p.volume, p.volume_title, p.plate, p.plates_in_volume, p.title, p.deck, p.takeaway) == \
         tuple(front[k] for k in ("volume", "volume_title", "plate", "plates_in_volume", "title", "deck", "takeaway"))
     assert p.keywords == tuple(front["keywords"])
-    assert p.default == content.Selection(**front["default"])
+    assert p.default == xpresets.Selection(**front["default"])
     presets = files["presets.toml"]
-    assert c.presets.workshop == content.WorkshopSettings(**presets["workshop"])
+    assert c.presets.workshop == xpresets.WorkshopSettings(**presets["workshop"])
     assert c.presets.gpu == c.presets.gpus[presets["workshop"]["gpu"]]
-    assert c.presets.models == {i: content.Model(id=i, **m) for i, m in presets["models"].items()}
-    assert c.presets.batches == {i: content.Batch(id=i, **b) for i, b in presets["batches"].items()}
+    assert c.presets.models == {i: xpresets.Model(id=i, **m) for i, m in presets["models"].items()}
+    assert c.presets.batches == {i: xpresets.Batch(id=i, **b) for i, b in presets["batches"].items()}
     assert set(c.presets.networks) == set(presets["networks"])
     for i, n in presets["networks"].items():
         got = c.presets.networks[i]
         assert (got.name, got.short, got.nvlink) == (n["name"], n["short"], n.get("nvlink", False))
         if not got.nvlink:
             assert got.link_gbytes_per_s == n["link_gbytes_per_s"]
-    assert c.presets.gpus == {i: content.Gpu(id=i, **{"nvlink_domain": None, "nvlink_domain_name": "", "source": "",
+    assert c.presets.gpus == {i: xpresets.Gpu(id=i, **{"nvlink_domain": None, "nvlink_domain_name": "", "source": "",
                                                         **g}) for i, g in presets["gpus"].items()}
     assert all(g.source == "" or g.source in c.sources for g in c.presets.gpus.values())  # `source` is optional
     terms = files["terms.toml"]["terms"]
@@ -86,7 +87,7 @@ def test_the_spec_presets_hold_the_spec_values():
 def test_the_repository_content_holds_every_spec_preset():
     """The repository's own content (whatever PLATE_CONTENT says) holds every preset MODEL.md names, so that the
     tests of MODEL.md's claims run on it rather than skip."""
-    c = content.load(ROOT / "content")
+    c = content.load(SHIPPED)
     tables = {"model": c.presets.models, "batch": c.presets.batches, "network": c.presets.networks,
               "gpu": c.presets.gpus}
     assert {kind: [i for i in ids if i not in tables[kind]] for kind, ids in SPEC_IDS.items()} == \

@@ -14,10 +14,11 @@ from markupsafe import escape
 
 from conftest import ROOT
 from content_edit import EDITS, SPEC_PRESETS, edited_copy
-from generator import build, content, facts
+from generator import build, content
+from xiv4 import SHIPPED, facts, xpresets, xpage, xwords
 
 # The tests of the shipped plate, run again on each edited content (PLATE_CONTENT points them at it).
-SHIPPED = [
+SHIPPED_TESTS = [
     "tests/test_build.py", "tests/test_content.py", "tests/test_charts.py", "tests/test_facts.py",
     "tests/test_render.py", "tests/test_model.py", "tests/test_html_valid.py", "tests/test_notation.py",
     "tests/test_check.py::test_the_shipped_content_has_no_mistakes_and_no_warnings",
@@ -36,8 +37,8 @@ def plate_data(page: str) -> dict:
 @pytest.mark.parametrize("kind", list(EDITS))
 def test_the_edit_shows_in_the_built_plate(tmp_path, kind):
     """What each edit adds is offered by the page and the CSV, what it removes is gone, and [default] opens the page."""
-    before = content.load(ROOT / "content")
-    edit = edited_copy(ROOT / "content", tmp_path / "content", kind)
+    before = content.load(SHIPPED)
+    edit = edited_copy(SHIPPED, tmp_path / "content", kind)
     files = build.build(edit.root, tmp_path / "site")
     c = content.load(edit.root)
     tables = {"models": c.presets.models, "batches": c.presets.batches, "networks": c.presets.networks,
@@ -72,7 +73,7 @@ def test_the_edit_shows_in_the_built_plate(tmp_path, kind):
 def test_the_edits_pick_ids_the_content_does_not_hold(tmp_path):
     """An author who already added Mistral 7B, a 200 Gb/s network, MI300X and the same term and source (with the
     fixture's own ids and names) can still make every edit: the fixture picks ids and names that are free."""
-    first = edited_copy(ROOT / "content", tmp_path / "once", "additions")
+    first = edited_copy(SHIPPED, tmp_path / "once", "additions")
     for kind in EDITS:
         again = edited_copy(first.root, tmp_path / f"twice-{kind}", kind)
         c = content.load(again.root)  # no table written twice, no name or spelling given twice
@@ -83,7 +84,7 @@ def test_the_edits_pick_ids_the_content_does_not_hold(tmp_path):
 
 
 def test_the_spec_removed_edit_keeps_one_spec_model_only(tmp_path):
-    edit = edited_copy(ROOT / "content", tmp_path / "content", "spec-removed")
+    edit = edited_copy(SHIPPED, tmp_path / "content", "spec-removed")
     c = content.load(edit.root)
     held = {"models": c.presets.models, "batches": c.presets.batches, "networks": c.presets.networks,
             "gpus": c.presets.gpus}
@@ -95,8 +96,8 @@ def test_the_spec_removed_edit_keeps_one_spec_model_only(tmp_path):
 
 @pytest.mark.parametrize("kind", ["additions", "new-default", "spec-removed"])
 def test_the_shipped_plate_tests_pass_on_the_edited_content(tmp_path, kind):
-    edit = edited_copy(ROOT / "content", tmp_path / "content", kind)
-    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfE", *SHIPPED],
+    edit = edited_copy(SHIPPED, tmp_path / "content", kind)
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfE", *SHIPPED_TESTS],
                             cwd=ROOT, env={**os.environ, "PLATE_CONTENT": str(edit.root)}, capture_output=True,
                             text=True, timeout=1800)
     assert result.returncode == 0, result.stdout[-6000:]
@@ -109,25 +110,25 @@ def test_default_may_set_any_control_and_the_static_page_opens_there(tmp_path):
     default), while the prose states the workshop, as the shipped plate's prose does."""
     from generator import render
     from content_edit import set_default
-    before = build.build(edited_copy(ROOT / "content", tmp_path / "before", "additions").root,
+    before = build.build(edited_copy(SHIPPED, tmp_path / "before", "additions").root,
                          tmp_path / "site-before")["index.html"]
-    edit = edited_copy(ROOT / "content", tmp_path / "content", "additions")
+    edit = edited_copy(SHIPPED, tmp_path / "content", "additions")
     set_default(edit, sharding="zero3")
     page = build.build(edit.root, tmp_path / "site")["index.html"]
     c = content.load(edit.root)
     assert c.plate.default.sharding == "zero3"
     atlas = facts.Atlas(c.presets)
     f = atlas.facts(c.plate.default)
-    workshop = atlas.facts(atlas.complete(content.Selection(c.plate.default.model, c.plate.default.batch,
+    workshop = atlas.facts(atlas.complete(xpresets.Selection(c.plate.default.model, c.plate.default.batch,
                                                             c.plate.default.network)))
-    assert render.table_rows(f, "fig-memory") != render.table_rows(workshop, "fig-memory")  # ZeRO-3's numbers, not the workshop's
+    assert xwords.table_rows(f, "fig-memory") != xwords.table_rows(workshop, "fig-memory")  # ZeRO-3's numbers, not the workshop's
     select = re.search(r'<select[^>]*id="choose-sharding".*?</select>', page, re.S)[0]
     assert re.findall(r'<option value="([^"]+)" selected>', select) == ["zero3"]
     assert plate_data(page)["default"]["sharding"] == "zero3"
     assert html.escape(f.caption, quote=False) in page and "ZeRO-3" in f.caption
-    for text in (*render.readout_paragraphs(f, c.plate.plates), render.describe(f, "fig-memory", c.plate.plates)):
+    for text in (*xwords.readout_paragraphs(f, c.plate.plates), xwords.describe(f, "fig-memory", c.plate.plates)):
         assert str(escape(text)) in page, text
-    for row in render.table_rows(f, "fig-memory"):
+    for row in xwords.table_rows(f, "fig-memory"):
         assert "".join(f"<td>{escape(cell)}</td>" for cell in row[1:]) in page, row
     def prose(text: str) -> tuple[str, str]:  # before the workshop, and between it and the terms
         workshop, terms = text.index('id="workshop-figures"'), text.index('class="terms"')
@@ -143,7 +144,7 @@ def test_default_may_set_any_control_and_the_static_page_opens_there(tmp_path):
 def test_an_unknown_default_control_is_refused_at_its_line(tmp_path, key, value, known):
     from content_edit import set_default
     from generator.schema import ContentError
-    edit = edited_copy(ROOT / "content", tmp_path / "content", "additions")
+    edit = edited_copy(SHIPPED, tmp_path / "content", "additions")
     set_default(edit, **{key: value})
     text = (edit.root / "plate.md").read_text(encoding="utf-8")
     line = next(i for i, l in enumerate(text.splitlines(), 1) if l.startswith(f'{key} = "{value}"'))
@@ -156,12 +157,12 @@ def test_an_unknown_default_control_is_refused_at_its_line(tmp_path, key, value,
 @pytest.mark.browser
 def test_the_default_set_beyond_the_presets_opens_the_live_page_and_its_url_omits_it(tmp_path, open_page):
     """[default] with sharding = "zero3" and the real cluster's bucket = "500": a link without a fragment opens
-    there, the page names it as render.selection_key does against that default, and the URL it writes leaves out
+    there, the page names it as xpage.selection_key does against that default, and the URL it writes leaves out
     the real cluster's choices equal to the default's (a link naming DDP's own default keeps it)."""
     from generator import render
     from content_edit import set_default
     from conftest import wait_until
-    edit = edited_copy(ROOT / "content", tmp_path / "content", "additions")
+    edit = edited_copy(SHIPPED, tmp_path / "content", "additions")
     set_default(edit, sharding="zero3", bucket="500")
     build.build(edit.root, tmp_path / "site")
     c = content.load(edit.root)
@@ -169,8 +170,8 @@ def test_the_default_set_beyond_the_presets_opens_the_live_page_and_its_url_omit
     page = open_page(tmp_path / "site").page
     assert page.evaluate("['sharding', 'bucket'].map((k) => document.getElementById(`choose-${k}`).value)") == \
         ["zero3", "500"]
-    assert page.evaluate("document.documentElement.dataset.shown") == render.selection_key(d, d)
-    assert "bucket=" not in render.selection_key(d, d) and "bucket=500" in render.selection_key(d)
+    assert page.evaluate("document.documentElement.dataset.shown") == xpage.selection_key(d, d)
+    assert "bucket=" not in xpage.selection_key(d, d) and "bucket=500" in xpage.selection_key(d)
     other = next(m for m in c.presets.models if m != d.model)
     page.select_option("#choose-model", other)
     wait_until(page, "location.hash.includes('model=')")

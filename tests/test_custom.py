@@ -6,10 +6,11 @@ import json
 import pytest
 from numpy.testing import assert_allclose
 
-from generator import content, custom, facts, notation, render, schema
-from generator.content import Selection
+from generator import content, notation, render, schema
+from xiv4 import Selection
 
 from conftest import CONTENT, plates, spec_selection, wait_until
+from xiv4 import custom, facts, xpage, xwords
 
 # The acceptance case of issue 10: a 13B model, a 2,000,000-token batch, 25 GB/s, 38% MFU.
 ACCEPTANCE = {"params": "13,000,000,000", "tokens": "2000000", "gbps": "25"}
@@ -89,7 +90,7 @@ def test_own_facts_of_a_preset_equal_the_atlas(atlas):
     assert len(f.points) == len(ref.points)
     for a, b in zip(f.points, ref.points):
         assert a == b
-    assert render.readout_paragraphs(f)[0] == render.readout_paragraphs(ref)[0]
+    assert xwords.readout_paragraphs(f)[0] == xwords.readout_paragraphs(ref)[0]
     assert (f.smallest_fitting_replicas, f.smallest_fitting_on_grid) == \
         (ref.smallest_fitting_replicas, ref.smallest_fitting_on_grid)
 
@@ -98,7 +99,7 @@ def test_zero1_fits_the_spec_selection_from_3_replicas(atlas):
     """MODEL.md: Llama 3 8B's states fit an H100 (80 × 10⁹ B) under ZeRO-1 from 3 replicas, 4 as a power of two."""
     f = atlas.facts(spec_selection(atlas.presets, sharding="zero1"))
     assert (f.smallest_fitting_replicas, f.smallest_fitting_on_grid) == (3, 4)
-    assert "from 3 replicas (4 on the figures' powers of two)" in render.readout_paragraphs(f)[2]
+    assert "from 3 replicas (4 on the figures' powers of two)" in xwords.readout_paragraphs(f)[2]
 
 
 # --- the page --------------------------------------------------------------------------------------------
@@ -124,11 +125,11 @@ def _fill_acceptance(page):
 
 
 def _same_as_python(got: dict, f, seq_len: int):
-    assert got["readout"] == render.readout_paragraphs(f, plates())
+    assert got["readout"] == xwords.readout_paragraphs(f, plates())
     for fid, rows in got["tables"].items():
-        assert rows == [list(r) for r in render.table_rows(f, fid)], fid
+        assert rows == [list(r) for r in xwords.table_rows(f, fid)], fid
     for fid, text in got["describe"].items():
-        assert text == render.describe(f, fid), fid
+        assert text == xwords.describe(f, fid), fid
     assert all(c == f.caption for c in got["captions"])
 
 
@@ -217,7 +218,7 @@ def test_a_bad_value_in_the_url_is_shown_and_the_default_drawn(site, open_page):
     page = watched.page
     c = content.load(CONTENT)
     default = facts.Atlas(c.presets).complete(c.plate.default)
-    assert page.evaluate("document.documentElement.dataset.shown") == render.selection_key(default)
+    assert page.evaluate("document.documentElement.dataset.shown") == xpage.selection_key(default)
     assert page.locator("#own-params-error").text_content() == custom.check("params", "abc")[1]
     assert page.locator("#own-mfu-error").text_content() == custom.check("mfu", "NaN")[1]
     assert watched.problems() == []
@@ -233,7 +234,7 @@ def test_sharding_control_memory_readout_and_zero3_traffic(site, open_page, atla
     wait_until(page, "document.documentElement.dataset.shown.endsWith('|zero1')")
     got = page.evaluate(SNAPSHOT)
     f = atlas.facts(Selection(d.model, d.batch, d.network, sharding="zero1"))
-    assert got["readout"] == render.readout_paragraphs(f, plates())  # the page's memory readout is Python's
+    assert got["readout"] == xwords.readout_paragraphs(f, plates())  # the page's memory readout is Python's
     assert "10⁹" not in got["readout"][2]  # what GB means is said once, in the prose
     fits = [row[2] for row in got["tables"]["fig-memory"]]
     first = f.smallest_fitting_on_grid  # the first power of two whose states fit, if any does

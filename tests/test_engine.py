@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from generator import content, facts, model, render, texts
+from generator import content, render, texts
 
 from conftest import CONTENT, plates
+from xiv4 import facts, model, xfigures, xpage, xwords
 
 pytestmark = pytest.mark.browser
 
@@ -36,7 +37,7 @@ def assert_texts_as_built(got: list[dict], fs: list, labels: list[str], referred
     build writes for the same facts computed in Python (generator/texts.py: words.js under node, on facts.py's
     facts): the page's facts (factsOf) give the page's words. referred: the built content's [plates], if not the
     shipped content's."""
-    built = texts.words(fs, plates() if referred is None else referred)
+    built = xwords.words_of(fs, plates() if referred is None else referred)
     assert len(got) == len(fs) == len(built)
     for js, f, words, label in zip(got, fs, built, labels):
         assert js["readout_paragraphs"] == words["readout"], label
@@ -88,7 +89,7 @@ def test_every_preset_selection_matches_python(page, atlas):
     for sel, run in zip(selections, got):
         assert run["replicas"] == atlas.replicas.tolist()
         f = atlas.facts(sel)
-        _same_run(run, f.grid, f.index, render.selection_key(sel))
+        _same_run(run, f.grid, f.index, xpage.selection_key(sel))
 
 
 def _random_inputs(rng: random.Random) -> dict:
@@ -119,7 +120,7 @@ def test_the_page_writes_every_selections_texts_as_python_does(page, atlas):
     figure_ids = page.evaluate("() => [...document.querySelectorAll('figure.figure')].map((f) => f.id)")
     assert "fig-memory" in figure_ids and len(figure_ids) >= 3
     assert all(sorted(js["describe"]) == sorted(figure_ids) for js in got)
-    assert_texts_as_built(got, [atlas.facts(s) for s in selections], [render.selection_key(s) for s in selections])
+    assert_texts_as_built(got, [atlas.facts(s) for s in selections], [xpage.selection_key(s) for s in selections])
 
 
 BUCKETS = """(cases) => cases.map(([shape, bytes, compute, comm]) => {
@@ -183,8 +184,8 @@ def test_the_page_draws_every_selections_timeline_as_python_does(page, atlas):
     got = page.evaluate(EVERY_TIMELINE, [{k: getattr(s, k) for k in facts.KEYS} for s in selections])
     for sel, drawn in zip(selections, got):
         f = atlas.facts(sel)
-        rows, marks = charts.timeline_rows(f), charts.timeline_facts(f)[0]
-        label = render.selection_key(sel)
+        rows, marks = xfigures.timeline_rows(f), xfigures.timeline_facts(f)[0]
+        label = xpage.selection_key(sel)
         assert [(r["row"], r["kind"]) for r in drawn["rows"]] == [(r["row"], r["kind"]) for r in rows], label
         for name in ("start", "end", "shade"):
             assert_allclose([r[name] for r in drawn["rows"]], [r[name] for r in rows], rtol=RTOL, atol=1e-15,
@@ -202,8 +203,8 @@ OWN_TEXTS = """(selections) => selections.map((sel) => window.plate.texts(sel))"
 def custom_cases(atlas, rng: random.Random, count: int) -> list:
     """count random own runs (selection, free values, custom.own_facts) on any option, each one the model can
     price: any parameter count, batch, bandwidth and MFU."""
-    from generator import custom
-    from generator.content import Selection
+    from xiv4 import custom
+    from xiv4 import Selection
     cases = []
     while len(cases) < count:
         values = {"params": int(10 ** rng.uniform(8, 12.5)), "tokens": int(2 ** rng.uniform(14, 26)),
@@ -221,7 +222,7 @@ def test_the_page_writes_random_custom_runs_texts_as_python_does(page, atlas):
     readout, caption, descriptions and tables equal render.py's for custom.own_facts of the same values."""
     cases = custom_cases(atlas, random.Random(1013), 120)
     got = page.evaluate(OWN_TEXTS, [{**{k: getattr(s, k) for k in facts.KEYS}, **v} for s, v, _ in cases])
-    assert_texts_as_built(got, [f for _, _, f in cases], [f"{render.selection_key(s)} {v}" for s, v, _ in cases])
+    assert_texts_as_built(got, [f for _, _, f in cases], [f"{xpage.selection_key(s)} {v}" for s, v, _ in cases])
 
 
 SELECTION_CSV = """(selections) => selections.map((sel) => window.plate.selectionCsv(window.plate.factsOf(sel)))"""
@@ -250,16 +251,16 @@ def test_the_pages_selection_csv_is_pythons_on_every_preset_selection(page, atla
     got = page.evaluate(SELECTION_CSV, [{k: getattr(s, k) for k in facts.KEYS} for s in selections])
     assert len(got) == len(selections)
     for sel, text in zip(selections, got):
-        assert_csv_is_pythons(text, facts.selection_rows(atlas.facts(sel)), render.selection_key(sel))
+        assert_csv_is_pythons(text, facts.selection_rows(atlas.facts(sel)), xpage.selection_key(sel))
 
 
 def test_the_pages_selection_csv_is_pythons_on_random_custom_runs(page, atlas):
-    from generator import custom
+    from xiv4 import custom
     cases = custom_cases(atlas, random.Random(2311), 150)
     assert any(s.model == custom.CUSTOM for s, _, _ in cases) and any(s.network == custom.CUSTOM for s, _, _ in cases)
     got = page.evaluate(SELECTION_CSV, [{**{k: getattr(s, k) for k in facts.KEYS}, **v} for s, v, _ in cases])
     for (sel, values, f), text in zip(cases, got, strict=True):
-        assert_csv_is_pythons(text, facts.selection_rows(f), f"{render.selection_key(sel)} {values}")
+        assert_csv_is_pythons(text, facts.selection_rows(f), f"{xpage.selection_key(sel)} {values}")
 
 
 TEXTS_EVERY = 7
@@ -286,12 +287,12 @@ def test_the_page_prices_every_selections_real_cluster_as_python_does(page, atla
     worded = []
     for sel, js in zip(selections, got):
         f = atlas.facts(sel)
-        label = render.selection_key(sel)
+        label = xpage.selection_key(sel)
         assert js["buckets"] == [list(v) for v in f.cluster_buckets], label
         assert js["cluster"] == f.cluster, label
-        assert js["rows"] == charts.grid_rows(f), label
+        assert js["rows"] == xfigures.grid_rows(f), label
         if "texts" in js:
-            assert js["timeline"] == charts.timeline_rows(f), label  # the timeline's buckets follow the cap too
+            assert js["timeline"] == xfigures.timeline_rows(f), label  # the timeline's buckets follow the cap too
             worded.append((js["texts"], f, label))
     assert_texts_as_built(*(list(column) for column in zip(*worded)))
 
@@ -362,9 +363,9 @@ def test_the_pages_communication_line_meets_the_backward_pass_at_n_star_under_ze
     met = 0
     for sel, js in zip(selections, got, strict=True):
         f = atlas.facts(sel)
-        assert f.backward_only and js["rows"] == charts.grid_rows(f), render.selection_key(sel)
+        assert f.backward_only and js["rows"] == xfigures.grid_rows(f), xpage.selection_key(sel)
         sides = sides_of_n_star(js["rows"], js["n_star"])
         if sides is not None:
-            assert sides[0] < 0 < sides[1], (render.selection_key(sel), js["n_star"], sides)
+            assert sides[0] < 0 < sides[1], (xpage.selection_key(sel), js["n_star"], sides)
             met += 1
     assert met

@@ -6,10 +6,11 @@ import io
 import pytest
 from numpy.testing import assert_allclose
 
-from generator import content, facts, render
-from generator.content import Selection
+from generator import content, render
+from xiv4 import Selection
 
 from conftest import CONTENT, spec_selection
+from xiv4 import facts, xfigures, xpage
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +84,7 @@ def test_nvlink_follows_the_gpu_and_is_hypothetical_past_its_domain(atlas):
 def test_csv_rows_agree_with_model_md_formulas(atlas):
     """Every row of the site's CSV, and of every selection's CSV (which the page writes), recomputed from MODEL.md's
     formulas, independently of model.py."""
-    rows = list(csv.DictReader(io.StringIO(render.csv_text(atlas))))
+    rows = list(csv.DictReader(io.StringIO(xpage.csv_text(atlas))))
     assert len(rows) == len(atlas.rows())
     assert list(rows[0]) == list(facts.CSV_COLUMNS)
     w = atlas.presets.workshop
@@ -159,7 +160,8 @@ def test_bucketed_tail_is_at_least_the_backward_bound_and_within_one_bucket(atla
     """For every selection: DDP's buckets' exposed tail ≥ max(0, A − 2C/3) (perfect overlap within the backward
     pass, the model's step − compute under backward-only overlap) and exceeds it by at most the largest bucket's
     fill or send time; the timeline's tail bar is that tail under backward-only overlap."""
-    from generator import charts, model
+    from generator import charts
+    from xiv4 import model
     for sel in atlas.selections:
         f = atlas.facts(sel)
         p = f.at(f.timeline_replicas)
@@ -179,9 +181,9 @@ def test_bucketed_tail_is_at_least_the_backward_bound_and_within_one_bucket(atla
         # the timeline draws the chosen overlap: these buckets for the backward pass only; for the workshop's whole
         # step the readout's own step − compute, so the figure and the readout agree on every selection
         tail = f.bucketed_tail_s if f.backward_only else p.step_s - p.compute_s
-        bars = [r for r in charts.timeline_rows(f) if r["kind"] == "tail"]
+        bars = [r for r in xfigures.timeline_rows(f) if r["kind"] == "tail"]
         assert (bars[0]["end"] - bars[0]["start"] if bars else 0.0) == pytest.approx(tail, rel=1e-12, abs=1e-15)
-        facts_row, = charts.timeline_facts(f)
+        facts_row, = xfigures.timeline_facts(f)
         assert facts_row["step_end"] == pytest.approx(p.compute_s + tail, rel=1e-12)
 
 

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from generator import __version__, build, model
+from generator import __version__, build
 
 from conftest import FIXTURE, ROOT
+from xiv4 import model
 
 HANG_GUARD = 120  # seconds: a guard against hanging forever on a loaded machine, not a speed target
 
@@ -181,7 +182,8 @@ def link_terms_per_term(parts: list[str], content) -> list[str]:
 def unlinked_prose(c) -> list[str]:
     """The two parts of a plate's prose as HTML, before its terms are linked."""
     from generator import prose
-    from generator.facts import Atlas
+    from xiv4 import facts
+    Atlas = facts.Atlas
     context, problems, used = prose.ProseContext(c, Atlas(c.presets)), [], set()
     parts = [prose.fill_slots(part, context, problems, c.root) for part in (c.plate.before_figures,
                                                                            c.plate.after_figures)]

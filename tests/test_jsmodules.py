@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from xiv4 import page_modules
 from generator import jsmodules
 from generator.render import TEMPLATES
 
@@ -83,7 +84,7 @@ def test_a_missing_module_or_name_is_named(tmp_path):
 
 def test_the_page_s_own_modules_join(tmp_path):
     """templates/page/ as it is: every module reached from main.js, the formatter (notation.js) first, main.js last."""
-    modules = jsmodules.read(TEMPLATES / "page")
+    modules = page_modules()
     order = jsmodules.order(modules)
     assert sorted(order) == sorted(modules) and order[0] == "notation.js" and order[-1] == "main.js"
     assert "window.plate = {" in jsmodules.concatenate(modules)

@@ -14,6 +14,7 @@ import pytest
 
 from generator import build, charts, cli, output
 
+from xiv4 import PLATE
 from conftest import FIXTURE, ROOT
 
 
@@ -432,7 +433,7 @@ def test_unexpected_failure_is_one_line_with_a_hint_and_leaves_the_site(tmp_path
                                                                           monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("vl-convert fell over\nsecond line")
-    monkeypatch.setattr(charts, "figures", broken)
+    monkeypatch.setattr(PLATE, "figures", broken)
     out = tmp_path / "site"
     shutil.copytree(previous_site, out)
     before = snapshot(out)
@@ -525,14 +526,14 @@ def test_unwritable_or_dangerous_output_exits_2_and_touches_nothing(where, tmp_p
     (tmp_path / "a-file").write_text("keep me")
     site = tmp_path / "site"
     shutil.copytree(previous_site, site)
-    before = snapshot(root.parent / "site"), {p.name: p.read_bytes() for p in root.iterdir()}
+    before = snapshot(root.parent / "site"), {p.name: p.read_bytes() for p in root.iterdir() if p.is_file()}
     out = {"proc": Path("/proc/plate-site"), "parent-is-a-file": tmp_path / "a-file" / "site",
            "out-is-a-file": tmp_path / "a-file", "content-folder": root, "above-content": tmp_path}[where]
     status = cli.main(["build", "--content", str(root), "--out", str(out)])
     err = capsys.readouterr().err
     assert status == 2 and err.count("\n") == 1 and "Traceback" not in err, err
     assert (tmp_path / "a-file").read_text() == "keep me"
-    assert (snapshot(root.parent / "site"), {p.name: p.read_bytes() for p in root.iterdir()}) == before
+    assert (snapshot(root.parent / "site"), {p.name: p.read_bytes() for p in root.iterdir() if p.is_file()}) == before
 
 
 def test_the_highest_port_is_accepted():
@@ -552,7 +553,7 @@ def test_values_at_the_edge_build(edits, tmp_path, capsys):
     root = tmp_path / "content"
     shutil.copytree(FIXTURE, root)
     for old, new in edits:
-        file = next(p for p in root.iterdir() if old in p.read_text())
+        file = next(p for p in root.iterdir() if p.is_file() and old in p.read_text())
         file.write_text(file.read_text().replace(old, new, 1))
     status, report = run(root, tmp_path / "site", capsys)
     assert status == 0, report

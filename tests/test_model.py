@@ -2,8 +2,9 @@
 import pytest
 import numpy as np
 from numpy.testing import assert_allclose
+from xiv4 import model
 
-from generator import model
+
 
 N_8B, N_70B, N_405B = 8_030_261_248, 70_553_706_496, 405_853_388_800
 T_1M, T_4M = 2**20, 2**22
@@ -45,7 +46,8 @@ def test_allreduce_stays_near_constant():
 
 def test_seed_rounding_matches_non_embedding_parameters():
     """MODEL.md: the seed's 0.56 s is the all-reduce limit of Llama 3 8B's ≈ 7.0B non-embedding parameters."""
-    from generator import content, facts
+    from generator import content
+    from xiv4 import facts
     from conftest import CONTENT, spec_selection
     c = content.load(CONTENT)
     f = facts.Atlas(c.presets).facts(spec_selection(c.presets))

@@ -3,11 +3,12 @@ import re
 
 import pytest
 
-from generator import charts, content, facts, notation, render, texts
-from generator.content import Selection
+from generator import charts, content, notation, render, texts
+from xiv4 import Selection
 
 from conftest import CONTENT
 import shown_numbers
+from xiv4 import facts, xfigures, xwords
 
 
 @pytest.mark.parametrize("value, digits, text", [
@@ -62,22 +63,22 @@ def atlas():
 
 def test_descriptions_never_start_the_all_reduce_from_one_replica(atlas):
     """With one replica nothing is reduced: no text may say the all-reduce 'rises from' that, or print 'none'."""
-    texts.words([atlas.facts(s) for s in atlas.selections[:: 7]])  # one node run; the calls below read its words
+    xwords.words_of([atlas.facts(s) for s in atlas.selections[:: 7]])  # one node run; the calls below read its words
     for sel in atlas.selections[:: 7]:
         f = atlas.facts(sel)
-        for fid in render.TABLE_COLUMNS:
-            text = render.describe(f, fid)
+        for fid in xwords.TABLE_COLUMNS:
+            text = xwords.describe(f, fid)
             assert "rises from" not in text and "none" not in text.split("ZeRO")[0], (sel, text)
             assert not shown_numbers.problems(text), (sel, fid, shown_numbers.problems(text))
-        line = next(r for r in charts.grid_rows(f) if r["replicas"] == 2)  # the dashed line the words describe
-        assert f"takes {notation.seconds(line['comm_s'])} on 2 replicas" in render.describe(f, "fig-time")
+        line = next(r for r in xfigures.grid_rows(f) if r["replicas"] == 2)  # the dashed line the words describe
+        assert f"takes {notation.seconds(line['comm_s'])} on 2 replicas" in xwords.describe(f, "fig-time")
 
 
 def test_readout_says_n_star_and_the_first_power_of_two(atlas):
-    texts.words([atlas.facts(s) for s in atlas.selections[:: 7]])  # one node run; the calls below read its words
+    xwords.words_of([atlas.facts(s) for s in atlas.selections[:: 7]])  # one node run; the calls below read its words
     for sel in atlas.selections[:: 7]:
         f = atlas.facts(sel)
-        text = render.readout(f)
+        text = xwords.readout(f)
         if f.crossing_replicas:
             assert f"n* ≈ {notation.num(f.continuous_crossing)} replicas; {notation.num(f.crossing_replicas)} is " \
                    "the first power of two past it" in text, sel
@@ -90,7 +91,7 @@ def test_readout_states_the_spec_claims(atlas):
     """MODEL.md: n* ≈ 708 (707 dropping the 1), first crossed at 1,024; NVLink on an H100 is real up to its HGX
     board's 8 GPUs (the 256-GPU NVLink Switch System did not ship for H100, MODEL.md's corrections)."""
     from conftest import spec_selection
-    text = render.readout(atlas.facts(spec_selection(atlas.presets)))
+    text = xwords.readout(atlas.facts(spec_selection(atlas.presets)))
     assert "n* ≈ 708 replicas; 1,024 is the first power of two past it" in text and "hypothetical" not in text
-    nvlink = render.readout(atlas.facts(spec_selection(atlas.presets, network="nvlink")))
+    nvlink = xwords.readout(atlas.facts(spec_selection(atlas.presets, network="nvlink")))
     assert "hypothetical" in nvlink and "NVLink joins at most 8 H100 SXM GPUs" in nvlink

@@ -9,11 +9,12 @@ import pytest
 from markupsafe import escape
 
 from conftest import CONTENT, default_caption, wait_until
-from generator import content, facts, render
+from generator import content, render
 from generator.notation import num, seconds
+from xiv4 import facts, xpresets, xpage, xwords
 
 
-def other_selection(c, last=True) -> content.Selection:
+def other_selection(c, last=True) -> xpresets.Selection:
     """The content's default selection with its model, batch and network each swapped for another where there is
     one (the last of each table, or the first other), every option at the workshop's."""
     atlas = facts.Atlas(c.presets)
@@ -21,7 +22,7 @@ def other_selection(c, last=True) -> content.Selection:
     def other(table, current):
         others = [i for i in table if i != current]
         return (others[-1] if last else others[0]) if others else current
-    return atlas.complete(content.Selection(other(c.presets.models, d.model), other(c.presets.batches, d.batch),
+    return atlas.complete(xpresets.Selection(other(c.presets.models, d.model), other(c.presets.batches, d.batch),
                                             other(c.presets.networks, d.network)))
 
 pytestmark = pytest.mark.browser
@@ -122,7 +123,7 @@ def test_without_javascript_text_static_figures_and_tables_are_there(site, open_
         table = page.locator(f"#{fid}-data table")
         # one row per replica count of the grid; the timeline's table has one per phase of its step
         default = facts.Atlas(c.presets).facts(c.plate.default)
-        rows = len(render.table_rows(default, "fig-timeline")) if fid == "fig-timeline" \
+        rows = len(xwords.table_rows(default, "fig-timeline")) if fid == "fig-timeline" \
             else c.presets.workshop.max_replicas.bit_length()
         assert table.is_visible() and table.locator("tbody tr").count() == rows
     if crossing:  # the grid's crossing row: compute, the all-reduce, then the real cluster's, at that many replicas
@@ -171,7 +172,7 @@ def test_under_the_csp_charts_draw_controls_work_and_nothing_is_blocked(browser,
     page.get_by_label("Model", exact=True).select_option(sel.model)
     page.get_by_label("Global batch", exact=True).select_option(sel.batch)
     page.get_by_label("Network", exact=True).select_option(sel.network)
-    wait_until(page, f"document.documentElement.dataset.shown === '{render.selection_key(sel)}'")
+    wait_until(page, f"document.documentElement.dataset.shown === '{xpage.selection_key(sel)}'")
     caption = facts.Atlas(c.presets).facts(sel).caption
     assert caption in page.locator("#fig-efficiency figcaption").text_content()
     page.locator("a.term").first.hover()
@@ -260,7 +261,7 @@ def test_on_a_360px_phone_nothing_scrolls_sideways_figures_fit_and_controls_take
     batch = [b for b in c.presets.batches if b != d.batch][-1:] or pytest.skip(f"{CONTENT} offers one batch")
     page.locator("#choose-batch").tap()
     page.locator("#choose-batch").select_option(batch[0])
-    wait_until(page, f"document.documentElement.dataset.shown === '{render.selection_key(replace(d, batch=batch[0]))}'")
+    wait_until(page, f"document.documentElement.dataset.shown === '{xpage.selection_key(replace(d, batch=batch[0]))}'")
     assert page.evaluate("document.documentElement.scrollWidth") <= width
 
 
@@ -345,6 +346,6 @@ def test_a_tap_shows_the_definition_and_a_second_tap_opens_the_glossary_entry(si
     assert page.evaluate("document.querySelector(':target').id") == f"term-{term_id}"
     # Following a term link does not reset the reader's selection (nor start redrawing another one).
     page.evaluate("() => Promise.all(window.plate.views.map(v => v.runAsync())).then(() => true)")
-    assert page.evaluate("document.documentElement.dataset.shown") == render.selection_key(sel)
+    assert page.evaluate("document.documentElement.dataset.shown") == xpage.selection_key(sel)
     assert [page.locator(f"#choose-{k}").input_value() for k in ("model", "batch", "network")] == \
         [sel.model, sel.batch, sel.network]

@@ -7,8 +7,9 @@ import pytest
 from pypdf import PdfReader
 
 from conftest import CONTENT, default_caption, wait_until, within_print_budget
-from generator import content, facts
+from generator import content
 from generator.notation import num
+from xiv4 import facts, xpresets
 
 
 def default_facts():
@@ -136,8 +137,8 @@ def test_printed_captions_follow_the_chosen_selection(browser, site):
     d = atlas.complete(c.plate.default)
     other = {k: next((i for i in table if i != getattr(d, k)), getattr(d, k)) for k, table in
              (("model", c.presets.models), ("batch", c.presets.batches), ("network", c.presets.networks))}
-    sel = content.Selection(**other)
-    assert sel != content.Selection(d.model, d.batch, d.network), "the content offers one selection only"
+    sel = xpresets.Selection(**other)
+    assert sel != xpresets.Selection(d.model, d.batch, d.network), "the content offers one selection only"
     page.goto((site / "index.html").resolve().as_uri() + "#" + "&".join(f"{k}={v}" for k, v in other.items()))
     wait_until(page, "document.documentElement.dataset.ready === 'true'")
     text = " ".join(texts(page.pdf(format="A4")))

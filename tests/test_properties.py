@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from generator import build, content, facts, model, prose
+from generator import checks, build, content, prose
 from generator.schema import ContentError
 
 from conftest import FIXTURE
+from xiv4 import facts, model, xpresets, slots
 
 # Fast enough for every run (the whole file takes seconds); derandomised in CI so a failure there repeats.
 FAST = settings(max_examples=int(os.environ.get("PLATE_FUZZ_EXAMPLES", 60)), deadline=None, derandomize=bool(os.environ.get("CI")),
@@ -121,9 +122,9 @@ def test_presets_in_gb_and_tflops_become_si_units(link, tflops, memory_gb, state
     from dataclasses import replace
     presets = replace(base, gpu=replace(base.gpu, peak_tflops=tflops, memory_gb=memory_gb),
                       workshop=replace(base.workshop, bytes_per_param_states=states),
-                      networks={"x": content.Network("x", "X", "x", link)})
+                      networks={"x": xpresets.Network("x", "X", "x", link)})
     atlas = facts.Atlas(presets)
-    f = atlas.facts(content.Selection("tiny", "small", "x"))
+    f = atlas.facts(xpresets.Selection("tiny", "small", "x"))
     m = presets.models["tiny"]
     assert math.isclose(f.allreduce_limit_s, 2 * presets.workshop.bytes_per_grad * m.params / (link * 1e9),
                         rel_tol=1e-12)
@@ -146,21 +147,21 @@ def presets_within_bounds(draw):
     def table(make, low=1, high=4):
         keys = draw(st.lists(ids, min_size=low, max_size=high, unique=True))
         return {k: make(k) for k in keys}
-    gpus = table(lambda k: content.Gpu(k, k, draw(rates), draw(rates), draw(rates)), high=3)
-    models = table(lambda k: content.Model(k, k, draw(counts), 0, 0, 0, 0))
-    batches = table(lambda k: content.Batch(k, k, draw(counts)))
-    networks = table(lambda k: content.Network(k, k, k, draw(rates), nvlink=draw(st.booleans())), high=3)
+    gpus = table(lambda k: xpresets.Gpu(k, k, draw(rates), draw(rates), draw(rates)), high=3)
+    models = table(lambda k: xpresets.Model(k, k, draw(counts), 0, 0, 0, 0))
+    batches = table(lambda k: xpresets.Batch(k, k, draw(counts)))
+    networks = table(lambda k: xpresets.Network(k, k, k, draw(rates), nvlink=draw(st.booleans())), high=3)
     gpu = next(iter(gpus))
-    workshop = content.WorkshopSettings(gpu, draw(st.floats(min_value=0.001, max_value=1)),
+    workshop = xpresets.WorkshopSettings(gpu, draw(st.floats(min_value=0.001, max_value=1)),
                                         draw(st.sampled_from([1, 2, 4])), draw(st.sampled_from([8, 16, 18])),
                                         draw(counts), 2 ** draw(st.integers(min_value=0, max_value=12)))
-    return content.Presets(workshop, gpus[gpu], models, batches, networks, gpus)
+    return xpresets.Presets(workshop, gpus[gpu], models, batches, networks, gpus)
 
 
 @FAST
 @given(presets_within_bounds())
 def test_the_extremes_bound_every_selection(p):
-    """What build.check_grid reads off facts.extremes (finite or not, smallest and largest values, the longest step
+    """What slots.check_model reads off facts.extremes (finite or not, smallest and largest values, the longest step
     and the model, batch and network that take it) is what the product of every preset and option gives."""
     full, ends = facts.evaluate(p), facts.extremes(p)
     few = facts.evaluate(p, ends)
@@ -218,9 +219,9 @@ prose_texts = st.one_of(texts, st.lists(st.one_of(prose_alphabet, st.text(max_si
 def check(root: Path) -> None:
     """Load and render the prose in-process: either it works, or a ContentError names content files."""
     try:
-        c = content.load(root, check_prose=prose.check_prose)
+        c = content.load(root, check_prose=checks.check_prose)
         atlas = facts.Atlas(c.presets)
-        build.check_grid(atlas, c.root)
+        slots.check_model(atlas, c.root)
         parts = prose.prose_html(c, atlas)
     except ContentError as error:
         assert error.problems

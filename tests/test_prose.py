@@ -9,7 +9,8 @@ import pytest
 
 from generator import content, prose
 from generator.content import Prose, Term
-from generator.facts import Atlas
+from xiv4 import facts
+Atlas = facts.Atlas
 from generator.schema import ContentError
 
 from conftest import CONTENT, FIXTURE
@@ -138,7 +139,7 @@ def test_undefined_fact_names_its_line(tmp_path):
     problems = []
     part = Prose("line one\n\n{{ default.no_such_fact }}", CONTENT / "plate.md", 40)
     prose.fill_slots(part, ctx, problems, CONTENT)
-    assert len(problems) == 1 and problems[0].startswith("content/plate.md, line 42: undefined fact")
+    assert len(problems) == 1 and problems[0].startswith(f"{CONTENT.name}/plate.md, line 42: undefined fact")
 
 
 def test_unknown_citation_names_its_line():
@@ -146,7 +147,7 @@ def test_unknown_citation_names_its_line():
     ctx = prose.ProseContext(c, Atlas(c.presets))
     problems = []
     prose.fill_slots(Prose('x\n{{ cite("nobody") }}', CONTENT / "plate.md", 10), ctx, problems, CONTENT)
-    assert problems == ["content/plate.md, line 11: cite(): no source \"nobody\" in sources.toml "
+    assert problems == [f"{CONTENT.name}/plate.md, line 11: cite(): no source \"nobody\" in sources.toml "
                         f"(known: {', '.join(c.sources)})"]
 
 

@@ -10,7 +10,8 @@ import shutil
 import pytest
 
 from generator import content, prose
-from generator.facts import Atlas
+from xiv4 import facts
+Atlas = facts.Atlas
 
 from conftest import CONTENT
 

@@ -3,6 +3,7 @@ import json
 import re
 
 from generator import render
+from xiv4 import xpresets, xwords
 
 
 def test_script_json_cannot_close_its_element():
@@ -60,17 +61,18 @@ def test_csp_hashes_match_the_inline_scripts_and_style(site):
 def test_readouts_and_descriptions_agree_with_model_md_for_every_selection():
     """Every readout's and description's numbers, against the formulas of MODEL.md computed in the test."""
     from conftest import CONTENT
-    from generator import content, facts
+    from generator import content
+    from xiv4 import facts
     from spec_model import check_descriptions, check_readout, expected
     c = content.load(CONTENT)
     atlas = facts.Atlas(c.presets)
     workshop = [s for s in atlas.selections  # MODEL.md's workshop: every option at its first value
-                if atlas.complete(s) == atlas.complete(content.Selection(s.model, s.batch, s.network))]
+                if atlas.complete(s) == atlas.complete(xpresets.Selection(s.model, s.batch, s.network))]
     assert len(workshop) == len(c.presets.models) * len(c.presets.batches) * len(c.presets.networks)
     for sel in workshop:
         f = atlas.facts(sel)
-        check_readout(render.readout(f), expected(c.presets, sel), c.presets)
-        check_descriptions({fid: render.describe(f, fid)
+        check_readout(xwords.readout(f), expected(c.presets, sel), c.presets)
+        check_descriptions({fid: xwords.describe(f, fid)
                             for fid in ("fig-time", "fig-efficiency")}, expected(c.presets, sel))
 
 
@@ -78,7 +80,7 @@ def quiet_selection(c, atlas):
     """A selection of the content's presets (workshop options) whose all-reduce never catches up on the grid."""
     import pytest
     from generator import content
-    for sel in (content.Selection(m, b, n) for m in c.presets.models for b in c.presets.batches
+    for sel in (xpresets.Selection(m, b, n) for m in c.presets.models for b in c.presets.batches
                 for n in c.presets.networks):
         if atlas.facts(sel).crossing_replicas is None:
             return sel
@@ -89,7 +91,8 @@ def test_a_selection_that_never_crosses_quotes_its_largest_replica_count():
     """Where the all-reduce stays hidden (Llama 3 8B over NVLink at 16M tokens in the shipped content), the readout
     quotes the all-reduce and the efficiency at the largest replica count, as MODEL.md's formulas give them."""
     from conftest import CONTENT
-    from generator import content, facts
+    from generator import content
+    from xiv4 import facts
     from generator.notation import percent, seconds
     from spec_model import expected
     c = content.load(CONTENT)
@@ -99,27 +102,28 @@ def test_a_selection_that_never_crosses_quotes_its_largest_replica_count():
     last = e.replicas[-1]
     assert e.crossing is None
     assert (f"where communication takes {seconds(e.allreduce_s[last])}; efficiency still "
-            f"{percent(e.efficiency[last])}") in render.readout(atlas.facts(sel))
+            f"{percent(e.efficiency[last])}") in xwords.readout(atlas.facts(sel))
 
 
 def test_the_independent_checks_catch_planted_mistakes():
     """The checks above can fail: a wrong quoted time, and an all-reduce that 'rises from none'."""
     import pytest
     from conftest import CONTENT
-    from generator import content, facts
+    from generator import content
+    from xiv4 import facts
     from spec_model import check_descriptions, check_readout, expected
     c = content.load(CONTENT)
     atlas = facts.Atlas(c.presets)
     quiet = quiet_selection(c, atlas)
     f = atlas.facts(quiet)
-    readout = render.readout(f)
+    readout = xwords.readout(f)
     planted = re.sub(r"(communication takes )([\d.]+)( s)", lambda m: f"{m[1]}{float(m[2]) * 0.9:.3g}{m[3]}", readout)
     assert planted != readout  # the mistake was planted
     with pytest.raises(AssertionError):
         check_readout(planted, expected(c.presets, quiet), c.presets)
     sel = c.plate.default
     f = atlas.facts(sel)
-    words = {fid: render.describe(f, fid) for fid in ("fig-time", "fig-efficiency")}
+    words = {fid: xwords.describe(f, fid) for fid in ("fig-time", "fig-efficiency")}
     words["fig-time"] = re.sub(r"takes [\d.]+ s on 2 replicas", "rises from none on 2 replicas", words["fig-time"])
     assert "rises from none" in words["fig-time"]  # the mistake was planted
     with pytest.raises(AssertionError):

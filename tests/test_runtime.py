@@ -15,16 +15,19 @@ from pathlib import Path
 import pytest
 import vl_convert as vlc
 
+from xiv4 import PLATE, page_modules
 from conftest import FIXTURE, wait_until
-from generator import build, charts, content, jsmodules, prose, render, runtime
-from generator.facts import Atlas
+from generator import checks, build, charts, content, jsmodules, prose, render, runtime
+from xiv4 import facts
+from xiv4 import xfigures
+Atlas = facts.Atlas
 
 
 @pytest.fixture(scope="module")
 def specs() -> dict[str, dict]:
     """The fixture plate's compiled Vega specs, {figure id: spec}."""
-    plate = content.load(FIXTURE, check_prose=prose.check_prose)
-    return {f.id: f.vega for f in charts.figures(Atlas(plate.presets), plate.plate.default)}
+    plate = content.load(FIXTURE, check_prose=checks.check_prose)
+    return {f.id: f.vega for f in xfigures.figures(Atlas(plate.presets), plate.plate.default)}
 
 
 @pytest.fixture(scope="module")
@@ -163,13 +166,13 @@ def test_a_spec_needing_a_transform_no_package_has_fails_the_build(specs, monkey
     broken = dict(specs, **{figure: with_step(specs[figure], {"type": "sparkle"})})
     with pytest.raises(runtime.MissingFeature, match=rf"figure '{figure}' > data '[^']+' uses transform 'sparkle'"):
         runtime.needs(broken)
-    made = charts.figures
+    made = PLATE.figures
 
     def figures_with_sparkle(*args, **kwargs):
         first, *rest = made(*args, **kwargs)
         return [dataclasses.replace(first, vega=with_step(first.vega, {"type": "sparkle"})), *rest]
 
-    monkeypatch.setattr(charts, "figures", figures_with_sparkle)
+    monkeypatch.setattr(PLATE, "figures", figures_with_sparkle)
     with pytest.raises(runtime.MissingFeature, match="sparkle"):
         build.build(FIXTURE, tmp_path / "site")
     assert not (tmp_path / "site").exists()
@@ -210,7 +213,7 @@ def test_the_page_script_is_esbuild_s_bundle_of_the_page_modules(mini_site, tool
     """templates/page/main.js and what it imports, bundled by page.mjs: the page's module script, allowed by its CSP."""
     html = (mini_site / "index.html").read_text(encoding="utf-8")
     script = re.findall(r'<script type="module">(.*?)</script>', html, re.S)[-1]
-    modules = jsmodules.read(render.TEMPLATES / "page")
+    modules = page_modules()
     assert script == render.script_safe(runtime.bundle_page(modules, tools))
     assert script != render.script_safe(jsmodules.concatenate(modules))  # minified, not merely joined
     assert render.csp_hash(script) in re.search(r"script-src ([^;]*);", html)[1]
@@ -220,7 +223,7 @@ def test_the_page_script_is_joined_when_node_cannot_bundle_it(live, monkeypatch)
     def unavailable(modules, home):
         raise runtime.Unavailable("offline, in this test")
     monkeypatch.setattr(runtime, "bundle_page", unavailable)
-    modules = jsmodules.read(render.TEMPLATES / "page")
+    modules = page_modules()
     modules["main.js"] += f"// {time.time_ns()}\n"  # texts no cache entry holds: the bundler is asked
     assert live.bundle(modules) == jsmodules.concatenate(modules)
 
@@ -433,7 +436,7 @@ def test_without_node_the_build_warns_and_carries_vl_convert_s_bundle(monkeypatc
     assert 'id="dataflow-' not in html
     assert "async function liveView(" in html  # not minified either: that needs node too
     # the page's modules joined without esbuild, allowed by the page's CSP
-    joined = render.script_safe(jsmodules.concatenate(jsmodules.read(render.TEMPLATES / "page")))
+    joined = render.script_safe(jsmodules.concatenate(page_modules()))
     assert re.findall(r'<script type="module">(.*?)</script>', html, re.S)[-1] == joined
     assert render.csp_hash(joined) in re.search(r"script-src ([^;]*);", html)[1]
 
@@ -562,13 +565,13 @@ def test_a_truncated_cache_gives_the_same_page(tmp_path, monkeypatch):
 
 def test_the_command_names_a_missing_transform_in_one_line(specs, monkeypatch, tmp_path, capsys):
     from generator import cli
-    made = charts.figures
+    made = PLATE.figures
 
     def figures_with_sparkle(*args, **kwargs):
         first, *rest = made(*args, **kwargs)
         return [dataclasses.replace(first, vega=with_step(first.vega, {"type": "sparkle"})), *rest]
 
-    monkeypatch.setattr(charts, "figures", figures_with_sparkle)
+    monkeypatch.setattr(PLATE, "figures", figures_with_sparkle)
     assert cli.main(["build", "--content", str(FIXTURE), "--out", str(tmp_path / "site")]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "'sparkle'" in err and "unexpectedly" not in err

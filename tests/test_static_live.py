@@ -1,4 +1,4 @@
-"""The static page against the live one: the rows Python draws the figures from (charts.grid_rows, facts_rows,
+"""The static page against the live one: the rows Python draws the figures from (xfigures.grid_rows, facts_rows,
 timeline_rows) against the rows the page's script makes (gridRows, factsRows, timelineRows), for every preset
 selection with every option, on the shipped content and on content made of edges: an NVLink domain exactly as
 large as the replica grid, gradients that fill one bucket, and a GPU slow enough that a reader's own run nears
@@ -13,11 +13,12 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from generator import build, charts, content, custom, facts, render, theme
-from generator.content import Selection
+from generator import build, charts, content, render, theme
+from xiv4 import Selection
 
 from conftest import CONTENT, FIXTURE, wait_until
 from test_engine import assert_texts_as_built
+from xiv4 import custom, facts, xfigures, xpage, xwords
 
 pytestmark = pytest.mark.browser
 
@@ -132,12 +133,12 @@ def test_the_page_makes_python_s_rows_for_every_selection(pages, which):
     overlaps = set()
     for sel, drawn in zip(selections, got):
         f = atlas.facts(sel)
-        label = render.selection_key(sel)
+        label = xpage.selection_key(sel)
         overlaps.add(f.backward_only)
-        same_rows(drawn["grid"], charts.grid_rows(f), f"{label}: grid")
-        same_rows(drawn["facts"], charts.facts_rows(f, f.caption), f"{label}: facts")
-        same_rows(drawn["timeline"], charts.timeline_rows(f), f"{label}: timeline")
-        same_rows([drawn["marks"]], [charts.timeline_facts(f)[0]], f"{label}: timeline facts")
+        same_rows(drawn["grid"], xfigures.grid_rows(f), f"{label}: grid")
+        same_rows(drawn["facts"], xfigures.facts_rows(f, f.caption), f"{label}: facts")
+        same_rows(drawn["timeline"], xfigures.timeline_rows(f), f"{label}: timeline")
+        same_rows([drawn["marks"]], [xfigures.timeline_facts(f)[0]], f"{label}: timeline facts")
     assert overlaps == {False, True}  # both windows: the whole step and the backward pass
 
 
@@ -154,7 +155,7 @@ def test_a_domain_as_large_as_the_grid_shades_nothing(pages, edges):
         assert f.hypothetical_from == shaded_from, gpu
         js = page.evaluate("(sel) => window.plate.factsOf(sel).hypothetical_from", {k: getattr(sel, k) for k in facts.KEYS})
         assert js == shaded_from, gpu
-        assert (f"{f.gpu.interconnect} joins at most" in render.readout(f)) is (shaded_from is not None), gpu
+        assert (f"{f.gpu.interconnect} joins at most" in xwords.readout(f)) is (shaded_from is not None), gpu
 
 
 OWN_TEXTS = """(selections) => selections.map((sel) => window.plate.texts(sel))"""
@@ -192,7 +193,7 @@ def test_a_theme_variable_colours_the_static_and_the_live_figure(tmp_path, monke
     copy of templates/plate.css) colours the compute line in the static SVG, in the live view's spec, and as the
     reader sees both."""
     shipped = theme.current()
-    name, colour = charts.SERIES["compute"][0], "#123456"
+    name, colour = xfigures.SERIES["compute"][0], "#123456"
     assert colour not in shipped.values.values()
     lines = shipped.css.splitlines(keepends=True)
     where = shipped.lines[name] - 1

@@ -7,15 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from generator import charts, content, custom, facts, model, render, texts
-from generator.content import Selection
+from generator import charts, content, render, texts
+from xiv4 import Selection
 from generator.schema import ContentError
 from generator.notation import gigabytes, num, percent, seconds
 
 from conftest import CONTENT, ROOT
 import content_edit
+from xiv4 import PAGE, PLATE, custom, facts, model, xfigures, xpage, xwords
 
-WORDS = ROOT / "templates" / "page" / "words.js"
+WORDS = PAGE / "words.js"
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +57,7 @@ def expected_numbers(f: facts.Facts) -> dict[str, list[str]]:
     memory.append(f"Model states: {gigabytes(first.states_gb)} per GPU" if f.sharding_stage == 0 else
                   f"from {gigabytes(first.states_gb)} on one replica to {gigabytes(last.states_gb)} on "
                   f"{num(last.replicas)}")
-    line = [r["comm_s"] for r in charts.grid_rows(f)]  # Figure 1's communication line, as drawn
+    line = [r["comm_s"] for r in xfigures.grid_rows(f)]  # Figure 1's communication line, as drawn
     drawn = [f"takes {seconds(line[1])} on 2 replicas and {seconds(line[-1])} on {num(last.replicas)}"] \
         if len(line) > 1 else []
     return {"hiding": hiding, "cost": cost, "memory": memory,
@@ -69,7 +70,7 @@ def expected_tables(f: facts.Facts) -> dict[str, list[list[str]]]:
     """The number tables of one selection, each cell notation.py's formatting of facts.py's value."""
     crossed = [num(p.replicas) + (" (crossed)" if p.replicas == f.crossing_replicas else "") for p in f.points]
     c = f.cluster
-    line = [r["comm_s"] for r in charts.grid_rows(f)]  # the table shows the numbers of Figure 1's line
+    line = [r["comm_s"] for r in xfigures.grid_rows(f)]  # the table shows the numbers of Figure 1's line
     return {
         "fig-time": [[n, seconds(p.compute_s), seconds(line[r]), seconds(c["comm_s"][r])]
                      for r, (n, p) in enumerate(zip(crossed, f.points))],
@@ -119,15 +120,15 @@ def test_every_selections_words_say_the_facts_numbers(shipped):
     crossed = sum(f.crossing_replicas is not None for f in fs)
     assert 0 < crossed < len(fs)  # both kinds of hiding and cost paragraph are checked
     assert any(f.hypothetical_from for f in fs) and any(f.sharding_stage for f in fs)
-    for f, words in zip(fs, texts.words(fs, c.plate.plates)):
-        check_words(words, f, render.selection_key(f.selection))
+    for f, words in zip(fs, xwords.words_of(fs, c.plate.plates)):
+        check_words(words, f, xpage.selection_key(f.selection))
 
 
 def test_a_wrong_number_in_a_sentence_fails_the_check(shipped):
     """The check above can fail: the default's words with one time changed."""
     c, atlas = shipped
     f = atlas.facts(c.plate.default)
-    words = texts.of(f, c.plate.plates)
+    words = xwords.of(f, c.plate.plates)
     check_words(words, f, "as written")
     at = f.at(f.crossing_replicas or f.max_replicas)
     wrong = {**words, "readout": [t.replace(seconds(at.comm_s), seconds(at.comm_s * 1.1)) for t in words["readout"]]}
@@ -182,8 +183,10 @@ def test_no_sentence_of_the_words_is_written_in_python_or_another_page_module():
     words_js = WORDS.read_text(encoding="utf-8")
     assert len(literal_chunks(words_js)) > 50  # the readout, four descriptions and the timeline's table
     others = {p.name: p.read_text(encoding="utf-8") for p in [*sorted((ROOT / "generator").glob("*.py")),
+                                                              *sorted((PAGE.parent / "plate").glob("*.py")),
+                                                              *sorted((ROOT / "templates" / "page").glob("*.js")),
                                                               *sorted(WORDS.parent.glob("*.js"))] if p != WORDS}
-    assert {"render.py", "texts.py", "texts.js", "own.js"} <= set(others)
+    assert {"render.py", "texts.py", "words.py", "page.py", "texts.js", "own.js"} <= set(others)
     assert written_twice(words_js, others) == []
 
 
@@ -205,7 +208,7 @@ def _memory_paragraph(c, plates):
         x = f.inputs
         if f.sharding_stage == 0 and not f.points[0].fits and any(
                 model.smallest_fitting_replicas(x.params, k, x.memory_bytes, x.state_bytes) > 0 for k in (1, 2, 3)):
-            text = texts.of(f, plates)["readout"][2]
+            text = xwords.of(f, plates)["readout"][2]
             assert "Sharded with" in text
             return text
     pytest.skip("no preset selection of the content needs sharding to fit")
@@ -259,7 +262,7 @@ def test_another_gpus_interconnect_names_its_own_link(tmp_path):
     d = c.plate.default
     f = atlas.facts(Selection(d.model, d.batch, network, gpu=gpu))
     assert f.hypothetical_from == 8
-    words = texts.of(f, c.plate.plates)
+    words = xwords.of(f, c.plate.plates)
     said = " ".join([*words["readout"], *words["describe"].values()])
     assert "Infinity Fabric joins at most 8 MI300X GPUs (an MI300X platform): beyond that the figures shade the " \
            "Infinity Fabric ring as hypothetical." in said
@@ -267,7 +270,7 @@ def test_another_gpus_interconnect_names_its_own_link(tmp_path):
     assert "NVLink" not in said and "NVIDIA" not in said
     shipped = atlas.facts(Selection(d.model, d.batch, network, gpu=c.presets.workshop.gpu))
     if shipped.hypothetical_from is not None:
-        assert "NVLink joins at most" in texts.of(shipped, c.plate.plates)["readout"][0]
+        assert "NVLink joins at most" in xwords.of(shipped, c.plate.plates)["readout"][0]
 
 
 def test_an_empty_interconnect_is_refused_with_its_line(tmp_path):
@@ -293,23 +296,23 @@ def test_a_warm_build_takes_the_words_from_the_cache(tmp_path, monkeypatch):
     real = texts.run
     monkeypatch.setattr(texts, "run", lambda job, t=None: runs.append(1) or real(job, t))
     monkeypatch.setattr(texts, "_MEMO", {})
-    first = texts.words([f], c.plate.plates, store)
+    first = xwords.words_of([f], c.plate.plates, store)
     monkeypatch.setattr(texts, "_MEMO", {})
-    again = texts.words([f], c.plate.plates, store)
+    again = xwords.words_of([f], c.plate.plates, store)
     assert first == again and len(runs) == 1
-    edited = {**texts.sources()}
+    edited = {**texts.sources(PLATE)}
     edited["words.js"] = edited["words.js"].replace("Model states: ", "Model states now: ")
-    monkeypatch.setattr(texts, "sources", lambda: edited)
+    monkeypatch.setattr(texts, "sources", lambda module: edited)
     monkeypatch.setattr(texts, "_MEMO", {})
-    changed = texts.words([f], c.plate.plates, store)
+    changed = xwords.words_of([f], c.plate.plates, store)
     assert len(runs) == 2 and changed != first
 
 
 def test_node_failing_names_the_module(monkeypatch):
-    broken = {**texts.sources()}
+    broken = {**texts.sources(PLATE)}
     broken["words.js"] = broken["words.js"] + "\nthrow new Error('planted');\n"
-    with pytest.raises(texts.TextsError, match=r"(?s)templates/page/words\.js failed under node: .*planted"):
-        texts.run({"facts": [], "context": texts.context(8192), "figures": []}, broken)
+    with pytest.raises(texts.TextsError, match=r"(?s)the plate\'s page/words\.js failed under node: .*planted"):
+        texts.run({"facts": [], "context": xwords.context(8192), "figures": []}, broken)
 
 
 def test_the_page_checker_reads_the_schemas_rules():

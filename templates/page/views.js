@@ -1,6 +1,6 @@
 // The live Vega views: the runtime, made once, each figure's view, and the rows and width it is given.
 import { data } from "./data.js";
-import { factsRows, gridRows, memoryRows, timelineFacts, timelineRows } from "./selection.js";
+import { DATASETS } from "./selection.js";
 import { nextTask } from "./schedule.js";
 
 /** The Vega runtime, run once, for the first view. The page carries it inert (a script of type text/plain), so
@@ -45,9 +45,7 @@ export async function liveView(figure, current, width) {
 
 /** Hand a view the rows and marks of a selection: only the datasets its spec declares, and only those whose
  * rows differ from what it drew (the memory figure, say, follows only the model, GPU and sharding). */
-const MAKERS = {
-  grid: gridRows, facts: factsRows, timeline: timelineRows, timeline_facts: timelineFacts, memory: memoryRows,
-};
+const MAKERS = DATASETS; // the plate's: {key in data.data: rows of one selection}
 // NaN and ±Infinity as themselves: JSON would write both as null and hide a change between them.
 const exact = (key, value) => (typeof value === "number" && !Number.isFinite(value) ? String(value) : value);
 

@@ -186,3 +186,8 @@ function presetsOf(sel) {
   }
   return Q;
 }
+
+/** Each dataset's rows for a selection, by its key in the page data's `data` (the names the figures' specs read). */
+export const DATASETS = {
+  grid: gridRows, facts: factsRows, timeline: timelineRows, timeline_facts: timelineFacts, memory: memoryRows,
+};

@@ -95,3 +95,8 @@ TABLE_COLUMNS = {
 def words_of(facts: list[Facts], plates: dict[str, str] | None = None, store=None) -> list[dict]:
     """Each facts' words, by one node run of page/words.js (kept in store, a cache.Cache, when given)."""
     return texts.words(_plate(), facts, plates, store)
+
+
+def of(f: Facts, plates: dict[str, str] | None = None) -> dict:
+    """One facts' words."""
+    return texts.of(_plate(), f, plates)
