@@ -148,3 +148,24 @@ def test_the_plates_head_links_the_index_and_axe_finds_no_violation(browser, ser
         assert page.evaluate(AXE_RUN, WCAG) == []
     finally:
         context.close()
+
+
+def test_a_new_plate_starts_live_and_its_words_follow_its_control(browser, tmp_path):
+    from conftest import wait_until
+    from generator import build, plates, scaffold, texts
+    scaffold.new(tmp_path / "p", "XIV", 6, "A new plate")
+    build.build(tmp_path / "p", tmp_path / "site")
+    c = content.load(tmp_path / "p")
+    model = c.module.model_of(c)
+    other = next(i for i in c.presets.rates if i != c.plate.default.rate)
+    expected = texts.of(plates.load(tmp_path / "p" / plates.PACKAGE), model.facts(c.module.Selection(other)))
+    context, page, seen = opened(browser, tmp_path / "site" / "index.html")
+    try:
+        wait_until(page, "document.documentElement.dataset.ready")
+        assert page.evaluate("document.documentElement.dataset.ready") == "true", seen["console"]
+        page.select_option("#choose-rate", other)
+        wait_until(page, f"document.documentElement.dataset.shown === '{other}'")
+        assert [p.text_content() for p in page.locator("#readout p").all()] == expected["readout"]
+        assert seen["console"] == []
+    finally:
+        context.close()

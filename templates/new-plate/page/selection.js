@@ -6,9 +6,14 @@ export function factsOf(sel) {
   return { rate, points: REPLICAS.map((n) => ({ n, y: n * rate.per_step })), caption: rate.name };
 }
 
-export const gridRows = (f) => f.points.map(({ n, y }) => ({ n, y }));
-// The engine's views ask for these datasets too; this plate's figure has none of them.
+/** The figure's rows (plate/__init__.py `rows` makes the same). */
+export const lineRows = (f) => f.points.map(({ n, y }) => ({ n, y }));
+
+/** {key of the page data's `data`: rows of one selection}, for every dataset the figures read (views.js feeds them). */
+export const DATASETS = { line: lineRows };
+
+// The rows functions the engine's main.js exposes by name (window.plate): this plate has none of those datasets.
+export const gridRows = () => [];
 export const factsRows = () => [];
 export const timelineRows = () => [];
 export const timelineFacts = () => [];
-export const memoryRows = () => [];

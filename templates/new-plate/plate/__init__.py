@@ -115,7 +115,7 @@ def unused(content) -> list[str]:
 
 
 def rows(f: Facts) -> list[dict]:
-    """The figure's rows (page/selection.js `gridRows` makes the same)."""
+    """The figure's rows (page/selection.js `lineRows` makes the same)."""
     return [{"n": n, "y": y} for n, y in f.points]
 
 
@@ -168,7 +168,7 @@ def page(content, model: Model, figures: list, dataflows, store=None) -> dict:
         "options": {"sharding": []}, "presets": {"workshop": {"max_replicas": STEPS, "seq_len": 0},
                                                   "rates": {i: facts_data(model.facts(Selection(i)))["rate"]
                                                             for i in content.presets.rates}},
-        "data": {"grid": LINE_DATA}, "plates": plate.plates, "own": {}, "csv_name": plate.data_file,
+        "data": {"line": LINE_DATA}, "plates": plate.plates, "own": {}, "csv_name": plate.data_file,
     }
     return dict(
         controls=[("rate", "Rate", {i: r.name for i, r in content.presets.rates.items()})],
