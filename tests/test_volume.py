@@ -199,6 +199,13 @@ def test_the_index_lists_every_plate_in_order_built_ones_as_links(tmp_path):
     assert "1 of 3 plates published" in page
 
 
+def test_the_index_says_how_many_are_published_and_whether_any_are_to_come(tmp_path):
+    page = index_of(tmp_path / "a", {n: (f"{n}.html", f"T{n}", "D") for n in (1, 2, 3)})
+    assert "3 of 3 plates published." in page and "to come" not in page
+    page = index_of(tmp_path / "b", {2: ("2.html", "T", "D")})
+    assert "1 of 3 plates published; the others are to come." in page
+
+
 def test_the_index_escapes_a_page_name_in_its_link(tmp_path):
     page = index_of(tmp_path, {1: ('a"b.html', "T", "D")})
     assert '<a href="a&#34;b.html">T</a>' in page
