@@ -1,6 +1,5 @@
 """The series' volume file (generator/volume.py): its checks at file and line, the plates' front matter held to it,
 and the index page's words and links (the page in a browser: test_volume_page.py)."""
-import html
 import re
 from pathlib import Path
 
@@ -104,7 +103,8 @@ def test_a_folder_must_be_a_plate_folder_beside_the_volume(tmp_path, folder, why
     (root / "empty").mkdir()
     (root / "afile").write_text("x")
     found = mistakes(root)
-    assert len(found) == 1 and found[0].startswith(f'plates/volume.toml, line 8: [[plates]] #1: folder "{folder}" {why}')
+    assert len(found) == 1
+    assert found[0].startswith(f'plates/volume.toml, line 8: [[plates]] #1: folder "{folder}" {why}')
 
 
 def test_a_folder_linked_from_outside_the_series_is_refused(tmp_path):
