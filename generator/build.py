@@ -97,7 +97,8 @@ def _kept(memo: dict | None, name: str, key: str, make):
     return memo[name][1]
 
 
-def gather(content_dir: Path, warnings: list[str] | None = None, memo: dict | None = None) -> dict[str, str]:
+def gather(content_dir: Path, warnings: list[str] | None = None, memo: dict | None = None,
+           links=None) -> dict[str, str]:
     """Every file of the site as {relative path: text}, computed without writing anything; the content's
     warnings (what `plate check` reports) are added to warnings. With a memo (kept by `plate serve` between
     rebuilds), the figures and the CSV are made again only when the presets or the default selection change:
@@ -115,7 +116,7 @@ def gather(content_dir: Path, warnings: list[str] | None = None, memo: dict | No
     csv = _kept(memo, "csv", key, lambda: store.kept("csv", (repr(plate.presets),), lambda: module.csv_text(model),
                                                      needs=("numpy",)))
     live = live_runtime({f.id: f.vega for f in figures}, warnings)
-    html = render.page(plate, model, figures, live, store)
+    html = render.page(plate, model, figures, live, store, links)  # links: a series build's (generator/series.py)
     return {"index.html": html, plate.plate.data_file: csv, **publish.files(plate.plate, figures)}
 
 
@@ -124,7 +125,11 @@ def build(content_dir: Path, out: Path, warnings: list[str] | None = None, also=
     """Build the site from content_dir into out; returns what was written (warnings added to warnings).
     also(files), if given, returns more files made from the site (the PDFs), written with it in one swap."""
     check_output(out, content_dir)
-    files = gather(Path(content_dir), warnings, memo)
+    from . import series  # here: series.py builds each of its plates through gather()
+    if series.is_series(Path(content_dir)):  # a folder of plates with its volume.toml: every plate, and the index
+        files = series.gather(Path(content_dir), warnings)
+    else:
+        files = gather(Path(content_dir), warnings, memo)
     if also is not None:
         files.update(also(files))
     write(files, Path(out), warnings)

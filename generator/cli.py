@@ -15,6 +15,7 @@ from .schema import ContentError
 
 # The plate `plate build` builds when no --content is given (until the series build, the shipped plate).
 DEFAULT_CONTENT = Path("plates/xiv-4-data-parallelism")
+SERIES = Path("plates")  # what `plate build` builds when no --content is given: the series, with its volume.toml
 
 EXIT_CONTENT, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 
@@ -79,12 +80,19 @@ def parser(argv: list[str] | None = None) -> Parser:
     d.add_argument("--select", default="", metavar="KEY=ID,...",
                    help="the selection to print (default: the plate's default)")
     for command in (b, s, c, d):
-        command.add_argument("--content", default=DEFAULT_CONTENT, type=Path,
-                             help=f"a plate's folder (default: {DEFAULT_CONTENT})")
+        if command is b:  # a series (generator/series.py): every plate volume.toml lists, and the volume's index
+            command.add_argument("--content", default=SERIES, type=Path,
+                                 help=f"a plate's folder, or a series' (default: {SERIES}, the series)")
+        else:
+            command.add_argument("--content", default=DEFAULT_CONTENT, type=Path,
+                                 help=f"a plate's folder (default: {DEFAULT_CONTENT})")
         if command is not c:
             command.add_argument("--out", default="site", type=Path, help="output folder (default: site)")
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     s.add_argument("--port", default=8000, type=port_number, help="port on 127.0.0.1 (default: 8000)")
+    from . import scaffold  # `plate new` (generator/scaffold.py): its arguments are its own
+    scaffold.add_arguments(sub.add_parser("new", help="start a plate from the template, listed in the volume.toml "
+                                                      "beside it"))
     return p
 
 
@@ -260,6 +268,9 @@ def main(argv: list[str] | None = None) -> int:
     _after.clear()
     args = parser(argv).parse_args(argv)
     args.debug = getattr(args, "debug", False)
+    if args.command == "new":  # reads no content folder and writes no site
+        from . import scaffold
+        return scaffold.run(args)
     wrong = folder_problem(args.content, "content folder", must_exist=True)
     if wrong is None and hasattr(args, "out"):
         wrong = folder_problem(args.out, "output folder", must_exist=False)

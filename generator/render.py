@@ -10,7 +10,7 @@ import re
 import jinja2
 from markupsafe import Markup
 
-from . import jsmodules, plates, publish, texts, theme
+from . import crossrefs, jsmodules, plates, publish, texts, theme
 from .charts import Figure
 from .content import Content
 from .prose import FILTERS, prose_html
@@ -114,11 +114,16 @@ def page_environment(module=None) -> jinja2.Environment:
     return env
 
 
-def page(content: Content, model, figures: list[Figure], live: Runtime, store=None) -> str:
+def page(content: Content, model, figures: list[Figure], live: Runtime, store=None, links=None) -> str:
     """The whole plate as one HTML string, with live the Vega runtime its figures run on; model is what the plate
-    module made of the content (model_of), and store (a cache.Cache) keeps the default's words between builds."""
+    module made of the content (model_of), and store (a cache.Cache) keeps the default's words between builds; links
+    (a crossrefs.Links, in a series build) makes the prose's references to the other plates built and the volume's
+    name in the head links."""
     plate, module = content.plate, content.module
     parts = prose_html(content, model)
+    before, after = parts[0], parts[1]
+    if links is not None:
+        before, after = (crossrefs.link_plates(part, links.pages) for part in (before, after))
     env = page_environment(module)
     style = theme.current().page_css()  # templates/plate.css, the figures' rules keyed by the variables' values
     if live.minify:  # the templates only: a minifier would undo the escapes that keep content's text in its string
@@ -134,7 +139,8 @@ def page(content: Content, model, figures: list[Figure], live: Runtime, store=No
     data["figures"] = [live_figure(f, live.dataflows) for f in figures]
     return env.get_template("page.html.j2").render(
         plate=plate, terms=content.terms, sources=parts.sources,
-        before=Markup(parts[0]), after=Markup(parts[1]), figures=figures,
+        before=Markup(before), after=Markup(after), figures=figures,
+        volume_page=links.volume_page if links is not None else "",
         svgs={f.id: Markup(f.svg) for f in figures}, csv_name=plate.data_file,
         url=publish.page_url(plate), preview=publish.PREVIEW_NAME,
         data=script_json(data), dataflows=dataflow_scripts(live.dataflows),

@@ -1,0 +1,53 @@
+"""A series build: every plate volume.toml lists with a folder, gathered one after another in memory, their
+cross-references linked, and the volume's index; written by build.build in one swap, or not at all."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import build, volume
+from .crossrefs import Links
+from .schema import ContentError, quote
+
+
+def is_series(folder: Path) -> bool:
+    """Whether a folder is a series (a volume.toml and no plate.md of its own) rather than one plate."""
+    return (folder / volume.VOLUME_FILE).is_file() and not (folder / volume.PLATE_FILE).exists()
+
+
+def gather(root: Path, warnings: list[str] | None = None) -> dict[str, str | bytes]:
+    """Every file of the series' site as {name: text or bytes}, nothing written: each written plate's page (named
+    as volume.toml says), its CSV and publishing files, and the volume's index. ContentError lists every mistake
+    of every plate (each at its file and line), so one failing plate fails the whole build."""
+    vol = volume.load(root)
+    written = vol.written()
+    shown = f"{root.name}/{volume.VOLUME_FILE}"
+    if not written:
+        raise ContentError([f"{shown}: no plate to build: give a plate's [[plates]] table its folder"])
+    pages = {vol.plate_id(entry): vol.page_of(entry) for entry in written}
+    files: dict[str, str | bytes] = {vol.page: ""}  # the index's name taken first; its text comes last
+    owners: dict[str, str] = {vol.page: "the volume's index"}
+    problems: list[str] = []
+    built: dict[int, tuple[str, str, str]] = {}
+    for entry in written:
+        ident = vol.plate_id(entry)
+        links = Links({i: page for i, page in pages.items() if i != ident}, vol.page)
+        try:
+            site = build.gather(vol.folder(entry), warnings, links=links)
+        except ContentError as error:
+            problems.extend(error.problems)
+            continue
+        site[pages[ident]] = site.pop("index.html")
+        for name, data in site.items():
+            if name in files and files[name] != data:  # the same robots.txt from every plate is one file
+                problems.append(f"{shown}, line {entry.line}: plate {ident} writes {quote(name)}, as "
+                                f"{owners[name]} does, with other contents; give one of them another name "
+                                f"(data_file, page) or the same base_url")
+                continue
+            files.setdefault(name, data)
+            owners.setdefault(name, f"plate {ident}")
+        front, _ = volume.front_matter(vol.folder(entry) / volume.PLATE_FILE)
+        built[entry.number] = (pages[ident], front["title"], front["deck"])
+    if problems:
+        raise ContentError(problems)
+    files[vol.page] = volume.index_html(vol, built)
+    return files

@@ -1,0 +1,305 @@
+"""A series: the volume file (volume.toml) checked field by field, its plates' front matter held to it, and the
+volume's index page."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+from markupsafe import Markup
+
+from . import theme
+from .content import split_front_matter
+from .schema import (ID_PATTERN, Problems, describe_value, fields, locate, quote, read_text, read_toml,
+                     unknown_tables)
+from .theme import TEMPLATES
+
+VOLUME_FILE = "volume.toml"
+PLATE_FILE = "plate.md"
+VOLUME_SCHEMA = {"id": "text", "title": "text", "page": "text"}
+ENTRY_SCHEMA = {"number": "count", "title": "text", "folder": "text", "page": "text"}
+# A plate to come may be untitled; a written plate has a folder, and its page in a series build is `page`, else
+# the folder's name less its "<volume>-<number>-" prefix: xiv-6-subject/ gives subject.html.
+ENTRY_OPTIONAL = {"title": "", "folder": "", "page": ""}
+MAX_PLATES = 1_000  # entries of one volume: far beyond a series, and the index stays one page of links
+VOLUME_ID = re.compile(r"[A-Za-z0-9]+")  # a plate is named "<volume id>.<number>": the id may hold no dot
+PAGE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\.html")
+MAX_PAGE_NAME = 100  # characters of the index page's file name: far below any file system's limit
+INDEX_TEMPLATE = "volume.html.j2"
+INDEX_STYLE = "volume.css"  # the index's own rules, after the plate's stylesheet
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One plate of the volume, written or to come."""
+
+    number: int
+    title: str = ""
+    folder: str = ""  # under the series folder; "" for a plate to come
+    line: int | None = None  # of its [[plates]] header in volume.toml
+    page: str = ""  # its page's file name in a series build, as written ("" for the folder's)
+
+
+@dataclass(frozen=True)
+class Volume:
+    """The volume: its id, title, index page and every plate in order."""
+
+    root: Path  # the series folder, holding volume.toml and the plates' folders
+    id: str
+    title: str
+    page: str
+    plates: tuple[Entry, ...]
+
+    def plate_id(self, entry: Entry) -> str:
+        """How the series names a plate: "XIV.5"."""
+        return f"{self.id}.{entry.number}"
+
+    def written(self) -> list[Entry]:
+        """The plates with a folder, in order."""
+        return [e for e in self.plates if e.folder]
+
+    def folder(self, entry: Entry) -> Path:
+        """A written plate's folder."""
+        return self.root / entry.folder
+
+    def page_of(self, entry: Entry) -> str:
+        """A written plate's page in a series build: its `page`, else its folder's name without the plate's own
+        prefix ("xiv-5-"), .html."""
+        if entry.page:
+            return entry.page
+        prefix = f"{self.id.lower()}-{entry.number}-"
+        name = entry.folder[len(prefix):] if entry.folder.lower().startswith(prefix) else entry.folder
+        return f"{name or entry.folder}.html"
+
+
+def entry_spans(text: str) -> list[tuple[int, int]]:
+    """(first line, last line) of each [[plates]] table in volume.toml, 1-based and inclusive, in order; a table
+    runs to the line before the next header (or the end of the file)."""
+    lines = text.splitlines()
+    headers = [(i, re.match(r"\s*\[\[\s*plates\s*\]\]\s*(#.*)?$", line) is not None)
+               for i, line in enumerate(lines, start=1) if re.match(r"\s*\[", line)]
+    spans = []
+    for k, (line, is_entry) in enumerate(headers):
+        if is_entry:
+            end = headers[k + 1][0] - 1 if k + 1 < len(headers) else len(lines)
+            spans.append((line, end))
+    return spans
+
+
+def _entry_text(text: str, span: tuple[int, int]) -> str:
+    """The lines of one [[plates]] table (locate() then finds its keys, offset by its first line)."""
+    return "\n".join(text.splitlines()[span[0] - 1:span[1]])
+
+
+def load(root: Path) -> Volume:
+    """Read and check root/volume.toml and hold each written plate's front matter to it; ContentError listing
+    every mistake, each at its file and line."""
+    root = Path(root)
+    problems = Problems(root)
+    volume = read(problems, root)
+    if volume is not None:
+        agree(problems, volume)
+    problems.raise_if_any()
+    assert volume is not None
+    return volume
+
+
+def read(problems: Problems, root: Path) -> Volume | None:
+    """volume.toml checked on its own (its plates' folders exist and hold a plate.md), or None with the
+    mistakes recorded."""
+    path = root / VOLUME_FILE
+    data, text = read_toml(problems, path)
+    if data is None:
+        return None
+    before = len(problems.items)
+    unknown_tables(problems, path, text, data, ("volume", "plates"))
+    head = None
+    if "volume" not in data:
+        problems.add(path, None, "missing table [volume] (id, title, page)")
+    else:
+        head = fields(problems, path, text, ("volume",), data["volume"], VOLUME_SCHEMA, {"page": ""},
+                      label="[volume]")
+    if head is not None:
+        head = _check_head(problems, path, text, head)
+    entries = _entries(problems, path, text, data.get("plates"), root)
+    if head is None or entries is None or len(problems.items) > before:
+        return None
+    made = Volume(root=root, id=head["id"], title=head["title"], page=head["page"], plates=tuple(entries))
+    return made if _pages_apart(problems, path, text, made) else None
+
+
+def _pages_apart(problems: Problems, path: Path, text: str, made: Volume) -> bool:
+    """No two pages of a series build share a file name: each plate's, and the index's."""
+    owner = {made.page: ("the volume's index", locate(text, ("volume", "page")) or locate(text, ("volume",)))}
+    ok = True
+    for entry in made.written():
+        page = made.page_of(entry)
+        if page in owner:
+            problems.add(path, entry.line, f"[[plates]] #{entry.number}: its page {quote(page)} is also the page of "
+                                           f"{owner[page][0]} (line {owner[page][1]}); set page = \"…\" to another "
+                                           f"name")
+            ok = False
+        owner.setdefault(page, (f"plate {made.plate_id(entry)}", entry.line))
+    return ok
+
+
+def _check_head(problems: Problems, path: Path, text: str, head: dict) -> dict | None:
+    """[volume]'s id usable in "XIV.5" and its page a file name (the id's slug when not given)."""
+    ok = True
+    if not VOLUME_ID.fullmatch(head["id"]):
+        problems.add(path, locate(text, ("volume", "id")), f"[volume]: id {describe_value(head['id'])} must hold "
+                     f"only letters and digits (a plate is named by it and its number, as in XIV.5)")
+        ok = False
+    if not head["page"]:
+        head = {**head, "page": f"volume-{head['id'].lower()}.html"}
+    elif not PAGE_NAME.fullmatch(head["page"]) or len(head["page"]) > MAX_PAGE_NAME:
+        problems.add(path, locate(text, ("volume", "page")), f"[volume]: page must be a file name ending in .html "
+                     f"(letters, digits, '.', '-', '_'), of at most {MAX_PAGE_NAME} characters, got "
+                     f"{describe_value(head['page'])}")
+        ok = False
+    return head if ok else None
+
+
+def _entries(problems: Problems, path: Path, text: str, tables, root: Path) -> list[Entry] | None:
+    """The [[plates]] tables as entries: numbered 1, 2, … in order, each folder a plate folder under root."""
+    if tables is None:
+        problems.add(path, None, "missing [[plates]] tables: the volume lists its plates, one [[plates]] each "
+                                 "(number, and title and folder when known)")
+        return None
+    if not isinstance(tables, list) or not tables or not all(isinstance(t, dict) for t in tables):
+        problems.add(path, locate(text, ("plates",)), f"plates must be [[plates]] tables, one per plate, got "
+                                                      f"{describe_value(tables)}")
+        return None
+    if len(tables) > MAX_PLATES:
+        problems.add(path, locate(text, ("plates",)), f"the volume lists {len(tables):,} plates, more than the "
+                                                      f"{MAX_PLATES:,} an index can show")
+        return None
+    spans = entry_spans(text)
+    if len(spans) != len(tables):  # written inline (plates = [{…}]): no line per entry to point at
+        spans = [(locate(text, ("plates",)) or 1, locate(text, ("plates",)) or 1)] * len(tables)
+    entries: list[Entry] = []
+    numbers: dict[int, int] = {}
+    folders: dict[str, int] = {}
+    ok = True
+    for position, (table, span) in enumerate(zip(tables, spans), start=1):
+        own = _entry_text(text, span)
+        values = fields(problems, path, own, ("plates",), table, ENTRY_SCHEMA, ENTRY_OPTIONAL,
+                        line_offset=span[0] - 1, label=f"[[plates]] #{position}", fallback_line=span[0])
+        if values is None:
+            ok = False
+            continue
+        number_line = locate(own, ("plates", "number"), span[0] - 1)
+        number = values["number"]
+        if number in numbers:
+            problems.add(path, number_line, f"[[plates]] #{position}: number {number} is also the number of the "
+                                            f"plate at line {numbers[number]}; each plate has its own")
+            ok = False
+        elif number != position:
+            problems.add(path, number_line, f"[[plates]] #{position}: number {number} is out of order; the plates "
+                                            f"are listed by number, 1, 2, 3, …, so this one is {position}")
+            ok = False
+        numbers.setdefault(number, number_line or span[0])
+        if values["folder"]:
+            folder_line = locate(own, ("plates", "folder"), span[0] - 1)
+            why = _folder_problem(root, values["folder"])
+            if why is None and values["folder"] in folders:
+                why = f"is also the folder of the plate at line {folders[values['folder']]}"
+            if why:
+                problems.add(path, folder_line, f"[[plates]] #{position}: folder {quote(values['folder'])} {why}")
+                ok = False
+            folders.setdefault(values["folder"], folder_line or span[0])
+        if values["page"]:
+            page_line = locate(own, ("plates", "page"), span[0] - 1)
+            if not values["folder"]:
+                problems.add(path, page_line, f"[[plates]] #{position}: page is set, but folder is not: a plate to "
+                                              f"come has no page yet")
+                ok = False
+            elif not PAGE_NAME.fullmatch(values["page"]) or len(values["page"]) > MAX_PAGE_NAME:
+                problems.add(path, page_line, f"[[plates]] #{position}: page must be a file name ending in .html "
+                             f"(letters, digits, '.', '-', '_'), of at most {MAX_PAGE_NAME} characters, got "
+                             f"{describe_value(values['page'])}")
+                ok = False
+        entries.append(Entry(number=number, title=values["title"], folder=values["folder"], line=span[0],
+                             page=values["page"]))
+    return entries if ok else None
+
+
+def _folder_problem(root: Path, folder: str) -> str | None:
+    """Why a [[plates]] folder is not a plate folder under the series folder, or None."""
+    if not ID_PATTERN.fullmatch(folder):
+        return ("must be the name of a folder beside volume.toml (letters, digits, '-' and '_', starting with a "
+                "letter or digit)")
+    where = root / folder
+    try:
+        inside = where.resolve().parent == root.resolve()
+    except OSError as error:
+        return f"cannot be used: {error.strerror or error}"
+    if not where.is_dir():
+        return "does not exist beside volume.toml" if not where.exists() else "is a file, not a folder"
+    if not inside:
+        return "leads outside the series folder (a symbolic link?); plates live beside volume.toml"
+    if not (where / PLATE_FILE).is_file():
+        return f"is not a plate folder: it holds no {PLATE_FILE}"
+    return None
+
+
+def front_matter(path: Path) -> tuple[dict | None, str]:
+    """A plate.md's front matter as TOML data, and its text; (None, "") when it cannot be read: the plate's own
+    mistakes are reported by its own load, once."""
+    quiet = Problems(path.parent)
+    text = read_text(quiet, path)
+    parts = split_front_matter(quiet, path, text) if text is not None else None
+    front, front_text = read_toml(quiet, path, parts[0], line_offset=1) if parts else (None, "")
+    return (front, front_text) if isinstance(front, dict) else (None, "")
+
+
+# What a plate's front matter must say of its volume: (front matter key, what the volume gives, what it is).
+def _expected(volume: Volume, entry: Entry) -> list[tuple[str, object, str]]:
+    where = f"{VOLUME_FILE}, line {entry.line}" if entry.line else VOLUME_FILE
+    return [("volume", volume.id, f"the volume's id in {VOLUME_FILE}"),
+            ("plate", entry.number, f"its number in {where}"),
+            ("volume_title", volume.title, f"the volume's title in {VOLUME_FILE}"),
+            ("plates_in_volume", len(volume.plates), f"the plates {VOLUME_FILE} lists")]
+
+
+def agree(problems: Problems, volume: Volume) -> None:
+    """Each written plate's front matter names its volume and number as volume.toml does: else a mistake at the
+    plate.md line. A front matter that cannot be read is left to the plate's own checks, which report it."""
+    for entry in volume.written():
+        path = volume.folder(entry) / PLATE_FILE
+        front, front_text = front_matter(path)
+        if front is None:
+            continue
+        for key, wanted, what in _expected(volume, entry):
+            got = front.get(key)
+            if got is None or isinstance(got, bool) or type(got) is not type(wanted):
+                continue  # missing or of the wrong kind: the plate's own check says so
+            if got != wanted:
+                problems.add(path, locate(front_text, (key,), 1) or 1,
+                             f"front matter: {key} {describe_value(got)} does not agree with the volume: "
+                             f"{what} is {describe_value(wanted)}")
+
+
+# --- the index page ----------------------------------------------------------------------------------------------
+
+def environment() -> jinja2.Environment:
+    """Jinja for the index: autoescaped, strict about names."""
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
+                              autoescape=True, trim_blocks=True, lstrip_blocks=True)
+
+
+def index_html(volume: Volume, built: dict[int, tuple[str, str, str]]) -> str:
+    """The volume's index page: every plate in order, a link (title and deck) for each built one ({number: (page
+    file name, title, deck)}), "to come" for the others; the plate's stylesheet, a CSP of its own, no script."""
+    from .render import csp_hash  # the plate page's hashing, so both pages carry the same policy
+    env = environment()
+    style = theme.current().page_css() + "\n" + env.loader.get_source(env, INDEX_STYLE)[0]
+    rows = []
+    for entry in volume.plates:
+        page, title, deck = built.get(entry.number, ("", entry.title, ""))
+        rows.append({"id": volume.plate_id(entry), "number": entry.number, "page": page, "title": title,
+                     "deck": deck})
+    return env.get_template(INDEX_TEMPLATE).render(
+        volume=volume, rows=rows, built=sum(1 for r in rows if r["page"]),
+        style=Markup(style), csp_style=Markup(csp_hash(style)))

@@ -1,0 +1,182 @@
+"""This plate's module (docs/plates.md): a starting point, one control and one figure of a line y = rate × n, so
+that the plate builds at once. Replace the model, the controls, the figure and the words with the plate's own."""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator import charts, texts
+from generator.schema import locate, quote
+
+# The model's inputs, by id (they appear in the page's URL): a name for the control and the rate it stands for.
+RATES = {"slow": ("one per step", 1.0), "fast": ("two per step", 2.0)}
+STEPS = 16  # the figure's n axis runs 1, 2, 4, … STEPS
+FIGURES = ("fig-line",)  # the figures the words know (page/words.js)
+LINE_DATA = "line"  # the figure's dataset: one row per n
+
+
+@dataclass(frozen=True)
+class Selection:
+    """One choice of every control, by id."""
+
+    rate: str = "slow"
+
+
+DEFAULT_SCHEMA = {"rate": "text"}  # [default] in plate.md may set these (schema.py kinds)
+DEFAULT_OPTIONAL = {"rate": Selection.rate}
+
+
+@dataclass(frozen=True)
+class Rate:
+    """One choice of the rate control."""
+
+    id: str
+    name: str
+    per_step: float
+
+
+@dataclass(frozen=True)
+class Presets:
+    """Everything the reader can choose (here written in this module; a plate may read a presets.toml)."""
+
+    rates: dict[str, Rate]
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the words and the figure say about one selection."""
+
+    rate: Rate
+    points: tuple[tuple[int, float], ...]  # (n, y)
+    caption: str
+
+    @property
+    def last(self) -> float:
+        """y at the largest n."""
+        return self.points[-1][1]
+
+
+def steps() -> list[int]:
+    """1, 2, 4, … STEPS (page/model.js `replica_counts` gives the same)."""
+    return [2 ** k for k in range(STEPS.bit_length())]
+
+
+class Model:
+    """The plate's model: the facts of any selection."""
+
+    def __init__(self, presets: Presets):
+        self.presets = presets
+
+    def facts(self, sel: Selection) -> Facts:
+        """The facts of one selection (page/selection.js `factsOf` computes the same)."""
+        rate = self.presets.rates[sel.rate]
+        return Facts(rate=rate, points=tuple((n, n * rate.per_step) for n in steps()), caption=rate.name)
+
+
+def load_presets(problems, root: Path):
+    """(presets, {table: ids declared}); this plate declares its choices in code, so there is nothing to check."""
+    rates = {i: Rate(i, name, per_step) for i, (name, per_step) in RATES.items()}
+    return Presets(rates), {"rates": list(rates)}
+
+
+def check_content(problems, root: Path, front: str, plate, presets, ids, sources) -> None:
+    """[default]'s rate must be one the control offers."""
+    if plate is not None and plate.default.rate not in RATES:
+        problems.add(root / "plate.md", locate(front, ("default", "rate"), 1),
+                     f"[default]: rate {quote(plate.default.rate)} is not a choice (known: {', '.join(RATES)})")
+
+
+def model_of(content) -> Model:
+    return Model(content.presets)
+
+
+def check_model(model: Model, root: Path) -> None:
+    """Nothing to check: the rates are this module's own."""
+
+
+PROSE_NAMES = ("default", "rates", "cite", "compare", "scales", "check", "plates")
+SLOT_TABLES = {"rates": Rate}
+SLOT_ROOTS = {"default": Facts}
+SLOT_CALLS: dict = {}
+
+
+def prose_names(content, model: Model) -> dict:
+    """What the prose slots may name besides the engine's: {{ default.last }}, {{ rates.fast.name }}."""
+    return {"default": model.facts(content.plate.default), "rates": content.presets.rates}
+
+
+def scenario_ids(ids: dict) -> dict:
+    return {}
+
+
+def unused(content) -> list[str]:
+    return []
+
+
+def rows(f: Facts) -> list[dict]:
+    """The figure's rows (page/selection.js `lineRows` makes the same)."""
+    return [{"n": n, "y": y} for n, y in f.points]
+
+
+def line_chart():
+    """y against n, log–log."""
+    import altair as alt
+    scale = alt.Scale(type="log", base=2)
+    return alt.Chart(alt.Data(name=LINE_DATA)).mark_line(
+        strokeWidth=2.5, color=charts.ink("--c-compute"),
+        point=alt.OverlayMarkDef(filled=True, size=28, color=charts.ink("--c-compute"))).encode(
+        x=alt.X("n:Q", title="n", scale=scale), y=alt.Y("y:Q", title="y", scale=scale)).properties(
+        width=560, height=280)
+
+
+def figures(content, model: Model, store) -> list:
+    f = model.facts(content.plate.default)
+    return [charts.figure("fig-line", "y against n", (line_chart, ()), "y against n, log–log.",
+                          {LINE_DATA: rows(f)}, store)]
+
+
+def csv_text(model: Model) -> str:
+    """Every choice's rows."""
+    lines = ["rate,n,y"]
+    for rate in model.presets.rates:
+        lines += [f"{rate},{n},{y:g}" for n, y in model.facts(Selection(rate)).points]
+    return "\n".join(lines) + "\n"
+
+
+def facts_data(f: Facts) -> dict:
+    """The facts the words read, as page/selection.js `factsOf` names them."""
+    return {"rate": {"id": f.rate.id, "name": f.rate.name, "per_step": f.rate.per_step},
+            "points": [{"n": n, "y": y} for n, y in f.points], "caption": f.caption}
+
+
+def words_context(facts: list, plates: dict | None = None) -> dict:
+    """W: what the words need besides the facts."""
+    return {"plates": plates or {}}
+
+
+def page(content, model: Model, figures: list, dataflows, store=None) -> dict:
+    """What the page template fills in: the controls, the default's words (page/words.js under node), the script's
+    data."""
+    plate = content.plate
+    f = model.facts(plate.default)
+    said = texts.words(importlib.import_module(__package__), [f], plate.plates, store)[0]
+    choices = {"rate": list(content.presets.rates)}
+    # The names the engine's page modules read (templates/page/data.js, texts.js): the n axis's end as max_replicas.
+    data = {
+        "keys": ["rate"], "default": {"rate": plate.default.rate}, "cluster_keys": [], "choices": choices,
+        "options": {"sharding": []}, "presets": {"workshop": {"max_replicas": STEPS, "seq_len": 0},
+                                                  "rates": {i: facts_data(model.facts(Selection(i)))["rate"]
+                                                            for i in content.presets.rates}},
+        "data": {"line": LINE_DATA}, "plates": plate.plates, "own": {}, "csv_name": plate.data_file,
+    }
+    return dict(
+        controls=[("rate", "Rate", {i: r.name for i, r in content.presets.rates.items()})],
+        selected={"rate": plate.default.rate}, readout=said["readout"], caption=f.caption,
+        columns={"fig-line": ("n", "y")}, tables={fid: said["tables"][fid] for fid in FIGURES},
+        descriptions={fid: said["describe"][fid] for fid in FIGURES}, data=data,
+    )
+
+
+def select_choices(content) -> dict:
+    return {"rate": list(content.presets.rates)}

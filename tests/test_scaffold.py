@@ -1,0 +1,235 @@
+"""`plate new` (generator/scaffold.py): a plate started from templates/new-plate/, listed in the volume.toml beside
+it by that entry's lines alone; refused, with nothing written, when the folder holds anything or the volume cannot
+take it. Everything in tmp_path."""
+import tomllib
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from generator import cli, content, scaffold, volume
+from generator.schema import Problems
+
+VOLUME = """# The volume's plates, in order.
+[volume]
+id = "XIV"
+title = "Parallelism"
+page = "volume-xiv.html"
+
+[[plates]]
+number = 1
+title = "Compute"   # the first
+
+[[plates]]
+number = 2
+
+[[plates]]
+number = 3
+"""
+
+
+def tree(root: Path) -> dict[str, bytes | None]:
+    """Every path under root with its bytes (None for a folder, the target for a symbolic link)."""
+    return {p.relative_to(root).as_posix(): (str(p.readlink()) if p.is_symlink() else None if p.is_dir() else
+                                             p.read_bytes()) for p in sorted(root.rglob("*"))}
+
+
+def front_matter(folder: Path) -> dict:
+    problems = Problems(folder)
+    text = (folder / "plate.md").read_text(encoding="utf-8")
+    front, body, _ = content.split_front_matter(problems, folder / "plate.md", text)
+    assert problems.items == [] and "[[figures]]" in body
+    return tomllib.loads(front)
+
+
+@pytest.fixture
+def series(tmp_path) -> Path:
+    root = tmp_path / "plates"
+    root.mkdir()
+    (root / "volume.toml").write_text(VOLUME, encoding="utf-8")
+    return root
+
+
+def test_a_plate_is_the_template_with_its_names_filled_in(tmp_path):
+    folder = tmp_path / "pipeline"
+    written = scaffold.new(folder, "XIV", 6, 'Pipeline "Parallelism" \\ über')
+    template = {p.relative_to(scaffold.TEMPLATE).as_posix() for p in scaffold.TEMPLATE.rglob("*") if p.is_file()}
+    assert {p.relative_to(folder).as_posix() for p in written} == template >= {"plate.md", "terms.toml",
+                                                                                  "sources.toml"}
+    front = front_matter(folder)
+    assert (front["volume"], front["plate"], front["title"]) == ("XIV", 6, 'Pipeline "Parallelism" \\ über')
+    assert (front["volume_title"], front["plates_in_volume"]) == ("XIV", 6)  # no volume.toml: placeholders
+    for name in ("terms.toml", "sources.toml"):
+        assert (folder / name).read_bytes() == (scaffold.TEMPLATE / name).read_bytes()  # nothing to fill there
+    assert "@" not in (folder / "plate.md").read_text().split("---")[1]
+
+
+def test_the_templates_terms_and_sources_pass_the_content_checks(tmp_path):
+    scaffold.new(tmp_path / "p", "XIV", 1, "T")
+    problems = Problems(tmp_path / "p")
+    terms = content.load_terms(problems, tmp_path / "p" / "terms.toml")
+    sources = content.load_sources(problems, tmp_path / "p" / "sources.toml")
+    assert problems.items == [] and terms and sources
+    body = (tmp_path / "p" / "plate.md").read_text()
+    assert all(f'cite("{s}")' in body for s in sources)  # the prose cites what sources.toml lists
+
+
+def test_in_a_series_the_plate_takes_the_volumes_names_and_is_listed_there(series):
+    before = (series / "volume.toml").read_bytes()
+    written = scaffold.new(series / "xiv-2-tensor", "XIV", 2, "Tensor Parallelism")
+    assert series / "volume.toml" in written
+    front = front_matter(series / "xiv-2-tensor")
+    assert (front["volume_title"], front["plates_in_volume"]) == ("Parallelism", 3)
+    after = (series / "volume.toml").read_bytes()
+    old, new = before.decode().splitlines(keepends=True), after.decode().splitlines(keepends=True)
+    # only plate 2's entry (lines 11-13) changed: two lines added to it, every other byte as it was
+    assert new[:12] == old[:12] and new[14:] == old[12:]
+    assert new[12:14] == ['title = "Tensor Parallelism"\n', 'folder = "xiv-2-tensor"\n']
+    v = volume.load(series)  # the plate's front matter agrees with the volume
+    assert [(e.number, e.title, e.folder) for e in v.written()] == [(2, "Tensor Parallelism", "xiv-2-tensor")]
+
+
+def test_an_entrys_own_title_line_is_rewritten_in_place(series):
+    scaffold.new(series / "one", "XIV", 1, "Compute, measured")
+    old, new = VOLUME.splitlines(keepends=True), (series / "volume.toml").read_text().splitlines(keepends=True)
+    assert new[8] == 'title = "Compute, measured"\n' and new[9] == 'folder = "one"\n'
+    assert new[:8] == old[:8] and new[10:] == old[9:]
+
+
+@pytest.mark.parametrize("ending, bom", [("\r\n", b""), ("\n", b"\xef\xbb\xbf")])
+def test_line_endings_a_byte_order_mark_and_an_unended_last_line_are_kept(series, ending, bom):
+    text = VOLUME.rstrip("\n").replace("\n", ending)
+    (series / "volume.toml").write_bytes(bom + text.encode())
+    scaffold.new(series / "three", "XIV", 3, "Three")
+    got = (series / "volume.toml").read_bytes()
+    assert got == bom + (text + ending + f'title = "Three"{ending}folder = "three"').encode() + ending.encode()
+
+
+def test_a_value_over_several_lines_is_refused_not_mangled(series):
+    text = VOLUME.replace("number = 2\n", 'number = 2\ntitle = """Two\nlines"""\n')
+    (series / "volume.toml").write_text(text)
+    before = tree(series)
+    with pytest.raises(scaffold.Refused, match="could not be rewritten line by line"):
+        scaffold.new(series / "two", "XIV", 2, "Two")
+    assert tree(series) == before
+
+
+@pytest.mark.parametrize("args, why", [
+    (("two", "XV", 2, "T"), 'is not the volume of'),
+    (("two", "XIV", 4, "T"), "lists plates 1 to 3: add plate 4's [[plates]] entry there first"),
+    (("two", "XIV", 0, "T"), "--number must be a positive whole number"),
+    (("two", "XIV.1", 2, "T"), "--volume \"XIV.1\" must hold only letters and digits"),
+    (("two", "XIV", 2, " "), "--title must be one line of text"),
+    (("two", "XIV", 2, "a\x07b"), "--title must be one line of text"),
+    (("two", "XIV", 2, "a\rb"), "--title must be one line of text"),
+    (("two words", "XIV", 2, "T"), "a plate's folder beside volume.toml is named with letters, digits"),
+])
+def test_what_the_volume_cannot_take_is_refused_with_nothing_written(series, args, why):
+    before = tree(series)
+    with pytest.raises(scaffold.Refused, match=why.replace("[", r"\[").replace(".", r"\.")):
+        scaffold.new(series / args[0], *args[1:])
+    assert tree(series) == before
+
+
+def test_a_written_plate_and_a_volume_with_mistakes_are_refused(series):
+    scaffold.new(series / "one", "XIV", 1, "One")
+    before = tree(series)
+    with pytest.raises(scaffold.Refused, match="plate XIV.1 is written already"):
+        scaffold.new(series / "other", "XIV", 1, "Again")
+    (series / "volume.toml").write_text(VOLUME.replace("number = 3", "number = 4"))
+    before = tree(series)
+    with pytest.raises(scaffold.Refused, match="has mistakes.*number 4 is out of order"):
+        scaffold.new(series / "two", "XIV", 2, "Two")
+    assert tree(series) == before
+
+
+def test_a_folder_that_holds_anything_is_refused_and_left_as_it_was(tmp_path):
+    folder = tmp_path / "taken"
+    folder.mkdir()
+    (folder / ".notes").write_text("mine")
+    before = tree(tmp_path)
+    assert cli.main(["new", str(folder), "--volume", "XIV", "--number", "6", "--title", "T"]) == 1
+    assert tree(tmp_path) == before
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "link").symlink_to(tmp_path / "nowhere")
+    before = tree(tmp_path)
+    for name, why in (("afile", "is not a folder"), ("link", "symbolic link"), ("no/such", "does not exist")):
+        with pytest.raises(scaffold.Refused, match=why):
+            scaffold.new(tmp_path / name, "XIV", 6, "T")
+    assert tree(tmp_path) == before
+
+
+def test_an_empty_folder_is_filled_and_kept(tmp_path):
+    (tmp_path / "empty").mkdir()
+    scaffold.new(tmp_path / "empty", "XIV", 6, "T")
+    assert (tmp_path / "empty" / "plate.md").is_file()
+
+
+def test_a_file_appearing_meanwhile_is_never_overwritten_and_what_was_written_is_removed(series):
+    plan = scaffold.plan(series / "two", "XIV", 2, "Two")
+    (series / "two").mkdir()
+    last = sorted(plan.files)[-1]
+    (series / "two" / last).write_text("the author's")
+    before = tree(series)
+    with pytest.raises(FileExistsError):
+        scaffold.write(plan)
+    assert tree(series) == before  # the author's file as it was, the plate's others removed, volume.toml untouched
+
+
+def test_a_failure_while_listing_the_plate_removes_the_plate_again(series, monkeypatch):
+    before = tree(series)
+
+    def fail(*args):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(scaffold.os, "replace", fail)
+    assert cli.main(["new", str(series / "two"), "--volume", "XIV", "--number", "2", "--title", "T"]) == 1
+    assert tree(series) == before
+
+
+def test_volume_toml_edited_meanwhile_is_not_overwritten(series):
+    plan = scaffold.plan(series / "two", "XIV", 2, "Two")
+    (series / "volume.toml").write_text(VOLUME + "\n# an edit\n")
+    before = tree(series)
+    with pytest.raises(scaffold.Refused, match="changed while"):
+        scaffold.write(plan)
+    assert tree(series) == before
+
+
+def test_the_command_says_what_it_wrote(series, capsys):
+    assert cli.main(["new", str(series / "two"), "--volume", "XIV", "--number", "2", "--title", "T"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"plate: started plate XIV.2 in {series / 'two'}/ (") and "volume.toml lists it" in out
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["new", str(series / "three"), "--volume", "XIV", "--number", "3"])
+    assert exited.value.code == cli.EXIT_USAGE and not (series / "three").exists()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(st.one_of(st.sampled_from("\"\\'#=[]{}\t@ "), st.characters(exclude_categories=("Cc", "Cs", "Zl",
+                                                                                             "Zp"))),
+               min_size=1, max_size=40).filter(lambda t: t.strip()))
+def test_any_title_is_written_as_toml_that_reads_back_the_same(tmp_path_factory, title):
+    root = tmp_path_factory.mktemp("series")
+    (root / "volume.toml").write_text(VOLUME)
+    scaffold.new(root / "p", "XIV", 2, title)
+    assert front_matter(root / "p")["title"] == title
+    assert tomllib.loads((root / "volume.toml").read_text())["plates"][1] == {"number": 2, "title": title,
+                                                                                "folder": "p"}
+
+
+def test_a_new_plate_builds_at_once_alone_and_in_its_series(series):
+    from generator import build, notation, plates
+    folder = series / "xiv-2-tensor"
+    scaffold.new(folder, "XIV", 2, "Tensor <Parallelism>")
+    alone = build.build(folder, series.parent / "alone")
+    page = alone["index.html"]
+    assert "<h1>Tensor &lt;Parallelism&gt;</h1>" in page
+    module = plates.load(folder / plates.PACKAGE)
+    c = content.load(folder)
+    f = module.model_of(c).facts(c.plate.default)
+    assert notation.sig(f.last) in page.split('id="readout"')[1].split("</div>")[0]  # the default's words, built
+    made = build.build(series, series.parent / "site")  # the series: the new plate and the volume's index
+    v = volume.load(series)
+    page_name = v.page_of(v.written()[0])
+    assert {page_name, v.page} <= set(made)
+    assert f'<a href="{page_name}">Tensor &lt;Parallelism&gt;</a>' in made[v.page]

@@ -1,0 +1,152 @@
+"""A series build (generator/series.py): every plate volume.toml lists with a folder, one page each, the volume's
+index, the cross-references between the plates built linked; one failing plate fails it all, nothing written.
+The series is made in tmp_path from the shipped plate and a copy of it numbered as the plate it refers to."""
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import CONTENT
+from generator import build, cli, content, series, volume
+from generator.schema import ContentError
+
+
+def referred(plate) -> tuple[str, str]:
+    """(a plate the shipped plate's [plates] names in its own volume, one it names in another volume)."""
+    own = [i for i in plate.plates.values() if i.split(".")[0] == plate.volume and i != f"{plate.volume}.{plate.plate}"]
+    other = [i for i in plate.plates.values() if i.split(".")[0] != plate.volume]
+    if not own or not other:
+        pytest.skip(f"{CONTENT}'s [plates] names no plate of its own volume and one of another")
+    return own[0], other[0]
+
+
+def make_series(root: Path, copy_title: str = "The plate referred to") -> dict:
+    """plates/: the shipped plate, and a copy numbered as the plate of its volume it refers to; volume.toml."""
+    plate = content.load(CONTENT).plate
+    target, _ = referred(plate)
+    number = int(target.split(".")[1])
+    root.mkdir(parents=True)
+    shutil.copytree(CONTENT, root / "shipped", symlinks=True)
+    shutil.copytree(CONTENT, root / f"{plate.volume.lower()}-{number}-referred", symlinks=True)
+    copy = root / f"{plate.volume.lower()}-{number}-referred" / "plate.md"
+    text = copy.read_text(encoding="utf-8")
+    text = re.sub(r"(?m)^plate = \d+$", f"plate = {number}", text, count=1)
+    text = re.sub(r'(?m)^title = ".*"$', f'title = "{copy_title}"', text, count=1)
+    copy.write_text(text, encoding="utf-8")
+    rows = []
+    for n in range(1, plate.plates_in_volume + 1):
+        row = f"[[plates]]\nnumber = {n}\n"
+        if n == plate.plate:
+            row += 'folder = "shipped"\npage = "index.html"\n'
+        elif n == number:
+            row += f'folder = "{copy.parent.name}"\n'
+        rows.append(row)
+    (root / "volume.toml").write_text(f'[volume]\nid = "{plate.volume}"\ntitle = "{plate.volume_title}"\n\n'
+                                      + "\n".join(rows), encoding="utf-8")
+    return {"plate": plate, "target": target, "number": number, "copy": copy.parent,
+            "copy_page": "referred.html", "index": f"volume-{plate.volume.lower()}.html"}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """The series built once, and the shipped plate built alone."""
+    base = tmp_path_factory.mktemp("series")
+    made = make_series(base / "plates")
+    made["files"] = build.build(base / "plates", base / "site")
+    made["alone"] = build.build(CONTENT, base / "alone")
+    made["site"] = base / "site"
+    return made
+
+
+def test_every_written_plate_has_its_page_and_the_volume_its_index(built):
+    names = set(built["files"])
+    assert {"index.html", built["copy_page"], built["index"], built["plate"].data_file} <= names
+    assert sorted(p.name for p in built["site"].iterdir() if not p.name.startswith(".")) == sorted(names)
+    index = built["files"][built["index"]]
+    links = re.findall(r'<a href="([^"]+)">([^<]+)</a>', index)
+    assert links == [("index.html", built["plate"].title), (built["copy_page"], "The plate referred to")] or \
+        links == [(built["copy_page"], "The plate referred to"), ("index.html", built["plate"].title)]
+    order = sorted([built["plate"].plate, built["number"]])
+    assert [page for page, _ in links] == [{built["plate"].plate: "index.html", built["number"]: built["copy_page"]}[n]
+                                           for n in order]
+    assert index.count('class="volume-plate-status">to come') == built["plate"].plates_in_volume - 2
+
+
+def test_the_shipped_plate_links_the_plate_built_with_it_and_not_the_other(built):
+    page = built["files"]["index.html"]
+    target, other = referred(built["plate"])
+    assert re.search(rf'<a href="{built["copy_page"]}">[Pp]late\s+{re.escape(target)}</a>', page)
+    assert not re.search(rf'<a [^>]*>[Pp]late\s+{re.escape(other)}</a>', page)
+    assert re.search(rf"[Pp]late\s+{re.escape(other)}", page)  # still there, as text
+    head = re.search(r'<span class="volume">(.*?)</span>', page).group(1)
+    assert head.startswith(f'<a href="{built["index"]}">Vol. ')
+
+
+def test_a_plate_does_not_link_to_itself(built):
+    page = built["files"][built["copy_page"]]
+    assert not re.search(rf'<a href="{built["copy_page"]}">', page)
+    assert re.search(rf"[Pp]late\s+{re.escape(built['target'])}", page)  # its own id, as text
+
+
+def test_the_shipped_plates_page_and_csv_are_its_own_build_but_for_the_intended_links(built):
+    page, alone = built["files"]["index.html"], built["alone"]["index.html"]
+    unlinked = re.sub(rf'<a href="{built["copy_page"]}">(.*?)</a>', r"\1", page, flags=re.S)
+    unlinked = unlinked.replace(f'<a href="{built["index"]}">', "", 1).replace("</a></span>", "</span>", 1)
+    assert unlinked == alone and page != alone
+    assert built["files"][built["plate"].data_file] == built["alone"][built["plate"].data_file]
+
+
+def test_one_failing_plate_fails_the_build_at_its_line_and_nothing_is_written(tmp_path):
+    made = make_series(tmp_path / "plates")
+    plate_md = made["copy"] / "plate.md"
+    text = plate_md.read_text()
+    plate_md.write_text(text.replace("\ntitle = ", "\ntitel = \"x\"\ntitle = ", 1))
+    line = plate_md.read_text().splitlines().index('titel = "x"') + 1
+    with pytest.raises(ContentError) as error:
+        build.build(tmp_path / "plates", tmp_path / "site")
+    assert any(p.startswith(f"{made['copy'].name}/plate.md, line {line}: ") and "titel" in p
+               for p in error.value.problems), error.value.problems
+    assert not (tmp_path / "site").exists()
+
+
+def test_a_volume_mistake_fails_the_command_and_leaves_the_site_as_it_was(tmp_path, monkeypatch, capsys):
+    made = make_series(tmp_path / "plates")
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["build", "--out", "site"]) == 0  # no --content: the series in plates/
+    before = {p.name: p.read_bytes() for p in (tmp_path / "site").iterdir()}
+    assert made["index"] in before and made["copy_page"] in before
+    volume_toml = tmp_path / "plates" / "volume.toml"
+    volume_toml.write_text(volume_toml.read_text().replace(f"number = {made['number']}\n",
+                                                           f"number = {made['number'] + 100}\n"))
+    capsys.readouterr()
+    assert cli.main(["build", "--out", "site"]) == cli.EXIT_CONTENT
+    assert "plates/volume.toml, line" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in (tmp_path / "site").iterdir()} == before
+
+
+def test_two_plates_writing_one_file_name_with_other_contents_is_a_mistake(tmp_path):
+    made = make_series(tmp_path / "plates")
+    copy = made["copy"] / "plate.md"  # its robots.txt names its own sitemap, unlike the shipped plate's
+    copy.write_text(copy.read_text().replace("\ntitle = ", '\nbase_url = "https://plates.example.org/x/"\ntitle = ', 1))
+    with pytest.raises(ContentError) as error:
+        series.gather(tmp_path / "plates")
+    assert any('writes "robots.txt", as plate ' in p for p in error.value.problems), error.value.problems
+
+
+def test_a_plate_folder_is_built_alone_and_a_series_folder_as_a_series(tmp_path):
+    make_series(tmp_path / "plates")
+    assert series.is_series(tmp_path / "plates") and not series.is_series(tmp_path / "plates" / "shipped")
+    assert not series.is_series(CONTENT)
+    shutil.copy(tmp_path / "plates" / "volume.toml", tmp_path / "plates" / "shipped" / "volume.toml")
+    assert not series.is_series(tmp_path / "plates" / "shipped")  # a plate's folder, whatever else it holds
+    assert volume.load(tmp_path / "plates").written()
+
+
+def test_the_shipped_series_builds_with_the_shipped_plate_as_index_html(tmp_path):
+    root = Path(__file__).resolve().parent.parent / "plates"
+    vol = volume.load(root)
+    shipped = [e for e in vol.written() if vol.folder(e).resolve() == CONTENT]
+    if not shipped:
+        pytest.skip(f"{CONTENT} is not a plate of {root}")
+    assert vol.page_of(shipped[0]) == "index.html"  # external checks read the plate's page there

@@ -1,0 +1,248 @@
+"""The series' volume file (generator/volume.py): its checks at file and line, the plates' front matter held to it,
+and the index page's words and links (the page in a browser: test_volume_page.py)."""
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import CONTENT
+from generator import volume
+from generator.schema import ContentError
+
+FRONT = """---
+volume = "{volume}"
+volume_title = "{title}"
+plate = {number}
+plates_in_volume = {count}
+title = "A plate"
+deck = "Its deck."
+---
+Prose.
+"""
+
+
+def entries(*rows: str) -> str:
+    """[[plates]] tables, each from its body."""
+    return "".join(f"\n[[plates]]\n{row}\n" for row in rows)
+
+
+def series(tmp_path: Path, body: str, plates: dict[str, dict] | None = None, head: str | None = None) -> Path:
+    """A series folder: volume.toml (its [volume] head, then body) and plate folders {name: front matter values}."""
+    root = tmp_path / "plates"
+    root.mkdir(parents=True)
+    if head is None:
+        head = '[volume]\nid = "XIV"\ntitle = "Parallelism"\npage = "volume-xiv.html"\n'
+    (root / "volume.toml").write_text(head + body, encoding="utf-8")
+    for name, values in (plates or {}).items():
+        (root / name).mkdir()
+        front = {"volume": "XIV", "title": "Parallelism", "number": 1, "count": 1, **values}
+        (root / name / "plate.md").write_text(FRONT.format(**front), encoding="utf-8")
+    return root
+
+
+def mistakes(root: Path) -> list[str]:
+    with pytest.raises(ContentError) as error:
+        volume.load(root)
+    return error.value.problems
+
+
+def test_a_volume_of_plates_written_and_to_come(tmp_path):
+    rows = [f"number = {n}" + (f'\ntitle = "Plate {n}"' if n % 2 else "") for n in range(1, 5)]
+    rows[1] += '\nfolder = "two"'
+    root = series(tmp_path, entries(*rows), {"two": {"number": 2, "count": 4}})
+    v = volume.load(root)
+    assert (v.id, v.title, v.page) == ("XIV", "Parallelism", "volume-xiv.html")
+    assert [e.number for e in v.plates] == [1, 2, 3, 4]
+    assert [e.title for e in v.plates] == ["Plate 1", "", "Plate 3", ""]
+    assert [e.folder for e in v.written()] == ["two"] and v.folder(v.written()[0]) == root / "two"
+    assert v.plate_id(v.plates[2]) == "XIV.3"
+    text = (root / "volume.toml").read_text()
+    assert [e.line for e in v.plates] == [i for i, line in enumerate(text.splitlines(), 1) if line == "[[plates]]"]
+
+
+def test_the_page_defaults_to_the_ids_slug(tmp_path):
+    root = series(tmp_path, entries("number = 1"), head='[volume]\nid = "XIV"\ntitle = "Parallelism"\n')
+    assert volume.load(root).page == "volume-xiv.html"
+
+
+def test_numbers_must_run_from_one_in_order(tmp_path):
+    root = series(tmp_path, entries("number = 1", "number = 3", "number = 2"))
+    found = mistakes(root)
+    assert found == ["plates/volume.toml, line 10: [[plates]] #2: number 3 is out of order; the plates are listed "
+                     "by number, 1, 2, 3, …, so this one is 2",
+                     "plates/volume.toml, line 13: [[plates]] #3: number 2 is out of order; the plates are listed "
+                     "by number, 1, 2, 3, …, so this one is 3"]
+
+
+def test_a_number_given_twice_is_named_with_the_first_ones_line(tmp_path):
+    root = series(tmp_path, entries("number = 1", "number = 1"))
+    assert mistakes(root) == ["plates/volume.toml, line 10: [[plates]] #2: number 1 is also the number of the plate "
+                              "at line 7; each plate has its own"]
+
+
+@pytest.mark.parametrize("row, message", [
+    ('number = 1\ntitle = ""', "line 8: [[plates]] #1: title must be non-empty text"),
+    ("number = 1\ntitle = 4", "line 8: [[plates]] #1: title must be non-empty text, got 4"),
+    ('number = "1"', 'line 7: [[plates]] #1: number must be a positive whole number, got "1"'),
+    ("number = 1\nfolders = 'x'", 'line 8: [[plates]] #1: unknown key "folders" (did you mean "folder"?)'),
+    ('title = "A"', 'line 6: [[plates]] #1: missing key "number"'),
+])
+def test_an_entrys_fields_are_checked_at_their_line(tmp_path, row, message):
+    root = series(tmp_path, entries(row))
+    assert [m for m in mistakes(root) if m.startswith("plates/volume.toml, " + message)], mistakes(root)
+
+
+@pytest.mark.parametrize("folder, why", [
+    ("missing", "does not exist beside volume.toml"),
+    ("../outside", "must be the name of a folder beside volume.toml"),
+    ("empty", "is not a plate folder: it holds no plate.md"),
+    ("afile", "is a file, not a folder"),
+])
+def test_a_folder_must_be_a_plate_folder_beside_the_volume(tmp_path, folder, why):
+    root = series(tmp_path, entries(f'number = 1\nfolder = "{folder}"'))
+    (root / "empty").mkdir()
+    (root / "afile").write_text("x")
+    found = mistakes(root)
+    assert len(found) == 1
+    assert found[0].startswith(f'plates/volume.toml, line 8: [[plates]] #1: folder "{folder}" {why}')
+
+
+def test_a_folder_linked_from_outside_the_series_is_refused(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "plate.md").write_text(FRONT.format(volume="XIV", title="Parallelism", number=1, count=1))
+    root = series(tmp_path, entries('number = 1\nfolder = "linked"'))
+    (root / "linked").symlink_to(elsewhere, target_is_directory=True)
+    assert mistakes(root) == ['plates/volume.toml, line 8: [[plates]] #1: folder "linked" leads outside the series '
+                              'folder (a symbolic link?); plates live beside volume.toml']
+
+
+def test_two_plates_may_not_share_a_folder(tmp_path):
+    root = series(tmp_path, entries('number = 1\nfolder = "one"', 'number = 2\nfolder = "one"'),
+                  {"one": {"number": 1, "count": 2}})
+    assert mistakes(root) == ['plates/volume.toml, line 12: [[plates]] #2: folder "one" is also the folder of the '
+                              'plate at line 8']
+
+
+@pytest.mark.parametrize("head, message", [
+    ('[volume]\nid = "XIV.1"\ntitle = "P"\n', "line 2: [volume]: id \"XIV.1\" must hold only letters and digits"),
+    ('[volume]\nid = "XIV"\ntitle = "P"\npage = "index"\n', "line 4: [volume]: page must be a file name ending in "
+                                                          ".html"),
+    ('[volume]\nid = "XIV"\n', 'line 1: [volume]: missing key "title"'),
+    ('id = "XIV"\n', 'unknown table or key "id"'),
+])
+def test_the_volumes_head_is_checked(tmp_path, head, message):
+    root = series(tmp_path, entries("number = 1"), head=head)
+    assert any(m.startswith("plates/volume.toml") and message in m for m in mistakes(root)), mistakes(root)
+
+
+def test_no_plates_and_a_syntax_error_are_mistakes(tmp_path):
+    assert mistakes(series(tmp_path, "")) == ["plates/volume.toml: missing [[plates]] tables: the volume lists its "
+                                              "plates, one [[plates]] each (number, and title and folder when known)"]
+    root = series(tmp_path / "b", entries("number = 1", "number = = 2"))
+    assert mistakes(root)[0].startswith("plates/volume.toml, line 10: TOML syntax error")
+
+
+@pytest.mark.parametrize("key, value, written, what", [
+    ("volume", "XV", 'volume = "XV"', "the volume's id in volume.toml is \"XIV\""),
+    ("number", 3, "plate = 3", "its number in volume.toml, line 9 is 2"),
+    ("title", "Other", 'volume_title = "Other"', "the volume's title in volume.toml is \"Parallelism\""),
+    ("count", 11, "plates_in_volume = 11", "the plates volume.toml lists is 2"),
+])
+def test_a_plates_front_matter_must_agree_with_the_volume_at_its_line(tmp_path, key, value, written, what):
+    root = series(tmp_path, entries("number = 1", 'number = 2\nfolder = "two"'),
+                  {"two": {"number": 2, "count": 2, key: value}})
+    line = (root / "two" / "plate.md").read_text().splitlines().index(written) + 1
+    got = mistakes(root)
+    assert len(got) == 1 and got[0].startswith(f"plates/two/plate.md, line {line}: front matter: "), got
+    assert got[0].endswith(f"does not agree with the volume: {what}"), got
+
+
+def test_a_plates_own_mistakes_are_left_to_its_own_checks(tmp_path):
+    root = series(tmp_path, entries('number = 1\nfolder = "one"'), {"one": {}})
+    (root / "one" / "plate.md").write_text("---\nvolume = = 1\n---\n")
+    assert volume.load(root).written()[0].folder == "one"
+
+
+def test_the_shipped_plate_agrees_with_a_volume_made_from_its_own_front_matter(tmp_path):
+    from generator import content
+    plate = content.load(CONTENT).plate
+    rows = [f"number = {n}" + (f'\nfolder = "plate"' if n == plate.plate else "")
+            for n in range(1, plate.plates_in_volume + 1)]
+    head = f'[volume]\nid = "{plate.volume}"\ntitle = "{plate.volume_title}"\n'
+    root = series(tmp_path, entries(*rows), head=head)
+    (root / "plate").mkdir()
+    (root / "plate" / "plate.md").write_bytes((CONTENT / "plate.md").read_bytes())
+    assert [e.number for e in volume.load(root).written()] == [plate.plate]
+
+
+# --- the index page ----------------------------------------------------------------------------------------------
+
+def index_of(tmp_path, built):
+    rows = ['number = 1\ntitle = "First & <best>"', "number = 2", 'number = 3\ntitle = "Third"']
+    return volume.index_html(volume.load(series(tmp_path, entries(*rows))), built)
+
+
+def items(page: str) -> list[str]:
+    return re.findall(r'<li class="volume-plate[^"]*" id="plate-\d+">(.*?)</li>', page, re.S)
+
+
+def test_the_index_lists_every_plate_in_order_built_ones_as_links(tmp_path):
+    page = index_of(tmp_path, {2: ("second.html", "The second", "Its deck, <short> & sweet.")})
+    listed = items(page)
+    assert len(listed) == 3
+    assert [re.search(r"Plate (XIV\.\d+)", li).group(1) for li in listed] == ["XIV.1", "XIV.2", "XIV.3"]
+    assert re.findall(r'<a href="([^"]*)">([^<]*)</a>', page) == [("second.html", "The second")]
+    assert "Its deck, &lt;short&gt; &amp; sweet." in listed[1] and "to come" not in listed[1]
+    assert "First &amp; &lt;best&gt;" in listed[0] and "to come" in listed[0]
+    assert "Third" in listed[2] and "to come" in listed[2]
+    assert "1 of 3 plates published" in page
+
+
+def test_the_index_says_how_many_are_published_and_whether_any_are_to_come(tmp_path):
+    page = index_of(tmp_path / "a", {n: (f"{n}.html", f"T{n}", "D") for n in (1, 2, 3)})
+    assert "3 of 3 plates published." in page and "to come" not in page
+    page = index_of(tmp_path / "b", {2: ("2.html", "T", "D")})
+    assert "1 of 3 plates published; the others are to come." in page
+
+
+def test_the_index_escapes_a_page_name_in_its_link(tmp_path):
+    page = index_of(tmp_path, {1: ('a"b.html', "T", "D")})
+    assert '<a href="a&#34;b.html">T</a>' in page
+
+
+def test_the_index_carries_its_style_under_a_csp_hash_and_no_script(tmp_path):
+    from generator import render, theme
+    page = index_of(tmp_path, {})
+    style = re.search(r"<style>(.*?)</style>", page, re.S).group(1)
+    csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', page).group(1)
+    assert f"style-src {render.csp_hash(style)}" in csp and "default-src 'none'" in csp
+    assert "script" not in csp and "<script" not in page
+    assert theme.current().page_css() in style  # the plate's stylesheet, its theme with it
+    assert "@media (prefers-color-scheme: dark)" in style and "@media print" in style
+
+
+def test_a_plates_page_is_its_own_or_its_folders_name_without_the_plates_prefix(tmp_path):
+    rows = ['number = 1\nfolder = "xiv-1-data-parallelism"\npage = "index.html"',
+            'number = 2\nfolder = "xiv-2-sharded-data-parallelism"', 'number = 3\nfolder = "pipelines"', "number = 4"]
+    root = series(tmp_path, entries(*rows), {f: {"number": n, "count": 4} for n, f in
+                                             ((1, "xiv-1-data-parallelism"), (2, "xiv-2-sharded-data-parallelism"),
+                                              (3, "pipelines"))})
+    v = volume.load(root)
+    assert [v.page_of(e) for e in v.written()] == ["index.html", "sharded-data-parallelism.html", "pipelines.html"]
+
+
+@pytest.mark.parametrize("rows, message", [
+    (['number = 1\nfolder = "one"\npage = "volume-xiv.html"'], "line 6: [[plates]] #1: its page \"volume-xiv.html\" "
+                                                               "is also the page of the volume's index (line 4)"),
+    (['number = 1\nfolder = "one"\npage = "two.html"', 'number = 2\nfolder = "two"'],
+     "line 11: [[plates]] #2: its page \"two.html\" is also the page of plate XIV.1 (line 6)"),
+    (['number = 1\npage = "one.html"'], "line 8: [[plates]] #1: page is set, but folder is not"),
+    (['number = 1\nfolder = "one"\npage = "one.htm"'], "line 9: [[plates]] #1: page must be a file name ending in "
+                                                       ".html"),
+])
+def test_pages_are_file_names_apart_from_each_other_and_the_index(tmp_path, rows, message):
+    root = series(tmp_path, entries(*rows), {"one": {"number": 1, "count": len(rows)},
+                                             "two": {"number": 2, "count": len(rows)}})
+    found = mistakes(root)
+    assert len(found) == 1 and found[0].startswith("plates/volume.toml, " + message), found
