@@ -8,7 +8,7 @@ import json
 import re
 
 import jinja2
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from . import crossrefs, jsmodules, plates, publish, texts, theme
 from .charts import Figure
@@ -122,8 +122,8 @@ def page(content: Content, model, figures: list[Figure], live: Runtime, store=No
     plate, module = content.plate, content.module
     parts = prose_html(content, model)
     before, after = parts[0], parts[1]
-    if links is not None:
-        before, after = (crossrefs.link_plates(part, links.pages) for part in (before, after))
+    pages = links.pages if links is not None else {}
+    before, after = (crossrefs.link_plates(part, pages) for part in (before, after))
     env = page_environment(module)
     style = theme.current().page_css()  # templates/plate.css, the figures' rules keyed by the variables' values
     if live.minify:  # the templates only: a minifier would undo the escapes that keep content's text in its string
@@ -136,11 +136,17 @@ def page(content: Content, model, figures: list[Figure], live: Runtime, store=No
     runtime_js = script_safe(live.code)
     fill = module.page(content, model, figures, live.dataflows, store)
     data = fill.pop("data")
+    # The plates built alongside: the readout's and the takeaway's references become links (texts.js does the same
+    # for the live readout), and a control named by a [plates] subject links to the plate of that subject.
+    data["links"] = pages
+    fill["readout"] = [Markup(crossrefs.link_plates(str(escape(p)), pages)) for p in fill["readout"]]
+    see = {key: (plate.plates[key], pages[plate.plates[key]]) for key in plate.plates if plate.plates[key] in pages}
     data["figures"] = [live_figure(f, live.dataflows) for f in figures]
     return env.get_template("page.html.j2").render(
         plate=plate, terms=content.terms, sources=parts.sources,
         before=Markup(before), after=Markup(after), figures=figures,
-        volume_page=links.volume_page if links is not None else "",
+        volume_page=links.volume_page if links is not None else "", see=see,
+        takeaway=Markup(crossrefs.link_plates(str(escape(plate.takeaway)), pages)),
         svgs={f.id: Markup(f.svg) for f in figures}, csv_name=plate.data_file,
         url=publish.page_url(plate), preview=publish.PREVIEW_NAME,
         data=script_json(data), dataflows=dataflow_scripts(live.dataflows),

@@ -93,6 +93,12 @@ def test_the_shipped_plates_page_and_csv_are_its_own_build_but_for_the_intended_
     page, alone = built["files"]["index.html"], built["alone"]["index.html"]
     unlinked = re.sub(rf'<a href="{built["copy_page"]}">(.*?)</a>', r"\1", page, flags=re.S)
     unlinked = unlinked.replace(f'<a href="{built["index"]}">', "", 1).replace("</a></span>", "</span>", 1)
+    # the control named by the [plates] subject of the plate built alongside links to it; the page data lists it
+    subject = next(k for k, v in built["plate"].plates.items() if v == built["target"])
+    see = f'\n      <a class="see-plate" href="{built["copy_page"]}">See plate {built["target"]}</a>'
+    assert page.count(see) == (1 if f'id="choose-{subject}"' in page else 0)
+    unlinked = unlinked.replace(see, "").replace(
+        f'"links":{{"{built["target"]}":"{built["copy_page"]}"}}', '"links":{}', 1)
     assert unlinked == alone and page != alone
     assert built["files"][built["plate"].data_file] == built["alone"][built["plate"].data_file]
 
@@ -150,3 +156,22 @@ def test_the_shipped_series_builds_with_the_shipped_plate_as_index_html(tmp_path
     if not shipped:
         pytest.skip(f"{CONTENT} is not a plate of {root}")
     assert vol.page_of(shipped[0]) == "index.html"  # external checks read the plate's page there
+
+
+@pytest.mark.browser
+def test_the_live_readout_links_the_plate_built_alongside_as_the_page_as_built_does(built, open_page):
+    """The readout the page script writes for a selection links the plates of the build as the build's does: back at
+    the default after another selection, it is the page as built's, links and all."""
+    target = built["target"]
+    page = open_page(built["site"])
+    paragraphs = "() => [...document.querySelectorAll('#readout p')].map((p) => p.innerHTML)"
+    static = page.page.evaluate(paragraphs)
+    choices = page.page.evaluate("() => JSON.parse(document.getElementById('plate-data').textContent).choices")
+    default = page.page.evaluate("() => JSON.parse(document.getElementById('plate-data').textContent).default")
+    other = next(m for m in choices["model"] if m != default["model"])
+    page.page.evaluate("(m) => window.plate.show({model: m})", other)
+    page.page.evaluate("() => window.plate.show({})")
+    live = page.page.evaluate(paragraphs)
+    assert live == static
+    if re.search(rf"[Pp]late\s+{re.escape(target)}", " ".join(static)):
+        assert any(f'<a href="{built["copy_page"]}">' in p for p in live)

@@ -66,7 +66,26 @@ function fillReadout(f) {
   readout.replaceChildren(...paragraphs.map((text, i) => {
     const p = document.createElement("p");
     p.dataset.readout = String(i);
-    p.textContent = text;
+    p.replaceChildren(...linked(text));
     return p;
   }));
+}
+
+// "plate XIV.5" as a link when that plate is built alongside (generator/crossrefs.py does the same for the page as
+// built): the id ends where no letter, digit or further ".N" follows.
+const LINKS = data.links || {};
+const REFERENCE = /(?<![\w&#-])([Pp]late\s+)([A-Za-z0-9]+\.\d+)(?!\w|\.\d)/g;
+
+/** A text as nodes: its references to the plates built alongside as links, the rest as text. */
+function linked(text) {
+  const nodes = [];
+  let at = 0;
+  for (const m of text.matchAll(REFERENCE)) {
+    if (!(m[2] in LINKS)) continue;
+    nodes.push(document.createTextNode(text.slice(at, m.index)));
+    nodes.push(Object.assign(document.createElement("a"), { href: LINKS[m[2]], textContent: m[0] }));
+    at = m.index + m[0].length;
+  }
+  nodes.push(document.createTextNode(text.slice(at)));
+  return nodes;
 }
