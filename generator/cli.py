@@ -80,7 +80,7 @@ def parser(argv: list[str] | None = None) -> Parser:
     d.add_argument("--select", default="", metavar="KEY=ID,...",
                    help="the selection to print (default: the plate's default)")
     for command in (b, s, c, d):
-        if command is b:  # a series (generator/series.py): every plate volume.toml lists, and the volume's index
+        if command in (b, c):  # a series (generator/series.py): every plate volume.toml lists, and the volume's index
             command.add_argument("--content", default=SERIES, type=Path,
                                  help=f"a plate's folder, or a series' (default: {SERIES}, the series)")
         else:
@@ -132,8 +132,12 @@ def report_warnings(warnings: list[str]) -> None:
 def run_check(content_dir: Path, debug: bool) -> int:
     """Check the content without writing anything; the exit status (warnings alone do not fail)."""
     started = time.perf_counter()
+    from . import series
     try:
-        result = checks.checked(content_dir)
+        if series.is_series(Path(content_dir)):
+            warnings = series.check(Path(content_dir))
+        else:
+            warnings = checks.checked(content_dir).warnings
     except ContentError as error:
         if debug:
             traceback.print_exc()
@@ -142,8 +146,8 @@ def run_check(content_dir: Path, debug: bool) -> int:
     except KeyboardInterrupt:
         print("plate: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    report_warnings(result.warnings)
-    count = len(result.warnings)
+    report_warnings(warnings)
+    count = len(warnings)
     print(f"plate: {content_dir}/ has no mistakes ({count} warning{'s' if count != 1 else ''}); checked in "
           f"{time.perf_counter() - started:.1f} s")
     return 0

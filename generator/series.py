@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import build, volume
+from . import build, checks, volume
 from .crossrefs import Links
 from .schema import ContentError, quote
 
@@ -51,3 +51,19 @@ def gather(root: Path, warnings: list[str] | None = None) -> dict[str, str | byt
         raise ContentError(problems)
     files[vol.page] = volume.index_html(vol, built)
     return files
+
+
+def check(root: Path) -> list[str]:
+    """Check the volume and every plate it lists with a folder, writing nothing: their warnings, or ContentError
+    listing every mistake of every plate, each at its file and line."""
+    vol = volume.load(root)
+    problems: list[str] = []
+    warnings: list[str] = []
+    for entry in vol.written():
+        try:
+            warnings.extend(checks.checked(vol.folder(entry)).warnings)
+        except ContentError as error:
+            problems.extend(error.problems)
+    if problems:
+        raise ContentError(problems)
+    return warnings

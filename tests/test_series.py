@@ -175,3 +175,16 @@ def test_the_live_readout_links_the_plate_built_alongside_as_the_page_as_built_d
     assert live == static
     if re.search(rf"[Pp]late\s+{re.escape(target)}", " ".join(static)):
         assert any(f'<a href="{built["copy_page"]}">' in p for p in live)
+
+
+def test_plate_check_checks_every_plate_of_a_series_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    made = make_series(tmp_path / "plates")
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["check"]) == 0  # no --content: the series in plates/
+    assert "plates/ has no mistakes" in capsys.readouterr().out
+    plate_md = made["copy"] / "plate.md"
+    plate_md.write_text(plate_md.read_text().replace("\ntitle = ", "\ntitel = \"x\"\ntitle = ", 1))
+    line = plate_md.read_text().splitlines().index('titel = "x"') + 1
+    assert cli.main(["check"]) == cli.EXIT_CONTENT
+    assert f"{made['copy'].name}/plate.md, line {line}: " in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plates"]
