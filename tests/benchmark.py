@@ -369,11 +369,26 @@ def runtime_only(cache_root: Path, into: Path) -> Path:
     return into
 
 
+def copy_content(into: Path) -> Path:
+    """A copy of the content's plate folder in the folder into, with the other plates of its series beside it (XIV.5
+    reads XIV.4's presets and model from the folder next to its own); returns the copy of the content."""
+    into.mkdir(parents=True)
+    for plate in [CONTENT, *(p for p in sorted(CONTENT.parent.iterdir()) if p != CONTENT and (p / "plate.md").is_file())]:
+        shutil.copytree(plate, into / plate.name)
+    return into / CONTENT.name
+
+
+def presets_of(content: Path) -> Path:
+    """The presets.toml a plate reads: its own, else the one of the plate beside it whose presets it reuses."""
+    own = content / "presets.toml"
+    return own if own.is_file() else next(iter(sorted(content.parent.glob("*/presets.toml"))))
+
+
 def edited_content(into: Path, step: int) -> Path:
     """A copy of the content with one preset number changed (the last model's parameter count, up by step): an
     author's edit of the presets, after which a build makes the CSV anew."""
-    shutil.copytree(CONTENT, into)
-    presets = into / "presets.toml"
+    into = copy_content(into)
+    presets = presets_of(into)
     text = presets.read_text(encoding="utf-8")
     last = list(re.finditer(r"^params\s*=\s*([\d_]+)", text, flags=re.M))[-1]
     changed = int(last.group(1).replace("_", "")) + step
@@ -409,8 +424,7 @@ def row(name: str, plate: float, anchor: float | None, unit: str, budget: str = 
 def serve_idle_cpu(work: Path, files: int = 50_000, seconds: float = 10.0, poll: bool = False) -> float:
     """The CPU `plate serve` uses while nothing changes, in % of one core, with `files` more files in content/
     (poll: with watchfiles hidden, so that it falls back to reading every file's time)."""
-    content = work / f"serve-content-{'poll' if poll else 'watch'}"
-    shutil.copytree(CONTENT, content)
+    content = copy_content(work / f"serve-content-{'poll' if poll else 'watch'}")
     for i in range(files):
         folder = content / "notes" / f"{i // 500:03}"
         if i % 500 == 0:
@@ -447,7 +461,7 @@ def serve_idle_cpu(work: Path, files: int = 50_000, seconds: float = 10.0, poll:
 def glossary_content(into: Path, total: int, spellings: int) -> Path:
     """A copy of the content with terms added up to total (a plate may have 1,000), each of that many spellings
     and used once in the prose (by its last spelling, the others looked for in vain before it)."""
-    shutil.copytree(CONTENT, into)
+    into = copy_content(into)
     added = max(total - len(tomllib.loads((into / "terms.toml").read_text(encoding="utf-8"))["terms"]), 0)
 
     def spelling(i: int, j: int) -> str:
@@ -518,8 +532,8 @@ def scaled_shape(k: int) -> dict[str, int]:
 def scaled_content(into: Path, shape: dict[str, int]) -> tuple[Path, dict[str, int]]:
     """A copy of the content with shape's numbers of models, batches and networks: the content's own, then copies
     of them (each copy's numbers a little larger, its ids and names its own) up to that number."""
-    shutil.copytree(CONTENT, into)
-    path = into / "presets.toml"
+    into = copy_content(into)
+    path = presets_of(into)
     text = path.read_text(encoding="utf-8")
     data = tomllib.loads(text)
     grown = {"models": "params", "batches": "tokens", "networks": "link_gbytes_per_s"}

@@ -112,3 +112,19 @@ def test_the_live_page_says_what_node_says_after_each_control_changes(site, pres
                 assert row["text"] in shown["labels"], (sel, shown["labels"])
         assert errors == []
         browser.close()
+
+
+def test_a_copy_without_xiv4_beside_it_is_one_clear_mistake(tmp_path):
+    """XIV.5 reads XIV.4's presets and model from the folder beside its own: copied alone, the build says so."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[3]
+    shutil.copytree(root / "plates" / "xiv-5-sharded-data-parallelism", tmp_path / "xiv-5-copy")
+    done = subprocess.run([sys.executable, "-m", "generator", "build", "--content", str(tmp_path / "xiv-5-copy"),
+                           "--out", str(tmp_path / "site")], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=300)
+    assert done.returncode == 1, done.stderr
+    assert "xiv-4-data-parallelism: no such plate" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "site").exists()
