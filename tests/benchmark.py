@@ -154,7 +154,7 @@ class no_build_cache:
     """Within it, builds keep nothing between them: no build cache (the runtime bundle stays cached)."""
 
     def __enter__(self):
-        self.at, cache.at = cache.at, lambda root: cache.Cache(None)
+        self.at, cache.at = cache.at, lambda root, module=None: cache.Cache(None)
 
     def __exit__(self, *exc):
         cache.at = self.at

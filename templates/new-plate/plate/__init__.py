@@ -58,7 +58,7 @@ class Facts:
 
 
 def steps() -> list[int]:
-    """1, 2, 4, … STEPS (page/model.js `replica_counts` gives the same)."""
+    """1, 2, 4, … STEPS (page/model.js `counts` gives the same)."""
     return [2 ** k for k in range(STEPS.bit_length())]
 
 
@@ -162,13 +162,12 @@ def page(content, model: Model, figures: list, dataflows, store=None) -> dict:
     f = model.facts(plate.default)
     said = texts.words(importlib.import_module(__package__), [f], plate.plates, store)[0]
     choices = {"rate": list(content.presets.rates)}
-    # The names the engine's page modules read (templates/page/data.js, texts.js): the n axis's end as max_replicas.
+    # What the engine's page modules read (docs/plates.md), and the presets this plate's page/selection.js reads.
     data = {
         "keys": ["rate"], "default": {"rate": plate.default.rate}, "cluster_keys": [], "choices": choices,
-        "options": {"sharding": []}, "presets": {"workshop": {"max_replicas": STEPS, "seq_len": 0},
-                                                  "rates": {i: facts_data(model.facts(Selection(i)))["rate"]
-                                                            for i in content.presets.rates}},
-        "data": {"line": LINE_DATA}, "plates": plate.plates, "own": {}, "csv_name": plate.data_file,
+        "presets": {"steps": STEPS, "rates": {i: facts_data(model.facts(Selection(i)))["rate"]
+                                              for i in content.presets.rates}},
+        "plates": plate.plates, "words_context": words_context([f], plate.plates), "csv_name": plate.data_file,
     }
     return dict(
         controls=[("rate", "Rate", {i: r.name for i, r in content.presets.rates.items()})],
