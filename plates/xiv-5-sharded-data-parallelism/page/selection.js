@@ -43,16 +43,20 @@ export function factsOf(sel, presets = presetsOfPage()) {
       traffic_bytes: replicas.map((n) => traffic_bytes(params, s, b, n)),
       traffic_s: replicas.map((n) => traffic_seconds(params, s, b, link, n)),
       traffic_ratio: traffic_ratio(s, b), traffic_limit_bytes: traffic_limit_bytes(params, s, b),
+      traffic_limit_s: traffic_limit_bytes(params, s, b) / link,
+      domain_traffic_s: net.nvlink && gpu.nvlink_domain ? traffic_seconds(params, s, b, link, gpu.nvlink_domain) : null,
     };
   });
   return {
     selection: { model: sel.model, gpu: sel.gpu, stage: sel.stage, precision: sel.precision, network: sel.network },
-    model: { name: m.name, params }, gpu: { name: gpu.name, memory_gb: gpu.memory_gb },
-    network: { name: net.name, short: net.short },
+    model: { name: m.name, params },
+    gpu: { name: gpu.name, memory_gb: gpu.memory_gb, nvlink_domain: gpu.nvlink_domain ?? null,
+      interconnect: gpu.interconnect },
+    network: { name: net.name, short: net.short, nvlink: Boolean(net.nvlink) },
     caption: `${m.name} · ${gpu.name} · stage ${k} · ${PRECISIONS[sel.precision]} gradients · ${net.short}`,
     precision_name: PRECISIONS[sel.precision], stage: k, grad_bytes: b, max_replicas: presets.workshop.max_replicas,
     replicas, memory_bytes: memory,
-    memory_gib_bytes: memoryGib, link_bytes_per_s: link, unsharded_bytes: state_bytes(params, 0, 1), stages,
+    memory_gib_bytes: memoryGib, link_bytes_per_s: link, link_gbytes_per_s: link / 1e9, unsharded_bytes: state_bytes(params, 0, 1), stages,
   };
 }
 

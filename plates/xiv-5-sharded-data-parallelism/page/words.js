@@ -31,7 +31,7 @@ export function sameTraffic(f) {
 /** Whether the selected stage's states fit one GPU, from how many replicas (GB = 10⁹ B, and as GiB). */
 function fitText(f) {
   const s = f.stages[f.stage];
-  const memory = `one ${f.gpu.name}'s ${num(f.gpu.memory_gb)} GB (10⁹ B)`;
+  const memory = `one ${f.gpu.name} GPU's ${num(f.gpu.memory_gb)} GB (10⁹ B)`;
   const states = `${f.model.name}'s model states`;
   if (s.smallest_fitting === null) {
     const kept = f.stage === 0 ? `all ${data_size(s.floor_bytes)} of them` :
@@ -45,22 +45,31 @@ function fitText(f) {
   return `Under stage ${f.stage}, ${states} fit in ${memory} ${from}${binary}.`;
 }
 
-/** What each GPU then sends per step at the figures' largest replica count, against plain data parallelism. */
+/** What each GPU then sends per step as replicas grow, against plain data parallelism, and how long that takes. */
 function trafficText(f, W) {
   const s = f.stages[f.stage];
-  const n = num(f.max_replicas);
   const precision = f.precision_name;
-  const sent = `${data_size(last(s.traffic_bytes))} per step in each direction at ${n} replicas`;
-  const against = f.stage === 0
-    ? `its ${precision} gradients' ring all-reduce, ${sent}`
-    : `${sent}, ${sig(s.traffic_ratio)} times plain data parallelism's ring all-reduce of ${precision} gradients`;
-  return `Each GPU sends ${against}; on the ${f.network.short} network that takes ${seconds(last(s.traffic_s))} ` +
-    "at the full link speed.";
+  const sent = `Each GPU sends, and receives, ${data_size(s.traffic_limit_bytes)} per step as replicas grow`;
+  const what = f.stage === 0 ? `: the ring all-reduce of its ${precision} gradients`
+    : `, ${sig(s.traffic_ratio)} times the ring all-reduce of ${precision} gradients`;
+  const speed = `${num(f.link_gbytes_per_s)} GB/s per direction`;
+  const link = f.gpu.interconnect;
+  let time;
+  if (!f.network.nvlink) {
+    time = `At ${speed} on the ${f.network.short} network that takes ${seconds(s.traffic_limit_s)}.`;
+  } else if (f.gpu.nvlink_domain) {
+    const d = num(f.gpu.nvlink_domain);
+    time = `Over ${link} (${speed}) one domain of ${d} GPUs takes ${seconds(s.domain_traffic_s)}; ` +
+      `${link} joins no more than ${d} of them.`;
+  } else {
+    time = `Over ${link} (${speed}) that would take ${seconds(s.traffic_limit_s)}, were every GPU joined by it.`;
+  }
+  return `${sent}${what}. ${time}`;
 }
 
 /** What the formulas leave out, so a reader does not take the numbers for a whole run's. */
 const leftOut = (W) => `These count model states and bandwidth only: activations${seePlate(W, "activations")}, ` +
-  "the gathered weights of the layer being computed, temporary buffers and each collective's latency are left out.";
+  "the weights a unit holds gathered while it computes, temporary buffers and each collective's latency are left out.";
 
 /** The readout: one paragraph on memory, one on traffic. */
 export function readoutParagraphs(f, W) {

@@ -97,6 +97,8 @@ class StageFacts:
     traffic_s: np.ndarray  # that at the selection's link speed per direction
     traffic_ratio: float  # per byte of the all-reduce at the same gradient precision (n ≥ 2)
     traffic_limit_bytes: float  # as n grows (r → 1)
+    traffic_limit_s: float  # that at the selection's link speed per direction
+    domain_traffic_s: float | None  # over the GPU's NVLink, at one domain's GPUs (None: not NVLink, or no domain)
 
 
 @dataclass(frozen=True)
@@ -205,6 +207,10 @@ class Facts:
                 traffic_bytes=traffic,
                 traffic_s=zero.traffic_seconds(self.params, k, self.grad_bytes, self.link_bytes_per_s, n),
                 traffic_ratio=self.traffic_ratio(k), traffic_limit_bytes=self.traffic(k),
+                traffic_limit_s=self.traffic(k) / self.link_bytes_per_s,
+                domain_traffic_s=(float(zero.traffic_seconds(self.params, k, self.grad_bytes, self.link_bytes_per_s,
+                                                             self.gpu.nvlink_domain))
+                                  if self.network.nvlink and self.gpu.nvlink_domain else None),
             ))
         return tuple(out)
 
@@ -262,19 +268,22 @@ def facts_data(f: Facts) -> dict:
     return {
         "selection": {key: getattr(f.selection, key) for key in CONTROLS},
         "model": {"name": f.model.name, "params": float(f.params)},
-        "gpu": {"name": f.gpu.name, "memory_gb": float(f.gpu.memory_gb)},
-        "network": {"name": f.network.name, "short": f.network.short},
+        "gpu": {"name": f.gpu.name, "memory_gb": float(f.gpu.memory_gb), "nvlink_domain": f.gpu.nvlink_domain,
+                "interconnect": f.gpu.interconnect},
+        "network": {"name": f.network.name, "short": f.network.short, "nvlink": f.network.nvlink},
         "caption": caption(f), "precision_name": f.precision_name,
         "stage": f.stage_index, "grad_bytes": f.grad_bytes, "max_replicas": f.max_replicas,
         "replicas": [int(n) for n in f.replicas], "memory_bytes": f.memory_bytes,
         "memory_gib_bytes": float(f.memory_gib_bytes), "link_bytes_per_s": f.link_bytes_per_s,
+        "link_gbytes_per_s": f.link_bytes_per_s / 1e9,
         "unsharded_bytes": f.unsharded_bytes,
         "stages": [{"stage": s.stage, "states_bytes": [float(b) for b in s.states_bytes],
                     "floor_bytes": s.floor_bytes, "smallest_fitting": _number(s.smallest_fitting),
                     "smallest_fitting_gib": _number(s.smallest_fitting_gib),
                     "smallest_fitting_on_grid": s.smallest_fitting_on_grid,
                     "traffic_bytes": [float(b) for b in s.traffic_bytes], "traffic_s": [float(t) for t in s.traffic_s],
-                    "traffic_ratio": s.traffic_ratio, "traffic_limit_bytes": s.traffic_limit_bytes}
+                    "traffic_ratio": s.traffic_ratio, "traffic_limit_bytes": s.traffic_limit_bytes,
+                    "traffic_limit_s": s.traffic_limit_s, "domain_traffic_s": s.domain_traffic_s}
                    for s in f.stages],
     }
 

@@ -167,7 +167,7 @@ def check_readout(readout: list[str], f) -> None:
     """The readout's numbers, each generator/notation.py's formatting of a Python fact at its place."""
     fit, traffic = readout
     s = f.selected
-    memory = rf"one {re.escape(f.gpu.name)}'s {NUM} GB \(10⁹ B\)"
+    memory = rf"one {re.escape(f.gpu.name)} GPU's {NUM} GB \(10⁹ B\)"
     if np.isnan(s.smallest_fitting):
         found = re.fullmatch(rf"Under stage (\d), {re.escape(f.model.name)}'s model states never fit in {memory}: "
                              rf"every GPU keeps (?:all )?{SIZE} of them.*\.", fit)
@@ -181,16 +181,32 @@ def check_readout(readout: list[str], f) -> None:
         assert found[3] == (None if n == 1 else num(n)), fit
         assert (found[4], found[5]) == ((None, None) if gib == n else (num(gib), num(f.gpu.memory_gb))), fit
     assert found[1] == str(f.stage_index) and found[2] == num(f.gpu.memory_gb), fit
-    found = re.match(rf"Each GPU sends (?:its (\w+) gradients' ring all-reduce, )?{SIZE} per step in each direction "
-                     rf"at {NUM} replicas(?:, {NUM} times plain data parallelism's ring all-reduce of (\w+) "
-                     rf"gradients)?; on the {re.escape(f.network.short)} network that takes {TIME} at the full link "
-                     rf"speed\. ", traffic)
+    found = re.match(rf"Each GPU sends, and receives, {SIZE} per step as replicas grow(?:: the ring all-reduce of "
+                     rf"its (\w+) gradients|, {NUM} times the ring all-reduce of (\w+) gradients)\. ", traffic)
     assert found, traffic
-    assert found[1] == (f.precision_name if f.stage_index == 0 else None), traffic
-    assert found[2] == data_size(s.traffic_bytes[-1]) and found[3] == num(f.max_replicas), traffic
-    assert found[4] == (None if f.stage_index == 0 else sig(s.traffic_ratio)), traffic
-    assert found[5] == (None if f.stage_index == 0 else f.precision_name), traffic
-    assert found[6] == seconds(s.traffic_s[-1]), traffic
+    assert found[1] == data_size(s.traffic_limit_bytes), traffic
+    assert found[2] == (f.precision_name if f.stage_index == 0 else None), traffic
+    assert (found[3], found[4]) == ((None, None) if f.stage_index == 0 else (sig(s.traffic_ratio), f.precision_name))
+    after = traffic[found.end():]
+    speed = rf"{re.escape(num(f.link_bytes_per_s / 1e9))} GB/s per direction"
+    link = re.escape(f.gpu.interconnect)
+    if not f.network.nvlink:
+        timed = re.match(rf"At {speed} on the {re.escape(f.network.short)} network that takes {TIME}\. ", after)
+        assert timed and timed[1] == seconds(s.traffic_limit_s), after
+    elif f.gpu.nvlink_domain:
+        d = re.escape(num(f.gpu.nvlink_domain))
+        timed = re.match(rf"Over {link} \({speed}\) one domain of {d} GPUs takes {TIME}; {link} joins no more than "
+                         rf"{d} of them\. ", after)
+        assert timed and timed[1] == seconds(float(s.domain_traffic_s)), after
+        # the ring of one domain, at the GPU's NVLink speed: (stage's limit) × (d − 1)/d
+        assert s.domain_traffic_s == pytest.approx(s.traffic_limit_bytes * (f.gpu.nvlink_domain - 1)
+                                                   / f.gpu.nvlink_domain / f.link_bytes_per_s, rel=1e-12)
+    else:
+        timed = re.match(rf"Over {link} \({speed}\) that would take {TIME}, were every GPU joined by it\. ", after)
+        assert timed and timed[1] == seconds(s.traffic_limit_s), after
+    assert s.traffic_limit_s == pytest.approx(s.traffic_limit_bytes / f.link_bytes_per_s, rel=1e-12)
+    found = timed
+    traffic = after
     rest = traffic[found.end():]
     assert "activations (plate XIV.6)" in rest and not re.search(r"\d", rest.replace("XIV.6", "")), rest
 
