@@ -396,7 +396,7 @@ CHANGE = """async (values) => {
 # Each view's data sets the page feeds, as JSON; the texts its marks write (axis labels aside: their number
 # follows the plot's width); and how many of its axes' texts stick out of the figure's SVG.
 DRAWN = """() => {
-  const names = Object.values(JSON.parse(document.getElementById('plate-data').textContent).data);
+  const names = Object.keys(window.plate.datasets); // every dataset the page feeds (the plate's DATASETS)
   const data = window.plate.views.map((view) => names.map((name) => {
     try { return JSON.stringify(view.data(name)); } catch (e) { return null; } // not a data set of this view
   }));
