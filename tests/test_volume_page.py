@@ -1,9 +1,7 @@
 """The volume's index page in Chromium and the Nu checker: its style allowed by its own CSP, offline, dark mode, axe,
 and one printed page; a volume made from the shipped plate's front matter, that plate built, the others to come."""
 import io
-import os
 import subprocess
-from pathlib import Path
 
 import pytest
 from pypdf import PdfReader
@@ -14,26 +12,8 @@ from generator import content, volume
 
 pytestmark = pytest.mark.browser
 
-# axe-core as tests/test_accessibility.py runs it (that module imports the shipped plate's own names).
-AXE = Path(__file__).resolve().parent / ".node" / "node_modules" / "axe-core" / "axe.min.js"
-WCAG = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
-AXE_RUN = """async (tags) => {
-  const result = await axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']});
-  return result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
-    nodes: v.nodes.slice(0, 5).map(n => n.target.join(' ') + ': ' + n.failureSummary)}));
-}"""
-
-
-@pytest.fixture(scope="session")
-def axe_js() -> str:
-    """axe-core from npm (never committed): $AXE_CORE_JS, else tests/.node (test_accessibility.py installs it)."""
-    path = Path(os.environ.get("AXE_CORE_JS") or AXE)
-    if not path.exists():
-        message = f"axe-core is not at {path} (npm install --prefix tests/.node axe-core@4, or set AXE_CORE_JS)"
-        if os.environ.get("CI"):
-            pytest.fail(message + ", and CI is set")
-        pytest.skip(message)
-    return path.read_text(encoding="utf-8")
+# axe-core as tests/test_accessibility.py fetches and runs it
+from test_accessibility import AXE_RUN, WCAG, axe_js  # noqa: E402,F401 - axe_js: the fixture, by its name
 
 
 @pytest.fixture(scope="module")
