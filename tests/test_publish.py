@@ -1,15 +1,25 @@
 """Publishing on a static host: robots.txt always; with the site's base_url (volume.toml's [site]) a canonical link,
 link-preview meta, a preview image of the default figure named after the page, and a sitemap of every page; the
 shipped series published under a sub-path and served from it, every link followed."""
+import functools
+import json
 import re
 import shutil
 import struct
+import threading
+import tomllib
+import urllib.error
+import urllib.request
 import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urldefrag, urljoin, urlsplit
 
 import pytest
 
-from conftest import FIXTURE
-from generator import build, content
+from conftest import FIXTURE, ROOT
+from generator import build, content, publish, volume
 from generator.schema import ContentError
 
 BASE = "https://plates.example.org/ix/1"
@@ -102,3 +112,159 @@ def test_a_published_build_is_byte_identical_when_repeated(published, tmp_path):
     assert files == sorted([build.MARKER, c.plate.data_file, "index.html", "index.png", "robots.txt", "sitemap.xml"])
     for name in files:
         assert (out / name).read_bytes() == (again / name).read_bytes(), name
+
+
+# --- the shipped series published under a sub-path, served from it ------------------------------------------------
+
+SERIES = ROOT / "plates"
+SUB_BASE = "https://example.org/plates/vol-xiv/"
+SUB_PATH = urlsplit(SUB_BASE).path  # where the site lies under the served root: /plates/vol-xiv/
+
+
+class Page(HTMLParser):
+    """A page's links (every href and src, inline SVG's xlink:href too), its ids, and its head's meta and link."""
+
+    def __init__(self, text: str):
+        super().__init__(convert_charrefs=True)
+        self.links: list[str] = []
+        self.ids: set[str] = set()
+        self.meta: dict[str, str] = {}
+        self.canonical: list[str] = []
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        values = dict(attrs)
+        self.links += [v for k, v in attrs if v is not None and (k in ("href", "src") or k.endswith(":href"))]
+        if values.get("id"):
+            self.ids.add(values["id"])
+        if tag == "meta" and (values.get("property") or values.get("name")):
+            self.meta[values.get("property") or values.get("name")] = values.get("content") or ""
+        if tag == "link" and values.get("rel") == "canonical":
+            self.canonical.append(values.get("href") or "")
+
+
+def shipped_series_at(plates: Path, base: str) -> None:
+    """The shipped series copied to plates/, its volume.toml's [site] giving base as the base_url."""
+    shutil.copytree(SERIES, plates, ignore=shutil.ignore_patterns("__pycache__"))
+    toml = plates / "volume.toml"
+    text = toml.read_text(encoding="utf-8")
+    if "site" in tomllib.loads(text):
+        text, count = re.subn(r"(?m)^\s*base_url\s*=.*$", f"base_url = {json.dumps(base)}", text)
+        assert count == 1, "the shipped volume.toml's [site] sets base_url on one line"
+    else:
+        text = f"[site]\nbase_url = {json.dumps(base)}\n\n{text}"
+    toml.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """The shipped series built with a sub-path base_url into root/plates/vol-xiv/, root served over http."""
+    tmp = tmp_path_factory.mktemp("served")
+    shipped_series_at(tmp / "plates", SUB_BASE)
+    out = tmp / "root" / SUB_PATH.strip("/")
+    build.build(tmp / "plates", out)
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(tmp / "root")))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield {"out": out, "volume": volume.load(tmp / "plates"), "origin": f"http://127.0.0.1:{httpd.server_port}"}
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=60)
+
+
+def fetch(served, url: str) -> tuple[int, str, bytes]:
+    """(status, content type, body) of a URL under the base, asked of the local server at the same path."""
+    assert url.startswith(SUB_BASE), url
+    local = served["origin"] + urlsplit(url)._replace(scheme="", netloc="", fragment="").geturl()
+    try:
+        with urllib.request.urlopen(local, timeout=60) as answer:
+            return answer.status, answer.headers.get_content_type(), answer.read()
+    except urllib.error.HTTPError as error:
+        return error.code, "", b""
+
+
+def page_urls(served) -> dict[str, str]:
+    """{URL: file name} of every page the build wrote."""
+    return {publish.page_url(SUB_BASE, p.name): p.name for p in sorted(served["out"].glob("*.html"))}
+
+
+def sitemap(served) -> list[str]:
+    urlset = ET.parse(served["out"] / "sitemap.xml").getroot()
+    return [e.text for e in urlset.findall("s:url/s:loc", {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"})]
+
+
+def test_the_sitemap_of_the_shipped_series_lists_every_page_under_the_sub_path(served):
+    vol = served["volume"]
+    pages = {vol.page_of(entry) for entry in vol.written()} | {vol.page}
+    assert set(page_urls(served).values()) == pages  # each plate's page and the index were built, nothing else
+    listed = sitemap(served)
+    assert sorted(listed) == sorted(page_urls(served)) and len(set(listed)) == len(listed)
+    assert all(url.startswith(SUB_BASE) for url in listed)
+    for url in listed:
+        status, kind, _ = fetch(served, url)
+        assert (status, kind) == (200, "text/html"), url
+    robots = (served["out"] / "robots.txt").read_text(encoding="utf-8")
+    assert f"Sitemap: {SUB_BASE}sitemap.xml" in robots.splitlines()
+
+
+def inside(url: str) -> bool:
+    return url.startswith(SUB_BASE)
+
+
+def page_address(url: str) -> str:
+    """A page's URL as the sitemap writes it: the folder for its index.html."""
+    return SUB_BASE if url == SUB_BASE + publish.HOME else url
+
+
+def test_no_link_of_the_shipped_series_is_broken_under_the_sub_path(served):
+    pages = {url: Page((served["out"] / name).read_text(encoding="utf-8")) for url, name in page_urls(served).items()}
+    robots = (served["out"] / "robots.txt").read_text(encoding="utf-8")
+    links = [(SUB_BASE + "robots.txt", line.split(":", 1)[1].strip()) for line in robots.splitlines()
+             if line.lower().startswith("sitemap:")]
+    links += [(url, link) for url, page in pages.items() for link in page.links]
+    checked, broken = 0, []
+    answers: dict[str, int] = {}
+    for where, link in links:
+        target = urljoin(where, link)
+        if urlsplit(target).scheme in ("data", "mailto") or not target.startswith(("http:", "https:")):
+            continue
+        if not inside(target):
+            if not urlsplit(link).scheme:  # relative, yet it climbs out of the folder the site is served from
+                broken.append(f"{where}: {link} leaves {SUB_BASE}")
+            continue  # another site's page
+        checked += 1
+        address, fragment = urldefrag(target)
+        if address not in answers:
+            answers[address] = fetch(served, address)[0]
+        if answers[address] != 200:
+            broken.append(f"{where}: {link} answers {answers[address]}")
+        elif fragment and fragment not in getattr(pages.get(page_address(address)), "ids", ()):
+            broken.append(f"{where}: {link} names no id {fragment!r} in its page")
+    print(f"{checked} links inside the site checked, {len(answers)} addresses, {len(links)} links in all")
+    assert not broken, broken
+    assert checked >= len(pages) + 1  # the pages link each other (the index its plates) and robots.txt the sitemap
+
+
+def test_each_plate_of_the_shipped_series_has_its_canonical_link_and_preview_under_the_base(served):
+    vol = served["volume"]
+    plates = [vol.page_of(entry) for entry in vol.written()]
+    previews = set()
+    for name in plates:
+        page = Page((served["out"] / name).read_text(encoding="utf-8"))
+        url = publish.page_url(SUB_BASE, name)
+        assert page.canonical == [url] and page.meta["og:url"] == url, name
+        image = page.meta["og:image"]
+        assert image == page.meta["twitter:image"] and inside(image) and image != url, name
+        status, kind, body = fetch(served, image)
+        assert (status, kind, body[:8]) == (200, "image/png", b"\x89PNG\r\n\x1a\n"), image
+        previews.add(image)
+    assert len(previews) == len(plates)  # one preview per plate, none shared
+    index = Page((served["out"] / vol.page).read_text(encoding="utf-8"))
+    assert index.canonical == [SUB_BASE + vol.page] and index.meta["og:url"] == SUB_BASE + vol.page
+    assert publish.page_url(SUB_BASE, "index.html") == SUB_BASE  # the host serves index.html for the folder
