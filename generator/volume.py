@@ -138,8 +138,7 @@ def site_base_url(problems: Problems, path: Path, text: str, data: dict) -> str 
     """[site]'s base_url as a folder URL ('' when not set), or None with the mistake recorded at its line."""
     if "site" not in data:
         return ""
-    site = fields(problems, path, text, ("site",), data["site"], SITE_SCHEMA, {"base_url": ""}, label="[site]",
-                  fallback_line=locate(text, ("site",)))
+    site = fields(problems, path, text, ("site",), data["site"], SITE_SCHEMA, {"base_url": ""}, label="[site]")
     if site is None:
         return None
     why = publish.base_url_problem(site["base_url"]) if site["base_url"] else None
