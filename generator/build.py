@@ -123,7 +123,8 @@ def gather(content_dir: Path, warnings: list[str] | None = None, memo: dict | No
     live = live_runtime({f.id: f.vega for f in figures}, warnings)
     html = render.page(plate, model, figures, live, store, links,  # links: a series build's (generator/series.py)
                        page=page, base_url=base_url)
-    files = {page: html, plate.plate.data_file: csv, **publish.plate_files(base_url, page, figures)}
+    preview = _kept(memo, "preview", repr((key, base_url, page)), lambda: publish.plate_files(base_url, page, figures))
+    files = {page: html, plate.plate.data_file: csv, **preview}
     return {**files, **publish.site_files(base_url, [page])} if alone else files
 
 
