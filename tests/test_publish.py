@@ -148,9 +148,12 @@ def shipped_series_at(plates: Path, base: str) -> None:
     shutil.copytree(SERIES, plates, ignore=shutil.ignore_patterns("__pycache__"))
     toml = plates / "volume.toml"
     text = toml.read_text(encoding="utf-8")
-    if "site" in tomllib.loads(text):
-        text, count = re.subn(r"(?m)^\s*base_url\s*=.*$", f"base_url = {json.dumps(base)}", text)
-        assert count == 1, "the shipped volume.toml's [site] sets base_url on one line"
+    site = tomllib.loads(text).get("site")
+    line = f"base_url = {json.dumps(base)}"
+    if site is not None:  # the shipped volume sets a [site] of its own: its base_url replaced, or given one
+        pattern = r"(?m)^\s*base_url\s*=.*$" if "base_url" in site else r"(?m)^\s*\[\s*site\s*\]\s*(#.*)?$"
+        text, count = re.subn(pattern, line if "base_url" in site else f"[site]\n{line}", text)
+        assert count == 1, "the shipped volume.toml's [site] and its base_url are each written on a line of their own"
     else:
         text = f"[site]\nbase_url = {json.dumps(base)}\n\n{text}"
     toml.write_text(text, encoding="utf-8")
