@@ -5,7 +5,7 @@ import json
 import os
 from pathlib import Path
 
-from . import cache, checks, jsmodules, publish, render, runtime, theme
+from . import cache, checks, jsmodules, publish, render, runtime, theme, volume
 from .output import MARKER, Interrupted, OutputError, check_output, write  # noqa: F401 - the command's names
 
 
@@ -98,12 +98,17 @@ def _kept(memo: dict | None, name: str, key: str, make):
 
 
 def gather(content_dir: Path, warnings: list[str] | None = None, memo: dict | None = None,
-           links=None) -> dict[str, str]:
+           links=None, page: str = publish.HOME, base_url: str | None = None) -> dict[str, str]:
     """Every file of the site as {relative path: text}, computed without writing anything; the content's
     warnings (what `plate check` reports) are added to warnings. With a memo (kept by `plate serve` between
     rebuilds), the figures and the CSV are made again only when the presets or the default selection change:
     an edit of the prose rebuilds in a fraction of the time. Between processes, the build cache (cache.py)
-    keeps them."""
+    keeps them. A series build (series.py) gives the plate's page name and its volume's base_url, and writes the
+    site's robots.txt and sitemap itself; a plate built alone (base_url None) is a site of one page, index.html,
+    published at the base_url of the volume.toml beside its folder, if any."""
+    alone = base_url is None
+    if alone:
+        base_url = volume.base_url_beside(content_dir)
     result = checks.checked(content_dir)  # every mistake surfaces before the figures are drawn
     if warnings is not None:
         warnings.extend(result.warnings)
@@ -116,8 +121,11 @@ def gather(content_dir: Path, warnings: list[str] | None = None, memo: dict | No
     csv = _kept(memo, "csv", key, lambda: store.kept("csv", (repr(plate.presets),), lambda: module.csv_text(model),
                                                      needs=("numpy",)))
     live = live_runtime({f.id: f.vega for f in figures}, warnings)
-    html = render.page(plate, model, figures, live, store, links)  # links: a series build's (generator/series.py)
-    return {"index.html": html, plate.plate.data_file: csv, **publish.files(plate.plate, figures)}
+    html = render.page(plate, model, figures, live, store, links,  # links: a series build's (generator/series.py)
+                       page=page, base_url=base_url)
+    preview = _kept(memo, "preview", repr((key, base_url, page)), lambda: publish.plate_files(base_url, page, figures))
+    files = {page: html, plate.plate.data_file: csv, **preview}
+    return {**files, **publish.site_files(base_url, [page])} if alone else files
 
 
 def build(content_dir: Path, out: Path, warnings: list[str] | None = None, also=None,

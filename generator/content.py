@@ -64,7 +64,6 @@ class Plate:
     default: object  # the plate module's Selection: [default]'s choices
     before_figures: Prose
     after_figures: Prose
-    base_url: str = ""
     data_file: str = "data.csv"
     labels: dict = dataclasses.field(default_factory=lambda: dict(LABELS))
     plates: dict = dataclasses.field(default_factory=dict)  # {subject: "XIV.5"}: the plates this one refers to
@@ -88,11 +87,11 @@ TERM_SCHEMA = {"name": "text", "definition": "text", "matches": "texts"}
 SOURCE_SCHEMA = {"authors": "text", "title": "text", "venue": "text", "url": "url", "label": "text", "note": "text"}
 FRONT_MATTER_SCHEMA = {"volume": "text", "volume_title": "text", "plate": "count", "plates_in_volume": "count",
                        "title": "text", "deck": "text", "keywords": "texts", "takeaway": "text", "default": "table",
-                       "base_url": "url", "data_file": "text", "labels": "table", "plates": "table"}
-# base_url: where the site is published (canonical link, previews, sitemap); data_file: the CSV's name in the
-# site (else the title's slug); labels: the page's fixed texts, each replaceable; plates: the series' plates this one
-# refers to, by subject (sharding = "XIV.5"), which the readout names.
-FRONT_MATTER_OPTIONAL = {"base_url": "", "data_file": "", "labels": {}, "plates": {}}
+                       "data_file": "text", "labels": "table", "plates": "table"}
+# data_file: the CSV's name in the site (else the title's slug); labels: the page's fixed texts, each replaceable;
+# plates: the series' plates this one refers to, by subject (sharding = "XIV.5"), which the readout names. Where the
+# site is published (base_url) is the volume's: volume.toml's [site].
+FRONT_MATTER_OPTIONAL = {"data_file": "", "labels": {}, "plates": {}}
 MAX_DATA_FILE = 100  # characters of the CSV's name (its PDFs add a few): far below any file system's limit
 LABELS = {"skip": "Skip to the figures", "figure_data": "in words and numbers",
           "download": "Download the data (CSV)", "download_selection": "this selection's numbers (CSV)",
@@ -212,6 +211,7 @@ def load_plate(problems: Problems, path: Path, module) -> tuple[Plate | None, st
         problems.add(path, 1, f"the front matter is empty; it needs {', '.join(required)}")
         return None, front, prose
     hints = belongs({"[default]": module.DEFAULT_SCHEMA})
+    hints["base_url"] = "the site's address is set once for the whole series now: base_url in volume.toml's [site]"
     hints["figures"] = f"the line '{FIGURES_MARK}' belongs in the prose, after the closing '{FRONT_MATTER_FENCE}'"
     values = fields(problems, path, front, (), data, FRONT_MATTER_SCHEMA, FRONT_MATTER_OPTIONAL, line_offset=1,
                     label="front matter", fallback_line=1, hints=hints)
@@ -253,7 +253,7 @@ def load_plate(problems: Problems, path: Path, module) -> tuple[Plate | None, st
         volume=values["volume"], volume_title=values["volume_title"], plate=values["plate"],
         plates_in_volume=values["plates_in_volume"], title=values["title"], deck=values["deck"],
         keywords=tuple(values["keywords"]), takeaway=values["takeaway"],
-        default=module.Selection(**default), before_figures=prose[0], after_figures=prose[1], base_url=values["base_url"],
+        default=module.Selection(**default), before_figures=prose[0], after_figures=prose[1],
         data_file=values["data_file"], labels=labels, plates=values["plates"],
     ), front, prose
 

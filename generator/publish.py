@@ -1,45 +1,92 @@
-"""What a static host wants beside the page: robots.txt, and with a base_url a sitemap and a preview image."""
+"""What a static host wants beside the pages: one robots.txt for the site, and with the site's base_url (volume.toml's
+[site]) one sitemap of every page and a preview image per plate, named after its page."""
 from __future__ import annotations
 
 import re
 from html import escape  # not xml.sax.saxutils's: the same three characters, without loading urllib.request
+from urllib.parse import urlsplit
 
 from .charts import Figure
-from .content import Plate
 
-PREVIEW_NAME = "preview.png"  # the first figure for the default selection, for link previews (Open Graph)
+ROBOTS = "robots.txt"
+SITEMAP = "sitemap.xml"
+HOME = "index.html"  # the page a host serves for the folder itself: its URL is the base URL
 PREVIEW_SCALE = 2
 
 
-def page_url(plate: Plate) -> str:
-    """The page's address on its host ('' without a base_url): the folder, which serves index.html."""
-    return plate.base_url.rstrip("/") + "/" if plate.base_url else ""
+def base_url_problem(value: str) -> str | None:
+    """Why an http(s) address cannot be the folder a site is served from, or None: pages and previews are named
+    by appending to it, so it has a host and no query, fragment, password or '.'/'..' step."""
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - a port that is not a number raises here
+    except ValueError as error:
+        return f"is not a usable address ({error})"
+    if parts.scheme not in ("http", "https"):
+        return "must start with http:// or https://"
+    if not parts.hostname:
+        return "names no host"
+    if parts.username is not None or parts.password is not None:
+        return "must not hold a user name or password (every page would publish it)"
+    if parts.query or "?" in value:
+        return "must not hold a query ('?…'): pages are named by appending to it"
+    if parts.fragment or "#" in value:
+        return "must not hold a fragment ('#…'): pages are named by appending to it"
+    if any(step in (".", "..") for step in parts.path.split("/")):
+        return "must not hold '.' or '..' steps in its path"
+    return None
 
 
-def robots_txt(plate: Plate) -> str:
+def folder_url(value: str) -> str:
+    """The base URL as a folder: with its trailing slash ('' stays '')."""
+    return value if not value or value.endswith("/") else value + "/"
+
+
+def page_url(base_url: str, page: str) -> str:
+    """A page's address on its host ('' without a base_url); index.html's is the folder itself."""
+    if not base_url:
+        return ""
+    return base_url if page == HOME else base_url + page
+
+
+def preview_name(page: str) -> str:
+    """The preview image of a page's plate, named after the page: index.html -> index.png."""
+    return re.sub(r"\.html$", "", page) + ".png"
+
+
+def preview_url(base_url: str, page: str) -> str:
+    """The preview image's address ('' without a base_url): link previews need it absolute."""
+    return base_url + preview_name(page) if base_url else ""
+
+
+def robots_txt(base_url: str) -> str:
     """Everything may be crawled; the sitemap is named when there is one."""
     text = "User-agent: *\nAllow: /\n"
-    return text + (f"Sitemap: {page_url(plate)}sitemap.xml\n" if plate.base_url else "")
+    return text + (f"Sitemap: {base_url}{SITEMAP}\n" if base_url else "")
 
 
-def sitemap_xml(plate: Plate) -> str:
-    """The one page of the site (no date: builds are reproducible)."""
+def sitemap_xml(base_url: str, pages: list[str]) -> str:
+    """Every page of the site, in order (no date: builds are reproducible)."""
+    rows = "".join(f"  <url><loc>{escape(page_url(base_url, page), quote=False)}</loc></url>\n" for page in pages)
     return ('<?xml version="1.0" encoding="UTF-8"?>\n'
-            '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
-            f"  <url><loc>{escape(page_url(plate), quote=False)}</loc></url>\n</urlset>\n")
+            f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n{rows}</urlset>\n')
 
 
 def preview_png(figure: Figure) -> bytes:
     """The figure's static SVG (the default selection) as a PNG on white, as link previews show it."""
-    import vl_convert as vlc  # here: only a plate with a base_url needs it, and a cached build may not load it
+    import vl_convert as vlc  # here: only a site with a base_url needs it, and a cached build may not load it
     svg = re.sub(r"(<svg\b[^>]*>)", r'\1<rect width="100%" height="100%" fill="#ffffff"/>', figure.svg, count=1)
     return vlc.svg_to_png(svg, scale=PREVIEW_SCALE)
 
 
-def files(plate: Plate, figures: list[Figure]) -> dict[str, str | bytes]:
-    """The publishing files of the site."""
-    out: dict[str, str | bytes] = {"robots.txt": robots_txt(plate)}
-    if plate.base_url:
-        out["sitemap.xml"] = sitemap_xml(plate)
-        out[PREVIEW_NAME] = preview_png(figures[0])
+def plate_files(base_url: str, page: str, figures: list[Figure]) -> dict[str, bytes]:
+    """A plate's own publishing file: its preview (the first figure), with a base_url only."""
+    return {preview_name(page): preview_png(figures[0])} if base_url else {}
+
+
+def site_files(base_url: str, pages: list[str]) -> dict[str, str]:
+    """The site's one robots.txt, and with a base_url its one sitemap of every page."""
+    out = {ROBOTS: robots_txt(base_url)}
+    if base_url:
+        out[SITEMAP] = sitemap_xml(base_url, pages)
     return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import build, checks, volume
+from . import build, checks, publish, volume
 from .crossrefs import Links
 from .schema import ContentError, quote
 
@@ -16,8 +16,9 @@ def is_series(folder: Path) -> bool:
 
 def gather(root: Path, warnings: list[str] | None = None) -> dict[str, str | bytes]:
     """Every file of the series' site as {name: text or bytes}, nothing written: each written plate's page (named
-    as volume.toml says), its CSV and publishing files, and the volume's index. ContentError lists every mistake
-    of every plate (each at its file and line), so one failing plate fails the whole build."""
+    as volume.toml says), its CSV and preview, the volume's index, and the site's one robots.txt and sitemap.
+    ContentError lists every mistake of every plate (each at its file and line), so one failing plate fails the
+    whole build."""
     vol = volume.load(root)
     written = vol.written()
     shown = f"{root.name}/{volume.VOLUME_FILE}"
@@ -32,16 +33,16 @@ def gather(root: Path, warnings: list[str] | None = None) -> dict[str, str | byt
         ident = vol.plate_id(entry)
         links = Links({i: page for i, page in pages.items() if i != ident}, vol.page)
         try:
-            site = build.gather(vol.folder(entry), warnings, links=links)
+            site = build.gather(vol.folder(entry), warnings, links=links, page=pages[ident],
+                                base_url=vol.base_url)
         except ContentError as error:
             problems.extend(error.problems)
             continue
-        site[pages[ident]] = site.pop("index.html")
         for name, data in site.items():
-            if name in files and files[name] != data:  # the same robots.txt from every plate is one file
+            if name in files and files[name] != data:  # two plates with one data_file, say
                 problems.append(f"{shown}, line {entry.line}: plate {ident} writes {quote(name)}, as "
                                 f"{owners[name]} does, with other contents; give one of them another name "
-                                f"(data_file, page) or the same base_url")
+                                f"(data_file, page)")
                 continue
             files.setdefault(name, data)
             owners.setdefault(name, f"plate {ident}")
@@ -50,6 +51,7 @@ def gather(root: Path, warnings: list[str] | None = None) -> dict[str, str | byt
     if problems:
         raise ContentError(problems)
     files[vol.page] = volume.index_html(vol, built)
+    files.update(publish.site_files(vol.base_url, [page for page, _, _ in built.values()] + [vol.page]))
     return files
 
 

@@ -2,6 +2,7 @@
 volume's index page."""
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
-from . import theme
+from . import publish, theme
 from .content import split_front_matter
 from .schema import (ID_PATTERN, Problems, describe_value, fields, locate, quote, read_text, read_toml,
                      unknown_tables)
@@ -18,6 +19,7 @@ from .theme import TEMPLATES
 VOLUME_FILE = "volume.toml"
 PLATE_FILE = "plate.md"
 VOLUME_SCHEMA = {"id": "text", "title": "text", "page": "text"}
+SITE_SCHEMA = {"base_url": "url"}  # [site]: where the series is published (docs/checks.md)
 ENTRY_SCHEMA = {"number": "count", "title": "text", "folder": "text", "page": "text"}
 # A plate to come may be untitled; a written plate has a folder, and its page in a series build is `page`, else
 # the folder's name less its "<volume>-<number>-" prefix: xiv-6-subject/ gives subject.html.
@@ -50,6 +52,7 @@ class Volume:
     title: str
     page: str
     plates: tuple[Entry, ...]
+    base_url: str = ""  # [site]'s, ending in '/'; '' when the site is not published at an address
 
     def plate_id(self, entry: Entry) -> str:
         """How the series names a plate: "XIV.5"."""
@@ -113,7 +116,8 @@ def read(problems: Problems, root: Path) -> Volume | None:
     if data is None:
         return None
     before = len(problems.items)
-    unknown_tables(problems, path, text, data, ("volume", "plates"))
+    unknown_tables(problems, path, text, data, ("volume", "site", "plates"))
+    base_url = site_base_url(problems, path, text, data)
     head = None
     if "volume" not in data:
         problems.add(path, None, "missing table [volume] (id, title, page)")
@@ -125,8 +129,38 @@ def read(problems: Problems, root: Path) -> Volume | None:
     entries = _entries(problems, path, text, data.get("plates"), root)
     if head is None or entries is None or len(problems.items) > before:
         return None
-    made = Volume(root=root, id=head["id"], title=head["title"], page=head["page"], plates=tuple(entries))
+    made = Volume(root=root, id=head["id"], title=head["title"], page=head["page"], plates=tuple(entries),
+                  base_url=base_url or "")
     return made if _pages_apart(problems, path, text, made) else None
+
+
+def site_base_url(problems: Problems, path: Path, text: str, data: dict) -> str | None:
+    """[site]'s base_url as a folder URL ('' when not set), or None with the mistake recorded at its line."""
+    if "site" not in data:
+        return ""
+    site = fields(problems, path, text, ("site",), data["site"], SITE_SCHEMA, {"base_url": ""}, label="[site]")
+    if site is None:
+        return None
+    why = publish.base_url_problem(site["base_url"]) if site["base_url"] else None
+    if why:
+        problems.add(path, locate(text, ("site", "base_url")), f"[site]: base_url {describe_value(site['base_url'])} "
+                                                               f"{why}")
+        return None
+    return publish.folder_url(site["base_url"])
+
+
+def base_url_beside(plate_folder: Path) -> str:
+    """For a plate built alone: the [site] base_url of the volume.toml in its folder's parent ('' without one);
+    ContentError when that file or its [site] has a mistake (the rest of it is the series build's to check)."""
+    parent = Path(os.path.abspath(plate_folder)).parent  # not resolved: a symlinked plate belongs where it is shown
+    path = parent / VOLUME_FILE
+    if not path.is_file():
+        return ""
+    problems = Problems(parent)
+    data, text = read_toml(problems, path)
+    base_url = site_base_url(problems, path, text, data) if isinstance(data, dict) else None
+    problems.raise_if_any()
+    return base_url or ""
 
 
 def _pages_apart(problems: Problems, path: Path, text: str, made: Volume) -> bool:
@@ -291,7 +325,8 @@ def environment() -> jinja2.Environment:
 
 def index_html(volume: Volume, built: dict[int, tuple[str, str, str]]) -> str:
     """The volume's index page: every plate in order, a link (title and deck) for each built one ({number: (page
-    file name, title, deck)}), "to come" for the others; the plate's stylesheet, a CSP of its own, no script."""
+    file name, title, deck)}), "to come" for the others; the plate's stylesheet, a CSP of its own, no script; its
+    canonical link when the site has a base_url."""
     from .render import csp_hash  # the plate page's hashing, so both pages carry the same policy
     env = environment()
     style = theme.current().page_css() + "\n" + env.loader.get_source(env, INDEX_STYLE)[0]
@@ -302,4 +337,5 @@ def index_html(volume: Volume, built: dict[int, tuple[str, str, str]]) -> str:
                      "deck": deck})
     return env.get_template(INDEX_TEMPLATE).render(
         volume=volume, rows=rows, built=sum(1 for r in rows if r["page"]),
+        url=publish.page_url(volume.base_url, volume.page),
         style=Markup(style), csp_style=Markup(csp_hash(style)))

@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from generator import checks, content, publish
+from generator import checks, content, publish, volume
 from generator.schema import ContentError
 
 from conftest import FIXTURE
@@ -66,13 +66,10 @@ def test_only_a_real_citation_or_link_counts_as_citing_a_source(root, citation, 
     assert any(NEVER_CITED in w for w in warnings) is not cited, warnings
 
 
-def test_a_base_url_with_an_ampersand_gives_a_sitemap_that_is_xml(root):
-    base = "https://example.org/r&d/plates?volume=ix&plate=1"
-    plate = root / "plate.md"
-    plate.write_text(plate.read_text().replace("takeaway = ", f"base_url = {json.dumps(base)}\ntakeaway = ", 1))
-    loaded = content.load(root).plate
-    assert loaded.base_url == base
-    urlset = ET.fromstring(publish.sitemap_xml(loaded))
+def test_a_base_url_with_an_ampersand_gives_a_sitemap_that_is_xml(tmp_path):
+    base = "https://example.org/r&d/plates/"
+    (tmp_path / "volume.toml").write_text(f"[site]\nbase_url = {json.dumps(base)}\n")
+    assert volume.base_url_beside(tmp_path / "content") == base
+    urlset = ET.fromstring(publish.sitemap_xml(base, ["index.html", "b&c.html"]))
     ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
-    assert [e.text for e in urlset.findall("s:url/s:loc", ns)] == [publish.page_url(loaded)]
-    assert publish.page_url(loaded).startswith(base)
+    assert [e.text for e in urlset.findall("s:url/s:loc", ns)] == [base, base + "b&c.html"]

@@ -131,13 +131,30 @@ def test_a_volume_mistake_fails_the_command_and_leaves_the_site_as_it_was(tmp_pa
     assert {p.name: p.read_bytes() for p in (tmp_path / "site").iterdir()} == before
 
 
-def test_two_plates_writing_one_file_name_with_other_contents_is_a_mistake(tmp_path):
+def test_two_plates_writing_one_file_name_with_other_contents_is_a_mistake(tmp_path, monkeypatch):
     made = make_series(tmp_path / "plates")
-    copy = made["copy"] / "plate.md"  # its robots.txt names its own sitemap, unlike the shipped plate's
-    copy.write_text(copy.read_text().replace("\ntitle = ", '\nbase_url = "https://plates.example.org/x/"\ntitle = ', 1))
+    real = build.gather
+
+    def gather(folder, *args, **kwargs):  # each plate adds a file of one name, its contents its own page's name
+        files = real(folder, *args, **kwargs)
+        return {**files, "shared.txt": kwargs["page"]}
+    monkeypatch.setattr(build, "gather", gather)
     with pytest.raises(ContentError) as error:
         series.gather(tmp_path / "plates")
-    assert any('writes "robots.txt", as plate ' in p for p in error.value.problems), error.value.problems
+    vol = volume.load(tmp_path / "plates")
+    first, second = vol.written()
+    assert made["target"] in (vol.plate_id(first), vol.plate_id(second))
+    assert error.value.problems == [f'plates/volume.toml, line {second.line}: plate {vol.plate_id(second)} writes '
+                                    f'"shared.txt", as plate {vol.plate_id(first)} does, with other contents; give '
+                                    f"one of them another name (data_file, page)"]
+
+
+def test_a_series_without_a_base_url_writes_one_robots_txt_and_no_sitemap_preview_or_canonical(built):
+    files = built["files"]
+    assert files["robots.txt"] == "User-agent: *\nAllow: /\n"
+    assert "sitemap.xml" not in files and not [name for name in files if name.endswith(".png")]
+    pages = [name for name in files if name.endswith(".html")]
+    assert len(pages) == 3 and not [name for name in pages if 'rel="canonical"' in files[name]]
 
 
 def test_a_plate_folder_is_built_alone_and_a_series_folder_as_a_series(tmp_path):

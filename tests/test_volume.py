@@ -246,3 +246,79 @@ def test_pages_are_file_names_apart_from_each_other_and_the_index(tmp_path, rows
                                              "two": {"number": 2, "count": len(rows)}})
     found = mistakes(root)
     assert len(found) == 1 and found[0].startswith("plates/volume.toml, " + message), found
+
+
+# --- [site]: where the series is published ---------------------------------------------------------------------
+
+SITE_HEAD = '[site]\nbase_url = {value}\n\n[volume]\nid = "XIV"\ntitle = "Parallelism"\n'
+
+
+@pytest.mark.parametrize("value, written", [
+    ('"https://example.org/plates/vol-xiv/"', "https://example.org/plates/vol-xiv/"),
+    ('"https://example.org/plates/vol-xiv"', "https://example.org/plates/vol-xiv/"),  # the folder's slash added
+    ('"http://plates.example.org"', "http://plates.example.org/"),
+    ('"https://example.org:8443/r&d/"', "https://example.org:8443/r&d/"),
+])
+def test_the_sites_base_url_is_read_as_a_folder(tmp_path, value, written):
+    root = series(tmp_path, entries("number = 1"), head=SITE_HEAD.format(value=value))
+    assert volume.load(root).base_url == written
+
+
+def test_a_volume_without_site_is_not_published_at_an_address(tmp_path):
+    assert volume.load(series(tmp_path, entries("number = 1"))).base_url == ""
+    root = series(tmp_path / "b", entries("number = 1"), head='[site]\n\n[volume]\nid = "XIV"\ntitle = "P"\n')
+    assert volume.load(root).base_url == ""  # an empty [site]: base_url is optional
+
+
+@pytest.mark.parametrize("value, message", [
+    ('"ftp://example.org/"', "must be an http:// or https:// address"),
+    ('"javascript:alert(1)"', "must be an http:// or https:// address"),
+    ('"example.org/plates/"', "must be an http:// or https:// address"),
+    ('""', "must be an http:// or https:// address"),
+    ("3", "must be an http:// or https:// address"),
+    ('"https://?q=1"', "names no host"),
+    ('"https://:8080/plates/"', "names no host"),
+    ('"https://example.org/plates/?volume=xiv"', "must not hold a query"),
+    ('"https://example.org/plates/?"', "must not hold a query"),
+    ('"https://example.org/plates/#top"', "must not hold a fragment"),
+    ('"https://editor:secret@example.org/plates/"', "must not hold a user name or password"),
+    ('"https://example.org:port/plates/"', "is not a usable address"),
+    ('"https://example.org:99999/plates/"', "is not a usable address"),
+    ('"https://example.org/plates/../vol-xiv/"', "must not hold '.' or '..' steps"),
+])
+def test_a_base_url_that_cannot_name_the_sites_folder_is_a_mistake_at_its_line(tmp_path, value, message):
+    root = series(tmp_path, entries("number = 1"), head=SITE_HEAD.format(value=value))
+    got = mistakes(root)
+    assert len(got) == 1 and got[0].startswith("plates/volume.toml, line 2: [site]: base_url "), got
+    assert message in got[0], got
+
+
+@pytest.mark.parametrize("site, line, message", [
+    ('[site]\nbase_ur = "https://example.org/"\n', 2, 'unknown key "base_ur" (did you mean "base_url"?)'),
+    ('site = "https://example.org/"\n', 1, "[site]: must be a table"),
+])
+def test_the_site_table_is_checked_field_by_field(tmp_path, site, line, message):
+    root = series(tmp_path, entries("number = 1"), head=site + '\n[volume]\nid = "XIV"\ntitle = "P"\n')
+    got = mistakes(root)
+    assert len(got) == 1 and got[0].startswith(f"plates/volume.toml, line {line}: "), got
+    assert message in got[0], got
+
+
+def test_a_plate_built_alone_takes_the_base_url_of_the_volume_beside_it(tmp_path):
+    root = series(tmp_path, entries('number = 1\nfolder = "one"'), {"one": {}},
+                  head=SITE_HEAD.format(value='"https://example.org/plates"'))
+    assert volume.base_url_beside(root / "one") == "https://example.org/plates/"
+    (root / "volume.toml").unlink()
+    assert volume.base_url_beside(root / "one") == ""  # no volume beside it: not published at an address
+
+
+def test_a_plate_built_alone_reports_a_mistake_in_the_sites_base_url_at_its_line(tmp_path, monkeypatch):
+    root = series(tmp_path, entries("number = 5"), {"one": {}},  # the rest is the series build's to check
+                  head=SITE_HEAD.format(value='"https://example.org/plates/#top"'))
+    with pytest.raises(ContentError) as error:
+        volume.base_url_beside(root / "one")
+    assert error.value.problems == ["plates/volume.toml, line 2: [site]: base_url \"https://example.org/plates/#top\" "
+                                    "must not hold a fragment ('#…'): pages are named by appending to it"]
+    monkeypatch.chdir(root / "one")
+    with pytest.raises(ContentError):
+        volume.base_url_beside(Path("."))  # the folder's parent, even when the plate is given as "."
