@@ -566,3 +566,34 @@ def test_slow_clients_cannot_starve_a_normal_request(serving_folder):
         thread.join(timeout=10)
         for connection in slow:
             connection.close()
+
+
+@pytest.mark.browser
+def test_the_open_page_of_the_edited_plate_reloads(tmp_path, browser):
+    plates = tmp_path / "plates"
+    shutil.copytree(ROOT / "plates", plates, ignore=shutil.ignore_patterns("__pycache__"))
+    vol = volume.load(plates)
+    entry = vol.written()[-1]  # not the plate at index.html
+    port = free_port()
+    serving = Serving(plates, tmp_path / "site", port)
+    context = browser.new_context()
+    try:
+        serving.wait_for("serving", timeout=600)
+        page = context.new_page()
+        refused = []
+        page.on("console", lambda m: refused.append(m.text) if "Content Security Policy" in m.text else None)
+        page.goto(f"http://127.0.0.1:{port}/{vol.page_of(entry)}")
+        wait_until(page, "() => document.documentElement.dataset.ready === 'true'")
+        page.evaluate("() => { window.notReloaded = true; }")
+        prose = vol.folder(entry) / volume.PLATE_FILE
+        prose.write_text(prose.read_text() + "\nA sentence added while the series is served.\n")
+        wait_until(page, "() => !window.notReloaded && document.body.textContent.includes("
+                         "'A sentence added while the series is served.')", timeout=120)
+        wait_until(page, "() => document.documentElement.dataset.ready === 'true'")
+        page.evaluate("() => { window.notReloaded = true; }")
+        time.sleep(20 * server.POLL_MS / 1000)  # many polls, no change: the page stays
+        assert page.evaluate("() => window.notReloaded === true")
+        assert refused == []  # the reload script and its fetch are allowed by the page's own policy
+    finally:
+        context.close()
+        serving.stop()
