@@ -597,3 +597,13 @@ def test_the_open_page_of_the_edited_plate_reloads(tmp_path, browser):
     finally:
         context.close()
         serving.stop()
+
+
+def test_a_series_rebuild_keeps_each_plates_figures_apart():
+    from generator import series
+    memo: dict = {}
+    first = series.gather(ROOT / "plates", [], memo)
+    vol = volume.load(ROOT / "plates")
+    assert sorted(memo) == sorted(str(vol.folder(entry)) for entry in vol.written())
+    assert all("figures" in kept and "csv" in kept for kept in memo.values())
+    assert series.gather(ROOT / "plates", [], memo) == first  # what was kept makes the same site
