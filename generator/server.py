@@ -242,6 +242,11 @@ def handler_class(out: Path, state: State) -> type:
             # a client that trickles a byte a second is closed at the deadline like one that sends nothing.
             self.rfile = io.BufferedReader(DeadlineReader(self.connection, READ_DEADLINE_S))
 
+        def parse_request(self) -> bool:
+            ok = super().parse_request()  # reads the headers, still under the deadline
+            self.connection.settimeout(SEND_TIMEOUT_S)  # the request is in: from here on only its answer is sent
+            return ok
+
         def do_HEAD(self):  # noqa: N802 - the name http.server calls
             self.answer(head=True)
 
@@ -253,7 +258,6 @@ def handler_class(out: Path, state: State) -> type:
             if host not in allowed_hosts(self.server.server_address[1]):
                 return self.reply(421, "text/plain", b"misdirected request: this server answers only to "
                                   b"127.0.0.1 and localhost\n", head)
-            self.connection.settimeout(SEND_TIMEOUT_S)  # the request is in: from here on only its answer is sent
             path, query = urllib.parse.urlsplit(self.path)[2:4]
             try:
                 path = urllib.parse.unquote(path, errors="strict")
