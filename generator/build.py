@@ -135,7 +135,7 @@ def build(content_dir: Path, out: Path, warnings: list[str] | None = None, also=
     check_output(out, content_dir)
     from . import series  # here: series.py builds each of its plates through gather()
     if series.is_series(Path(content_dir)):  # a folder of plates with its volume.toml: every plate, and the index
-        files = series.gather(Path(content_dir), warnings)
+        files = series.gather(Path(content_dir), warnings, memo)
     else:
         files = gather(Path(content_dir), warnings, memo)
     if also is not None:

@@ -73,14 +73,15 @@ def parser(argv: list[str] | None = None) -> Parser:
     p.add_argument("--version", action="version", version=f"plate {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
     b = sub.add_parser("build", help="write the site (index.html and the CSV)")
-    s = sub.add_parser("serve", help="build, serve on 127.0.0.1 and rebuild when content or templates change")
+    s = sub.add_parser("serve", help="build, serve every page on 127.0.0.1 and rebuild when content or templates "
+                                     "change")
     c = sub.add_parser("check", help="check the content and report every mistake and warning; writes nothing")
     d = sub.add_parser("pdf", help="build the site and print the plate into it as A4 and Letter PDFs "
                                    "(needs the system's Chromium)")
     d.add_argument("--select", default="", metavar="KEY=ID,...",
                    help="the selection to print (default: the plate's default)")
     for command in (b, s, c, d):
-        if command in (b, c):  # a series (generator/series.py): every plate volume.toml lists, and the volume's index
+        if command in (b, c, s):  # a series (series.py): every plate volume.toml lists, and the volume's index
             command.add_argument("--content", default=SERIES, type=Path,
                                  help=f"a plate's folder, or a series' (default: {SERIES}, the series)")
         else:
@@ -287,10 +288,11 @@ def main(argv: list[str] | None = None) -> int:
         return run_check(args.content, args.debug)
     if args.command == "serve":
         memo: dict = {}  # figures and CSV kept between rebuilds while the presets stay as they were
-        from . import server  # here: `plate build` needs no web server
+        from . import series, server  # here: `plate build` needs no web server
         return server.serve(args.content, args.out, args.port,
                             lambda mistakes: run_build(args.content, args.out, args.debug, mistakes, memo=memo),
-                            interrupted=EXIT_INTERRUPTED, usage=EXIT_USAGE)
+                            interrupted=EXIT_INTERRUPTED, usage=EXIT_USAGE,
+                            one_plate=not series.is_series(args.content))
     return run_build(args.content, args.out, args.debug)
 
 

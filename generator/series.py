@@ -14,11 +14,11 @@ def is_series(folder: Path) -> bool:
     return (folder / volume.VOLUME_FILE).is_file() and not (folder / volume.PLATE_FILE).exists()
 
 
-def gather(root: Path, warnings: list[str] | None = None) -> dict[str, str | bytes]:
+def gather(root: Path, warnings: list[str] | None = None, memo: dict | None = None) -> dict[str, str | bytes]:
     """Every file of the series' site as {name: text or bytes}, nothing written: each written plate's page (named
     as volume.toml says), its CSV and preview, the volume's index, and the site's one robots.txt and sitemap.
     ContentError lists every mistake of every plate (each at its file and line), so one failing plate fails the
-    whole build."""
+    whole build. A memo (`plate serve`'s) keeps each plate's figures between builds, in a memo of its own."""
     vol = volume.load(root)
     written = vol.written()
     shown = f"{root.name}/{volume.VOLUME_FILE}"
@@ -33,7 +33,8 @@ def gather(root: Path, warnings: list[str] | None = None) -> dict[str, str | byt
         ident = vol.plate_id(entry)
         links = Links({i: page for i, page in pages.items() if i != ident}, vol.page)
         try:
-            site = build.gather(vol.folder(entry), warnings, links=links, page=pages[ident],
+            kept = None if memo is None else memo.setdefault(str(vol.folder(entry)), {})
+            site = build.gather(vol.folder(entry), warnings, kept, links=links, page=pages[ident],
                                 base_url=vol.base_url)
         except ContentError as error:
             problems.extend(error.problems)

@@ -1,25 +1,32 @@
-"""`plate serve`: the built site on 127.0.0.1, rebuilt on every saved edit, with a page that reloads itself."""
+"""`plate serve`: the built site on 127.0.0.1, rebuilt on every saved edit, with pages that reload themselves."""
 from __future__ import annotations
 
+import hashlib
+import html as markup
 import http.server
+import io
 import json
 import os
 import re
 import stat
 import sys
 import threading
+import time
 import urllib.parse
 from pathlib import Path
 from typing import Callable
 
+from .output import survey
 from .render import TEMPLATES, csp_hash
 
 VERSION_PATH = "/__plate/build"
 POLL_MS = 150            # how often the served page asks whether a new build is in
 WATCH_S = 0.1            # how often content/ and templates/ are looked at, without watchfiles (inotify)
-IDLE_TIMEOUT_S = 15      # a connection that sends nothing for this long is closed
+READ_DEADLINE_S = 5      # a connection's request line and headers must all arrive within this, or it is closed
+SEND_TIMEOUT_S = 15      # a client that takes no byte of its answer for this long is closed
 BACKLOG = 512            # connections the kernel queues while every thread is busy (socketserver's default: 5)
 MAX_THREADS = 64         # requests answered at once; more wait in the backlog, none is dropped
+MAX_VERSIONS = 1_000     # pages' versions kept per build
 MAX_FILE_BYTES = 1 << 30  # a site's file larger than this is not one plate wrote
 TYPES = {".html": "text/html", ".csv": "text/csv", ".css": "text/css", ".js": "text/javascript",
          ".json": "application/json", ".txt": "text/plain", ".xml": "application/xml", ".svg": "image/svg+xml",
@@ -27,11 +34,11 @@ TYPES = {".html": "text/html", ".csv": "text/csv", ".css": "text/css", ".js": "t
 TEXT_TYPES = {"text/html", "text/csv", "text/css", "text/javascript", "application/json", "text/plain",
               "application/xml", "image/svg+xml"}
 
-# Only the served copy carries this script; the published index.html never does. It asks for the build number
-# and reloads when a newer good build is in (location.reload keeps the URL's fragment, so the selection stays),
-# and lays a build's mistakes over the last good plate until the next good build.
+# Only the served copy carries this script; the published pages never do. It asks for its own page's version (a
+# hash of its bytes) and reloads when a good build changed it (location.reload keeps the URL's fragment, so the
+# selection stays); it lays a build's mistakes over the last good page until the next good build, then reloads.
 RELOAD_JS = """(() => {
-  const served = %(build)d;
+  const served = %(version)s, page = %(page)s;
   let box = null;
   function show(problems) {
     if (!box) {
@@ -56,10 +63,10 @@ RELOAD_JS = """(() => {
   }
   async function poll() {
     try {
-      const response = await fetch("%(path)s", {cache: "no-store"});
+      const response = await fetch("%(path)s?page=" + encodeURIComponent(page), {cache: "no-store"});
       const state = await response.json();
       if (state.problems.length) show(state.problems);
-      else if (state.build !== served) { location.reload(); return; }
+      else if (box || state.version !== served) { location.reload(); return; }
     } catch (error) {
       // the server is restarting or stopped: try again
     }
@@ -73,22 +80,46 @@ PLACEHOLDER = """<!doctype html>
 <body><h1>No plate has been built yet</h1><p>Fix the mistakes below and save; this page reloads itself.</p>
 </body></html>"""
 
+MISSING = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>plate serve: not found</title></head>
+<body><h1>Not found</h1><p>The site has no page %s. This page reloads itself if a build writes it.</p>
+</body></html>"""
+
+LISTING = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>plate serve: the site's pages</title></head>
+<body><h1>The site's pages</h1><p>The site has no index.html; its pages:</p><ul>%s</ul></body></html>"""
+
 CSP = re.compile(r'(<meta http-equiv="Content-Security-Policy" content=")([^"]*)(")')
 
 
 class State:
-    """What the watcher knows about the builds: the number of the last build and its mistakes (none if good)."""
+    """What the watcher knows about the builds: the number of the last build and its mistakes (none if good), and
+    the versions of the pages asked for since it finished."""
 
     def __init__(self):
         self.lock = threading.Lock()
         self.build = 0
         self.problems: list[str] = []
+        self.versions: dict[str, str | None] = {}
 
     def finished(self, problems: list[str]) -> None:
         """Record a finished build."""
         with self.lock:
             self.build += 1
             self.problems = list(problems)
+            self.versions = {}
+
+    def version(self, path: str, make: Callable[[], str | None]) -> str | None:
+        """The version of the page at path, made once per build (an open page asks for it several times a second)."""
+        with self.lock:
+            build, known = self.build, self.versions.get(path, False)
+        if known is not False:
+            return known
+        made = make()
+        with self.lock:
+            if self.build == build and len(self.versions) < MAX_VERSIONS:  # any path may be asked for
+                self.versions[path] = made
+        return made
 
     def snapshot(self) -> tuple[int, list[str]]:
         """The build number and its mistakes, read together."""
@@ -96,9 +127,21 @@ class State:
             return self.build, list(self.problems)
 
 
-def with_reload(html: str, build: int) -> str:
-    """The page as served: the reload script added, and allowed by the page's own CSP (its hash, and fetch to self)."""
-    code = RELOAD_JS % {"build": build, "path": VERSION_PATH, "poll": POLL_MS}
+def version_of(html: str) -> str:
+    """A page's version, as its reload script compares it: a hash of its text."""
+    return hashlib.sha256(html.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def script_value(value: str | None) -> str:
+    """value as a JavaScript literal safe inside a <script> element."""
+    return json.dumps(value).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def with_reload(html: str, path: str) -> str:
+    """The page at path as served: the reload script added, and allowed by the page's own CSP (its hash, and fetch
+    to self)."""
+    code = RELOAD_JS % {"version": script_value(version_of(html)), "page": script_value(path),
+                        "path": VERSION_PATH, "poll": POLL_MS}
     allow = csp_hash(code)
 
     def widen(match: re.Match) -> str:
@@ -134,6 +177,49 @@ def site_file(root: Path, name: str) -> bytes | None:
             os.close(fd)
 
 
+def site_pages(root: Path) -> list[str]:
+    """The names of the site's pages: the regular .html files at its top."""
+    try:
+        with os.scandir(os.path.realpath(root)) as scan:
+            return sorted(entry.name for entry in scan if entry.name.endswith(".html") and
+                          not entry.name.startswith(".") and entry.is_file(follow_symlinks=False))
+    except OSError:
+        return []
+
+
+def site_name(path: str) -> str | None:
+    """The file name in the site that a URL's path (unquoted) asks for, or None for a malformed one (.., a NUL,
+    a backslash) or a hidden file (the marker .plate-site); "" for the site's root."""
+    if "\0" in path or "\\" in path or not path.startswith("/"):
+        return None
+    parts = path.strip("/").split("/")
+    if path.strip("/") and any(part in ("", ".", "..") or part.startswith(".") for part in parts):
+        return None
+    return path.strip("/")
+
+
+def is_page(name: str) -> bool:
+    """Whether the site's name (from site_name) is a page, served with the reload script."""
+    return name == "" or name.lower().endswith(".html")
+
+
+def page_text(root: Path, name: str) -> tuple[int, str]:
+    """The status and text of the page at name (from site_name), before its reload script: the site's file; for
+    the root without an index.html, a list of the site's pages (or, with none yet, a page saying so); else a page
+    saying what is missing, which reloads once a build writes it."""
+    data = site_file(root, name or "index.html")
+    if data is not None:
+        return 200, data.decode("utf-8", "surrogateescape")  # its bytes kept as they are, whatever they are
+    if name in ("", "index.html"):
+        pages = site_pages(root)
+        if not pages:
+            return 200, PLACEHOLDER
+        links = "".join(f'<li><a href="{markup.escape(urllib.parse.quote(page))}">{markup.escape(page)}</a></li>'
+                        for page in pages)
+        return 200, LISTING % links
+    return 404, MISSING % markup.escape(name)
+
+
 def allowed_hosts(port: int) -> frozenset[str]:
     """The Host headers the server answers to: its own address, by number or as localhost (a page of another
     site that a rebinding DNS name points here sends its own name, and gets nothing)."""
@@ -147,9 +233,19 @@ def handler_class(out: Path, state: State) -> type:
     class Handler(http.server.BaseHTTPRequestHandler):
         """GET and HEAD for the built site, the served page with its reload script, and the build number."""
 
-        timeout = IDLE_TIMEOUT_S
         server_version = "plate"
         sys_version = ""
+
+        def setup(self) -> None:
+            super().setup()
+            # The request line and headers are read under one deadline for all of them, not a timeout per read:
+            # a client that trickles a byte a second is closed at the deadline like one that sends nothing.
+            self.rfile = io.BufferedReader(DeadlineReader(self.connection, READ_DEADLINE_S))
+
+        def parse_request(self) -> bool:
+            ok = super().parse_request()  # reads the headers, still under the deadline
+            self.connection.settimeout(SEND_TIMEOUT_S)  # the request is in: from here on only its answer is sent
+            return ok
 
         def do_HEAD(self):  # noqa: N802 - the name http.server calls
             self.answer(head=True)
@@ -162,31 +258,35 @@ def handler_class(out: Path, state: State) -> type:
             if host not in allowed_hosts(self.server.server_address[1]):
                 return self.reply(421, "text/plain", b"misdirected request: this server answers only to "
                                   b"127.0.0.1 and localhost\n", head)
-            path = urllib.parse.urlsplit(self.path).path
+            path, query = urllib.parse.urlsplit(self.path)[2:4]
             try:
-                name = urllib.parse.unquote(path, errors="strict")
+                path = urllib.parse.unquote(path, errors="strict")
             except UnicodeDecodeError:
                 return self.reply(400, "text/plain", b"bad request: the path is not UTF-8\n", head)
-            if "\0" in name or "\\" in name or any(part in ("..", ".") for part in name.split("/")):
+            if "\0" in path or "\\" in path or any(part in ("..", ".") for part in path.split("/")):
                 return self.reply(400, "text/plain", b"bad request: malformed path\n", head)
-            if name == VERSION_PATH:
-                build, problems = state.snapshot()
-                body = json.dumps({"build": build, "problems": problems}).encode()
-                return self.reply(200, "application/json", body, head)
-            if name in ("/", "/index.html"):
-                build, _ = state.snapshot()
-                try:
-                    html = (site_file(root, "index.html") or b"").decode("utf-8") or PLACEHOLDER
-                except UnicodeDecodeError:
-                    html = PLACEHOLDER
-                return self.reply(200, "text/html", with_reload(html, build).encode(), head)
-            parts = name.strip("/").split("/")
-            if not name.strip("/") or any(p.startswith(".") for p in parts):
-                return self.reply(404, "text/plain", b"not found\n", head)
-            body = site_file(root, name.strip("/"))
+            if path == VERSION_PATH:
+                return self.reply(200, "application/json", self.build_state(query), head)
+            name = site_name(path)
+            if name is not None and is_page(name):
+                status, text = page_text(root, name)
+                return self.reply(status, "text/html", with_reload(text, path).encode("utf-8", "surrogateescape"),
+                                  head)
+            body = site_file(root, name) if name else None
             if body is None:
                 return self.reply(404, "text/plain", b"not found\n", head)
             self.reply(200, TYPES.get(Path(name).suffix.lower(), "application/octet-stream"), body, head)
+
+        def build_state(self, query: str) -> bytes:
+            """The last build's number and mistakes, and the version of the page the query names (null for one
+            that is not a page of the site)."""
+            page = (urllib.parse.parse_qs(query).get("page") or ["/"])[0]
+            name = site_name(page)
+            version = None
+            if name is not None and is_page(name):
+                version = state.version(page, lambda: version_of(page_text(root, name)[1]))
+            build, problems = state.snapshot()
+            return json.dumps({"build": build, "problems": problems, "version": version}).encode()
 
         def reply(self, status: int, kind: str, body: bytes, head: bool) -> None:
             self.send_response(status)
@@ -215,6 +315,26 @@ def handler_class(out: Path, state: State) -> type:
             sys.stderr.write(f"plate: {self.address_string()} {line}\n")
 
     return Handler
+
+
+class DeadlineReader(io.RawIOBase):
+    """A connection's socket read until a deadline seconds from now: each read waits only for what is left of it,
+    then TimeoutError (http.server closes the connection and logs it)."""
+
+    def __init__(self, connection, seconds: float):
+        self.connection = connection
+        self.deadline = time.monotonic() + seconds
+        self.seconds = seconds
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"the request line and headers took longer than {self.seconds} s")
+        self.connection.settimeout(left)
+        return self.connection.recv_into(buffer)
 
 
 class Server(http.server.ThreadingHTTPServer):
@@ -331,9 +451,40 @@ class Watcher:
         self.stop.set()
 
 
+def other_pages(out: Path) -> list[str]:
+    """The pages a build of one plate would not write in out (its only page is index.html): a series' pages."""
+    try:
+        found = survey(out) if out.is_dir() else None
+    except OSError:
+        return []  # the build says what is wrong with out
+    return sorted(name for name in found.plates if name.endswith(".html") and name != "index.html") if found else []
+
+
+def built(build_once: Callable[[list[str]], int], problems: list[str]) -> int:
+    """build_once's status; whatever a build raises (a plate module's SystemExit, say) is one of its mistakes, so
+    serving and watching go on (Ctrl-C still stops them)."""
+    try:
+        return build_once(problems)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # noqa: BLE001 - a plate module is code: it may raise anything
+        detail = " ".join(str(error).split())[:300]
+        line = f"the build failed unexpectedly ({type(error).__name__}: {detail})"
+        print(f"plate: {line}; rebuilding at the next change", file=sys.stderr, flush=True)
+        problems.append(line)
+        return 1
+
+
 def serve(content_dir: Path, out: Path, port: int, build_once: Callable[[list[str]], int],
-          interrupted: int, usage: int) -> int:
-    """Serve out on 127.0.0.1:port, rebuilding on every change; build_once fills in a failed build's mistakes."""
+          interrupted: int, usage: int, one_plate: bool = False) -> int:
+    """Serve out on 127.0.0.1:port, rebuilding on every change; build_once fills in a failed build's mistakes.
+    One plate (one_plate) is never served into a series' site: that would replace its other pages."""
+    pages = other_pages(out) if one_plate else []
+    if pages:
+        shown = ", ".join(pages[:3]) + (f" and {len(pages) - 3} more" if len(pages) > 3 else "")
+        print(f"plate: {out}/ holds a series' site ({shown}); serving one plate would replace it with that plate "
+              f"alone: give another --out, or serve the series", file=sys.stderr)
+        return usage
     state = State()
     try:
         server = Server(("127.0.0.1", port), handler_class(out, state))
@@ -347,7 +498,7 @@ def serve(content_dir: Path, out: Path, port: int, build_once: Callable[[list[st
         with server:
             watching = Watcher(content_dir, TEMPLATES)  # before the build: an edit during it is seen
             problems: list[str] = []
-            status = build_once(problems)
+            status = built(build_once, problems)
             if status in (usage, interrupted):
                 return status
             state.finished(problems)
@@ -358,7 +509,7 @@ def serve(content_dir: Path, out: Path, port: int, build_once: Callable[[list[st
                 watching.next()
                 print("plate: change seen, rebuilding", flush=True)
                 problems = []
-                if build_once(problems) == interrupted:
+                if built(build_once, problems) == interrupted:
                     return interrupted
                 state.finished(problems)  # an edit saved during the build is reported by the watcher next
     except KeyboardInterrupt:

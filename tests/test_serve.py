@@ -1,7 +1,10 @@
-"""`plate serve`: port checked first, safe responses, a page that reloads on a saved edit and shows a broken build."""
+"""`plate serve`: port checked first, safe responses, a page that reloads on a saved edit and shows a broken build;
+the series served whole, and slow clients dropped at a deadline."""
 import collections
 import http.client
+import json
 import os
+import re
 import queue
 import shutil
 import signal
@@ -11,12 +14,13 @@ import sys
 import threading
 import time
 import tomllib
+import urllib.parse
 import urllib.request
 
 import pytest
 
 from conftest import FIXTURE, ROOT
-from generator import content, server
+from generator import cli, content, output, server, volume
 
 
 def free_port() -> int:
@@ -152,7 +156,7 @@ def test_ctrl_c_during_a_rebuild_stops_the_server(tmp_path):
 @pytest.fixture
 def in_process(mini_site, monkeypatch):
     """The server's handler on a free port in this process, over the built fixture site."""
-    monkeypatch.setattr(server, "IDLE_TIMEOUT_S", 1)
+    monkeypatch.setattr(server, "READ_DEADLINE_S", 1)
     state = server.State()
     state.finished([])
     httpd = server.Server(("127.0.0.1", 0), server.handler_class(mini_site, state))
@@ -284,18 +288,25 @@ def test_a_first_build_that_fails_is_served_as_its_mistakes(tmp_path):
 # --- a local server: its own site only, its own name only, every request answered -------------------
 
 @pytest.fixture
-def serving_folder(tmp_path, mini_site, monkeypatch):
-    """The server over a copy of the fixture site in tmp_path/site (to plant links in), on a free port."""
-    monkeypatch.setattr(server, "IDLE_TIMEOUT_S", 1)
+def serving_site(tmp_path, mini_site, monkeypatch):
+    """The server over a copy of the fixture site in tmp_path/site (to plant links in), on a free port, and the
+    state of its builds."""
+    monkeypatch.setattr(server, "READ_DEADLINE_S", 1)
     site = tmp_path / "site"
     shutil.copytree(mini_site, site)
     state = server.State()
     state.finished([])
     httpd = server.Server(("127.0.0.1", 0), server.handler_class(site, state))
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield site, httpd.server_address[1]
+    yield site, httpd.server_address[1], state
     httpd.shutdown()
     httpd.server_close()
+
+
+@pytest.fixture
+def serving_folder(serving_site):
+    """The server over a copy of the fixture site: the site's folder and the port."""
+    return serving_site[:2]
 
 
 def test_links_out_of_the_site_are_not_followed(serving_folder, tmp_path):
@@ -408,3 +419,191 @@ def test_the_watcher_sees_an_edit_and_falls_back_when_the_kernel_will_not_watch(
     finally:
         watcher.close()
     assert "looking for changes by reading every file's time instead" in capsys.readouterr().err
+
+
+# --- the series: every page served, the edited plate's page reloaded -------------------------------------------
+
+def poll(url: str, page: str) -> dict:
+    """What the served pages' reload script reads: the build's number and mistakes, and the page's version."""
+    return json.loads(fetch(f"{url}{server.VERSION_PATH[1:]}?page={urllib.parse.quote(page)}"))
+
+
+def served_version(html: str) -> str:
+    """The version a served page was sent at, as its reload script holds it."""
+    return json.loads(re.search(r"const served = (\S+), page", html).group(1))
+
+
+def test_serve_defaults_to_the_series():
+    assert cli.parser().parse_args(["serve"]).content == cli.SERIES
+
+
+def test_the_series_is_served_whole_and_the_edited_plates_page_reloads(tmp_path):
+    plates = tmp_path / "plates"
+    shutil.copytree(ROOT / "plates", plates, ignore=shutil.ignore_patterns("__pycache__"))
+    vol = volume.load(plates)
+    written = vol.written()
+    pages = [vol.page] + [vol.page_of(entry) for entry in written]
+    port, out = free_port(), tmp_path / "site"
+    serving = Serving(plates, out, port)
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        serving.wait_for("serving", timeout=600)  # only a bound: a cold build cache draws every figure first
+        listed = [name for name in output.survey(out).plates if not name.startswith(".")]
+        assert set(pages) <= set(listed) and len(set(pages)) == len(written) + 1, listed
+        for name in ["", *listed]:  # every page, the index, the CSVs, the PDFs if the site has them
+            with urllib.request.urlopen(url + urllib.parse.quote(name), timeout=30) as response:
+                assert response.status == 200, name
+                body = response.read()
+            if name.endswith(".html") or not name:
+                assert server.VERSION_PATH.encode() in body, name
+            else:
+                assert body == (out / name).read_bytes(), name
+        edited = vol.page_of(written[-1])
+        sent = {page: served_version(fetch(url + page)) for page in pages}
+        assert all(poll(url, "/" + page)["version"] == sent[page] for page in pages)  # nothing to reload yet
+
+        prose = vol.folder(written[-1]) / volume.PLATE_FILE
+        prose.write_text(prose.read_text() + "\nA sentence added while the series is served.\n")
+        serving.wait_for("change seen, rebuilding")
+        serving.wait_for("plate: built", timeout=600)
+        state = poll(url, "/" + edited)
+        assert state["problems"] == [] and state["version"] != sent[edited]  # its open page reloads
+        assert "A sentence added while the series is served." in fetch(url + edited)
+    finally:
+        serving.stop()
+
+
+def test_a_page_reloads_when_its_own_bytes_change(serving_site):
+    site, port, state = serving_site
+    url = f"http://127.0.0.1:{port}/"
+    (site / "other.html").write_text("<!doctype html><html><head></head><body>one</body></html>")
+    index = served_version(fetch(url))
+    other = served_version(fetch(url + "other.html"))
+    assert poll(url, "/")["version"] == index and poll(url, "/other.html")["version"] == other
+    missing = get(port, "/later.html")
+    assert missing.status == 404 and server.VERSION_PATH.encode() in missing.body
+    assert poll(url, "/later.html")["version"] == served_version(missing.body.decode())
+
+    (site / "other.html").write_text("<!doctype html><html><head></head><body>two</body></html>")
+    (site / "later.html").write_text("<!doctype html><html><head></head><body>now here</body></html>")
+    state.finished([])  # a build is in
+    assert poll(url, "/")["version"] == index  # unchanged: not reloaded
+    assert poll(url, "/other.html")["version"] != other
+    assert poll(url, "/later.html")["version"] == served_version(fetch(url + "later.html"))
+    assert get(port, "/later.html").status == 200
+
+
+def test_the_root_lists_the_pages_of_a_site_without_an_index(serving_folder):
+    site, port = serving_folder
+    (site / "index.html").unlink()
+    (site / "volume-x.html").write_text("<!doctype html><html><head></head><body>volume</body></html>")
+    response = get(port, "/")
+    assert response.status == 200 and b'href="volume-x.html"' in response.body
+    assert b"No plate has been built yet" not in response.body
+
+
+def test_one_plate_is_never_served_over_a_series_site(tmp_path):
+    out = tmp_path / "site"
+    series_site = {"index.html": "<p>plate one</p>", "volume-x.html": "<p>the index</p>", "two.html": "<p>two</p>"}
+    output.write(series_site, out)
+    before = {path.name: path.read_bytes() for path in out.iterdir()}
+    result = subprocess.run([sys.executable, "-m", "generator", "serve", "--content", str(FIXTURE), "--out", str(out),
+                             "--port", str(free_port())], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "--out" in result.stderr and "two.html" in result.stderr
+    assert {path.name: path.read_bytes() for path in out.iterdir()} == before
+
+
+def test_whatever_a_build_raises_is_a_mistake_and_serving_goes_on(capsys):
+    def exits(problems):
+        raise SystemExit(0)
+    problems = []
+    assert server.built(exits, problems) == 1
+    assert len(problems) == 1 and "SystemExit" in problems[0]
+    assert "rebuilding at the next change" in capsys.readouterr().err
+
+    def interrupted(problems):
+        raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):  # Ctrl-C still stops serving
+        server.built(interrupted, [])
+
+
+# --- slow clients: dropped at the read deadline, the others answered ------------------------------------------
+
+def test_slow_clients_cannot_starve_a_normal_request(serving_folder):
+    """More slow clients than threads, each trickling a byte of its request line now and then; one normal
+    request next to them is answered (a bound, not a speed: without a deadline it never is)."""
+    _, port = serving_folder
+    count = server.MAX_THREADS + 16
+    slow = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(count)]
+    stop, closed = threading.Event(), []
+
+    def trickle():
+        for connection in slow:
+            connection.sendall(b"GET /")
+        deadline = time.monotonic() + 60
+        while len(closed) < count and time.monotonic() < deadline and not stop.wait(0.3):
+            for connection in slow:
+                if connection in closed:
+                    continue
+                try:
+                    connection.sendall(b"a")
+                except OSError:
+                    closed.append(connection)
+    thread = threading.Thread(target=trickle, daemon=True)
+    thread.start()
+    try:
+        time.sleep(0.5)  # the slow ones connect first and hold every thread
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        connection.request("GET", "/")
+        response = connection.getresponse()
+        assert response.status == 200 and b"</html>" in response.read()
+        connection.close()
+        thread.join(timeout=60)  # every slow client is dropped at the deadline
+        assert len(closed) == count
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+        for connection in slow:
+            connection.close()
+
+
+@pytest.mark.browser
+def test_the_open_page_of_the_edited_plate_reloads(tmp_path, browser):
+    plates = tmp_path / "plates"
+    shutil.copytree(ROOT / "plates", plates, ignore=shutil.ignore_patterns("__pycache__"))
+    vol = volume.load(plates)
+    entry = vol.written()[-1]  # not the plate at index.html
+    port = free_port()
+    serving = Serving(plates, tmp_path / "site", port)
+    context = browser.new_context()
+    try:
+        serving.wait_for("serving", timeout=600)
+        page = context.new_page()
+        refused = []
+        page.on("console", lambda m: refused.append(m.text) if "Content Security Policy" in m.text else None)
+        page.goto(f"http://127.0.0.1:{port}/{vol.page_of(entry)}")
+        wait_until(page, "() => document.documentElement.dataset.ready === 'true'")
+        page.evaluate("() => { window.notReloaded = true; }")
+        prose = vol.folder(entry) / volume.PLATE_FILE
+        prose.write_text(prose.read_text() + "\nA sentence added while the series is served.\n")
+        wait_until(page, "() => !window.notReloaded && document.body.textContent.includes("
+                         "'A sentence added while the series is served.')", timeout=120)
+        wait_until(page, "() => document.documentElement.dataset.ready === 'true'")
+        page.evaluate("() => { window.notReloaded = true; }")
+        time.sleep(20 * server.POLL_MS / 1000)  # many polls, no change: the page stays
+        assert page.evaluate("() => window.notReloaded === true")
+        assert refused == []  # the reload script and its fetch are allowed by the page's own policy
+    finally:
+        context.close()
+        serving.stop()
+
+
+def test_a_series_rebuild_keeps_each_plates_figures_apart():
+    from generator import series
+    memo: dict = {}
+    first = series.gather(ROOT / "plates", [], memo)
+    vol = volume.load(ROOT / "plates")
+    assert sorted(memo) == sorted(str(vol.folder(entry)) for entry in vol.written())
+    assert all("figures" in kept and "csv" in kept for kept in memo.values())
+    assert series.gather(ROOT / "plates", [], memo) == first  # what was kept makes the same site
