@@ -14,10 +14,11 @@ def is_series(folder: Path) -> bool:
     return (folder / volume.VOLUME_FILE).is_file() and not (folder / volume.PLATE_FILE).exists()
 
 
-def gather(root: Path, warnings: list[str] | None = None) -> dict[str, str | bytes]:
+def gather(root: Path, warnings: list[str] | None = None, pdfs=None) -> dict[str, str | bytes]:
     """Every file of the series' site as {name: text or bytes}, nothing written: each written plate's page (named
     as volume.toml says), its CSV and publishing files, and the volume's index. ContentError lists every mistake
-    of every plate (each at its file and line), so one failing plate fails the whole build."""
+    of every plate (each at its file and line), so one failing plate fails the whole build. pdfs(page), if given,
+    names the page's PDFs it links ({link text: file name}; generator/prints.py)."""
     vol = volume.load(root)
     written = vol.written()
     shown = f"{root.name}/{volume.VOLUME_FILE}"
@@ -32,7 +33,8 @@ def gather(root: Path, warnings: list[str] | None = None) -> dict[str, str | byt
         ident = vol.plate_id(entry)
         links = Links({i: page for i, page in pages.items() if i != ident}, vol.page)
         try:
-            site = build.gather(vol.folder(entry), warnings, links=links)
+            site = build.gather(vol.folder(entry), warnings, links=links,
+                                pdfs=pdfs(pages[ident]) if pdfs is not None else None)
         except ContentError as error:
             problems.extend(error.problems)
             continue
