@@ -5,7 +5,7 @@ import json
 import os
 from pathlib import Path
 
-from . import cache, checks, jsmodules, publish, render, runtime, theme, volume
+from . import cache, checks, jsmodules, output, prints, publish, render, runtime, theme, volume
 from .output import MARKER, Interrupted, OutputError, check_output, write  # noqa: F401 - the command's names
 
 
@@ -98,7 +98,8 @@ def _kept(memo: dict | None, name: str, key: str, make):
 
 
 def gather(content_dir: Path, warnings: list[str] | None = None, memo: dict | None = None,
-           links=None, page: str = publish.HOME, base_url: str | None = None) -> dict[str, str]:
+           links=None, page: str = publish.HOME, base_url: str | None = None,
+           pdfs: dict[str, str] | None = None) -> dict[str, str]:
     """Every file of the site as {relative path: text}, computed without writing anything; the content's
     warnings (what `plate check` reports) are added to warnings. With a memo (kept by `plate serve` between
     rebuilds), the figures and the CSV are made again only when the presets or the default selection change:
@@ -121,24 +122,39 @@ def gather(content_dir: Path, warnings: list[str] | None = None, memo: dict | No
     csv = _kept(memo, "csv", key, lambda: store.kept("csv", (repr(plate.presets),), lambda: module.csv_text(model),
                                                      needs=("numpy",)))
     live = live_runtime({f.id: f.vega for f in figures}, warnings)
-    html = render.page(plate, model, figures, live, store, links,  # links: a series build's (generator/series.py)
-                       page=page, base_url=base_url)
+    # links: a series build's (generator/series.py); pdfs: the page's PDFs in the site, {link text: file name}
+    html = render.page(plate, model, figures, live, store, links, pdfs, page=page, base_url=base_url)
     preview = _kept(memo, "preview", repr((key, base_url, page)), lambda: publish.plate_files(base_url, page, figures))
     files = {page: html, plate.plate.data_file: csv, **preview}
     return {**files, **publish.site_files(base_url, [page])} if alone else files
 
 
-def build(content_dir: Path, out: Path, warnings: list[str] | None = None, also=None,
-          memo: dict | None = None) -> dict[str, str | bytes]:
-    """Build the site from content_dir into out; returns what was written (warnings added to warnings).
-    also(files), if given, returns more files made from the site (the PDFs), written with it in one swap."""
+def build(content_dir: Path, out: Path, warnings: list[str] | None = None, plan: prints.Plan | None = None,
+          memo: dict | None = None, notes: list[str] | None = None) -> dict[str, str | bytes]:
+    """Build the site from content_dir into out; returns what was written (warnings added to warnings). The plate
+    pages' PDFs (plan: by default, those of the previous site) are kept, printed or dropped as plan says, and join
+    the site in the same swap; notes get one line for each page's PDFs, and one for pages the previous site held
+    that this build does not write."""
     check_output(out, content_dir)
-    from . import series  # here: series.py builds each of its plates through gather()
-    if series.is_series(Path(content_dir)):  # a folder of plates with its volume.toml: every plate, and the index
-        files = series.gather(Path(content_dir), warnings, memo)
-    else:
-        files = gather(Path(content_dir), warnings, memo)
-    if also is not None:
-        files.update(also(files))
+    plan = plan if plan is not None else prints.Plan()
+    plan.old = prints.previous(out)
+    files = _site(Path(content_dir), warnings, memo, plan)
+    if plan.settle(files):  # some PDFs are dropped: their pages are rendered again, without the links
+        files = _site(Path(content_dir), [], memo, plan)
+    files.update(plan.made(files, Path(out)))
+    gone = [n for n in output.own_names(out) if n.endswith(".html") and n not in files]
     write(files, Path(out), warnings)
+    if notes is not None:
+        notes.extend(plan.notes)
+        if gone:
+            notes.append(f"replaced a site with more pages: {', '.join(gone)} {'is' if len(gone) == 1 else 'are'} "
+                         f"gone ({content_dir} builds {', '.join(plan.pages)} alone)")
     return files
+
+
+def _site(content_dir: Path, warnings: list[str] | None, memo: dict | None, plan: prints.Plan) -> dict[str, str]:
+    """Every file of the site: a series' (every plate and the index) or one plate's, each page linking its PDFs."""
+    from . import series  # here: series.py builds each of its plates through gather()
+    if series.is_series(content_dir):  # a folder of plates with its volume.toml: every plate, and the index
+        return series.gather(content_dir, warnings, memo, pdfs=plan.links)
+    return gather(content_dir, warnings, memo, pdfs=plan.links("index.html"))

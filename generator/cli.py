@@ -10,7 +10,7 @@ import time
 import traceback
 from pathlib import Path
 
-from . import __version__, build, checks, content, pdf, runtime, schema
+from . import __version__, build, checks, content, pdf, prints, runtime, schema
 from .schema import ContentError
 
 # The plate `plate build` builds when no --content is given (until the series build, the shipped plate).
@@ -76,12 +76,12 @@ def parser(argv: list[str] | None = None) -> Parser:
     s = sub.add_parser("serve", help="build, serve every page on 127.0.0.1 and rebuild when content or templates "
                                      "change")
     c = sub.add_parser("check", help="check the content and report every mistake and warning; writes nothing")
-    d = sub.add_parser("pdf", help="build the site and print the plate into it as A4 and Letter PDFs "
+    d = sub.add_parser("pdf", help="build the site and print every plate's page into it as A4 and US Letter PDFs "
                                    "(needs the system's Chromium)")
     d.add_argument("--select", default="", metavar="KEY=ID,...",
-                   help="the selection to print (default: the plate's default)")
+                   help="the selection to print, with --content naming one plate (default: the plate's default)")
     for command in (b, s, c, d):
-        if command in (b, c, s):  # a series (series.py): every plate volume.toml lists, and the volume's index
+        if command in (b, c, s, d):  # a series (series.py): every plate volume.toml lists, and the volume's index
             command.add_argument("--content", default=SERIES, type=Path,
                                  help=f"a plate's folder, or a series' (default: {SERIES}, the series)")
         else:
@@ -155,36 +155,38 @@ def run_check(content_dir: Path, debug: bool) -> int:
 
 
 def run_pdf(content_dir: Path, out: Path, selection: str, debug: bool) -> int:
-    """Build the site with the plate printed on A4 and Letter; the exit status."""
+    """Build the site with every plate's page printed on A4 and Letter; the exit status."""
+    from . import series
     try:
+        if selection.strip() and series.is_series(Path(content_dir)):
+            raise ValueError(f"--select chooses one plate's presets, and each plate of a series has its own: give "
+                             f"--content one plate's folder (not {shortened(content_dir)})")
         pdf.chromium()  # before building: say at once that it cannot print
-        try:
-            loaded = content.load(content_dir)
-            choices = loaded.module.select_choices(loaded)
-            fragment = pdf.fragment_of(selection, choices)
-            stem = Path(loaded.plate.data_file).stem
-        except ContentError:
-            fragment, stem = "", "plate"  # the build reports the content's mistakes
+        fragment = ""
+        if selection.strip():
+            try:
+                loaded = content.load(content_dir)
+                fragment = pdf.fragment_of(selection, loaded.module.select_choices(loaded))
+            except ContentError:
+                pass  # the build reports the content's mistakes
     except (pdf.PrintError, ValueError) as error:
         print(f"plate: {error}", file=sys.stderr)
         return EXIT_USAGE
-    status = run_build(content_dir, out, debug, also=lambda files: pdf.printed(files, fragment, stem))
-    if status == 0:
-        for paper, name in pdf.pdf_names(stem).items():
-            pages = pdf.page_count((out / name).read_bytes())
-            print(f"plate: printed {out / name}: {pages} page{'s' if pages != 1 else ''} ({paper})")
-    return status
+    return run_build(content_dir, out, debug, plan=prints.Plan(every=True, select=fragment))
 
 
-def run_build(content_dir: Path, out: Path, debug: bool, mistakes: list[str] | None = None, also=None,
-              memo: dict | None = None) -> int:
-    """Build once and report; the exit status. A failed build's messages are also added to mistakes."""
+def run_build(content_dir: Path, out: Path, debug: bool, mistakes: list[str] | None = None,
+              plan: prints.Plan | None = None, memo: dict | None = None) -> int:
+    """Build once and report; the exit status. A failed build's messages are also added to mistakes. plan says
+    what becomes of the plate pages' PDFs (generator/prints.py: by default the previous site's are kept or printed
+    again)."""
     _after.clear()  # serve builds again and again: only a build that succeeds says its site is in place
     mistakes = [] if mistakes is None else mistakes
     started = time.perf_counter()
     warnings: list[str] = []
+    notes: list[str] = []  # what became of the PDFs, and pages the previous site held that this one lacks
     try:
-        files = build.build(content_dir, out, warnings, also, memo)
+        files = build.build(content_dir, out, warnings, plan, memo, notes)
     except ContentError as error:
         if debug:
             traceback.print_exc()
@@ -218,8 +220,10 @@ def run_build(content_dir: Path, out: Path, debug: bool, mistakes: list[str] | N
     report_warnings(warnings)
     elapsed = time.perf_counter() - started
     sizes = ", ".join(f"{name} {len(data if isinstance(data, bytes) else data.encode()) / 1024:,.0f} KB"
-                      for name, data in sorted(files.items()))
+                      for name, data in sorted(files.items()) if not name.startswith("."))  # not the record
     print(f"plate: built {out}/ in {elapsed:.1f} s ({sizes})")
+    for note in notes:
+        print(f"plate: {note}")
     return 0
 
 
@@ -290,7 +294,9 @@ def main(argv: list[str] | None = None) -> int:
         memo: dict = {}  # figures and CSV kept between rebuilds while the presets stay as they were
         from . import series, server  # here: `plate build` needs no web server
         return server.serve(args.content, args.out, args.port,
-                            lambda mistakes: run_build(args.content, args.out, args.debug, mistakes, memo=memo),
+                            # a rebuild drops a changed page's PDFs rather than print them on every edit
+                            lambda mistakes: run_build(args.content, args.out, args.debug, mistakes,
+                                                       prints.Plan(reprint=False), memo=memo),
                             interrupted=EXIT_INTERRUPTED, usage=EXIT_USAGE,
                             one_plate=not series.is_series(args.content))
     return run_build(args.content, args.out, args.debug)

@@ -131,6 +131,36 @@ def _marked(folder: Path) -> tuple[dict[str, str] | None, bool]:
     return listed, False
 
 
+def own_names(out: Path) -> list[str]:
+    """The files plate's marker in out lists (the previous site's, before a build replaces it); [] for anything
+    else."""
+    listed, _ = _marked(Path(os.path.realpath(out)))
+    return sorted(listed or {})
+
+
+def own_file(out: Path, name: str) -> bytes | None:
+    """The bytes of a file plate wrote in out: a regular file its marker there lists, with the SHA-256 the marker
+    gives; None for anything else (a file of someone else's is never read as plate's)."""
+    folder = Path(os.path.realpath(out))
+    listed, _ = _marked(folder)
+    if not listed or name not in listed:
+        return None
+    try:
+        fd = os.open(folder / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data if _sha256(data) == listed[name] else None
+
+
 def survey(folder: Path) -> Survey:
     """Sort what folder holds into plate's files (each matching its hash in the marker) and everything else."""
     with os.scandir(folder) as scan:

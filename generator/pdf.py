@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import base64
+import bisect
+import contextlib
 import fcntl
 import json
 import os
@@ -118,14 +120,14 @@ class DevTools:
         shutil.rmtree(self.profile, ignore_errors=True)
 
 
-def print_page(index_html: Path, fragment: str, papers: dict[str, tuple[float, float]] = PAPERS,
-               executable: str | None = None) -> dict[str, bytes]:
-    """The page at index_html (opened with the URL fragment, e.g. 'model=x&batch=y') printed on each paper."""
-    browser = DevTools(executable or chromium())
+def _printed_in(browser: DevTools, page: Path, fragment: str,
+                papers: dict[str, tuple[float, float]]) -> dict[str, bytes]:
+    """One page (opened with the URL fragment, e.g. 'model=x&batch=y') printed on each paper, in a tab of its own:
+    a fresh tab starts on about:blank, so the wait below never sees the previous page as ready."""
+    target = browser.call("Target.createTarget", url="about:blank")["targetId"]
     try:
-        target = browser.call("Target.createTarget", url="about:blank")["targetId"]
         session = browser.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
-        url = Path(index_html).resolve().as_uri() + (f"#{fragment}" if fragment else "")
+        url = Path(page).resolve().as_uri() + (f"#{fragment}" if fragment else "")
         browser.call("Page.navigate", session, url=url)
         deadline = time.monotonic() + READY_TIMEOUT_S
         while True:
@@ -147,29 +149,63 @@ def print_page(index_html: Path, fragment: str, papers: dict[str, tuple[float, f
             pdfs[name] = base64.b64decode(result["data"])
         return pdfs
     finally:
+        with contextlib.suppress(PrintError, OSError):  # a browser that quit has said why already
+            browser.call("Target.closeTarget", targetId=target)
+
+
+def print_pages(pages: dict[Path, str], papers: dict[str, tuple[float, float]] = PAPERS,
+                executable: str | None = None) -> dict[Path, dict[str, bytes]]:
+    """Each page ({HTML file: URL fragment}) printed on each paper, by one Chromium."""
+    browser = DevTools(executable or chromium())
+    try:
+        return {page: _printed_in(browser, page, fragment, papers) for page, fragment in pages.items()}
+    finally:
         browser.close()
 
 
 def pdf_names(stem: str) -> dict[str, str]:
-    """The PDFs' file names in the site, per paper: data-parallelism-a4.pdf, data-parallelism-letter.pdf."""
+    """The PDFs' file names in the site, per paper, after the page's: index-a4.pdf, index-letter.pdf."""
     return {paper: f"{stem}-{paper.lower()}.pdf" for paper in PAPERS}
 
 
-def printed(files: dict[str, str | bytes], fragment: str, stem: str) -> dict[str, bytes]:
-    """The site's page printed on every paper, as {file name: PDF}: the site is put in a throwaway folder
-    first, so the PDFs join the site in the same swap as the page they show."""
+def printed(files: dict[str, str | bytes], pages: dict[str, str]) -> dict[str, dict[str, bytes]]:
+    """Pages of the site ({page's file name: URL fragment}) printed on every paper, as {page: {paper: PDF}}: the
+    site is put in a throwaway folder first (the pages open their CSVs and each other there), so the PDFs join the
+    site in the same swap as the pages they show."""
     executable = chromium()
-    folder = Path(tempfile.mkdtemp(prefix="plate-print-"))
+    folder = Path(tempfile.mkdtemp(prefix="plate-print-")).resolve()  # as the pages' URLs name it
     try:
         for name, data in files.items():
             target = folder / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
-        pdfs = print_page(folder / "index.html", fragment, executable=executable)
+        made = print_pages({folder / page: fragment for page, fragment in pages.items()}, executable=executable)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    names = pdf_names(stem)
-    return {names[paper]: data for paper, data in pdfs.items()}
+    return {path.name: {paper: relative_links(data, folder) for paper, data in pdfs.items()}
+            for path, pdfs in made.items()}
+
+
+def relative_links(data: bytes, folder: Path) -> bytes:
+    """A PDF whose links into the (resolved) folder it was printed from are made relative ("index-a4.pdf", beside
+    it in the site): Chromium writes each link as an absolute URL, here into a throwaway folder. The
+    cross-reference table's offsets are moved to match; a PDF laid out otherwise is returned as it was."""
+    prefix = b"/URI (" + (Path(folder).as_uri() + "/").encode()
+    cuts = [m.start() + len(b"/URI (") for m in re.finditer(re.escape(prefix), data)]
+    end = re.search(rb"startxref\s+(\d+)\s+%%EOF\s*$", data)
+    table = int(end.group(1)) if end else -1
+    trailer = data.find(b"trailer", table) if end else -1
+    if not cuts or not data.startswith(b"xref", table) or trailer < 0 or cuts[-1] > table:
+        return data  # a cross-reference stream, or no table where startxref says: Chromium's layout changed
+    cut = len(prefix) - len(b"/URI (")
+
+    def moved(offset: int) -> int:
+        return offset - cut * bisect.bisect_left(cuts, offset)
+    body = b"".join(data[start + (cut if i else 0):stop] for i, (start, stop)
+                    in enumerate(zip([0, *cuts], [*cuts, table])))
+    entries = re.sub(rb"(\d{10}) (\d{5}) n", lambda m: b"%010d %s n" % (moved(int(m[1])), m[2]),
+                     data[table:trailer])
+    return body + entries + data[trailer:end.start(1)] + str(moved(table)).encode() + data[end.end(1):]
 
 
 def fragment_of(selection: str, choices: dict[str, list[str]]) -> str:

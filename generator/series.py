@@ -14,11 +14,13 @@ def is_series(folder: Path) -> bool:
     return (folder / volume.VOLUME_FILE).is_file() and not (folder / volume.PLATE_FILE).exists()
 
 
-def gather(root: Path, warnings: list[str] | None = None, memo: dict | None = None) -> dict[str, str | bytes]:
+def gather(root: Path, warnings: list[str] | None = None, memo: dict | None = None,
+           pdfs=None) -> dict[str, str | bytes]:
     """Every file of the series' site as {name: text or bytes}, nothing written: each written plate's page (named
     as volume.toml says), its CSV and preview, the volume's index, and the site's one robots.txt and sitemap.
     ContentError lists every mistake of every plate (each at its file and line), so one failing plate fails the
-    whole build. A memo (`plate serve`'s) keeps each plate's figures between builds, in a memo of its own."""
+    whole build. A memo (`plate serve`'s) keeps each plate's figures between builds, in a memo of its own.
+    pdfs(page), if given, names the page's PDFs it links ({link text: file name}; generator/prints.py)."""
     vol = volume.load(root)
     written = vol.written()
     shown = f"{root.name}/{volume.VOLUME_FILE}"
@@ -35,7 +37,7 @@ def gather(root: Path, warnings: list[str] | None = None, memo: dict | None = No
         try:
             kept = None if memo is None else memo.setdefault(str(vol.folder(entry)), {})
             site = build.gather(vol.folder(entry), warnings, kept, links=links, page=pages[ident],
-                                base_url=vol.base_url)
+                                base_url=vol.base_url, pdfs=pdfs(pages[ident]) if pdfs is not None else None)
         except ContentError as error:
             problems.extend(error.problems)
             continue

@@ -1,14 +1,17 @@
 """`plate pdf`: the plate printed by the system's Chromium into the site as A4 and Letter PDFs."""
 import io
 import os
+import re
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from pypdf import PdfReader
 
-from conftest import CONTENT, FONT_SETS, ROOT, chromium_path, font_env, within_print_budget
-from generator import content, pdf
+from conftest import CONTENT, FONT_SETS, ROOT, chromium_path, font_env, require, within_print_budget
+from generator import content, pdf, volume
 
 # Points per inch; pypdf reports the media box in points.
 PAPER_POINTS = {"A4": (595.3, 841.9), "Letter": (612, 792)}
@@ -32,7 +35,7 @@ def test_pdf_prints_the_chosen_selection_on_a4_and_letter(tmp_path):
     result = plate("pdf", "--content", CONTENT, "--out", out, "--select", f"model={model},batch={batch}", cwd=ROOT)
     assert result.returncode == 0, result.stderr
     front = content.load(CONTENT).plate
-    names = pdf.pdf_names(front.data_file.removesuffix(".csv"))
+    names = pdf.pdf_names("index")  # one plate's site: its page is index.html
     for paper, name in names.items():
         reader = PdfReader(io.BytesIO((out / name).read_bytes()))
         pages = len(reader.pages)
@@ -54,7 +57,7 @@ def test_the_default_prints_within_the_readmes_page_budget(tmp_path, font_set):
     out = tmp_path / "site"
     result = plate("pdf", "--content", CONTENT, "--out", out, cwd=ROOT, env=font_env(font_set, tmp_path))
     assert result.returncode == 0, result.stderr
-    for paper, name in pdf.pdf_names(content.load(CONTENT).plate.data_file.removesuffix(".csv")).items():
+    for paper, name in pdf.pdf_names("index").items():
         pages = len(PdfReader(io.BytesIO((out / name).read_bytes())).pages)
         assert within_print_budget(pages, paper), (paper, pages)
         assert pdf.page_count((out / name).read_bytes()) == pages  # the count plate reports, without pypdf
@@ -74,5 +77,160 @@ def test_an_unknown_selection_is_refused_with_the_known_ids(tmp_path):
     result = plate("pdf", "--content", CONTENT, "--out", tmp_path / "site", "--select", "model=nope", cwd=ROOT)
     assert result.returncode == 2 and not (tmp_path / "site").exists()
     assert f"no model 'nope' among the presets (known: {', '.join(models)})" in result.stderr
-    result = plate("pdf", "--out", tmp_path / "site", "--select", "gpu=x", cwd=ROOT)
+    result = plate("pdf", "--content", CONTENT, "--out", tmp_path / "site", "--select", "gpu=x", cwd=ROOT)
     assert result.returncode == 2 and "--select takes model=<id>" in result.stderr
+
+
+def test_a_selection_for_a_series_is_refused_in_one_line(tmp_path):
+    result = plate("pdf", "--out", tmp_path / "site", "--select", "model=x", cwd=ROOT)  # the series, by default
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and not (tmp_path / "site").exists()
+    assert "--select chooses one plate's presets" in result.stderr and "give --content one plate's folder" in \
+        result.stderr
+
+
+# --- the series: `plate pdf` prints every plate into the site, and a later `plate build` keeps or remakes the PDFs ---
+
+def plate_pages(root: Path) -> dict[str, tuple[Path, str]]:
+    """{page: (the plate's folder, its CSV)} of every written plate of the series at root, as volume.toml names it."""
+    vol = volume.load(root)
+    return {vol.page_of(e): (vol.folder(e), content.load(vol.folder(e)).plate.data_file) for e in vol.written()}
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in folder.iterdir()}
+
+
+def linked_pdfs(html: bytes) -> set[str]:
+    """The PDFs in the site a page links (a source's PDF elsewhere is an outside address)."""
+    return set(re.findall(r'href="([^":/]+\.pdf)"', html.decode("utf-8")))
+
+
+def add_prose(plate_md: Path, text: str) -> None:
+    """Append a paragraph to a plate's prose (its last part, after the figures)."""
+    plate_md.write_text(plate_md.read_text(encoding="utf-8") + f"\n{text}\n", encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """One copy of the series, printed once, then built again four times: unchanged, after a plate's prose was
+    edited, with a mistake, and edited again without Chromium; each run's result and the site after it."""
+    require(None if chromium_path() else "Chromium is not on PATH (Debian package 'chromium')")
+    base = tmp_path_factory.mktemp("series-pdf")
+    root, out = base / "plates", base / "site"
+    shutil.copytree(ROOT / "plates", root)
+    pages = plate_pages(root)
+    edited = list(pages)[-1]
+    plate_md = pages[edited][0] / "plate.md"
+    made = {"out": out, "pages": pages, "index": volume.load(root).page, "edited page": edited}
+
+    def run(name, *args, env=None):
+        made[name] = plate(*args, "--content", root, "--out", out, cwd=ROOT, env=env)
+        made[f"{name} site"] = snapshot(out)
+    run("pdf", "pdf")
+    run("build", "build")
+    add_prose(plate_md, "A paragraph added by hand, Quillwort.")
+    run("edited", "build")
+    kept = plate_md.read_text(encoding="utf-8")
+    add_prose(plate_md, "A slot that names no fact: {{ default.no_such_fact }}.")
+    run("failed", "build")
+    plate_md.write_text(kept, encoding="utf-8")
+    add_prose(plate_md, "Another paragraph, Hornwort.")
+    no_chromium = {"PLATE_CHROMIUM": str(base / "no-chromium")}
+    run("without chromium", "build", env=no_chromium)
+    shutil.copytree(out, base / "copy")
+    one = pages[list(pages)[0]][0]
+    made["one plate"] = plate("build", "--content", one, "--out", base / "copy", cwd=ROOT, env=no_chromium)
+    return made
+
+
+def pdf_pages(data: bytes) -> int:
+    return len(PdfReader(io.BytesIO(data)).pages)
+
+
+@pytest.mark.browser
+def test_plate_pdf_prints_every_plate_of_the_series_into_the_site(runs):
+    assert runs["pdf"].returncode == 0, runs["pdf"].stderr
+    site, out = runs["pdf site"], runs["out"]
+    assert runs["index"] in site
+    for page, (_, csv) in runs["pages"].items():
+        assert page in site and csv in site
+        for paper, name in pdf.pdf_names(Path(page).stem).items():
+            assert site[name].startswith(b"%PDF-")
+            count = pdf_pages(site[name])
+            assert f"plate: printed {out / name}: {count} page{'s' if count != 1 else ''} ({paper})\n" in \
+                runs["pdf"].stdout
+    assert sum(name.endswith(".pdf") for name in site) == 2 * len(runs["pages"])
+
+
+@pytest.mark.browser
+def test_each_page_links_its_own_pdfs_and_no_other(runs):
+    site = runs["pdf site"]
+    for page in runs["pages"]:
+        assert linked_pdfs(site[page]) == set(pdf.pdf_names(Path(page).stem).values()), page
+    assert linked_pdfs(site[runs["index"]]) == set()
+
+
+@pytest.mark.browser
+def test_the_printed_pdfs_name_and_link_their_files_beside_the_page(runs):
+    for page in runs["pages"]:
+        names = list(pdf.pdf_names(Path(page).stem).values())
+        for name in names:
+            reader = PdfReader(io.BytesIO(runs["pdf site"][name]), strict=True)  # its offsets moved right
+            text = " ".join(" ".join(p.extract_text().split()) for p in reader.pages)
+            assert all(f"({other})" in text for other in names), (name, text[:300])
+            uris = [a.get_object()["/A"]["/URI"] for p in reader.pages for a in p.get("/Annots") or []
+                    if "/URI" in a.get_object().get("/A", {})]
+            assert set(names) <= set(uris), uris
+            assert not [uri for uri in uris if uri.startswith("file:")], uris
+
+
+@pytest.mark.browser
+def test_a_later_build_keeps_the_pdfs_and_says_so(runs):
+    assert runs["build"].returncode == 0, runs["build"].stderr
+    for page in runs["pages"]:
+        names = ", ".join(pdf.pdf_names(Path(page).stem).values())
+        assert f"plate: kept {names} ({page} unchanged)\n" in runs["build"].stdout
+    assert runs["build site"] == runs["pdf site"]  # every file as plate pdf wrote it, the PDFs included
+
+
+@pytest.mark.browser
+def test_a_changed_page_is_printed_again_and_the_build_says_so(runs):
+    result, site, edited = runs["edited"], runs["edited site"], runs["edited page"]
+    assert result.returncode == 0, result.stderr
+    names = list(pdf.pdf_names(Path(edited).stem).values())
+    assert f"plate: printed {', '.join(names)} again ({edited} changed)\n" in result.stdout
+    for name in names:
+        assert "Quillwort" in " ".join(p.extract_text() for p in PdfReader(io.BytesIO(site[name])).pages)
+    assert linked_pdfs(site[edited]) == set(names)
+    for page in runs["pages"]:
+        if page != edited:
+            for name in pdf.pdf_names(Path(page).stem).values():
+                assert site[name] == runs["pdf site"][name]
+
+
+@pytest.mark.browser
+def test_a_failed_build_leaves_the_site_and_its_pdfs_as_they_were(runs):
+    assert runs["failed"].returncode == 1 and "no_such_fact" in runs["failed"].stderr
+    assert runs["failed site"] == runs["edited site"]
+
+
+@pytest.mark.browser
+def test_without_chromium_a_changed_pages_pdfs_are_dropped_and_unlinked(runs):
+    result, site, edited = runs["without chromium"], runs["without chromium site"], runs["edited page"]
+    assert result.returncode == 0, result.stderr
+    names = list(pdf.pdf_names(Path(edited).stem).values())
+    assert f"plate: dropped {', '.join(names)}, and {edited} links no PDF ({edited} changed; they cannot be " \
+           f"printed again: PLATE_CHROMIUM names" in result.stdout
+    assert not set(names) & set(site) and linked_pdfs(site[edited]) == set()
+    for page in runs["pages"]:
+        if page != edited:
+            assert linked_pdfs(site[page]) == set(pdf.pdf_names(Path(page).stem).values())
+            assert all(site[name] == runs["pdf site"][name] for name in linked_pdfs(site[page]))
+
+
+@pytest.mark.browser
+def test_one_plate_built_over_a_series_site_says_which_pages_are_gone(runs):
+    result = runs["one plate"]
+    assert result.returncode == 0, result.stderr
+    gone = sorted([runs["index"], *(p for p in runs["pages"] if p != "index.html")])
+    assert f"plate: replaced a site with more pages: {', '.join(gone)} " in result.stdout
