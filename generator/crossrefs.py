@@ -42,6 +42,10 @@ def link_plates(text: str, pages: dict[str, str]) -> str:
             if tag and tag.group(2).lower() in _KEEP and not piece.endswith("/>"):
                 name = tag.group(2).lower()
                 open_[name] = max(open_.get(name, 0) + (-1 if tag.group(1) else 1), 0)
+                if name == "option":  # options do not nest: one's start ends the one open (its end tag may be left out)
+                    open_[name] = min(open_[name], 1)
+                elif name == "select" and tag.group(1):  # and the select's end ends the last
+                    open_["option"] = 0
             continue
         if piece and not any(open_.values()):
             pieces[i] = REFERENCE.sub(lambda m: _link(m, pages), piece)

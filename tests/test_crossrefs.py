@@ -65,8 +65,10 @@ def test_no_link_is_made_inside_an_element_whose_text_is_not_prose(tag):
     assert got == f"<p>{text} then {link('plate XIV.5')}</p>"  # linking goes on once the element is closed
 
 
-def test_options_in_a_select_are_left_alone():
-    text = "<select><option>plate XIV.5</option><option selected>plate XIV.4</option></select>"
+@pytest.mark.parametrize("text", ["<select><option>plate XIV.5</option><option selected>plate XIV.4</option></select>",
+                                  "<select><option>plate XIV.5<option>plate XIV.4<option>x</select>"])
+def test_options_in_a_select_are_left_alone(text):
+    """Also when their end tags are left out, as HTML allows: the select's end closes them."""
     assert link_plates(text + "<p>plate XIV.4</p>", PAGES) == text + f"<p>{link('plate XIV.4', 'index.html')}</p>"
 
 
