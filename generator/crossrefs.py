@@ -8,7 +8,11 @@ from dataclasses import dataclass, field
 
 # "plate XIV.5" / "Plate XIV.5": the word, a space (or a no-break one, as a character or an entity), a plate id. The
 # id ends where no letter, digit or further ".N" follows: "XIV.5." ends a sentence, XIV.50 and XIV.5.1 are others.
-REFERENCE = re.compile(r"(?<![\w&#-])([Pp]late(?:\s|&nbsp;|&#160;|&#xa0;)+)([A-Za-z0-9]+\.\d+)(?!\w|\.\d)")
+# Letters, digits and spaces are spelt out, not \w, \d, \s: Python's and JavaScript's differ, and the page's
+# texts.js links the live readout by the same rule (tests/test_crossrefs_live.py holds the two to it).
+SPACE = r"[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"  # in both languages' \s
+REFERENCE = re.compile(r"(?<![A-Za-z0-9_#-])([Pp]late(?:" + SPACE + r"|&nbsp;|&#160;|&#xa0;)+)([A-Za-z0-9]+\.[0-9]+)"
+                       r"(?![A-Za-z0-9_]|\.[0-9])")
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,10 @@ def link_plates(text: str, pages: dict[str, str]) -> str:
             if tag and tag.group(2).lower() in _KEEP and not piece.endswith("/>"):
                 name = tag.group(2).lower()
                 open_[name] = max(open_.get(name, 0) + (-1 if tag.group(1) else 1), 0)
+                if name == "option":  # options do not nest: one's start ends the one open (its end tag may be left out)
+                    open_[name] = min(open_[name], 1)
+                elif name == "select" and tag.group(1):  # and the select's end ends the last
+                    open_["option"] = 0
             continue
         if piece and not any(open_.values()):
             pieces[i] = REFERENCE.sub(lambda m: _link(m, pages), piece)

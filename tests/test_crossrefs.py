@@ -4,6 +4,7 @@ import html
 import os
 import re
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from generator.crossrefs import link_plates
@@ -54,6 +55,33 @@ def test_links_code_and_attributes_are_left_alone():
     assert after == text + f"<p>{link('plate XIV.5')}</p>"  # the elements above were closed again
 
 
+@pytest.mark.parametrize("tag", ["title", "button", "select", "option", "textarea", "kbd", "samp", "script",
+                                 "style", "TITLE", "Button"])
+def test_no_link_is_made_inside_an_element_whose_text_is_not_prose(tag):
+    """A link inside a title, a button or a form's choice would be invalid HTML or a control that navigates."""
+    text = f'<{tag} class="x">plate XIV.5 <b>plate XIV.4</b></{tag}>'
+    assert link_plates(text, PAGES) == text
+    got = link_plates(f"<p>{text} then plate XIV.5</p>", PAGES)
+    assert got == f"<p>{text} then {link('plate XIV.5')}</p>"  # linking goes on once the element is closed
+
+
+@pytest.mark.parametrize("text", ["<select><option>plate XIV.5</option><option selected>plate XIV.4</option></select>",
+                                  "<select><option>plate XIV.5<option>plate XIV.4<option>x</select>"])
+def test_options_in_a_select_are_left_alone(text):
+    """Also when their end tags are left out, as HTML allows: the select's end closes them."""
+    assert link_plates(text + "<p>plate XIV.4</p>", PAGES) == text + f"<p>{link('plate XIV.4', 'index.html')}</p>"
+
+
+@pytest.mark.parametrize("stray", ["</a>", "</code>", "</pre>", "</title>", "</option>", "</CODE>", "</a></a></a>"])
+def test_a_stray_closing_tag_does_not_stop_the_linking_after_it(stray):
+    got = link_plates(f"<p>plate XIV.5 {stray} plate XIV.5</p><p>and plate XIV.4</p>", PAGES)
+    assert got == (f"<p>{link('plate XIV.5')} {stray} {link('plate XIV.5')}</p>"
+                   f"<p>and {link('plate XIV.4', 'index.html')}</p>")
+    # and what follows is still kept where it should be: a stray close does not count against the next element
+    text = f"<p>{stray}<code>plate XIV.5</code> plate XIV.5</p>"
+    assert link_plates(text, PAGES) == f"<p>{stray}<code>plate XIV.5</code> {link('plate XIV.5')}</p>"
+
+
 def test_inside_other_tags_the_reference_becomes_a_link():
     got = link_plates("<ul><li><strong>plate XIV.5</strong></li></ul>", PAGES)
     assert got == f"<ul><li><strong>{link('plate XIV.5')}</strong></li></ul>"
@@ -80,7 +108,8 @@ ids = st.sampled_from(["XIV.5", "XIV.4", "XI.2", "XIV.50", "XIV.5.1", "XV.5"])
 reference = st.builds(lambda p, s, i, end: f"{p}{s}{i}{end}", st.sampled_from(["plate", "Plate"]),
                       st.sampled_from([" ", "\n", "&nbsp;"]), ids, st.sampled_from(["", ".", ",", ")", " and"]))
 texts = st.lists(st.one_of(words, reference), max_size=12).map("".join)
-wrappers = st.sampled_from(["p", "em", "strong", "li", "a", "code", "pre"])
+wrappers = st.sampled_from(["p", "em", "strong", "li", "a", "code", "pre", "button", "option", "title"])
+KEPT = ("a", "code", "pre", "button", "option", "title")  # the wrappers whose text is never linked
 
 
 @st.composite
@@ -102,7 +131,7 @@ def unlinked(text: str) -> str:
     return re.sub(r'<a href="(?:sharded-data-parallelism|index)\.html">(.*?)</a>', r"\1", text, flags=re.S)
 
 
-def visible(text: str, keep=("a", "code", "pre")) -> list[str]:
+def visible(text: str, keep=KEPT) -> list[str]:
     """The text runs outside the elements whose text is kept, in order."""
     runs, depth = [], 0
     for piece in re.split(r"(<[^>]*>)", text):

@@ -66,6 +66,28 @@ def test_the_bucketed_tail_matches_python_from_one_bucket_up():
         assert bound - 1e-12 <= tail <= bound + max(comm, compute * 2 / 3) * share + 1e-12, label
 
 
+NCCL_TIES = """(cases) => cases.map(([args, costs]) => {
+  const priced = nccl_allreduce(...args);
+  return [priced, nccl_choice(priced), nccl_choice(costs)];
+})"""
+
+
+def test_an_exact_tie_between_ring_and_tree_goes_to_the_tree_as_in_nccls_loop_and_one_gpu_to_the_ring():
+    """NCCL's topoGetAlgoInfo walks tree before ring and takes a later algorithm only when strictly cheaper: a tie is
+    the tree's. With one rank it prices the ring alone. Python and the page alike."""
+    # Two nodes of one GPU each: the ring's 2(n - 1) = 2 network steps and the tree's 2 log2(2) = 2 cost the same,
+    # 8.4 + 2 x 14 us; a call of no bytes has no bandwidth part. A tie by NCCL's own numbers, exact in doubles.
+    latency = (8.4 + 2 * 14.0) * 1e-6
+    cases = [([0.0, 50e9, 450e9, 2, 1], [latency, 0.0, latency, 0.0]),
+             ([2**20, 50e9, 450e9, 1], [0.25, 0.5, 0.5, 0.25]),  # one GPU; and a tie in sums exact in binary
+             ([2**30, 50e9, 450e9, 16], [0.5, 0.25, 0.5, 0.25 + 2**-50])]  # the ring, by the least it can win
+    python = [[model.nccl_allreduce(*args), model.nccl_choice(model.nccl_allreduce(*args)), model.nccl_choice(costs)]
+              for args, costs in cases]
+    assert python[0][0] == [latency, 0.0, latency, 0.0] and python[1][0] == [0.0] * 4
+    assert [[choice, tie] for _, choice, tie in python] == [[1, 1], [0, 1], [0, 0]]
+    assert in_node(NCCL_TIES, cases) == python
+
+
 @pytest.mark.parametrize("scale", [1e-15, 1e-9, 1e-3, 1.0, 1e6, 1e15])
 def test_compare_is_relative_at_every_scale(scale):
     words = ("less", "same", "more")

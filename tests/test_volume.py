@@ -1,5 +1,6 @@
 """The series' volume file (generator/volume.py): its checks at file and line, the plates' front matter held to it,
 and the index page's words and links (the page in a browser: test_volume_page.py)."""
+import json
 import re
 from pathlib import Path
 
@@ -105,6 +106,30 @@ def test_a_folder_must_be_a_plate_folder_beside_the_volume(tmp_path, folder, why
     found = mistakes(root)
     assert len(found) == 1
     assert found[0].startswith(f'plates/volume.toml, line 8: [[plates]] #1: folder "{folder}" {why}')
+
+
+@pytest.mark.parametrize("folder", ["sub/../one", "one/.", "one/", "sub\\one", "one\n"])
+def test_a_folder_is_one_name_whole_not_a_path_that_starts_with_one(tmp_path, folder):
+    """Each of these leads to a plate folder beside volume.toml, but is not its name: a path is refused whole."""
+    root = series(tmp_path, entries(f"number = 1\nfolder = {json.dumps(folder)}"), {"one": {}})
+    (root / "sub").mkdir()
+    found = mistakes(root)
+    assert len(found) == 1 and found[0].startswith(
+        f"plates/volume.toml, line 8: [[plates]] #1: folder {json.dumps(folder)} must be the name of a folder beside "
+        f"volume.toml"), found
+
+
+@pytest.mark.parametrize("page", ["index.html/../../escape.html", "one.html/x.html", "one.html\n", "one.html.x"])
+def test_a_page_is_one_file_name_whole_not_a_path_that_starts_with_one(tmp_path, page):
+    """A plate's page and the index's are file names in the site: a path that starts with one is refused whole."""
+    root = series(tmp_path, entries(f"number = 1\nfolder = \"one\"\npage = {json.dumps(page)}"), {"one": {}})
+    found = mistakes(root)
+    assert len(found) == 1 and found[0].startswith("plates/volume.toml, line 9: [[plates]] #1: page must be a file "
+                                                   "name ending in .html"), found
+    head = f'[volume]\nid = "XIV"\ntitle = "Parallelism"\npage = {json.dumps(page)}\n'
+    found = mistakes(series(tmp_path / "index", entries("number = 1"), head=head))
+    assert len(found) == 1 and found[0].startswith("plates/volume.toml, line 4: [volume]: page must be a file name "
+                                                   "ending in .html"), found
 
 
 def test_a_folder_linked_from_outside_the_series_is_refused(tmp_path):

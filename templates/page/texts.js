@@ -72,9 +72,12 @@ function fillReadout(f) {
 }
 
 // "plate XIV.5" as a link when that plate is built alongside (generator/crossrefs.py does the same for the page as
-// built): the id ends where no letter, digit or further ".N" follows.
+// built, by the same rule): the id ends where no letter, digit or further ".N" follows. Classes spelt out: \w, \d
+// and \s are not Python's.
 const LINKS = data.links || {};
-const REFERENCE = /(?<![\w&#-])([Pp]late\s+)([A-Za-z0-9]+\.\d+)(?!\w|\.\d)/g;
+const REFERENCE_SPACE = String.raw`[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]`; // both \s's
+const REFERENCE = new RegExp(String.raw`(?<![A-Za-z0-9_#-])([Pp]late${REFERENCE_SPACE}+)([A-Za-z0-9]+\.[0-9]+)` +
+  String.raw`(?![A-Za-z0-9_]|\.[0-9])`, "g");
 
 /** A text as nodes: its references to the plates built alongside as links, the rest as text. */
 function linked(text) {

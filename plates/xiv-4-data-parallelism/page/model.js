@@ -224,7 +224,8 @@ function nccl_allreduce(buffer_bytes, link_bytes_per_s, nvlink_bytes_per_s, repl
     buffer_bytes / (bus * TREE_BUS * tree_correction(buffer_bytes))];
 }
 
-const nccl_choice = (c) => (c[2] + c[3] < c[0] + c[1] ? 1 : 0);
+// model.py's rule: NCCL walks tree before ring and takes the ring only when strictly cheaper; one GPU (all zero): ring
+const nccl_choice = (c) => (c.some((x) => x !== 0) && c[2] + c[3] <= c[0] + c[1] ? 1 : 0);
 
 export const bucket_caps = (cap_mb) => (cap_mb === null ? [BUCKET_BYTES, FIRST_BUCKET_BYTES] : [cap_mb * MIB, cap_mb * MIB]);
 

@@ -283,8 +283,13 @@ def nccl_allreduce(buffer_bytes, link_bytes_per_s, nvlink_bytes_per_s, replicas,
 
 
 def nccl_choice(costs):
-    """NCCL's pick for one call from nccl_allreduce's costs: 1 for the tree when it is cheaper, else 0 (ring)."""
-    return 1 if costs[2] + costs[3] < costs[0] + costs[1] else 0
+    """NCCL's pick for one call from nccl_allreduce's costs: 1 for the tree when it costs no more than the ring, else
+    0 (ring); 0 for one GPU, whose costs are all zero."""
+    # NCCL's topoGetAlgoInfo (enqueue.cc) walks the algorithms in order, tree (0) before ring (1), and moves on to a
+    # later one only when it is strictly cheaper: an exact tie stays with the tree. One rank has the ring priced alone.
+    if not any(costs):
+        return 0
+    return 1 if costs[2] + costs[3] <= costs[0] + costs[1] else 0
 
 
 def bucket_caps(cap_mb):

@@ -141,6 +141,8 @@ def test_facts_of_is_facts_data_for_every_selection(presets, from_node):
 
 
 def test_datasets_are_the_figures_rows_for_every_selection(presets, from_node):
+    assert len(from_node) == len(every_selection(presets)) > 0  # every selection was compared, not none
+    rows: dict[str, int] = {}
     for sel, got in from_node:
         f = plate_facts.facts(presets, sel)
         python = {plate_figures.STATES_DATA: plate_figures.states_rows(f),
@@ -148,6 +150,9 @@ def test_datasets_are_the_figures_rows_for_every_selection(presets, from_node):
                   plate_figures.TRAFFIC_DATA: plate_figures.traffic_rows(f),
                   plate_figures.TRAFFIC_LABELS: plate_figures.traffic_label_rows(f)}
         same(got["datasets"], python, str(sel))
+        for name, made in python.items():
+            rows[name] = rows.get(name, 0) + len(made)
+    assert len(rows) == 4 and all(rows.values()), rows  # each dataset's rows were compared, not only empty lists
 
 
 def test_the_figures_read_every_dataset_plate_js_makes(presets, from_node):
