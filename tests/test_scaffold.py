@@ -1,6 +1,13 @@
 """`plate new` (generator/scaffold.py): a plate started from templates/new-plate/, listed in the volume.toml beside
 it by that entry's lines alone; refused, with nothing written, when the folder holds anything or the volume cannot
 take it. Everything in tmp_path."""
+import errno
+import fcntl
+import os
+import signal
+import stat
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -9,6 +16,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from generator import cli, content, scaffold, volume
 from generator.schema import Problems
+
+from conftest import ROOT
 
 VOLUME = """# The volume's plates, in order.
 [volume]
@@ -233,3 +242,185 @@ def test_a_new_plate_builds_at_once_alone_and_in_its_series(series):
     page_name = v.page_of(v.written()[0])
     assert {page_name, v.page} <= set(made)
     assert f'<a href="{page_name}">Tensor &lt;Parallelism&gt;</a>' in made[v.page]
+
+
+# --- atomic and truthful: titles that read back, the volume.toml's link, mode and lock, signals, a full disk ------
+
+SEPARATORS = "\u2028\u2029"  # what Python's str.splitlines() breaks a line at, and a title may hold
+
+
+@pytest.mark.parametrize("title", ["Tensor\u2028Parallelism", "a\u2029b", "\u2028 edge \u2029"])
+def test_a_title_with_a_line_or_paragraph_separator_reads_back_after_a_check(series, title):
+    scaffold.new(series / "two", "XIV", 2, title)
+    raw = (series / "two" / "plate.md").read_bytes() + (series / "volume.toml").read_bytes()
+    assert not any(s.encode() in raw for s in SEPARATORS)  # written escaped: no line reader breaks there
+    assert content.load(series / "two").plate.title == title
+    assert [e.title for e in volume.load(series).written()] == [title]
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(st.one_of(st.sampled_from("\"\\'#=[]{}\t@ \u2028\u2029"), st.characters(
+    exclude_categories=("Cc", "Cs"))), min_size=1, max_size=20).filter(lambda t: t.strip()))
+def test_any_title_accepted_loads_back_the_same_through_the_content_checks(tmp_path_factory, title):
+    root = tmp_path_factory.mktemp("series")
+    (root / "volume.toml").write_text(VOLUME)
+    scaffold.new(root / "p", "XIV", 2, title)
+    assert content.load(root / "p").plate.title == title
+    assert [e.title for e in volume.load(root).written()] == [title]
+
+
+def test_a_symlinked_volume_toml_is_written_through_to_its_target_and_stays_a_link(series, tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (series / "volume.toml").rename(shared / "volume.toml")
+    (series / "volume.toml").symlink_to("../shared/volume.toml")
+    os.chmod(shared / "volume.toml", 0o640)
+    scaffold.new(series / "two", "XIV", 2, "Two")
+    assert (series / "volume.toml").is_symlink() and os.readlink(series / "volume.toml") == "../shared/volume.toml"
+    assert tomllib.loads((shared / "volume.toml").read_text())["plates"][1]["folder"] == "two"
+    assert stat.S_IMODE((shared / "volume.toml").stat().st_mode) == 0o640
+    assert sorted(p.name for p in shared.iterdir()) == ["volume.toml"]  # no temporary file left beside it
+
+
+def test_a_volume_toml_link_to_nothing_is_refused_in_one_line(series, capsys):
+    (series / "volume.toml").unlink()
+    (series / "volume.toml").symlink_to("elsewhere.toml")
+    before = tree(series)
+    assert cli.main(["new", str(series / "two"), "--volume", "XIV", "--number", "2", "--title", "T"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"plate: {series / 'volume.toml'}: ") and "link" in err, err
+    assert tree(series) == before
+
+
+def test_a_read_only_volume_toml_is_refused_in_one_line(series, capsys):
+    os.chmod(series / "volume.toml", 0o444)  # tests run as root: write access is refused by the mode, not the OS
+    before = tree(series)
+    assert cli.main(["new", str(series / "two"), "--volume", "XIV", "--number", "2", "--title", "T"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"plate: {series / 'volume.toml'}: read-only"), err
+    assert "nothing was written" in err and tree(series) == before
+    assert stat.S_IMODE((series / "volume.toml").stat().st_mode) == 0o444
+
+
+def test_volume_toml_keeps_its_mode(series):
+    os.chmod(series / "volume.toml", 0o640)  # not mkstemp's 0600, nor a umask's 0644
+    scaffold.new(series / "two", "XIV", 2, "Two")
+    assert stat.S_IMODE((series / "volume.toml").stat().st_mode) == 0o640
+    assert "folder" in tomllib.loads((series / "volume.toml").read_text())["plates"][1]
+
+
+def test_a_full_disk_midway_leaves_nothing_written_and_says_so(series, monkeypatch, capsys):
+    before = tree(series)
+    real = open
+
+    def full(path, mode="r", *args, **kwargs):
+        if str(path).endswith("csv.js"):  # the file is made, its bytes do not fit: /dev/full says ENOSPC
+            real(path, mode, *args, **kwargs).close()
+            return real("/dev/full", mode.replace("x", "w"), *args, **kwargs)
+        return real(path, mode, *args, **kwargs)
+    monkeypatch.setattr(scaffold, "open", full, raising=False)
+    assert cli.main(["new", str(series / "two"), "--volume", "XIV", "--number", "2", "--title", "T"]) == 1
+    monkeypatch.undo()
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "csv.js" in err and "nothing was written" in err, err
+    assert tree(series) == before
+
+
+def test_a_volume_held_by_another_run_is_waited_for_then_refused_in_one_line(series, monkeypatch, capsys):
+    monkeypatch.setattr(scaffold, "LOCK_WAIT", 0.3)
+    before = tree(series)
+    with open(series / "volume.toml", "rb") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        assert cli.main(["new", str(series / "two"), "--volume", "XIV", "--number", "2", "--title", "T"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"plate: {series / 'volume.toml'}: ") and "lock" in err, err
+    assert tree(series) == before
+
+
+# `python -m generator new …` with one call of the os module announced on stdout ("os.replace before"); in "hold"
+# mode the call then waits for a line on stdin, so a test signals the process at exactly that moment.
+HOOKED = """import fcntl, os, runpy, sys
+module, name, when, mode, only = os.environ["PLATE_TEST_HOOK"].split(":")
+real = getattr(sys.modules[module], name)
+def hooked(*args, **kwargs):
+    if only and os.path.basename(str(args[0])) != only:
+        return real(*args, **kwargs)
+    if when == "before":
+        say()
+    result = real(*args, **kwargs)
+    if when == "after":
+        say()
+    return result
+def say():
+    print(f"{module}.{name} {when}", flush=True)
+    if mode == "hold":
+        sys.stdin.readline()
+setattr(sys.modules[module], name, hooked)
+sys.argv = ["plate", *sys.argv[1:]]
+runpy.run_module("generator", run_name="__main__", alter_sys=True)
+"""
+
+
+def hooked(series: Path, folder: str, number: int, hook: str) -> subprocess.Popen:
+    """`plate new series/folder` for plate `number`, run with the hook "module:name:before|after:hold|say:only"."""
+    return subprocess.Popen([sys.executable, "-c", HOOKED, "new", str(series / folder), "--volume", "XIV",
+                             "--number", str(number), "--title", folder.title()], cwd=ROOT, text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "PLATE_TEST_HOOK": hook})
+
+
+def reached(process: subprocess.Popen, moment: str) -> bool:
+    """Whether the process announced the moment (False: it ended without)."""
+    return any(line == moment + "\n" for line in process.stdout)
+
+
+def whole_or_untouched(series: Path, before: dict) -> bool:
+    """True when the plate is written whole and listed; False when the series is byte for byte as before."""
+    if tree(series) == before:
+        return False
+    entry = volume.load(series).plates[1]
+    template = {p.relative_to(scaffold.TEMPLATE).as_posix() for p in scaffold.TEMPLATE.rglob("*") if p.is_file()}
+    assert entry.folder == "two" and {k for k, v in tree(series / "two").items() if v is not None} == template
+    assert {k for k in tree(series) if not k.startswith("two/")} == {"volume.toml", "two"}
+    return True
+
+
+@pytest.mark.parametrize("hook, signal_name, written", [
+    ("os:mkdir:before:hold:plate", "SIGINT", False),  # the plate's files half written
+    ("os:mkdir:before:hold:plate", "SIGTERM", False),
+    ("os:replace:before:hold:", "SIGINT", True),  # volume.toml about to be swapped: the swap is the commit
+    ("os:replace:after:hold:", "SIGINT", True),
+    ("os:replace:after:hold:", "SIGTERM", True),
+    ("os:replace:after:hold:", "SIGHUP", True),
+])
+def test_a_signal_at_any_moment_leaves_the_plate_whole_or_not_at_all_and_says_which(series, hook, signal_name,
+                                                                                       written):
+    before = tree(series)
+    process = hooked(series, "two", 2, hook)
+    module, name, when = hook.split(":")[:3]
+    assert reached(process, f"{module}.{name} {when}"), process.communicate()
+    number = getattr(signal, signal_name)
+    process.send_signal(number)
+    out, err = process.communicate("\n", timeout=60)  # a bound only: it ends at once
+    assert process.returncode == 128 + number, err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert whole_or_untouched(series, before) is written
+    if written:
+        assert err.startswith(f"plate: interrupted after plate XIV.2 was written whole: {series / 'two'}/")
+        assert f"{series / 'volume.toml'} lists it" in err, err
+    else:
+        assert err == f"plate: interrupted; nothing was written ({series / 'two'}/ and {series / 'volume.toml'} " \
+                      f"as they were)\n"
+
+
+def test_two_runs_at_once_both_list_their_plates(series):
+    first = hooked(series, "two", 2, "os:replace:before:hold:")  # holds the volume just before its swap
+    assert reached(first, "os.replace before")
+    second = hooked(series, "three", 3, "fcntl:flock:before:say:")  # announces that it waits on the lock
+    reached(second, "fcntl.flock before")  # without a lock it runs to its end instead
+    out, err = first.communicate("\n", timeout=60)
+    assert first.returncode == 0, err
+    out, err = second.communicate(timeout=60)
+    assert second.returncode == 0, err
+    v = volume.load(series)
+    assert [(e.number, e.folder) for e in v.written()] == [(2, "two"), (3, "three")]
