@@ -3,6 +3,7 @@ it by that entry's lines alone; refused, with nothing written, when the folder h
 take it. Everything in tmp_path."""
 import errno
 import fcntl
+import json
 import os
 import signal
 import stat
@@ -214,9 +215,8 @@ def test_the_command_says_what_it_wrote(series, capsys):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.text(st.one_of(st.sampled_from("\"\\'#=[]{}\t@ "), st.characters(exclude_categories=("Cc", "Cs", "Zl",
-                                                                                             "Zp"))),
-               min_size=1, max_size=40).filter(lambda t: t.strip()))
+@given(st.text(st.one_of(st.sampled_from("\"\\'#=[]{}\t@ \u2028\u2029"),
+                         st.characters(exclude_categories=("Cc", "Cs"))), min_size=1, max_size=40).filter(str.strip))
 def test_any_title_is_written_as_toml_that_reads_back_the_same(tmp_path_factory, title):
     root = tmp_path_factory.mktemp("series")
     (root / "volume.toml").write_text(VOLUME)
@@ -229,10 +229,11 @@ def test_any_title_is_written_as_toml_that_reads_back_the_same(tmp_path_factory,
 def test_a_new_plate_builds_at_once_alone_and_in_its_series(series):
     from generator import build, notation, plates
     folder = series / "xiv-2-tensor"
-    scaffold.new(folder, "XIV", 2, "Tensor <Parallelism>")
+    scaffold.new(folder, "XIV", 2, "Tensor\u2028<Parallelism>")  # a line separator, as written, in the page
     alone = build.build(folder, series.parent / "alone")
     page = alone["index.html"]
-    assert "<h1>Tensor &lt;Parallelism&gt;</h1>" in page
+    assert "<h1>Tensor\u2028&lt;Parallelism&gt;</h1>" in page
+    assert "<title>Tensor\u2028&lt;Parallelism&gt; · " in page
     module = plates.load(folder / plates.PACKAGE)
     c = content.load(folder)
     f = module.model_of(c).facts(c.plate.default)
@@ -241,7 +242,7 @@ def test_a_new_plate_builds_at_once_alone_and_in_its_series(series):
     v = volume.load(series)
     page_name = v.page_of(v.written()[0])
     assert {page_name, v.page} <= set(made)
-    assert f'<a href="{page_name}">Tensor &lt;Parallelism&gt;</a>' in made[v.page]
+    assert f'<a href="{page_name}">Tensor\u2028&lt;Parallelism&gt;</a>' in made[v.page]
 
 
 # --- atomic and truthful: titles that read back, the volume.toml's link, mode and lock, signals, a full disk ------
@@ -267,6 +268,14 @@ def test_any_title_accepted_loads_back_the_same_through_the_content_checks(tmp_p
     scaffold.new(root / "p", "XIV", 2, title)
     assert content.load(root / "p").plate.title == title
     assert [e.title for e in volume.load(root).written()] == [title]
+
+
+def test_a_title_that_plate_md_would_not_read_back_is_refused_with_nothing_written(series, monkeypatch):
+    monkeypatch.setattr(scaffold, "toml_string", lambda text: json.dumps(text, ensure_ascii=False))  # U+2028 raw
+    before = tree(series)
+    with pytest.raises(scaffold.Refused, match="cannot be written so that plate.md reads it back"):
+        scaffold.new(series / "two", "XIV", 2, "Tensor\u2028Parallelism")
+    assert tree(series) == before
 
 
 def test_a_symlinked_volume_toml_is_written_through_to_its_target_and_stays_a_link(series, tmp_path):
@@ -411,6 +420,18 @@ def test_a_signal_at_any_moment_leaves_the_plate_whole_or_not_at_all_and_says_wh
     else:
         assert err == f"plate: interrupted; nothing was written ({series / 'two'}/ and {series / 'volume.toml'} " \
                       f"as they were)\n"
+
+
+def test_a_signal_while_waiting_for_the_lock_stops_with_nothing_written(series):
+    before = tree(series)
+    with open(series / "volume.toml", "rb") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # another run's lock
+        process = hooked(series, "two", 2, "fcntl:flock:before:say:")
+        assert reached(process, "fcntl.flock before"), process.communicate()
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    assert process.returncode == 130 and err.startswith("plate: interrupted; nothing was written"), err
+    assert err.count("\n") == 1 and tree(series) == before
 
 
 def test_two_runs_at_once_both_list_their_plates(series):
