@@ -385,8 +385,9 @@ def run(args) -> int:
         try:
             written = new(args.folder, args.volume, args.number, args.title, signals)
         except Interrupted as stop:
-            listed_too = f" and {volume_file}" if os.path.lexists(volume_file) else ""
-            print(f"plate: interrupted; {_nothing(stop, f'{args.folder}/{listed_too} as they were')}", file=sys.stderr)
+            kept = f"{args.folder}/ and {volume_file} as they were" if os.path.lexists(volume_file) else \
+                f"{args.folder}/ as it was"
+            print(f"plate: interrupted; {_nothing(stop, kept)}", file=sys.stderr)
             return 128 + stop.number
         except Refused as why:
             print(f"plate: {_truthful(str(why), why)}", file=sys.stderr)

@@ -318,15 +318,40 @@ def test_volume_toml_keeps_its_mode(series):
     assert "folder" in tomllib.loads((series / "volume.toml").read_text())["plates"][1]
 
 
-def test_a_full_disk_midway_leaves_nothing_written_and_says_so(series, monkeypatch, capsys):
+class Full:
+    """A file whose every write fails as a full disk's does."""
+
+    def __init__(self, handle):
+        self.handle = handle
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.handle.close()
+
+    def fileno(self):
+        return self.handle.fileno()
+
+    def write(self, data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    flush = write
+
+
+@pytest.mark.parametrize("where", ["write", "flush"])
+def test_a_full_disk_midway_leaves_nothing_written_and_says_so(series, monkeypatch, capsys, where):
     before = tree(series)
     real = open
 
     def full(path, mode="r", *args, **kwargs):
-        if str(path).endswith("csv.js"):  # the file is made, its bytes do not fit: /dev/full says ENOSPC
-            real(path, mode, *args, **kwargs).close()
-            return real("/dev/full", mode.replace("x", "w"), *args, **kwargs)
-        return real(path, mode, *args, **kwargs)
+        if not str(path).endswith("csv.js"):
+            return real(path, mode, *args, **kwargs)
+        made = real(path, mode, *args, **kwargs)  # the file is made, its bytes do not fit
+        if where == "write":
+            return Full(made)
+        made.close()
+        return real("/dev/full", mode.replace("x", "w"), *args, **kwargs)  # the kernel's ENOSPC, once flushed
     monkeypatch.setattr(scaffold, "open", full, raising=False)
     assert cli.main(["new", str(series / "two"), "--volume", "XIV", "--number", "2", "--title", "T"]) == 1
     monkeypatch.undo()
@@ -346,32 +371,35 @@ def test_a_volume_held_by_another_run_is_waited_for_then_refused_in_one_line(ser
     assert tree(series) == before
 
 
-# `python -m generator new …` with one call of the os module announced on stdout ("os.replace before"); in "hold"
-# mode the call then waits for a line on stdin, so a test signals the process at exactly that moment.
-HOOKED = """import fcntl, os, runpy, sys
-module, name, when, mode, only = os.environ["PLATE_TEST_HOOK"].split(":")
-real = getattr(sys.modules[module], name)
-def hooked(*args, **kwargs):
-    if only and os.path.basename(str(args[0])) != only:
-        return real(*args, **kwargs)
-    if when == "before":
-        say()
-    result = real(*args, **kwargs)
-    if when == "after":
-        say()
-    return result
-def say():
-    print(f"{module}.{name} {when}", flush=True)
-    if mode == "hold":
-        sys.stdin.readline()
-setattr(sys.modules[module], name, hooked)
+# `python -m generator new …` with calls of a module announced on stdout ("os.replace before"); in "hold" mode the
+# call then waits for a line on stdin, so a test signals the process at exactly that moment.
+HOOKED = """import fcntl, os, runpy, sys, tempfile
+def hook(module, name, when, mode, only):
+    real = getattr(sys.modules[module], name)
+    def hooked(*args, **kwargs):
+        if only and os.path.basename(str(args[0])) != only:
+            return real(*args, **kwargs)
+        if when == "before":
+            say()
+        result = real(*args, **kwargs)
+        if when == "after":
+            say()
+        return result
+    def say():
+        print(f"{module}.{name} {when}", flush=True)
+        if mode == "hold":
+            sys.stdin.readline()
+    setattr(sys.modules[module], name, hooked)
+for one in os.environ["PLATE_TEST_HOOK"].split(","):
+    hook(*one.split(":"))
 sys.argv = ["plate", *sys.argv[1:]]
 runpy.run_module("generator", run_name="__main__", alter_sys=True)
 """
 
 
 def hooked(series: Path, folder: str, number: int, hook: str) -> subprocess.Popen:
-    """`plate new series/folder` for plate `number`, run with the hook "module:name:before|after:hold|say:only"."""
+    """`plate new series/folder` for plate `number`, run with the hooks "module:name:before|after:hold|say:only,…"
+    (only: the call's first argument's file name, or empty for every call)."""
     return subprocess.Popen([sys.executable, "-c", HOOKED, "new", str(series / folder), "--volume", "XIV",
                              "--number", str(number), "--title", folder.title()], cwd=ROOT, text=True,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -397,6 +425,7 @@ def whole_or_untouched(series: Path, before: dict) -> bool:
 @pytest.mark.parametrize("hook, signal_name, written", [
     ("os:mkdir:before:hold:plate", "SIGINT", False),  # the plate's files half written
     ("os:mkdir:before:hold:plate", "SIGTERM", False),
+    ("tempfile:mkstemp:after:hold:", "SIGTERM", False),  # volume.toml's new bytes being written beside it
     ("os:replace:before:hold:", "SIGINT", True),  # volume.toml about to be swapped: the swap is the commit
     ("os:replace:after:hold:", "SIGINT", True),
     ("os:replace:after:hold:", "SIGTERM", True),
@@ -422,6 +451,16 @@ def test_a_signal_at_any_moment_leaves_the_plate_whole_or_not_at_all_and_says_wh
                       f"as they were)\n"
 
 
+def test_a_signal_with_no_volume_toml_leaves_nothing_written(tmp_path):
+    process = hooked(tmp_path, "two", 2, "os:mkdir:before:hold:plate")
+    assert reached(process, "os.mkdir before"), process.communicate()
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate("\n", timeout=60)
+    assert process.returncode == 130 and err == f"plate: interrupted; nothing was written ({tmp_path / 'two'}/ as " \
+                                                 f"it was)\n", err
+    assert tree(tmp_path) == {}
+
+
 def test_a_signal_while_waiting_for_the_lock_stops_with_nothing_written(series):
     before = tree(series)
     with open(series / "volume.toml", "rb") as held:
@@ -445,3 +484,22 @@ def test_two_runs_at_once_both_list_their_plates(series):
     assert second.returncode == 0, err
     v = volume.load(series)
     assert [(e.number, e.folder) for e in v.written()] == [(2, "two"), (3, "three")]
+
+
+def test_a_run_that_waited_on_a_volume_toml_swapped_meanwhile_locks_the_new_one(series):
+    first = hooked(series, "two", 2, "os:replace:before:hold:")
+    assert reached(first, "os.replace before")
+    second = hooked(series, "three", 3, "fcntl:flock:before:say:,os:replace:before:hold:")
+    assert reached(second, "fcntl.flock before")  # waiting on the volume.toml the first run is replacing
+    out, err = first.communicate("\n", timeout=60)
+    assert first.returncode == 0, err
+    assert reached(second, "os.replace before")  # the second now holds the volume at its own swap
+    third = hooked(series, "one", 1, "fcntl:flock:before:say:,fcntl:flock:after:hold:")
+    assert reached(third, "fcntl.flock before")
+    assert third.stdout.readline() == "fcntl.flock before\n"  # still waiting: never two locks on one volume
+    out, err = second.communicate("\n", timeout=60)
+    assert second.returncode == 0, err
+    out, err = third.communicate("\n", timeout=60)
+    assert third.returncode == 0, err
+    v = volume.load(series)
+    assert [(e.number, e.folder) for e in v.written()] == [(1, "one"), (2, "two"), (3, "three")]
