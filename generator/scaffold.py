@@ -1,5 +1,6 @@
 """`plate new`: start a plate from the template folder templates/new-plate/, and list it in the volume.toml beside
-it; refusing, with nothing written, when the folder holds anything or the volume cannot take the plate."""
+it; refusing, with nothing written, when the folder holds anything or the volume cannot take the plate. The folder
+and volume.toml end both written or both as before, whatever signal or full disk comes; volume.toml is locked."""
 from __future__ import annotations
 
 import contextlib
@@ -140,7 +141,8 @@ def plan(folder: Path, volume_id: str, number: int, title: str) -> Plan:
 
 def writable(volume_file: Path, what: str) -> Path:
     """The regular file volume_file is or links to, which plate new may replace; Refused, in one line naming it,
-    when it links to nothing, is no file or is read-only (by its mode: root may write anything)."""
+    when it links to nothing, is no file, has other hard links or is read-only (by its mode: root may write
+    anything)."""
     target = Path(os.path.realpath(volume_file))
     try:
         info = target.stat()
@@ -149,6 +151,9 @@ def writable(volume_file: Path, what: str) -> Path:
     if info is None or not stat.S_ISREG(info.st_mode):
         kind = "a symbolic link to nothing" if volume_file.is_symlink() and info is None else "not a file"
         raise Refused(f"{volume_file}: {kind}, so {what} cannot be listed in it; nothing was written")
+    if info.st_nlink > 1:  # a rename would part the names: the others would keep the old text
+        raise Refused(f"{volume_file}: has {info.st_nlink} hard links, so {what} cannot be listed in it without "
+                      f"parting them; make it a single file (or a symbolic link) and run again; nothing was written")
     if not info.st_mode & 0o222 or not os.access(target, os.W_OK):
         raise Refused(f"{volume_file}: read-only, so {what} cannot be listed in it; make it writable (chmod u+w) "
                       f"and run again; nothing was written")
@@ -298,7 +303,11 @@ def _swap(path: Path, old: bytes, new: bytes, signals: Signals, named: Path | No
     """Replace path's bytes with new in one rename, keeping its mode and owner; refused when they are no longer old
     (edited meanwhile), interrupted when a signal came before the rename. From the rename on nothing can fail."""
     named = named or path
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.plate-new-", dir=path.parent)
+    try:
+        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.plate-new-", dir=path.parent)
+    except OSError as error:  # a folder it may not write in, say: name the folder, not a made-up file in it
+        error.filename = f"{path.parent}/"
+        raise
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(new)

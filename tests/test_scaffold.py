@@ -311,6 +311,15 @@ def test_a_read_only_volume_toml_is_refused_in_one_line(series, capsys):
     assert stat.S_IMODE((series / "volume.toml").stat().st_mode) == 0o444
 
 
+def test_a_hard_linked_volume_toml_is_refused_in_one_line(series, tmp_path, capsys):
+    os.link(series / "volume.toml", tmp_path / "other-name.toml")  # a rename would leave this name the old text
+    before = tree(series)
+    assert cli.main(["new", str(series / "two"), "--volume", "XIV", "--number", "2", "--title", "T"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"plate: {series / 'volume.toml'}: has 2 hard links"), err
+    assert tree(series) == before and (tmp_path / "other-name.toml").read_text() == VOLUME
+
+
 def test_volume_toml_keeps_its_mode(series):
     os.chmod(series / "volume.toml", 0o640)  # not mkstemp's 0600, nor a umask's 0644
     scaffold.new(series / "two", "XIV", 2, "Two")
