@@ -26,7 +26,7 @@ PLACEHOLDER = re.compile(r"@([a-z_]+)@")  # in the template's files: @title@ bec
 MAX_TITLE = 200  # characters: a title is a heading, not a paragraph
 ESCAPED = re.compile("[\x7f-\x9f\u2028\u2029]")  # what json.dumps leaves raw but TOML or a line reader cannot take
 SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")  # each would end the command where it lands; they are held instead
-LOCK_WAIT = 8.0  # seconds to wait for another `plate new` on the same volume.toml before refusing
+LOCK_WAIT = 5.0  # seconds to wait for another `plate new` on the same volume.toml before refusing
 
 
 class Refused(Exception):
@@ -354,7 +354,7 @@ def locked(volume_file: Path, signals: Signals):
                 except BlockingIOError:
                     signals.checkpoint()
                     if time.monotonic() > deadline:
-                        raise Refused(f"{volume_file}: locked by another `plate new` for {LOCK_WAIT:.0f} s; "
+                        raise Refused(f"{volume_file}: locked by another plate new for {LOCK_WAIT:.0f} s; "
                                       f"nothing was written, run it again once that one is done") from None
                     time.sleep(0.05)
             mine, now = os.fstat(fd), os.stat(target)
