@@ -301,6 +301,16 @@ def test_a_volume_toml_link_to_nothing_is_refused_in_one_line(series, capsys):
     assert tree(series) == before
 
 
+def test_a_volume_toml_that_is_no_file_is_refused_not_ignored(tmp_path, capsys):
+    (tmp_path / "volume.toml").mkdir()  # the plate would be left unlisted, the volume's mistake unsaid
+    before = tree(tmp_path)
+    assert cli.main(["new", str(tmp_path / "two"), "--volume", "XIV", "--number", "2", "--title", "T"]) == 1
+    err = capsys.readouterr().err
+    assert err == f"plate: {tmp_path / 'volume.toml'}: not a file, so plate XIV.2 cannot be listed in it; nothing " \
+                  f"was written\n"
+    assert tree(tmp_path) == before
+
+
 def test_a_read_only_volume_toml_is_refused_in_one_line(series, capsys):
     os.chmod(series / "volume.toml", 0o444)  # tests run as root: write access is refused by the mode, not the OS
     before = tree(series)
