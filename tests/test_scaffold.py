@@ -1,6 +1,14 @@
 """`plate new` (generator/scaffold.py): a plate started from templates/new-plate/, listed in the volume.toml beside
 it by that entry's lines alone; refused, with nothing written, when the folder holds anything or the volume cannot
 take it. Everything in tmp_path."""
+import errno
+import fcntl
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -9,6 +17,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from generator import cli, content, scaffold, volume
 from generator.schema import Problems
+
+from conftest import ROOT
 
 VOLUME = """# The volume's plates, in order.
 [volume]
@@ -205,9 +215,8 @@ def test_the_command_says_what_it_wrote(series, capsys):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.text(st.one_of(st.sampled_from("\"\\'#=[]{}\t@ "), st.characters(exclude_categories=("Cc", "Cs", "Zl",
-                                                                                             "Zp"))),
-               min_size=1, max_size=40).filter(lambda t: t.strip()))
+@given(st.text(st.one_of(st.sampled_from("\"\\'#=[]{}\t@ \u2028\u2029"),
+                         st.characters(exclude_categories=("Cc", "Cs"))), min_size=1, max_size=40).filter(str.strip))
 def test_any_title_is_written_as_toml_that_reads_back_the_same(tmp_path_factory, title):
     root = tmp_path_factory.mktemp("series")
     (root / "volume.toml").write_text(VOLUME)
@@ -220,10 +229,11 @@ def test_any_title_is_written_as_toml_that_reads_back_the_same(tmp_path_factory,
 def test_a_new_plate_builds_at_once_alone_and_in_its_series(series):
     from generator import build, notation, plates
     folder = series / "xiv-2-tensor"
-    scaffold.new(folder, "XIV", 2, "Tensor <Parallelism>")
+    scaffold.new(folder, "XIV", 2, "Tensor\u2028<Parallelism>")  # a line separator, as written, in the page
     alone = build.build(folder, series.parent / "alone")
     page = alone["index.html"]
-    assert "<h1>Tensor &lt;Parallelism&gt;</h1>" in page
+    assert "<h1>Tensor\u2028&lt;Parallelism&gt;</h1>" in page
+    assert "<title>Tensor\u2028&lt;Parallelism&gt; · " in page
     module = plates.load(folder / plates.PACKAGE)
     c = content.load(folder)
     f = module.model_of(c).facts(c.plate.default)
@@ -232,4 +242,283 @@ def test_a_new_plate_builds_at_once_alone_and_in_its_series(series):
     v = volume.load(series)
     page_name = v.page_of(v.written()[0])
     assert {page_name, v.page} <= set(made)
-    assert f'<a href="{page_name}">Tensor &lt;Parallelism&gt;</a>' in made[v.page]
+    assert f'<a href="{page_name}">Tensor\u2028&lt;Parallelism&gt;</a>' in made[v.page]
+
+
+# --- atomic and truthful: titles that read back, the volume.toml's link, mode and lock, signals, a full disk ------
+
+SEPARATORS = "\u2028\u2029"  # what Python's str.splitlines() breaks a line at, and a title may hold
+
+
+@pytest.mark.parametrize("title", ["Tensor\u2028Parallelism", "a\u2029b", "\u2028 edge \u2029"])
+def test_a_title_with_a_line_or_paragraph_separator_reads_back_after_a_check(series, title):
+    scaffold.new(series / "two", "XIV", 2, title)
+    raw = (series / "two" / "plate.md").read_bytes() + (series / "volume.toml").read_bytes()
+    assert not any(s.encode() in raw for s in SEPARATORS)  # written escaped: no line reader breaks there
+    assert content.load(series / "two").plate.title == title
+    assert [e.title for e in volume.load(series).written()] == [title]
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(st.one_of(st.sampled_from("\"\\'#=[]{}\t@ \u2028\u2029"), st.characters(
+    exclude_categories=("Cc", "Cs"))), min_size=1, max_size=20).filter(lambda t: t.strip()))
+def test_any_title_accepted_loads_back_the_same_through_the_content_checks(tmp_path_factory, title):
+    root = tmp_path_factory.mktemp("series")
+    (root / "volume.toml").write_text(VOLUME)
+    scaffold.new(root / "p", "XIV", 2, title)
+    assert content.load(root / "p").plate.title == title
+    assert [e.title for e in volume.load(root).written()] == [title]
+
+
+def test_a_title_that_plate_md_would_not_read_back_is_refused_with_nothing_written(series, monkeypatch):
+    monkeypatch.setattr(scaffold, "toml_string", lambda text: json.dumps(text, ensure_ascii=False))  # U+2028 raw
+    before = tree(series)
+    with pytest.raises(scaffold.Refused, match="cannot be written so that plate.md reads it back"):
+        scaffold.new(series / "two", "XIV", 2, "Tensor\u2028Parallelism")
+    assert tree(series) == before
+
+
+def test_a_symlinked_volume_toml_is_written_through_to_its_target_and_stays_a_link(series, tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (series / "volume.toml").rename(shared / "volume.toml")
+    (series / "volume.toml").symlink_to("../shared/volume.toml")
+    os.chmod(shared / "volume.toml", 0o640)
+    scaffold.new(series / "two", "XIV", 2, "Two")
+    assert (series / "volume.toml").is_symlink() and os.readlink(series / "volume.toml") == "../shared/volume.toml"
+    assert tomllib.loads((shared / "volume.toml").read_text())["plates"][1]["folder"] == "two"
+    assert stat.S_IMODE((shared / "volume.toml").stat().st_mode) == 0o640
+    assert sorted(p.name for p in shared.iterdir()) == ["volume.toml"]  # no temporary file left beside it
+
+
+def test_a_volume_toml_link_to_nothing_is_refused_in_one_line(series, capsys):
+    (series / "volume.toml").unlink()
+    (series / "volume.toml").symlink_to("elsewhere.toml")
+    before = tree(series)
+    assert cli.main(["new", str(series / "two"), "--volume", "XIV", "--number", "2", "--title", "T"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"plate: {series / 'volume.toml'}: ") and "link" in err, err
+    assert tree(series) == before
+
+
+def test_a_volume_toml_that_is_no_file_is_refused_not_ignored(tmp_path, capsys):
+    (tmp_path / "volume.toml").mkdir()  # the plate would be left unlisted, the volume's mistake unsaid
+    before = tree(tmp_path)
+    assert cli.main(["new", str(tmp_path / "two"), "--volume", "XIV", "--number", "2", "--title", "T"]) == 1
+    err = capsys.readouterr().err
+    assert err == f"plate: {tmp_path / 'volume.toml'}: not a file, so plate XIV.2 cannot be listed in it; nothing " \
+                  f"was written\n"
+    assert tree(tmp_path) == before
+
+
+def test_a_read_only_volume_toml_is_refused_in_one_line(series, capsys):
+    os.chmod(series / "volume.toml", 0o444)  # tests run as root: write access is refused by the mode, not the OS
+    before = tree(series)
+    assert cli.main(["new", str(series / "two"), "--volume", "XIV", "--number", "2", "--title", "T"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"plate: {series / 'volume.toml'}: read-only"), err
+    assert "nothing was written" in err and tree(series) == before
+    assert stat.S_IMODE((series / "volume.toml").stat().st_mode) == 0o444
+
+
+def test_a_hard_linked_volume_toml_is_refused_in_one_line(series, tmp_path, capsys):
+    os.link(series / "volume.toml", tmp_path / "other-name.toml")  # a rename would leave this name the old text
+    before = tree(series)
+    assert cli.main(["new", str(series / "two"), "--volume", "XIV", "--number", "2", "--title", "T"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"plate: {series / 'volume.toml'}: has 2 hard links"), err
+    assert tree(series) == before and (tmp_path / "other-name.toml").read_text() == VOLUME
+
+
+def test_volume_toml_keeps_its_mode(series):
+    os.chmod(series / "volume.toml", 0o640)  # not mkstemp's 0600, nor a umask's 0644
+    scaffold.new(series / "two", "XIV", 2, "Two")
+    assert stat.S_IMODE((series / "volume.toml").stat().st_mode) == 0o640
+    assert "folder" in tomllib.loads((series / "volume.toml").read_text())["plates"][1]
+
+
+class Full:
+    """A file whose every write fails as a full disk's does."""
+
+    def __init__(self, handle):
+        self.handle = handle
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.handle.close()
+
+    def fileno(self):
+        return self.handle.fileno()
+
+    def write(self, data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    flush = write
+
+
+@pytest.mark.parametrize("where", ["write", "flush"])
+def test_a_full_disk_midway_leaves_nothing_written_and_says_so(series, monkeypatch, capsys, where):
+    before = tree(series)
+    real = open
+
+    def full(path, mode="r", *args, **kwargs):
+        if not str(path).endswith("csv.js"):
+            return real(path, mode, *args, **kwargs)
+        made = real(path, mode, *args, **kwargs)  # the file is made, its bytes do not fit
+        if where == "write":
+            return Full(made)
+        made.close()
+        return real("/dev/full", mode.replace("x", "w"), *args, **kwargs)  # the kernel's ENOSPC, once flushed
+    monkeypatch.setattr(scaffold, "open", full, raising=False)
+    assert cli.main(["new", str(series / "two"), "--volume", "XIV", "--number", "2", "--title", "T"]) == 1
+    monkeypatch.undo()
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "csv.js" in err and "nothing was written" in err, err
+    assert tree(series) == before
+
+
+def test_a_volume_held_by_another_run_is_waited_for_then_refused_in_one_line(series, monkeypatch, capsys):
+    monkeypatch.setattr(scaffold, "LOCK_WAIT", 0.3)
+    before = tree(series)
+    with open(series / "volume.toml", "rb") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        assert cli.main(["new", str(series / "two"), "--volume", "XIV", "--number", "2", "--title", "T"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"plate: {series / 'volume.toml'}: ") and "lock" in err, err
+    assert tree(series) == before
+
+
+# `python -m generator new …` with calls of a module announced on stdout ("os.replace before"); in "hold" mode the
+# call then waits for a line on stdin, so a test signals the process at exactly that moment.
+HOOKED = """import fcntl, os, runpy, sys, tempfile
+def hook(module, name, when, mode, only):
+    real = getattr(sys.modules[module], name)
+    def hooked(*args, **kwargs):
+        if only and os.path.basename(str(args[0])) != only:
+            return real(*args, **kwargs)
+        if when == "before":
+            say()
+        result = real(*args, **kwargs)
+        if when == "after":
+            say()
+        return result
+    def say():
+        print(f"{module}.{name} {when}", flush=True)
+        if mode == "hold":
+            sys.stdin.readline()
+    setattr(sys.modules[module], name, hooked)
+for one in os.environ["PLATE_TEST_HOOK"].split(","):
+    hook(*one.split(":"))
+sys.argv = ["plate", *sys.argv[1:]]
+runpy.run_module("generator", run_name="__main__", alter_sys=True)
+"""
+
+
+def hooked(series: Path, folder: str, number: int, hook: str) -> subprocess.Popen:
+    """`plate new series/folder` for plate `number`, run with the hooks "module:name:before|after:hold|say:only,…"
+    (only: the call's first argument's file name, or empty for every call)."""
+    return subprocess.Popen([sys.executable, "-c", HOOKED, "new", str(series / folder), "--volume", "XIV",
+                             "--number", str(number), "--title", folder.title()], cwd=ROOT, text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "PLATE_TEST_HOOK": hook})
+
+
+def reached(process: subprocess.Popen, moment: str) -> bool:
+    """Whether the process announced the moment (False: it ended without)."""
+    return any(line == moment + "\n" for line in process.stdout)
+
+
+def whole_or_untouched(series: Path, before: dict) -> bool:
+    """True when the plate is written whole and listed; False when the series is byte for byte as before."""
+    if tree(series) == before:
+        return False
+    entry = volume.load(series).plates[1]
+    template = {p.relative_to(scaffold.TEMPLATE).as_posix() for p in scaffold.TEMPLATE.rglob("*") if p.is_file()}
+    assert entry.folder == "two" and {k for k, v in tree(series / "two").items() if v is not None} == template
+    assert {k for k in tree(series) if not k.startswith("two/")} == {"volume.toml", "two"}
+    return True
+
+
+@pytest.mark.parametrize("hook, signal_name, written", [
+    ("os:mkdir:before:hold:plate", "SIGINT", False),  # the plate's files half written
+    ("os:mkdir:before:hold:plate", "SIGTERM", False),
+    ("tempfile:mkstemp:after:hold:", "SIGTERM", False),  # volume.toml's new bytes being written beside it
+    ("os:replace:before:hold:", "SIGINT", True),  # volume.toml about to be swapped: the swap is the commit
+    ("os:replace:after:hold:", "SIGINT", True),
+    ("os:replace:after:hold:", "SIGTERM", True),
+    ("os:replace:after:hold:", "SIGHUP", True),
+])
+def test_a_signal_at_any_moment_leaves_the_plate_whole_or_not_at_all_and_says_which(series, hook, signal_name,
+                                                                                       written):
+    before = tree(series)
+    process = hooked(series, "two", 2, hook)
+    module, name, when = hook.split(":")[:3]
+    assert reached(process, f"{module}.{name} {when}"), process.communicate()
+    number = getattr(signal, signal_name)
+    process.send_signal(number)
+    out, err = process.communicate("\n", timeout=60)  # a bound only: it ends at once
+    assert process.returncode == 128 + number, err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert whole_or_untouched(series, before) is written
+    if written:
+        assert err.startswith(f"plate: interrupted after plate XIV.2 was written whole: {series / 'two'}/")
+        assert f"{series / 'volume.toml'} lists it" in err, err
+    else:
+        assert err == f"plate: interrupted; nothing was written ({series / 'two'}/ and {series / 'volume.toml'} " \
+                      f"as they were)\n"
+
+
+def test_a_signal_with_no_volume_toml_leaves_nothing_written(tmp_path):
+    process = hooked(tmp_path, "two", 2, "os:mkdir:before:hold:plate")
+    assert reached(process, "os.mkdir before"), process.communicate()
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate("\n", timeout=60)
+    assert process.returncode == 130 and err == f"plate: interrupted; nothing was written ({tmp_path / 'two'}/ as " \
+                                                 f"it was)\n", err
+    assert tree(tmp_path) == {}
+
+
+def test_a_signal_while_waiting_for_the_lock_stops_with_nothing_written(series):
+    before = tree(series)
+    with open(series / "volume.toml", "rb") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # another run's lock
+        process = hooked(series, "two", 2, "fcntl:flock:before:say:")
+        assert reached(process, "fcntl.flock before"), process.communicate()
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    assert process.returncode == 130 and err.startswith("plate: interrupted; nothing was written"), err
+    assert err.count("\n") == 1 and tree(series) == before
+
+
+def test_two_runs_at_once_both_list_their_plates(series):
+    first = hooked(series, "two", 2, "os:replace:before:hold:")  # holds the volume just before its swap
+    assert reached(first, "os.replace before")
+    second = hooked(series, "three", 3, "fcntl:flock:before:say:")  # announces that it waits on the lock
+    reached(second, "fcntl.flock before")  # without a lock it runs to its end instead
+    out, err = first.communicate("\n", timeout=60)
+    assert first.returncode == 0, err
+    out, err = second.communicate(timeout=60)
+    assert second.returncode == 0, err
+    v = volume.load(series)
+    assert [(e.number, e.folder) for e in v.written()] == [(2, "two"), (3, "three")]
+
+
+def test_a_run_that_waited_on_a_volume_toml_swapped_meanwhile_locks_the_new_one(series):
+    first = hooked(series, "two", 2, "os:replace:before:hold:")
+    assert reached(first, "os.replace before")
+    second = hooked(series, "three", 3, "fcntl:flock:before:say:,os:replace:before:hold:")
+    assert reached(second, "fcntl.flock before")  # waiting on the volume.toml the first run is replacing
+    out, err = first.communicate("\n", timeout=60)
+    assert first.returncode == 0, err
+    assert reached(second, "os.replace before")  # the second now holds the volume at its own swap
+    third = hooked(series, "one", 1, "fcntl:flock:before:say:,fcntl:flock:after:hold:")
+    assert reached(third, "fcntl.flock before")
+    assert third.stdout.readline() == "fcntl.flock before\n"  # still waiting: never two locks on one volume
+    out, err = second.communicate("\n", timeout=60)
+    assert second.returncode == 0, err
+    out, err = third.communicate("\n", timeout=60)
+    assert third.returncode == 0, err
+    v = volume.load(series)
+    assert [(e.number, e.folder) for e in v.written()] == [(1, "one"), (2, "two"), (3, "three")]
