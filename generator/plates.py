@@ -23,7 +23,7 @@ REQUIRED = ("DEFAULT_SCHEMA", "DEFAULT_OPTIONAL", "Selection", "load_presets", "
             "check_model", "PROSE_NAMES", "prose_names", "SLOT_TABLES", "SLOT_ROOTS", "SLOT_CALLS", "scenario_ids",
             "unused", "figures", "csv_text", "page", "select_choices", "FIGURES", "facts_data", "words_context")
 # What each hook is: the names the engine calls, with what a call returns, and the names it reads, with their type.
-RETURNS = {"Selection": None, "load_presets": (tuple, "a (presets, {table: ids}) pair"), "check_content": None,
+RETURNS = {"Selection": None, "load_presets": (tuple, "a (presets, {table: ids} or None) pair"), "check_content": None,
            "model_of": None, "check_model": None, "prose_names": (dict, "a dict"), "scenario_ids": (dict, "a dict"),
            "unused": (list, "a list"), "figures": (list, "a list"), "csv_text": (str, "a str"),
            "page": (dict, "a dict with 'data' (a dict) and 'readout' (a list)"), "select_choices": (dict, "a dict"),
@@ -71,6 +71,7 @@ def time_limit() -> float:
 # --- the watchdog ------------------------------------------------------------------------------------------
 
 _fired: set = set()  # the Watches whose call ran past its limit and has not returned yet
+_before: list = [None]  # the SIGALRM handler _alarm replaced (prose's own time limit), called for its signals
 
 
 def _raise_in(thread: int, exception: type | None) -> None:
@@ -81,9 +82,12 @@ def _raise_in(thread: int, exception: type | None) -> None:
 
 def _alarm(signum, frame) -> None:
     """SIGALRM, sent by a watchdog to the main thread: a hook past its limit stops there, even one waiting in a
-    system call (sleep, read); a signal that comes just after the call returned does nothing."""
+    system call (sleep, read); a signal that comes just after the call returned does nothing, and any other goes
+    to the handler it replaced (prose's own time limit, when a hook runs while the prose is filled)."""
     if any(watch.armed and watch.thread == threading.get_ident() for watch in list(_fired)):
         raise HookTimeout
+    if callable(_before[0]):
+        _before[0](signum, frame)
 
 
 class Watch:
@@ -95,8 +99,9 @@ class Watch:
         self.limit, self.thread, self.fired, self.armed = limit, threading.get_ident(), False, True
         self.lock, self.done = threading.Lock(), threading.Event()
         self.main = threading.current_thread() is threading.main_thread() and hasattr(signal, "pthread_kill")
+        self.before = None
         if self.main and signal.getsignal(signal.SIGALRM) is not _alarm:
-            signal.signal(signal.SIGALRM, _alarm)  # kept: SIGALRM's default would end the process
+            self.before = _before[0] = signal.signal(signal.SIGALRM, _alarm)
         threading.Thread(target=self._run, daemon=True, name="plate hook watchdog").start()
 
     def _run(self) -> None:
@@ -120,6 +125,8 @@ class Watch:
             _fired.discard(self)
             if self.fired and not self.main:
                 _raise_in(self.thread, None)
+        if callable(self.before):  # a handler of plate's own (prose's time limit): its again. Not SIGALRM's default,
+            signal.signal(signal.SIGALRM, self.before)  # which would end the process for a signal sent as it returned
 
 
 # --- where a failure is ---------------------------------------------------------------------------------
@@ -234,7 +241,7 @@ def _well_formed(hook: str, got) -> bool:
     if not isinstance(got, kind[0]):
         return False
     if hook == "load_presets":
-        return len(got) == 2 and isinstance(got[1], dict)
+        return len(got) == 2 and isinstance(got[1], (dict, type(None)))  # None, None: presets.toml unreadable
     if hook == "page":
         return isinstance(got.get("data"), dict) and isinstance(got.get("readout"), list)
     return True
