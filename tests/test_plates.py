@@ -385,3 +385,15 @@ def test_serve_recovers_once_a_looping_module_is_fixed(tmp_path):
     finally:
         process.kill()
         process.wait(30)
+
+
+def test_an_exit_from_anywhere_in_a_build_is_status_1_and_no_site(tmp_path, monkeypatch, capsys):
+    from generator import cli
+
+    def exits(*args, **kwargs):
+        sys.exit(0)
+    monkeypatch.setattr(build, "gather", exits)
+    out = tmp_path / "site"
+    assert cli.main(["build", "--content", str(FIXTURE), "--out", str(out)]) == 1
+    assert capsys.readouterr().err.startswith("plate: the build failed unexpectedly (SystemExit: 0)")
+    assert not out.exists()
