@@ -49,7 +49,10 @@ class HookTimeout(BaseException):
 
 def seconds(text: str) -> float:
     """A time limit in seconds, from the command line or the environment: a positive number, else ValueError."""
-    value = float(text)
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"{text!r} is not a positive number of seconds")
     return value

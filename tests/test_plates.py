@@ -261,6 +261,18 @@ def test_the_time_limit_is_set_by_the_environment_or_the_command(monkeypatch):
             plates.seconds(wrong)
 
 
+def test_a_wrong_time_limit_is_a_usage_error_in_one_line(monkeypatch, capsys):
+    from generator import cli
+    monkeypatch.setenv(plates.TIME_LIMIT_VARIABLE, "soon")
+    assert cli.main(["check", "--content", str(FIXTURE)]) == 2
+    assert capsys.readouterr().err == "plate: $PLATE_HOOK_TIMEOUT: 'soon' is not a positive number of seconds\n"
+    monkeypatch.delenv(plates.TIME_LIMIT_VARIABLE)
+    with pytest.raises(SystemExit) as raised:
+        cli.main(["check", "--content", str(FIXTURE), "--hook-timeout", "0"])
+    assert raised.value.code == 2
+    assert "invalid time limit '0': give a positive number of seconds" in capsys.readouterr().err
+
+
 # --- the command ---------------------------------------------------------------------------------------------
 
 def plate_copy(tmp_path: Path, code: str = "") -> tuple[Path, Path]:
