@@ -31,7 +31,7 @@ RETURNS = {"Selection": None, "load_presets": (tuple, "a (presets, {table: ids} 
 VALUES = {"DEFAULT_SCHEMA": (dict, "a dict"), "DEFAULT_OPTIONAL": (dict, "a dict"),
           "PROSE_NAMES": ((tuple, list, set, frozenset), "a tuple of names"), "SLOT_TABLES": (dict, "a dict"),
           "SLOT_ROOTS": (dict, "a dict"), "SLOT_CALLS": (dict, "a dict"), "FIGURES": ((tuple, list), "a tuple of ids")}
-TIME_LIMIT_S = 60.0  # of one hook call, by default: the shipped plates' slowest, cold, takes a few seconds (docs/plates.md)
+TIME_LIMIT_S = 60.0  # of one hook call: the shipped plates' slowest, cold, takes a few seconds (docs/plates.md)
 TIME_LIMIT_VARIABLE = "PLATE_HOOK_TIMEOUT"  # changes it, as `--hook-timeout SECONDS` does
 AGAIN_S = 0.5  # past the limit, how often a hook that caught the timeout is told again
 _LOADED: dict[str, object] = {}
