@@ -10,7 +10,7 @@ import time
 import traceback
 from pathlib import Path
 
-from . import __version__, build, checks, content, pdf, prints, runtime, schema
+from . import __version__, build, checks, content, pdf, plates, prints, runtime, schema
 from .schema import ContentError
 
 # The plate `plate build` builds when no --content is given (until the series build, the shipped plate).
@@ -90,6 +90,9 @@ def parser(argv: list[str] | None = None) -> Parser:
         if command is not c:
             command.add_argument("--out", default="site", type=Path, help="output folder (default: site)")
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+        command.add_argument("--hook-timeout", type=hook_seconds, default=None, metavar="SECONDS",
+                             help=f"the time limit of each call of the plate module's code (default: "
+                                  f"${plates.TIME_LIMIT_VARIABLE}, else {plates.TIME_LIMIT_S:g}; see docs/plates.md)")
     s.add_argument("--port", default=8000, type=port_number, help="port on 127.0.0.1 (default: 8000)")
     from . import scaffold  # `plate new` (generator/scaffold.py): its arguments are its own
     scaffold.add_arguments(sub.add_parser("new", help="start a plate from the template, listed in the volume.toml "
@@ -106,6 +109,14 @@ def port_number(text: str) -> int:
     if not 0 < port < 65536:
         raise argparse.ArgumentTypeError(f"invalid port {port}: give a number from 1 to 65535")
     return port
+
+
+def hook_seconds(text: str) -> float:
+    """--hook-timeout's value: a positive number of seconds (anything else is a usage error)."""
+    try:
+        return plates.seconds(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid time limit {text!r}: give a positive number of seconds") from None
 
 
 MAX_LINE_CHARS = 2_000  # of one reported mistake or warning: "known: …" lists of thousands of ids are cut
@@ -144,6 +155,8 @@ def run_check(content_dir: Path, debug: bool) -> int:
             traceback.print_exc()
         report_mistakes(error.problems)
         return EXIT_CONTENT
+    except plates.ModuleError as error:
+        return module_failed(error, debug)
     except KeyboardInterrupt:
         print("plate: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -152,6 +165,15 @@ def run_check(content_dir: Path, debug: bool) -> int:
     print(f"plate: {content_dir}/ has no mistakes ({count} warning{'s' if count != 1 else ''}); checked in "
           f"{time.perf_counter() - started:.1f} s")
     return 0
+
+
+def module_failed(error: plates.ModuleError, debug: bool, after: str = "") -> int:
+    """The plate module's failure in one line (the traceback with --debug); the exit status."""
+    if debug:
+        traceback.print_exc()
+    hint = "" if debug else "; run again with --debug to see the traceback"
+    print(f"plate: {bounded(str(error))}{after}{hint}", file=sys.stderr)
+    return EXIT_CONTENT
 
 
 def run_pdf(content_dir: Path, out: Path, selection: str, debug: bool) -> int:
@@ -167,8 +189,8 @@ def run_pdf(content_dir: Path, out: Path, selection: str, debug: bool) -> int:
             try:
                 loaded = content.load(content_dir)
                 fragment = pdf.fragment_of(selection, loaded.module.select_choices(loaded))
-            except ContentError:
-                pass  # the build reports the content's mistakes
+            except (ContentError, plates.ModuleError):
+                pass  # the build reports the content's (or the module's) mistakes
     except (pdf.PrintError, ValueError) as error:
         print(f"plate: {error}", file=sys.stderr)
         return EXIT_USAGE
@@ -193,6 +215,9 @@ def run_build(content_dir: Path, out: Path, debug: bool, mistakes: list[str] | N
         report_mistakes(error.problems, f"; {out}/ was left as it was")
         mistakes.extend(error.problems)
         return EXIT_CONTENT
+    except plates.ModuleError as error:
+        mistakes.append(str(error))
+        return module_failed(error, debug, f"; {out}/ was left as it was")
     except (build.OutputError, pdf.PrintError) as error:
         if debug:
             traceback.print_exc()
@@ -208,7 +233,8 @@ def run_build(content_dir: Path, out: Path, debug: bool, mistakes: list[str] | N
     except KeyboardInterrupt as error:
         print(interrupted_message(out, getattr(error, "swapped", False)), file=sys.stderr)
         return EXIT_INTERRUPTED
-    except Exception as error:  # noqa: BLE001 - a bug or a broken install: one line, never a half-written site
+    except (Exception, SystemExit, GeneratorExit) as error:  # noqa: BLE001 - a bug, a broken install, an exit
+        # from code the build ran: one line, never a half-written site, and never status 0 without a site
         if debug:
             traceback.print_exc()
         detail = " ".join(str(error).split())[:300]
@@ -280,6 +306,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "new":  # reads no content folder and writes no site
         from . import scaffold
         return scaffold.run(args)
+    try:
+        plates.set_time_limit(args.hook_timeout)
+        plates.time_limit()  # $PLATE_HOOK_TIMEOUT read now: a wrong one is a usage error before anything runs
+    except ValueError as error:
+        print(f"plate: ${plates.TIME_LIMIT_VARIABLE}: {error}", file=sys.stderr)
+        return EXIT_USAGE
     wrong = folder_problem(args.content, "content folder", must_exist=True)
     if wrong is None and hasattr(args, "out"):
         wrong = folder_problem(args.out, "output folder", must_exist=False)

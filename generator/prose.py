@@ -20,6 +20,7 @@ import markdown
 import nh3
 import numpy as np
 
+from . import plates
 from .content import Content, Prose
 from .notation import about, billions, data_size, fraction, gigabytes, num, percent, seconds, sig
 from .schema import ContentError, describe_value, quote, shown_path
@@ -424,6 +425,8 @@ def fill_slots(prose: Prose, context: ProseContext, problems: list[str], root: P
             return _filled(compiled(prose.text, name), context.variables())
     except jinja2.TemplateSyntaxError as error:
         problems.append(_syntax_problem(prose, error, root))
+    except plates.ModuleError:
+        raise  # the plate module's hook failed (prose_names): its own one line, not the prose's
     except Exception as error:  # noqa: BLE001 - any failure of a slot is the author's to fix
         where = _prose_line(error, name)
         line = f", line {prose.first_line + where - 1}" if where else ""
