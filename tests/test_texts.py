@@ -342,3 +342,26 @@ def test_the_words_module_touches_no_page_state():
     assert sorted(re.findall(r'from "\./([\w.]+)"', js)) == ["model.js", "notation.js"]
     assert not re.search(r"\b(document|window|data\.)", re.sub(r"^\s*//.*$", "", js, flags=re.M))
     assert Path(texts.__file__).name == "texts.py"
+
+
+def test_the_words_memo_never_loses_what_it_is_asked_for(monkeypatch):
+    """Past its bound (MEMO_MOST, lowered here to 3) the memo forgets its least recently used words, never those a
+    call asks for: a call for more selections than it holds, mixing remembered and new ones, gets each its own."""
+    from types import SimpleNamespace
+    runs = []
+
+    def run(job, sources):
+        runs.append([f["n"] for f in job["facts"]])
+        return [{"said": f["n"]} for f in job["facts"]]
+    module = SimpleNamespace(facts_data=lambda f: {"n": f}, words_context=lambda facts, plates: {}, FIGURES=())
+    monkeypatch.setattr(texts, "run", run)
+    monkeypatch.setattr(texts, "sources", lambda module: {})
+    monkeypatch.setattr(texts, "_MEMO", {})
+    monkeypatch.setattr(texts, "MEMO_MOST", 3)
+    assert texts.words(module, [1, 2]) == [{"said": 1}, {"said": 2}]
+    asked = [2, 3, 4, 5, 6, 1, 2]  # 2 remembered, more than the memo holds, one asked twice
+    assert texts.words(module, asked) == [{"said": n} for n in asked]
+    assert runs == [[1, 2], [3, 4, 5, 6]] and len(texts._MEMO) == 3
+    assert [texts.of(module, n) for n in (5, 6, 1)] == [{"said": n} for n in (5, 6, 1)]  # the last used are kept
+    assert len(runs) == 2
+    assert texts.of(module, 3) == {"said": 3} and runs[-1] == [3]  # an older one is made again
