@@ -247,6 +247,48 @@ def test_a_plate_name_that_is_not_text_is_refused_with_its_line(tmp_path):
     assert f"content/plate.md, line {line}: [plates]: sharding must be non-empty text, got 5" in str(error.value)
 
 
+def with_plates(root, **named) -> dict[str, int]:
+    """A copy of the content whose [plates] also names these ({subject: plate id}); {subject: its line}."""
+    path = root / "plate.md"
+    text = path.read_text(encoding="utf-8")
+    rows = "".join(f'\n{subject} = "{ident}"' for subject, ident in named.items())
+    if re.search(r"(?m)^\[plates\]$", text):
+        text = re.sub(r"(?m)^\[plates\]$", "[plates]" + rows, text, count=1)
+    else:  # before the front matter's closing fence (the first "---" line after line 1)
+        text = text.replace("\n---\n", f"\n[plates]{rows}\n---\n", 1)
+    path.write_text(text, encoding="utf-8")
+    lines = text.splitlines()
+    return {subject: lines.index(f'{subject} = "{ident}"') + 1 for subject, ident in named.items()}
+
+
+@pytest.mark.parametrize("beyond", [lambda n: n + 1, lambda n: 99, lambda n: 0], ids=["one past", "99", "0"])
+def test_a_plate_of_this_volume_beyond_its_count_is_a_mistake_at_its_line(tmp_path, beyond):
+    """[plates] naming a plate of the plate's own volume that the volume does not have (XIV.99 of 11 plates) is a
+    mistake at its line; another volume's plates are not listed here, so any number of theirs stands."""
+    root = tmp_path / "content"
+    shutil.copytree(CONTENT, root)
+    plate = content.load(root).plate
+    wrong = f"{plate.volume}.{beyond(plate.plates_in_volume)}"
+    lines = with_plates(root, future=wrong, elsewhere="I.99" if plate.volume != "I" else "II.99")
+    with pytest.raises(ContentError) as error:
+        content.load(root)
+    assert error.value.problems == [
+        f'content/plate.md, line {lines["future"]}: [plates]: future "{wrong}" is not a plate of this volume: Vol. '
+        f"{plate.volume} has plates {plate.volume}.1 to {plate.volume}.{plate.plates_in_volume} (plates_in_volume "
+        f"{plate.plates_in_volume})"]
+
+
+def test_a_plate_named_otherwise_than_by_its_id_is_a_mistake_at_its_line(tmp_path):
+    root = tmp_path / "content"
+    shutil.copytree(CONTENT, root)
+    plate = content.load(root).plate
+    lines = with_plates(root, later="the next one", last=f"{plate.volume}.{plate.plates_in_volume}")
+    with pytest.raises(ContentError) as error:
+        content.load(root)
+    assert error.value.problems == [f'content/plate.md, line {lines["later"]}: [plates]: later must name a plate by '
+                                    f'its volume\'s id and its number, as in {plate.volume}.1, got "the next one"']
+
+
 def test_another_gpus_interconnect_names_its_own_link(tmp_path):
     """A GPU of another vendor (MI300X over Infinity Fabric, eight to a platform) gets its own link's name in the
     readout and the descriptions, and no word of NVIDIA's; the shipped GPUs keep NVLink."""
