@@ -213,8 +213,8 @@ def unused(checked_content: Content, prose_parts: list[str]) -> list[str]:
             if len(written) > MAX_LISTED:
                 spellings += f" or any of its {len(written) - MAX_LISTED:,} other spellings"
             problems.add(c.root / "terms.toml", locate(terms_text, ("terms", term.id)),
-                         f"term {quote(term.id)} is never used: the prose never writes {spellings} "
-                         f"nor links to #term-{term.id}")
+                         f"term {quote(term.id)} is never used: the prose never writes {spellings} (singular "
+                         f"or plural) nor links to #term-{term.id}")
     sources_text, _ = _lines(c.root / "sources.toml", parse=False)
     for source in c.sources.values():
         if ("source", source.id) not in linked:

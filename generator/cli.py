@@ -10,7 +10,7 @@ import time
 import traceback
 from pathlib import Path
 
-from . import __version__, build, checks, content, pdf, plates, prints, runtime, schema
+from . import __version__, build, checks, content, output, pdf, plates, prints, runtime, schema
 from .schema import ContentError
 
 # The plate `plate build` builds when no --content is given (until the series build, the shipped plate).
@@ -203,6 +203,7 @@ def run_build(content_dir: Path, out: Path, debug: bool, mistakes: list[str] | N
     what becomes of the plate pages' PDFs (generator/prints.py: by default the previous site's are kept or printed
     again)."""
     _after.clear()  # serve builds again and again: only a build that succeeds says its site is in place
+    output.on_swap = lambda: finished(interrupted_message(out, True))  # from the swap on, a Ctrl-C says so
     mistakes = [] if mistakes is None else mistakes
     started = time.perf_counter()
     warnings: list[str] = []
@@ -231,7 +232,7 @@ def run_build(content_dir: Path, out: Path, debug: bool, mistakes: list[str] | N
         mistakes.append(str(error))
         return EXIT_CONTENT
     except KeyboardInterrupt as error:
-        print(interrupted_message(out, getattr(error, "swapped", False)), file=sys.stderr)
+        print(interrupted_message(out, getattr(error, "swapped", False) or bool(_after)), file=sys.stderr)
         return EXIT_INTERRUPTED
     except (Exception, SystemExit, GeneratorExit) as error:  # noqa: BLE001 - a bug, a broken install, an exit
         # from code the build ran: one line, never a half-written site, and never status 0 without a site

@@ -223,6 +223,8 @@ def load_plate(problems: Problems, path: Path, module) -> tuple[Plate | None, st
                         {subject: "text" for subject in values["plates"]}, line_offset=1, label="[plates]",
                         fallback_line=1)
         values = None if plates is None else {**values, "plates": plates}
+    if values is not None and not _plates_named(problems, path, front, values):
+        values = None
     if values is not None:
         if not values["data_file"]:
             # the title's slug, cut at a word so that a long title still makes a name every file system takes
@@ -256,6 +258,28 @@ def load_plate(problems: Problems, path: Path, module) -> tuple[Plate | None, st
         default=module.Selection(**default), before_figures=prose[0], after_figures=prose[1],
         data_file=values["data_file"], labels=labels, plates=values["plates"],
     ), front, prose
+
+
+PLATE_ID = re.compile(r"([A-Za-z0-9]+)\.(\d+)")  # a plate by its volume's id and its number
+
+
+def _plates_named(problems: Problems, path: Path, front: str, values: dict) -> bool:
+    """[plates] names each plate by its id; one of the plate's own volume must be among its plates_in_volume (another
+    volume's plates are not listed here, so they cannot be checked)."""
+    ok = True
+    volume, most = values["volume"], values["plates_in_volume"]
+    for subject, ident in values["plates"].items():
+        line = locate(front, ("plates", subject), 1) or 1
+        found = PLATE_ID.fullmatch(ident)
+        if found is None:
+            problems.add(path, line, f"[plates]: {subject} must name a plate by its volume's id and its number, as "
+                                     f"in {volume}.1, got {describe_value(ident)}")
+            ok = False
+        elif found[1].casefold() == volume.casefold() and not 1 <= int(found[2]) <= most:
+            problems.add(path, line, f"[plates]: {subject} {quote(ident)} is not a plate of this volume: Vol. "
+                                     f"{volume} has plates {volume}.1 to {volume}.{most} (plates_in_volume {most})")
+            ok = False
+    return ok
 
 
 def load(root: Path, check_prose=None) -> Content:

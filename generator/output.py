@@ -342,6 +342,11 @@ def clean_leftovers(target: Path) -> list[Path]:
     return removed
 
 
+# Called, with Ctrl-C held back, the moment a new site is in place: the command says so after a Ctrl-C from then on,
+# wherever it lands (after write returns too). The command sets it (cli.run_build).
+on_swap = None
+
+
 class Interrupted(KeyboardInterrupt):
     """Ctrl-C while write() ran; swapped tells whether the new site was already in place."""
 
@@ -402,17 +407,27 @@ def _swap(staging: Path, target: Path) -> Path | None:
     return old
 
 
+_held: list[int] = []  # the Ctrl-Cs that came while _uninterrupted held them back
+
+
 @contextlib.contextmanager
 def _uninterrupted():
-    """Hold Ctrl-C back for a moment, so that whether the swap happened is always known."""
-    held = hasattr(signal, "pthread_sigmask")
-    if held:
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    """Hold Ctrl-C back for a moment, so that whether the swap happened is always known; one that came meanwhile is
+    raised as it ends. The handler is replaced: a signal mask holds a signal back from one thread only, and another
+    thread of the process (numpy's, vl-convert's) took it, so that Python raised it in the middle of the swap."""
+    _held.clear()
+    try:
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: _held.append(signum))
+    except ValueError:  # not the main thread: Python raises a Ctrl-C in the main thread only, never here
+        yield
+        return
     try:
         yield
     finally:
-        if held:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)
+        if _held:
+            _held.clear()
+            signal.raise_signal(signal.SIGINT)  # to the handler put back, as if it came now
 
 
 def _write_file(path: Path, text: str | bytes) -> None:
@@ -484,6 +499,8 @@ def write(files: dict[str, str | bytes], out: Path, warnings: list[str] | None =
         with _uninterrupted():
             old = _swap(staging, target)
             swapped, staging = True, None
+            if on_swap is not None:
+                on_swap()
         with contextlib.suppress(FileNotFoundError):
             os.unlink(target / STAGING)
         if old is not None:

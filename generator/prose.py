@@ -608,10 +608,34 @@ def _prefix_regex(prefixes: set[str]) -> str:
     return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
 
 
+def plural_of(spelling: str) -> str | None:
+    """A spelling's English plural as the glossary finds it (docs/checks.md; case is ignored): -ies for a consonant
+    and y, -es after s, x, z, ch or sh, else -s; None where it does not end in a letter (C++, x86-64)."""
+    if not spelling[-1:].isalpha():
+        return None
+    lower = spelling.lower()
+    if lower.endswith("y") and lower[-2:-1].isalpha() and lower[-2] not in "aeiou":
+        return spelling[:-1] + "ies"
+    return spelling + ("es" if lower.endswith(("s", "x", "z", "ch", "sh")) else "s")
+
+
+def term_spellings(terms: dict) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """((term id, every spelling the prose may use it by), …) in terms.toml's order: its name and matches, and the
+    plural of each; a plural that another term writes as a spelling of its own is left to that term."""
+    written = {s.strip().casefold(): t.id for t in terms.values() for s in (t.name, *t.matches)}
+    out = []
+    for term in terms.values():
+        own = (term.name, *term.matches)
+        plurals = (plural_of(s) for s in own)
+        out.append((term.id, own + tuple(p for p in plurals if p and written.get(p.casefold(), term.id) == term.id)))
+    return tuple(out)
+
+
 def link_terms(parts: list[str], content: Content) -> list[str]:
-    """Link each glossary term at its first use across the prose parts (outside links and headings); a term
-    the author linked by hand ([x](#term-id)) gets the same link and is not linked again after it."""
-    index = TermIndex.of(tuple((t.id, (t.name, *t.matches)) for t in content.terms.values()))
+    """Link each glossary term at its first use across the prose parts (outside links and headings), by any of its
+    spellings or their plurals; a term the author linked by hand ([x](#term-id)) gets the same link and is not
+    linked again after it."""
+    index = TermIndex.of(term_spellings(content.terms))
     pending = set(range(len(index.ids)))
     number = {term_id: i for i, term_id in enumerate(index.ids)}
     out = []

@@ -2,16 +2,21 @@
 cross-references linked, and the volume's index; written by build.build in one swap, or not at all."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from . import build, checks, publish, volume
+from . import build, checks, plates, publish, volume
 from .crossrefs import Links
 from .schema import ContentError, quote
 
 
 def is_series(folder: Path) -> bool:
-    """Whether a folder is a series (a volume.toml and no plate.md of its own) rather than one plate."""
-    return (folder / volume.VOLUME_FILE).is_file() and not (folder / volume.PLATE_FILE).exists()
+    """Whether a folder is a series rather than one plate: no plate.md of its own, and a volume.toml of whatever kind
+    (a FIFO or a folder there is the series' mistake, named at it; nothing is opened here), or no plate module
+    either (a series whose volume.toml is missing)."""
+    if os.path.lexists(folder / volume.PLATE_FILE):
+        return False
+    return os.path.lexists(folder / volume.VOLUME_FILE) or not os.path.lexists(folder / plates.PACKAGE)
 
 
 def gather(root: Path, warnings: list[str] | None = None, memo: dict | None = None,

@@ -84,8 +84,9 @@ def _plain(value):
     return value.item()
 
 
-_MEMO: dict[str, dict] = {}  # a process's words, by the job of one facts: readers ask for one text at a time
-_MEMO_MOST = 4096
+# A process's words, by the job of one facts (readers ask for one text at a time), least recently used first.
+_MEMO: dict[str, dict] = {}  # a dict keeps the order entries were put in
+MEMO_MOST = 4096  # entries kept; a call asking for more still gets them all, only the memo forgets the oldest
 
 
 def words(module, facts: list, plates: dict[str, str] | None = None, store=None) -> list[dict]:
@@ -93,22 +94,30 @@ def words(module, facts: list, plates: dict[str, str] | None = None, store=None)
     node run for all those not made before in this process (or kept in store, a cache.Cache)."""
     jobs = [job_of(module, [f], plates) for f in facts]
     keys = [json.dumps(j, sort_keys=True, separators=(",", ":"), default=_plain) for j in jobs]
-    missing = list(dict.fromkeys(k for k in keys if k not in _MEMO))
+    found = {k: _MEMO[k] for k in keys if k in _MEMO}  # read once: what this call returns never leaves with the memo
+    missing = [k for k in dict.fromkeys(keys) if k not in found]
     if missing:
-        batch = {"facts": [json.loads(k)["facts"][0] for k in missing], "context": jobs[0]["context"],
-                 "figures": list(module.FIGURES)}
-        contexts = {json.dumps(json.loads(k)["context"], sort_keys=True) for k in missing}
-        if len(contexts) > 1:
-            raise ValueError("facts of different contexts: one node run takes one W")
-        batch["context"] = json.loads(contexts.pop())
-        texts = sources(module)
-        make = lambda: json.dumps(run(batch, texts))  # noqa: E731
-        made = json.loads(make() if store is None else
-                          store.kept("words.json", (texts, batch, node_version()), make, of_code=False))
-        if len(_MEMO) + len(missing) > _MEMO_MOST:
-            _MEMO.clear()
-        _MEMO.update(zip(missing, made))
-    return [_MEMO[k] for k in keys]
+        found.update(zip(missing, _made(module, jobs, missing, store)))
+    for key in dict.fromkeys(keys):  # to the end, in the order asked: the most recently used
+        _MEMO.pop(key, None)
+        _MEMO[key] = found[key]
+    while len(_MEMO) > MEMO_MOST:
+        del _MEMO[next(iter(_MEMO))]
+    return [found[k] for k in keys]
+
+
+def _made(module, jobs: list[dict], missing: list[str], store) -> list[dict]:
+    """The words of the jobs keyed missing, in one node run (or from store)."""
+    batch = {"facts": [json.loads(k)["facts"][0] for k in missing], "context": jobs[0]["context"],
+             "figures": list(module.FIGURES)}
+    contexts = {json.dumps(json.loads(k)["context"], sort_keys=True) for k in missing}
+    if len(contexts) > 1:
+        raise ValueError("facts of different contexts: one node run takes one W")
+    batch["context"] = json.loads(contexts.pop())
+    texts = sources(module)
+    make = lambda: json.dumps(run(batch, texts))  # noqa: E731
+    return json.loads(make() if store is None else
+                      store.kept("words.json", (texts, batch, node_version()), make, of_code=False))
 
 
 def of(module, f, plates: dict[str, str] | None = None) -> dict:

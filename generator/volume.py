@@ -112,6 +112,10 @@ def read(problems: Problems, root: Path) -> Volume | None:
     """volume.toml checked on its own (its plates' folders exist and hold a plate.md), or None with the
     mistakes recorded."""
     path = root / VOLUME_FILE
+    if not os.path.lexists(path):
+        problems.add(path, None, f"file is missing: a series' folder lists its plates in {VOLUME_FILE} (and a plate's "
+                                 f"folder holds its {PLATE_FILE}; {root.name or root}/ has neither)")
+        return None
     data, text = read_toml(problems, path)
     if data is None:
         return None

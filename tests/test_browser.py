@@ -284,11 +284,28 @@ def test_the_url_is_written_when_the_controls_rest_or_at_once_when_the_reader_le
         f"#model={model}&batch={batch}&")
 
 
-def test_unknown_ids_in_the_url_fall_back_to_the_default(site, open_page):
+def test_unknown_ids_in_the_url_fall_back_to_the_default_and_the_page_says_so(site, open_page):
+    """A link naming ids the page does not have opens on the default for those, says so in one polite line near
+    the controls, and gets the URL of what it shows; the line goes when the reader chooses."""
     c, _, d = shipped()
-    unknown = "-".join(c.presets.models) + "-x"  # an id no model has
+    unknown = next(f"{c.plate.default.model}-{'x' * n}" for n in range(1, 99) if f"{c.plate.default.model}-{'x' * n}"
+                   not in c.presets.models)  # an id no model has
     watched = open_page(site, hash=f"#model={unknown}&batch={d.batch}&network=<script>")
-    assert watched.page.evaluate("document.documentElement.dataset.shown") == xpage.selection_key(d)
+    page = watched.page
+    assert page.evaluate("document.documentElement.dataset.shown") == xpage.selection_key(d)
+    note = page.locator("#link-note")
+    assert note.is_visible() and note.get_attribute("role") == "status"
+    model, network = (page.locator(f"#choose-{k} option:checked").text_content() for k in ("model", "network"))
+    assert note.text_content() == (f'The link named model "{unknown}" and network "<script>", which this page does '
+                                   f"not have; showing the defaults, {model} and {network}.")
+    assert page.evaluate("location.hash") == "#" + "&".join(f"{k}={getattr(d, k)}" for k in facts.KEYS)
+    page.get_by_label("Model", exact=True).select_option(other_id(c.presets.models, d.model))
+    wait_until(page, "document.getElementById('link-note').hidden")
+    page.evaluate(f"() => {{ location.hash = '#model={unknown}'; }}")  # a link followed within the page
+    wait_until(page, "!document.getElementById('link-note').hidden")
+    assert note.text_content() == (f'The link named model "{unknown}", which this page does not have; showing the '
+                                   f"default, {model}.")
+    wait_until(page, f"location.hash.startsWith('#model={d.model}&')")
     assert watched.problems() == []
 
 

@@ -69,6 +69,23 @@ def test_a_misspelt_preset_in_a_slot_is_named_with_its_neighbours(content, tmp_p
     assert 'networks["fats"]: no preset "fats" in [networks] (did you mean "fast"?)' in result.stderr
 
 
+def test_a_term_written_in_its_plural_is_used_and_linked(content, tmp_path):
+    """An author adds "Bucket", "Policy" and "Mesh" as terms and writes buckets, policies and meshes: each is
+    used (no warning, so the test command passes) and linked from its plural."""
+    with open(content / "terms.toml", "a") as f:
+        for ident, name in (("bucket", "Bucket"), ("policy", "Policy"), ("mesh", "Mesh")):
+            f.write(f'\n[terms.{ident}]\nname = "{name}"\ndefinition = "A {name.lower()}."\n')
+    with open(content / "plate.md", "a") as f:
+        f.write("\nGradients travel in buckets; the policies decide their size, whatever the meshes.\n")
+    checked = plate("check", "--content", content, cwd=tmp_path)
+    assert checked.returncode == 0 and "(0 warnings)" in checked.stdout and checked.stderr == "", checked.stderr
+    built = plate("build", "--content", content, "--out", tmp_path / "site", cwd=tmp_path)
+    assert built.returncode == 0 and "warning" not in built.stderr, built.stderr
+    page = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    for ident, word in (("bucket", "buckets"), ("policy", "policies"), ("mesh", "meshes")):
+        assert f'href="#term-{ident}" aria-describedby="def-{ident}">{word}</a>' in page
+
+
 def test_unused_term_and_source_are_warned_about_by_check_and_build(content, tmp_path):
     with open(content / "terms.toml", "a") as f:
         f.write('\n[terms.zebra]\nname = "zebra crossing"\ndefinition = "Never in the prose."\n')

@@ -3,6 +3,8 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from generator import cli
 
 from conftest import FIXTURE, ROOT
@@ -151,6 +153,41 @@ def test_ctrl_c_after_the_swap_says_the_new_site_is_in_place(tmp_path, capsys, m
     assert cli.main(["build", "--content", str(FIXTURE), "--out", str(out)]) == 130
     assert capsys.readouterr().err == (f"plate: interrupted after the new site was swapped in; {out}/ holds the "
                                        f"new build\n")
+    assert "A Small Plate" in (out / "index.html").read_text()
+
+
+# Each holds the build at a moment after the rename that put the new site in place, until the signal comes: in
+# the rename itself (where Ctrl-C is held back, so it waits until one was held), while the previous site is
+# cleared away, and once write() has returned, before the command has said anything.
+AFTER_THE_RENAME = {
+    "the rename": ("output", "_swap", "while not held._held: time.sleep(0.01)"),
+    "the clean-up": ("output", "_after_swap", "time.sleep(600)"),
+    "write returned": ("build", "write", "time.sleep(600)"),
+}
+
+
+@pytest.mark.parametrize("moment", list(AFTER_THE_RENAME))
+def test_ctrl_c_at_each_moment_after_the_rename_says_the_new_site_is_in_place(tmp_path, moment):
+    from generator import build
+    out = tmp_path / "site"
+    build.write({"index.html": "<p>old</p>"}, out)
+    module, name, wait = AFTER_THE_RENAME[moment]
+    script = ("import sys, time\n"
+              f"from generator import {module} as held\n"
+              f"real = held.{name}\n"
+              "def hold(*args, **kwargs):\n"
+              "    result = real(*args, **kwargs)\n"
+              "    print('swapped', flush=True)\n"
+              f"    {wait}\n"
+              "    return result\n"
+              f"held.{name} = hold\n"
+              "from generator.__main__ import run\n"
+              f"sys.exit(run(['build', '--content', {str(FIXTURE)!r}, '--out', {str(out)!r}]))\n")
+    process = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    result = interrupted(process, "swapped")
+    assert result.returncode == 130, result.stderr
+    assert result.stderr == f"plate: interrupted after the new site was swapped in; {out}/ holds the new build\n"
     assert "A Small Plate" in (out / "index.html").read_text()
 
 

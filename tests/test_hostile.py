@@ -133,13 +133,12 @@ def test_line_breaks_in_the_running_heads_are_escaped_and_the_style_keeps_its_ha
 def link_terms_per_term(parts: list[str], content) -> list[str]:
     """The linker as it was before it made one pass (one search per term, quadratic): the oracle."""
     import html as html_module
-    from generator.prose import _HAND_TERM_LINK, _term_link
+    from generator.prose import _HAND_TERM_LINK, _term_link, term_spellings
     pending = {}
-    for term in content.terms.values():
-        spellings = sorted({html_module.escape(s, quote=False) for s in (term.name, *term.matches)}, key=len,
-                           reverse=True)
-        pending[term.id] = re.compile(r"(?<![\w&#-])(" + "|".join(map(re.escape, spellings)) + r")(?![\w-])",
-                                      re.IGNORECASE)
+    for term_id, written in term_spellings(content.terms):  # its spellings and their plurals (tested on their own)
+        spellings = sorted({html_module.escape(s, quote=False) for s in written}, key=len, reverse=True)
+        pending[term_id] = re.compile(r"(?<![\w&#-])(" + "|".join(map(re.escape, spellings)) + r")(?![\w-])",
+                                     re.IGNORECASE)
 
     def link_first(text):
         result, position = [], 0
@@ -445,7 +444,7 @@ def test_a_term_of_50_000_spellings_is_warned_about_in_one_short_line(tmp_path):
     line = line_of(root / "terms.toml", "[terms.many]")
     assert warnings == [f'plate: warning: content/terms.toml, line {line}: term "many" is never used: the prose '
                         f'never writes "never written", "unseen0", "unseen1", "unseen2", "unseen3" or any of its '
-                        f'49,996 other spellings nor links to #term-many']
+                        f'49,996 other spellings (singular or plural) nor links to #term-many']
 
 
 def test_a_loop_that_writes_too_much_prose_is_stopped_at_its_line(tmp_path):

@@ -123,6 +123,22 @@ def test_terms_are_linked_once_at_first_use():
     assert "term-replica" not in parts[1]
 
 
+def test_a_terms_plural_follows_the_documented_rule():
+    words = {"Bucket": "Buckets", "bus": "buses", "box": "boxes", "fizz": "fizzes", "batch": "batches",
+             "mesh": "meshes", "Policy": "Policies", "day": "days", "GPU": "GPUs", "all-reduce": "all-reduces",
+             "data parallelism": "data parallelisms", "C++": None, "x86-64": None}
+    assert {word: prose.plural_of(word) for word in words} == words
+
+
+def test_a_plural_another_term_spells_is_that_terms():
+    """"Rings" written by a term of its own links there, not to "Ring" whose plural it also is."""
+    c = content.load(FIXTURE)
+    terms = {"ring": Term("ring", "Ring", "r"), "rings": Term("rings", "Rings", "many"), **c.terms}
+    out = prose.link_terms(["<p>Rings first, then a ring.</p>"], replace(c, terms=terms))[0]
+    assert out == ('<p><a class="term" href="#term-rings" aria-describedby="def-rings">Rings</a> first, then a '
+                   '<a class="term" href="#term-ring" aria-describedby="def-ring">ring</a>.</p>')
+
+
 def test_terms_are_not_linked_inside_headings_or_links():
     c = content.load(CONTENT)
     term = next(iter(c.terms.values()))

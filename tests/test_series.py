@@ -2,14 +2,17 @@
 index, the cross-references between the plates built linked; one failing plate fails it all, nothing written.
 The series is made in tmp_path from the shipped plate and a copy of it numbered as the plate it refers to."""
 import html
+import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from markupsafe import escape
 
-from conftest import CONTENT
+from conftest import CONTENT, ROOT
 from generator import build, cli, content, crossrefs, series, volume
 from generator.schema import ContentError
 
@@ -219,3 +222,28 @@ def test_plate_check_checks_every_plate_of_a_series_and_writes_nothing(tmp_path,
     assert cli.main(["check"]) == cli.EXIT_CONTENT
     assert f"{made['copy'].name}/plate.md, line {line}: " in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["plates"]
+
+
+MISSING_VOLUME = {
+    "missing": (lambda path: None, "file is missing: a series' folder lists its plates in volume.toml (and a plate's "
+                                   "folder holds its plate.md; plates/ has neither)"),
+    "a FIFO": (os.mkfifo, "is a FIFO (named pipe), not a regular file; content files must be ordinary files"),
+    "a folder": (os.mkdir, "is a folder, not a file"),
+}
+
+
+@pytest.mark.parametrize("case", list(MISSING_VOLUME))
+@pytest.mark.parametrize("command", ["check", "build"])
+def test_a_series_whose_volume_toml_is_missing_or_not_a_file_names_it_in_one_line(tmp_path, case, command):
+    """plates/ with its plates but no volume.toml, or a FIFO (never opened: it would block) or a folder in its place:
+    one mistake at plates/volume.toml, exit 1, nothing written (it was "plates/plate: no plate module")."""
+    make_series(tmp_path / "plates")
+    os.unlink(tmp_path / "plates" / "volume.toml")
+    make, what = MISSING_VOLUME[case]
+    make(tmp_path / "plates" / "volume.toml")
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    result = subprocess.run([sys.executable, "-m", "generator", command], cwd=tmp_path, capture_output=True,
+                            text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert result.returncode == cli.EXIT_CONTENT, result.stderr
+    assert result.stderr.splitlines()[1:] == [f"  plates/volume.toml: {what}"], result.stderr
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before

@@ -247,6 +247,48 @@ def test_a_plate_name_that_is_not_text_is_refused_with_its_line(tmp_path):
     assert f"content/plate.md, line {line}: [plates]: sharding must be non-empty text, got 5" in str(error.value)
 
 
+def with_plates(root, **named) -> dict[str, int]:
+    """A copy of the content whose [plates] also names these ({subject: plate id}); {subject: its line}."""
+    path = root / "plate.md"
+    text = path.read_text(encoding="utf-8")
+    rows = "".join(f'\n{subject} = "{ident}"' for subject, ident in named.items())
+    if re.search(r"(?m)^\[plates\]$", text):
+        text = re.sub(r"(?m)^\[plates\]$", "[plates]" + rows, text, count=1)
+    else:  # before the front matter's closing fence (the first "---" line after line 1)
+        text = text.replace("\n---\n", f"\n[plates]{rows}\n---\n", 1)
+    path.write_text(text, encoding="utf-8")
+    lines = text.splitlines()
+    return {subject: lines.index(f'{subject} = "{ident}"') + 1 for subject, ident in named.items()}
+
+
+@pytest.mark.parametrize("beyond", [lambda n: n + 1, lambda n: 99, lambda n: 0], ids=["one past", "99", "0"])
+def test_a_plate_of_this_volume_beyond_its_count_is_a_mistake_at_its_line(tmp_path, beyond):
+    """[plates] naming a plate of the plate's own volume that the volume does not have (XIV.99 of 11 plates) is a
+    mistake at its line; another volume's plates are not listed here, so any number of theirs stands."""
+    root = tmp_path / "content"
+    shutil.copytree(CONTENT, root)
+    plate = content.load(root).plate
+    wrong = f"{plate.volume}.{beyond(plate.plates_in_volume)}"
+    lines = with_plates(root, future=wrong, elsewhere="I.99" if plate.volume != "I" else "II.99")
+    with pytest.raises(ContentError) as error:
+        content.load(root)
+    assert error.value.problems == [
+        f'content/plate.md, line {lines["future"]}: [plates]: future "{wrong}" is not a plate of this volume: Vol. '
+        f"{plate.volume} has plates {plate.volume}.1 to {plate.volume}.{plate.plates_in_volume} (plates_in_volume "
+        f"{plate.plates_in_volume})"]
+
+
+def test_a_plate_named_otherwise_than_by_its_id_is_a_mistake_at_its_line(tmp_path):
+    root = tmp_path / "content"
+    shutil.copytree(CONTENT, root)
+    plate = content.load(root).plate
+    lines = with_plates(root, later="the next one", last=f"{plate.volume}.{plate.plates_in_volume}")
+    with pytest.raises(ContentError) as error:
+        content.load(root)
+    assert error.value.problems == [f'content/plate.md, line {lines["later"]}: [plates]: later must name a plate by '
+                                    f'its volume\'s id and its number, as in {plate.volume}.1, got "the next one"']
+
+
 def test_another_gpus_interconnect_names_its_own_link(tmp_path):
     """A GPU of another vendor (MI300X over Infinity Fabric, eight to a platform) gets its own link's name in the
     readout and the descriptions, and no word of NVIDIA's; the shipped GPUs keep NVLink."""
@@ -256,7 +298,11 @@ def test_another_gpus_interconnect_names_its_own_link(tmp_path):
                                                     "nvlink_domain_name": "an MI300X platform"})
     c = content.load(edit.root)
     assert c.presets.gpus[gpu].interconnect == "Infinity Fabric"
-    assert {g.interconnect for i, g in c.presets.gpus.items() if i != gpu} == {"NVLink"}
+    # A GPU written without an interconnect gets NVLink; one the content already gave another (its own MI300X) keeps it.
+    written = content_edit._tables(edit.root)["gpus"]
+    assert {i: g.interconnect for i, g in c.presets.gpus.items() if i != gpu} == \
+        {i: written[i].get("interconnect", "NVLink") for i in c.presets.gpus if i != gpu}
+    name = c.presets.gpus[gpu].name  # "MI300X", or a free name where the content already has one
     atlas = facts.Atlas(c.presets)
     network = next(i for i, n in c.presets.networks.items() if n.nvlink)
     d = c.plate.default
@@ -264,9 +310,9 @@ def test_another_gpus_interconnect_names_its_own_link(tmp_path):
     assert f.hypothetical_from == 8
     words = xwords.of(f, c.plate.plates)
     said = " ".join([*words["readout"], *words["describe"].values()])
-    assert "Infinity Fabric joins at most 8 MI300X GPUs (an MI300X platform): beyond that the figures shade the " \
-           "Infinity Fabric ring as hypothetical." in said
-    assert "the most one MI300X Infinity Fabric domain holds: there the Infinity Fabric ring is hypothetical" in said
+    assert f"Infinity Fabric joins at most 8 {name} GPUs (an MI300X platform): beyond that the figures shade the " \
+           f"Infinity Fabric ring as hypothetical." in said
+    assert f"the most one {name} Infinity Fabric domain holds: there the Infinity Fabric ring is hypothetical" in said
     assert "NVLink" not in said and "NVIDIA" not in said
     shipped = atlas.facts(Selection(d.model, d.batch, network, gpu=c.presets.workshop.gpu))
     if shipped.hypothetical_from is not None:
@@ -276,12 +322,12 @@ def test_another_gpus_interconnect_names_its_own_link(tmp_path):
 def test_an_empty_interconnect_is_refused_with_its_line(tmp_path):
     edit = content_edit.Edit(tmp_path / "content")
     shutil.copytree(CONTENT, edit.root)
-    content_edit.add(edit, "gpus", "mi300x", {**content_edit.MI300X, "interconnect": " "})
+    gpu = content_edit.add(edit, "gpus", "mi300x", {**content_edit.MI300X, "interconnect": " "})
     text = (edit.root / "presets.toml").read_text(encoding="utf-8")
     line = len(text.splitlines()) - text.splitlines()[::-1].index('interconnect = " "')
     with pytest.raises(ContentError) as error:
         content.load(edit.root)
-    assert f'content/presets.toml, line {line}: gpu "mi300x": interconnect must be non-empty text, got " "' \
+    assert f'content/presets.toml, line {line}: gpu "{gpu}": interconnect must be non-empty text, got " "' \
         in str(error.value)
 
 
@@ -338,3 +384,26 @@ def test_the_words_module_touches_no_page_state():
     assert sorted(re.findall(r'from "\./([\w.]+)"', js)) == ["model.js", "notation.js"]
     assert not re.search(r"\b(document|window|data\.)", re.sub(r"^\s*//.*$", "", js, flags=re.M))
     assert Path(texts.__file__).name == "texts.py"
+
+
+def test_the_words_memo_never_loses_what_it_is_asked_for(monkeypatch):
+    """Past its bound (MEMO_MOST, lowered here to 3) the memo forgets its least recently used words, never those a
+    call asks for: a call for more selections than it holds, mixing remembered and new ones, gets each its own."""
+    from types import SimpleNamespace
+    runs = []
+
+    def run(job, sources):
+        runs.append([f["n"] for f in job["facts"]])
+        return [{"said": f["n"]} for f in job["facts"]]
+    module = SimpleNamespace(facts_data=lambda f: {"n": f}, words_context=lambda facts, plates: {}, FIGURES=())
+    monkeypatch.setattr(texts, "run", run)
+    monkeypatch.setattr(texts, "sources", lambda module: {})
+    monkeypatch.setattr(texts, "_MEMO", {})
+    monkeypatch.setattr(texts, "MEMO_MOST", 3)
+    assert texts.words(module, [1, 2]) == [{"said": 1}, {"said": 2}]
+    asked = [2, 3, 4, 5, 6, 1, 2]  # 2 remembered, more than the memo holds, one asked twice
+    assert texts.words(module, asked) == [{"said": n} for n in asked]
+    assert runs == [[1, 2], [3, 4, 5, 6]] and len(texts._MEMO) == 3
+    assert [texts.of(module, n) for n in (5, 6, 1)] == [{"said": n} for n in (5, 6, 1)]  # the last used are kept
+    assert len(runs) == 2
+    assert texts.of(module, 3) == {"said": 3} and runs[-1] == [3]  # an older one is made again

@@ -9,7 +9,8 @@ import { DATASETS, factsOf } from "./selection.js";
 import { downloadSelection, selectionCsv } from "./csv.js";
 import { fillTexts, texts } from "./texts.js";
 import { ownCheck, ownFromUrl, ownSelection, ownSliderShown, ownUrlEntries } from "./own.js";
-import { currentSelection, extraEntries, selectionFromUrl, selectionToUrl } from "./state.js";
+import { currentSelection, extraEntries, sayUnknown, selectionFromUrl, selectionToUrl, unknownInUrl, writeUrl }
+  from "./state.js";
 import { termTips } from "./tips.js";
 import { NEAR, afterPaint, byVisibility, distanceFromView, isDefault, nextTask, whenIdle } from "./schedule.js";
 import { feed, fitWidth, liveView, setPaper } from "./views.js";
@@ -18,6 +19,12 @@ async function start() {
   let sel = selectionFromUrl();
   for (const k of ALL) if (selects[k]) selects[k].value = sel[k];
   sel = ownFromUrl(sel);
+  const unknown = unknownInUrl();
+  if (unknown.length) { // the page says so, and the URL says what it shows
+    sayUnknown(unknown);
+    selectionToUrl(sel);
+    writeUrl();
+  }
   // The page as built shows the default's texts (render.py writes them; tests/test_engine.py holds them equal to
   // this script's), so the default's facts wait until a view needs them.
   let shown = null;
@@ -147,6 +154,7 @@ async function start() {
   }
 
   form.addEventListener("change", () => {
+    sayUnknown([]); // the reader chose: what the link named no longer matters
     const next = ownSelection(currentSelection()); // null while a free input that counts is not a good value
     if (next) show(next);
   });
@@ -165,7 +173,10 @@ async function start() {
     if (!ALL.some((k) => params.has(k))) return;
     const next = selectionFromUrl();
     for (const k of ALL) if (selects[k]) selects[k].value = next[k];
+    const unknown = unknownInUrl();
+    sayUnknown(unknown);
     show(ownFromUrl(next));
+    if (unknown.length) writeUrl(); // show() gave it the selection shown
   });
   window.plate = {
     views: [], show, live: liveAll, model, texts, factsOf, datasets: DATASETS, ownCheck,

@@ -13,6 +13,30 @@ export function selectionFromUrl() {
   return chosen;
 }
 
+/** [key, value] of each control the URL's fragment names by an id the page does not have. */
+export function unknownInUrl() {
+  const params = new URLSearchParams(location.hash.slice(1));
+  return ALL.filter((k) => params.has(k) && !data.choices[k].includes(params.get(k))).map((k) => [k, params.get(k)]);
+}
+
+const SHOWN_CHARS = 40; // of an unknown id in the note: a long one would not leave it one line
+
+/** Say in one polite line near the controls what the link named that this page does not have, and what it shows
+ * instead (the default of each); with none, no line. */
+export function sayUnknown(unknown) {
+  const note = document.getElementById("link-note");
+  if (!note) return;
+  const cut = (v) => (v.length > SHOWN_CHARS ? `${v.slice(0, SHOWN_CHARS - 1)}…` : v);
+  const list = (items) => (items.length < 2 ? items.join("")
+    : `${items.slice(0, -1).join(", ")} and ${items[items.length - 1]}`);
+  const named = list(unknown.map(([k, v]) => `${k} "${cut(v)}"`));
+  const shown = unknown.map(([k]) => selects[k]?.selectedOptions[0]?.text ?? data.default[k]);
+  note.textContent = unknown.length === 0 ? ""
+    : `The link named ${named}, which this page does not have; showing the default${shown.length > 1 ? "s" : ""}, `
+      + `${list(shown)}.`;
+  note.hidden = unknown.length === 0;
+}
+
 /** Keep the selection in the URL without adding history entries for every change. Written once the controls
  * have rested for URL_REST_MS, or at once when the reader leaves the page's window (to the address bar, to share
  * the link) or the page: history.replaceState takes this browser from several to tens of milliseconds, which
@@ -29,7 +53,8 @@ export function selectionToUrl(sel) {
   urlTimer = setTimeout(writeUrl, URL_REST_MS);
 }
 
-function writeUrl() {
+/** Write the selection last given to selectionToUrl into the URL now (the page shows other than the link said). */
+export function writeUrl() {
   clearTimeout(urlTimer);
   if (urlPending === null) return;
   history.replaceState(null, "", urlPending);
