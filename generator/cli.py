@@ -239,8 +239,9 @@ def run_build(content_dir: Path, out: Path, debug: bool, mistakes: list[str] | N
         if debug:
             traceback.print_exc()
         detail = " ".join(str(error).split())[:300]
-        print(f"plate: the build failed unexpectedly ({type(error).__name__}: {detail}); {out}/ was left as "
-              f"it was. Run again with --debug to see the traceback.", file=sys.stderr)
+        where = f"{out}/ holds the new build" if _after else f"{out}/ was left as it was"  # _after: swapped in
+        print(f"plate: the build failed unexpectedly ({type(error).__name__}: {detail}); {where}. Run again with "
+              f"--debug to see the traceback.", file=sys.stderr)
         mistakes.append(f"the build failed unexpectedly ({type(error).__name__}: {detail})")
         return EXIT_CONTENT
     finished(interrupted_message(out, True))  # from here on the new site is in place, whatever happens

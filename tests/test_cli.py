@@ -202,3 +202,18 @@ def test_ctrl_c_before_the_swap_says_the_site_was_left(tmp_path, capsys, monkeyp
     assert cli.main(["build", "--content", str(FIXTURE), "--out", str(out)]) == 130
     assert capsys.readouterr().err == f"plate: interrupted; {out}/ was left as it was\n"
     assert (out / "index.html").read_text() == "<p>old</p>" and [p.name for p in tmp_path.iterdir()] == ["site"]
+
+
+def test_a_failure_after_the_swap_says_the_new_site_is_in_place(tmp_path, monkeypatch, capsys):
+    """A bug that strikes after the new site was swapped in is reported truthfully: out/ holds the new build."""
+    from generator import build
+    real = build.write
+
+    def write_then_fail(*args, **kwargs):
+        real(*args, **kwargs)
+        raise RuntimeError("after the swap")
+    monkeypatch.setattr(build, "write", write_then_fail)
+    assert cli.main(["build", "--content", str(FIXTURE), "--out", str(tmp_path / "site")]) == cli.EXIT_CONTENT
+    err = capsys.readouterr().err
+    assert "after the swap" in err and "holds the new build" in err and "left as it was" not in err, err
+    assert (tmp_path / "site" / "index.html").is_file()
