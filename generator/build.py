@@ -99,14 +99,15 @@ def _kept(memo: dict | None, name: str, key: str, make):
 
 def gather(content_dir: Path, warnings: list[str] | None = None, memo: dict | None = None,
            links=None, page: str = publish.HOME, base_url: str | None = None,
-           pdfs: dict[str, str] | None = None) -> dict[str, str]:
+           pdfs: dict[str, str] | None = None, drawn: list | None = None) -> dict[str, str]:
     """Every file of the site as {relative path: text}, computed without writing anything; the content's
     warnings (what `plate check` reports) are added to warnings. With a memo (kept by `plate serve` between
     rebuilds), the figures and the CSV are made again only when the presets or the default selection change:
     an edit of the prose rebuilds in a fraction of the time. Between processes, the build cache (cache.py)
     keeps them. A series build (series.py) gives the plate's page name and its volume's base_url, and writes the
     site's robots.txt and sitemap itself; a plate built alone (base_url None) is a site of one page, index.html,
-    published at the base_url of the volume.toml beside its folder, if any."""
+    published at the base_url of the volume.toml beside its folder, if any. drawn, if given, gets the plate's
+    figures (the series' index shows the first)."""
     alone = base_url is None
     if alone:
         base_url = volume.base_url_beside(content_dir)
@@ -121,6 +122,8 @@ def gather(content_dir: Path, warnings: list[str] | None = None, memo: dict | No
     figures = _kept(memo, "figures", key, lambda: module.figures(plate, model, store))
     csv = _kept(memo, "csv", key, lambda: store.kept("csv", (repr(plate.presets),), lambda: module.csv_text(model),
                                                      needs=("numpy",)))
+    if drawn is not None:
+        drawn.extend(figures)
     live = live_runtime({f.id: f.vega for f in figures}, warnings)
     # links: a series build's (generator/series.py); pdfs: the page's PDFs in the site, {link text: file name}
     html = render.page(plate, model, figures, live, store, links, pdfs, page=page, base_url=base_url)

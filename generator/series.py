@@ -36,13 +36,16 @@ def gather(root: Path, warnings: list[str] | None = None, memo: dict | None = No
     owners: dict[str, str] = {vol.page: "the volume's index"}
     problems: list[str] = []
     built: dict[int, tuple[str, str, str]] = {}
+    pictures: dict[int, str] = {}  # each plate's first figure, drawn small on the index
     for entry in written:
         ident = vol.plate_id(entry)
         links = Links({i: page for i, page in pages.items() if i != ident}, vol.page)
+        figures: list = []
         try:
             kept = None if memo is None else memo.setdefault(str(vol.folder(entry)), {})
             site = build.gather(vol.folder(entry), warnings, kept, links=links, page=pages[ident],
-                                base_url=vol.base_url, pdfs=pdfs(pages[ident]) if pdfs is not None else None)
+                                base_url=vol.base_url, pdfs=pdfs(pages[ident]) if pdfs is not None else None,
+                                drawn=figures)
         except ContentError as error:
             problems.extend(error.problems)
             continue
@@ -56,9 +59,11 @@ def gather(root: Path, warnings: list[str] | None = None, memo: dict | None = No
             owners.setdefault(name, f"plate {ident}")
         front, _ = volume.front_matter(vol.folder(entry) / volume.PLATE_FILE)
         built[entry.number] = (pages[ident], front["title"], front["deck"])
+        if figures:
+            pictures[entry.number] = figures[0].svg
     if problems:
         raise ContentError(problems)
-    files[vol.page] = volume.index_html(vol, built)
+    files[vol.page] = volume.index_html(vol, built, pictures)
     files.update(publish.site_files(vol.base_url, [page for page, _, _ in built.values()] + [vol.page]))
     return files
 

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
-from . import publish, theme
+from . import charts, crossrefs, publish, theme
 from .content import split_front_matter
 from .schema import (ID_PATTERN, Problems, describe_value, fields, locate, quote, read_text, read_toml,
                      unknown_tables)
@@ -18,7 +18,8 @@ from .theme import TEMPLATES
 
 VOLUME_FILE = "volume.toml"
 PLATE_FILE = "plate.md"
-VOLUME_SCHEMA = {"id": "text", "title": "text", "page": "text"}
+VOLUME_SCHEMA = {"id": "text", "title": "text", "page": "text", "intro": "text"}
+VOLUME_OPTIONAL = {"page": "", "intro": ""}  # intro: the index's introduction, plain text (docs/checks.md)
 SITE_SCHEMA = {"base_url": "url"}  # [site]: where the series is published (docs/checks.md)
 ENTRY_SCHEMA = {"number": "count", "title": "text", "folder": "text", "page": "text"}
 # A plate to come may be untitled; a written plate has a folder, and its page in a series build is `page`, else
@@ -53,6 +54,7 @@ class Volume:
     page: str
     plates: tuple[Entry, ...]
     base_url: str = ""  # [site]'s, ending in '/'; '' when the site is not published at an address
+    intro: str = ""  # the index's introduction as written: paragraphs apart by a blank line
 
     def plate_id(self, entry: Entry) -> str:
         """How the series names a plate: "XIV.5"."""
@@ -126,7 +128,7 @@ def read(problems: Problems, root: Path) -> Volume | None:
     if "volume" not in data:
         problems.add(path, None, "missing table [volume] (id, title, page)")
     else:
-        head = fields(problems, path, text, ("volume",), data["volume"], VOLUME_SCHEMA, {"page": ""},
+        head = fields(problems, path, text, ("volume",), data["volume"], VOLUME_SCHEMA, VOLUME_OPTIONAL,
                       label="[volume]")
     if head is not None:
         head = _check_head(problems, path, text, head)
@@ -134,7 +136,7 @@ def read(problems: Problems, root: Path) -> Volume | None:
     if head is None or entries is None or len(problems.items) > before:
         return None
     made = Volume(root=root, id=head["id"], title=head["title"], page=head["page"], plates=tuple(entries),
-                  base_url=base_url or "")
+                  base_url=base_url or "", intro=head["intro"])
     return made if _pages_apart(problems, path, text, made) else None
 
 
@@ -327,19 +329,36 @@ def environment() -> jinja2.Environment:
                               autoescape=True, trim_blocks=True, lstrip_blocks=True)
 
 
-def index_html(volume: Volume, built: dict[int, tuple[str, str, str]]) -> str:
-    """The volume's index page: every plate in order, a link (title and deck) for each built one ({number: (page
-    file name, title, deck)}), "to come" for the others; the plate's stylesheet, a CSP of its own, no script; its
+def index_html(volume: Volume, built: dict[int, tuple[str, str, str]], pictures: dict[int, str] | None = None) -> str:
+    """The volume's index page: its introduction, every plate in order, a link (title and deck) for each built one
+    ({number: (page file name, title, deck)}) with a small picture of its first figure (pictures: {number: that
+    figure's static SVG}), "to come" for the others; the plate's stylesheet, a CSP of its own, no script; its
     canonical link when the site has a base_url."""
     from .render import csp_hash  # the plate page's hashing, so both pages carry the same policy
     env = environment()
     style = theme.current().page_css() + "\n" + env.loader.get_source(env, INDEX_STYLE)[0]
+    pictures = pictures or {}
+    pages = {volume.plate_id(e): built[e.number][0] for e in volume.plates if e.number in built}
     rows = []
     for entry in volume.plates:
         page, title, deck = built.get(entry.number, ("", entry.title, ""))
+        picture = pictures.get(entry.number, "") if page else ""
         rows.append({"id": volume.plate_id(entry), "number": entry.number, "page": page, "title": title,
-                     "deck": deck})
+                     "deck": deck, "picture": Markup(inline_picture(picture, f"plate-{entry.number}"))})
     return env.get_template(INDEX_TEMPLATE).render(
-        volume=volume, rows=rows, built=sum(1 for r in rows if r["page"]),
+        volume=volume, rows=rows, built=sum(1 for r in rows if r["page"]), intro=intro_html(volume.intro, pages),
         url=publish.page_url(volume.base_url, volume.page),
         style=Markup(style), csp_style=Markup(csp_hash(style)))
+
+
+def intro_html(text: str, pages: dict[str, str]) -> list[Markup]:
+    """The introduction's paragraphs (apart by a blank line) as HTML: its text escaped, each "plate XIV.5" a link
+    when that plate is built (crossrefs)."""
+    paragraphs = [" ".join(p.split()) for p in re.split(r"\n[ \t]*\n", text.strip())]
+    return [Markup(crossrefs.link_plates(str(escape(p)), pages)) for p in paragraphs if p]
+
+
+def inline_picture(svg: str, prefix: str) -> str:
+    """A figure's static SVG as the index shows it inline: its ids (and what names them) prefixed, so that no two
+    pictures, nor two plates whose figures share an id, share one."""
+    return charts.unique_ids(svg, prefix) if svg else ""

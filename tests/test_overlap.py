@@ -24,8 +24,9 @@ def overlap_tool() -> Path:
     pytest.skip(message)
 
 
-def run(tool: Path, page: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(tool), str(page)], capture_output=True, text=True, timeout=120)
+def run(tool: Path, page: Path, *spec: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(tool), str(page), *map(str, spec)], capture_output=True, text=True,
+                          timeout=120)
 
 
 def test_the_plate_shares_no_run_of_words_with_the_spec(site):
@@ -43,3 +44,14 @@ def test_the_check_finds_a_copied_sentence(tmp_path):
     page.write_text(f"<!doctype html><title>x</title><p>{sentence}.</p>", encoding="utf-8")
     result = run(tool, page)
     assert result.returncode == 1 and "shared with the spec" in result.stdout
+
+
+def test_the_volumes_index_shares_no_run_of_words_with_the_outline_or_the_spec(tmp_path):
+    """The index copies the outline's titles, never its one-line subjects; its intro is in its own words."""
+    from generator import build, volume
+    tool = overlap_tool()
+    build.build(ROOT / "plates", tmp_path / "site")
+    page = tmp_path / "site" / volume.load(ROOT / "plates").page
+    for spec in ((), (tool.parent.parent / "spec" / "volume-outline.md",)):
+        result = run(tool, page, *spec)
+        assert result.returncode == 0 and "0 run(s)" in result.stdout, result.stdout + result.stderr

@@ -13,7 +13,7 @@ import pytest
 from markupsafe import escape
 
 from conftest import CONTENT, ROOT
-from generator import build, cli, content, crossrefs, series, volume
+from generator import build, charts, cli, content, crossrefs, series, volume
 from generator.schema import ContentError
 
 
@@ -76,6 +76,16 @@ def test_every_written_plate_has_its_page_and_the_volume_its_index(built):
     assert [page for page, _ in links] == [{built["plate"].plate: "index.html", built["number"]: built["copy_page"]}[n]
                                            for n in order]
     assert index.count('class="volume-plate-status">to come') == built["plate"].plates_in_volume - 2
+
+
+def test_the_index_draws_each_written_plates_first_figure_as_its_page_does(built):
+    index = built["files"][built["index"]]
+    for number, page in ((built["plate"].plate, "index.html"), (built["number"], built["copy_page"])):
+        first = re.search(r'<div class="chart"[^>]*>(<svg.*?</svg>)</div>', built["files"][page], re.S).group(1)
+        row = re.search(rf'<li [^>]*id="plate-{number}">(.*?)</li>', index, re.S).group(1)
+        assert re.findall(r"<svg.*?</svg>", row, re.S) == [charts.unique_ids(first, f"plate-{number}")]
+    ids = re.findall(r'\bid="([^"]+)"', index)
+    assert len(ids) == len(set(ids))
 
 
 def test_the_shipped_plate_links_the_plate_built_with_it_and_not_the_other(built):

@@ -1,5 +1,6 @@
 """The series' volume file (generator/volume.py): its checks at file and line, the plates' front matter held to it,
 and the index page's words and links (the page in a browser: test_volume_page.py)."""
+import html
 import json
 import re
 from pathlib import Path
@@ -7,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import CONTENT
-from generator import volume
+from generator import charts, volume
 from generator.schema import ContentError
 
 FRONT = """---
@@ -155,6 +156,11 @@ def test_two_plates_may_not_share_a_folder(tmp_path):
                                                           ".html"),
     ('[volume]\nid = "XIV"\n', 'line 1: [volume]: missing key "title"'),
     ('id = "XIV"\n', 'unknown table or key "id"'),
+    ('[volume]\nid = "XIV"\ntitle = "P"\nintro = 3\n', "line 4: [volume]: intro must be non-empty text, got 3"),
+    ('[volume]\nid = "XIV"\ntitle = "P"\nintro = " "\n', "line 4: [volume]: intro must be non-empty text"),
+    ('[volume]\nid = "XIV"\ntitle = "P"\nintro = "A\\u0007B"\n', "line 4: [volume]: intro holds the control "
+                                                                "character U+0007"),
+    ('[volume]\nid = "XIV"\ntitle = "P"\nintroduction = "A"\n', 'line 4: [volume]: unknown key "introduction"'),
 ])
 def test_the_volumes_head_is_checked(tmp_path, head, message):
     root = series(tmp_path, entries("number = 1"), head=head)
@@ -203,9 +209,9 @@ def test_the_shipped_plate_agrees_with_a_volume_made_from_its_own_front_matter(t
 
 # --- the index page ----------------------------------------------------------------------------------------------
 
-def index_of(tmp_path, built):
+def index_of(tmp_path, built, pictures=None):
     rows = ['number = 1\ntitle = "First & <best>"', "number = 2", 'number = 3\ntitle = "Third"']
-    return volume.index_html(volume.load(series(tmp_path, entries(*rows))), built)
+    return volume.index_html(volume.load(series(tmp_path, entries(*rows))), built, pictures)
 
 
 def items(page: str) -> list[str]:
@@ -229,6 +235,57 @@ def test_the_index_says_how_many_are_published_and_whether_any_are_to_come(tmp_p
     assert "3 of 3 plates published." in page and "to come" not in page
     page = index_of(tmp_path / "b", {2: ("2.html", "T", "D")})
     assert "1 of 3 plates published; the others are to come." in page
+
+
+INTRO = """
+The first paragraph & its <words>,
+over two lines.
+
+The second names plate XIV.2, built, and plate XIV.3, to come.
+"""
+
+
+def test_the_intro_is_read_as_written(tmp_path):
+    head = f'[volume]\nid = "XIV"\ntitle = "Parallelism"\nintro = """{INTRO}"""\n'
+    assert volume.load(series(tmp_path / "a", entries("number = 1"), head=head)).intro == INTRO.lstrip("\n")
+    assert volume.load(series(tmp_path / "b", entries("number = 1"))).intro == ""
+
+
+def test_the_index_shows_the_intros_paragraphs_escaped_linking_the_plates_built(tmp_path):
+    head = f'[volume]\nid = "XIV"\ntitle = "Parallelism"\nintro = """{INTRO}"""\n'
+    v = volume.load(series(tmp_path, entries("number = 1", "number = 2", "number = 3"), head=head))
+    page = volume.index_html(v, {2: ("second.html", "The second", "D")})
+    intro = re.search(r'<div class="volume-intro">(.*?)</div>', page, re.S).group(1)
+    paragraphs = [" ".join(p.split()) for p in INTRO.strip().split("\n\n")]
+    expected = [html.escape(p, quote=False).replace("plate XIV.2", '<a href="second.html">plate XIV.2</a>')
+                for p in paragraphs]
+    assert re.findall(r"<p>(.*?)</p>", intro, re.S) == expected
+    assert page.index('class="volume-intro"') < page.index('class="volume-plates"')
+
+
+def test_without_an_intro_the_index_has_no_intro_block(tmp_path):
+    assert 'class="volume-intro"' not in index_of(tmp_path, {2: ("second.html", "The second", "D")})
+
+
+SVG = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><defs><clipPath id="clip1"><rect width="5" '
+       'height="5"/></clipPath></defs><g clip-path="url(#clip1)"><text fill="#333333">{}</text></g></svg>')
+
+
+def test_a_built_plates_picture_is_its_svg_inline_hidden_with_ids_of_its_own(tmp_path):
+    pictures = {n: SVG.format(f"figure of {n}") for n in (1, 2, 3)}  # 2 is to come: its picture is not shown
+    page = index_of(tmp_path, {1: ("1.html", "T1", "D1"), 3: ("3.html", "T3", "D3")}, pictures)
+    listed = items(page)
+    assert [li.count("<svg") for li in listed] == [1, 0, 1]
+    assert re.findall(r'<li class="([^"]*)"', page) == ["volume-plate pictured", "volume-plate to-come",
+                                                        "volume-plate pictured"]
+    for n in (1, 3):
+        picture = re.search(r'<div class="chart volume-plate-picture" aria-hidden="true">(<svg.*?</svg>)</div>',
+                            listed[n - 1], re.S)
+        assert picture and f"figure of {n}" in picture.group(1)
+        assert picture.group(1) == charts.unique_ids(pictures[n], f"plate-{n}")  # the figure as drawn, ids apart
+    ids = re.findall(r'\bid="([^"]+)"', page)
+    assert len(ids) == len(set(ids))
+    assert set(re.findall(r"url\(#([^)]+)\)", page)) <= set(ids)
 
 
 def test_the_index_escapes_a_page_name_in_its_link(tmp_path):

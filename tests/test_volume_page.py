@@ -1,44 +1,46 @@
-"""The volume's index page in Chromium and the Nu checker: its style allowed by its own CSP, offline, dark mode, axe,
-and one printed page; a volume made from the shipped plate's front matter, that plate built, the others to come."""
+"""The shipped volume's index page in Chromium and the Nu checker: its style allowed by its own CSP, offline, every
+plate by title in order, the written ones with their deck and picture, its intro, dark mode, axe, and its printed
+page; expectations read from plates/volume.toml and the written plates' front matter."""
 import io
+import re
 import subprocess
 
 import pytest
 from pypdf import PdfReader
 
-from conftest import CONTENT
+from conftest import ROOT
 from test_html_valid import _checker
-from generator import content, volume
+from generator import build, content, crossrefs, volume
 
 pytestmark = pytest.mark.browser
+SERIES = ROOT / "plates"
 
 # axe-core as tests/test_accessibility.py fetches and runs it
 from test_accessibility import AXE_RUN, WCAG, axe_js  # noqa: E402,F401 - axe_js: the fixture, by its name
 
 
 @pytest.fixture(scope="module")
-def index(tmp_path_factory):
-    """The index page written into a site folder: (its path, the plate built)."""
-    plate = content.load(CONTENT).plate
-    root = tmp_path_factory.mktemp("series")
-    rows = []
-    for n in range(1, plate.plates_in_volume + 1):
-        row = f"[[plates]]\nnumber = {n}\n"
-        if n == plate.plate:
-            row += 'folder = "built"\n'
-        elif n % 3 == 0:
-            row += f'title = "A plate to come, number {n}, whose title is long enough to wrap on a phone"\n'
-        rows.append(row)
-    head = f'[volume]\nid = "{plate.volume}"\ntitle = "{plate.volume_title}"\n\n'
-    (root / "volume.toml").write_text(head + "\n".join(rows), encoding="utf-8")
-    (root / "built").mkdir()
-    (root / "built" / "plate.md").write_bytes((CONTENT / "plate.md").read_bytes())
-    v = volume.load(root)
-    site = root / "site"
-    site.mkdir()
-    page = site / v.page
-    page.write_text(volume.index_html(v, {plate.plate: ("index.html", plate.title, plate.deck)}), encoding="utf-8")
-    return page, plate
+def series_site(tmp_path_factory):
+    """The shipped series built: every written plate's page and the volume's index."""
+    out = tmp_path_factory.mktemp("series") / "site"
+    build.build(SERIES, out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def index(series_site):
+    """The shipped volume's index page: (its path, the volume, {number: (page, title, deck)} of its written plates)."""
+    shelf = volume.load(SERIES)
+    written = {}
+    for entry in shelf.written():
+        front, _ = volume.front_matter(shelf.folder(entry) / volume.PLATE_FILE)
+        written[entry.number] = (shelf.page_of(entry), front["title"], front["deck"])
+    return series_site / shelf.page, shelf, written
+
+
+def shown_title(index, entry) -> str:
+    """The title a row shows: a written plate's own (its front matter's), else the one volume.toml gives."""
+    return index[2][entry.number][1] if entry.number in index[2] else entry.title
 
 
 def opened(browser, page_path, **options):
@@ -56,20 +58,64 @@ def test_the_style_applies_under_the_pages_own_csp_offline(browser, index):
     try:
         assert seen["console"] == []  # a style the CSP refused would be reported here
         assert page.evaluate("getComputedStyle(document.querySelector('.volume-plates')).listStyleType") == "none"
-        assert seen["requests"] == [index[0].resolve().as_uri()]
-        link = page.get_by_role("link", name=index[1].title)
-        assert link.get_attribute("href") == "index.html"
+        assert seen["requests"] == [index[0].resolve().as_uri()]  # the pictures are inline: no request
+        sizes = page.evaluate("[...document.querySelectorAll('.volume-plate-picture svg')].map(s => "
+                              "[s.getBoundingClientRect().width, s.getBoundingClientRect().height])")
+        assert len(sizes) == len(index[2]) and all(w > 100 and h > 30 for w, h in sizes), sizes  # drawn, scaled
+        assert all(w < 0.6 * page.evaluate("document.querySelector('main').clientWidth") for w, _ in sizes)
     finally:
         context.close()
 
 
-def test_dark_mode_follows_the_readers_setting(browser, index):
-    backgrounds = {}
+def test_every_plate_is_listed_in_order_by_title_the_written_ones_linked_with_deck_and_picture(browser, index):
+    context, page, _ = opened(browser, index[0])
+    try:
+        rows = page.locator(".volume-plates > li").all()
+        shelf = index[1]
+        assert len(rows) == len(shelf.plates)
+        for row, entry in zip(rows, shelf.plates):
+            text = " ".join(row.inner_text().split())
+            assert text.upper().startswith(f"PLATE {shelf.plate_id(entry)} ".upper()), text  # a number text-transformed
+            assert shown_title(index, entry) in text
+            links = row.get_by_role("link").all()
+            if entry.number in index[2]:
+                file, title, deck = index[2][entry.number]
+                assert [(a.inner_text(), a.get_attribute("href")) for a in links] == [(title, file)]
+                assert " ".join(row.locator(".volume-plate-deck").inner_text().split()) == " ".join(deck.split())
+                assert row.locator('[aria-hidden="true"] > svg').count() == 1 and row.locator("svg").count() == 1
+            else:
+                assert links == [] and row.locator("svg").count() == 0 and text.endswith("to come")
+        ids = page.evaluate("[...document.querySelectorAll('[id]')].map(e => e.id)")
+        assert len(ids) == len(set(ids))
+    finally:
+        context.close()
+
+
+def test_the_intro_is_the_volumes_own_linking_the_plates_written(browser, index):
+    context, page, _ = opened(browser, index[0])
+    try:
+        shelf = index[1]
+        paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", shelf.intro.strip()) if p.strip()]
+        shown = [" ".join(p.inner_text().split()) for p in page.locator(".volume-intro p").all()]
+        assert shown == paragraphs
+        named = [m.group(2) for m in crossrefs.REFERENCE.finditer(" ".join(shelf.intro.split()))]
+        pages = {shelf.plate_id(e): index[2][e.number][0] for e in shelf.written()}
+        links = page.locator(".volume-intro a").all()
+        assert sorted(a.get_attribute("href") for a in links) == sorted(pages[i] for i in named if i in pages)
+    finally:
+        context.close()
+
+
+def test_dark_mode_follows_the_readers_setting_the_pictures_too(browser, index):
+    seen = {}
     for scheme in ("light", "dark"):
         context, page, _ = opened(browser, index[0], color_scheme=scheme)
-        backgrounds[scheme] = page.evaluate("getComputedStyle(document.documentElement).backgroundColor")
+        seen[scheme] = page.evaluate("[getComputedStyle(document.documentElement).backgroundColor, "
+                                     "[...document.querySelectorAll('.volume-plate-picture text')]"
+                                     ".map(t => getComputedStyle(t).fill)]")
         context.close()
-    assert backgrounds["light"] != backgrounds["dark"]
+    assert seen["light"][0] != seen["dark"][0]
+    assert seen["light"][1] and seen["light"][1] != seen["dark"][1]  # the figures' ink re-inked by the theme
 
 
 @pytest.mark.parametrize("scheme, width", [("light", 1100), ("dark", 1100), ("dark", 360)])
@@ -83,17 +129,24 @@ def test_axe_finds_no_wcag_violation(browser, index, axe_js, scheme, width):
         context.close()
 
 
+INDEX_PAGES = 1  # the index's print budget, on A4 and on US Letter (docs/testing.md)
+
+
 @pytest.mark.parametrize("paper", ["A4", "Letter"])
-def test_the_index_prints_on_one_page_naming_each_built_pages_file(print_browser, index, paper):
+def test_the_index_prints_within_its_budget_naming_every_plate_and_each_built_pages_file(print_browser, index,
+                                                                                          paper):
     context = print_browser.new_context(offline=True)
     try:
         page = context.new_page()
         page.goto(index[0].resolve().as_uri())
         page.emulate_media(media="print")
         pages = PdfReader(io.BytesIO(page.pdf(format=paper))).pages
-        assert len(pages) == 1
-        text = " ".join(pages[0].extract_text().split())
-        assert "(index.html)" in text and index[1].title in text
+        assert len(pages) <= INDEX_PAGES
+        text = " ".join(" ".join(p.extract_text().split()) for p in pages)
+        for entry in index[1].plates:
+            assert shown_title(index, entry) in text
+        for file, _, _ in index[2].values():
+            assert f"({file})" in "".join(text.split())  # a long name may wrap
     finally:
         context.close()
 
@@ -104,16 +157,6 @@ def test_nu_checker_reports_no_error(index):
     errors = [line for line in output.splitlines() if "error" in line.lower()]
     assert run.returncode == 0 and errors == [], output
     assert "All good" in output
-
-
-@pytest.fixture(scope="module")
-def series_site(tmp_path_factory):
-    """The shipped series built: the plate's page, its head linking the volume's index."""
-    from conftest import ROOT
-    from generator import build
-    out = tmp_path_factory.mktemp("series") / "site"
-    build.build(ROOT / "plates", out)
-    return out
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
