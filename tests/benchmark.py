@@ -1,5 +1,6 @@
 """The plate against Altair's own `save(inline=True)` page of the same figures, measured in one run (prints; asserts
-nothing). Run: python tests/benchmark.py [--loads 5] [--lighthouse-runs 5]; or only `plate check` with a large
+nothing). Run: python tests/benchmark.py [--loads 5] [--lighthouse-runs 5] [--selections 96] [--runs 3]
+[--no-builds] [--plates DIR DIR] (docs/performance.md says what each does); or only `plate check` with a large
 glossary: python tests/benchmark.py --terms 1000 [--spellings 40]; or only builds of K times the presets:
 python tests/benchmark.py --presets 1 10 100"""
 from __future__ import annotations
@@ -60,9 +61,9 @@ const tick = () => {
 requestAnimationFrame(tick);"""
 # One change of selection, from setting the <select>s to the first frame after the figures in view have redrawn
 # (the plate marks that on <html> as data-drawn, seen at once by a MutationObserver, as Altair's is by awaiting
-# its view's runAsync; the figures out of sight follow in idle time), then on until every figure has (data-shown):
-# [in view, every figure, in view as first measured: data-drawn polled once a frame, which counts one frame more
-# than the redraw takes to show whenever it is done before the next frame].
+# its view's runAsync), and to the first frame after every figure has (data-shown, seen alike; the figures out of
+# sight follow those in view): [in view, every figure, in view as first measured: data-drawn polled once a frame,
+# which counts one frame more than the redraw takes to show whenever it is done before the next frame].
 CHANGE_PLATE = """async (values) => {
   const root = document.documentElement, drawn = root.dataset.drawn, shown = root.dataset.shown;
   const t0 = performance.now();
@@ -72,20 +73,22 @@ CHANGE_PLATE = """async (values) => {
     if (select.value !== value) { select.value = value; last = select; }
   }
   if (last === null) return null;
-  const observed = new Promise((resolve) => {
+  const frameAfter = (key, before) => new Promise((resolve) => {
     const watch = new MutationObserver(() => {
-      if (root.dataset.drawn === drawn) return;
+      if (root.dataset[key] === before) return;
       watch.disconnect();
       requestAnimationFrame(() => resolve(performance.now() - t0));
     });
-    watch.observe(root, {attributes: true, attributeFilter: ['data-drawn']});
+    watch.observe(root, {attributes: true, attributeFilter: [`data-${key}`]});
   });
+  const seen = frameAfter('drawn', drawn), every = frameAfter('shown', shown);
+  const polled = (async () => {
+    while (root.dataset.drawn === drawn) await new Promise(requestAnimationFrame);
+    await new Promise(requestAnimationFrame);
+    return performance.now() - t0;
+  })();
   last.dispatchEvent(new Event('change', {bubbles: true}));
-  while (root.dataset.drawn === drawn) await new Promise(requestAnimationFrame);
-  await new Promise(requestAnimationFrame);
-  const polled = performance.now() - t0;
-  while (root.dataset.shown === shown) await new Promise(requestAnimationFrame);
-  return [await observed, performance.now() - t0, polled];
+  return [await seen, await every, await polled];
 }"""
 # The plate makes a figure's view as it nears the screen: from scrolling to the first figure to its view drawn; and
 # every figure's, made at once as the first touch of a control makes them.
