@@ -192,6 +192,26 @@ def test_a_figure_scrolled_to_before_its_turn_is_drawn_at_once(site, open_page):
     assert now[away[-1]]["caption"] == now[seen[0]]["caption"]
 
 
+def test_once_timed_figures_out_of_sight_follow_the_next_change_without_idle_time(site, open_page):
+    """A first change times the figures out of sight as they catch up in idle time; at the next, with the browser
+    never idle, they still follow (after the frame that shows those in view), and those in view come first."""
+    page = open_page(site).page
+    seen, away = in_view_and_out_of_sight(page)
+    shown = page.evaluate("document.documentElement.dataset.shown")
+    assert page.evaluate(AT_DRAWN, other_model(page)) is not None
+    wait_until(page, f"document.documentElement.dataset.shown !== {shown!r}")  # idle time came: each timed
+    page.evaluate(NEVER_IDLE)
+    before = {f["id"]: f["svg"] for f in page.evaluate(FIGURES)}
+    shown = page.evaluate("document.documentElement.dataset.shown")
+    at_drawn = dict(zip(before, page.evaluate(AT_DRAWN, other_model(page))))
+    assert [at_drawn[fid] != before[fid] for fid in seen] == [True] * len(seen)
+    assert [at_drawn[fid] == before[fid] for fid in away] == [True] * len(away)  # in view first
+    wait_until(page, f"document.documentElement.dataset.shown !== {shown!r}")
+    after = page.evaluate(FIGURES)
+    assert [f["svg"] != before[f["id"]] for f in after] == [True] * len(after)
+    assert len({f["caption"] for f in after}) == 1
+
+
 def test_figures_out_of_sight_catch_up_before_printing(site, open_page):
     page, _, _, before = changed_never_idle(site, open_page)
     # Read after the page's own beforeprint listener and the microtasks it started (a listener added later runs later).

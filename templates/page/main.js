@@ -12,7 +12,8 @@ import { ownCheck, ownFromUrl, ownSelection, ownSliderShown, ownUrlEntries } fro
 import { currentSelection, extraEntries, sayUnknown, selectionFromUrl, selectionToUrl, unknownInUrl, writeUrl }
   from "./state.js";
 import { termTips } from "./tips.js";
-import { NEAR, afterPaint, byVisibility, distanceFromView, isDefault, nextTask, whenIdle } from "./schedule.js";
+import { NEAR, SLICE_MS, afterFrame, afterPaint, byVisibility, distanceFromView, isDefault, nextTask, whenIdle }
+  from "./schedule.js";
 import { feed, fitWidth, liveView, setPaper } from "./views.js";
 
 async function start() {
@@ -132,6 +133,12 @@ async function start() {
     await Promise.all(seen.map(({ view }) => view.runAsync()));
     if (shown !== f) return; // a newer change took over, and says when it is drawn
     markDrawn();
+    // Every view out of sight timed by an earlier change: they follow in the tasks after the frame that shows those
+    // in view, not in idle time, which a busy page gives late (tens of ms, a wait per view).
+    if (later.length && later.every((made) => made.cost !== undefined)) {
+      await catchUpAfterFrame(f, later, closed.length ? away : null);
+      return;
+    }
     let idle = null; // the idle period in use: the next view goes on in it while it has room
     if (closed.length) {
       idle = await whenIdle(0);
@@ -149,6 +156,31 @@ async function start() {
       made.cost = performance.now() - begun;
     }
     // Every view, changed or not: runAsync waits for a draw still under way from an earlier change.
+    await Promise.all([...views.map(({ view }) => view.runAsync()), liveAll()]);
+    if (shown === f) markShown();
+  }
+
+  /** The views out of sight given the selection f after the next frame, in tasks of about SLICE_MS by their
+   * last costs (input gets in between), then data-shown; with `away` (their ids), the closed words in view too. */
+  async function catchUpAfterFrame(f, later, away) {
+    await afterFrame();
+    if (shown !== f) return;
+    if (away) fillTexts(f, away);
+    let slice = performance.now();
+    let ran = false; // a view drawn in this task already
+    for (const made of later) {
+      if (made.fed === f) continue; // scrolled into sight meanwhile, and drawn then
+      if (ran && performance.now() - slice + made.cost > SLICE_MS) {
+        await nextTask();
+        if (shown !== f) return;
+        slice = performance.now();
+      }
+      ran = true;
+      const begun = performance.now();
+      catchUp(made);
+      await made.view.runAsync();
+      made.cost = performance.now() - begun;
+    }
     await Promise.all([...views.map(({ view }) => view.runAsync()), liveAll()]);
     if (shown === f) markShown();
   }

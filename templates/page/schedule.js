@@ -37,6 +37,17 @@ export function whenIdle(cost, wait = 200) {
   });
 }
 
+/** The task after the next frame (its paint done), or after `wait` ms when no frame comes (a hidden tab). */
+export function afterFrame(wait = 100) {
+  return new Promise((resolve) => {
+    requestAnimationFrame(() => setTimeout(resolve, 0));
+    setTimeout(resolve, wait);
+  });
+}
+
+// Work out of sight runs in tasks of about this many ms, so input waits no longer than a frame for it.
+export const SLICE_MS = 16;
+
 /** End this task and go on in a new one soon (before idle time), so no single task blocks input for long. */
 export function nextTask() {
   if (window.scheduler && typeof window.scheduler.yield === "function") return window.scheduler.yield();
