@@ -150,12 +150,21 @@ async function start() {
       const cost = made.cost || 0;
       if (!idle || idle.timeRemaining() < cost) idle = await whenIdle(cost);
       if (shown !== f) return;
-      const begun = performance.now();
-      catchUp(made);
-      await made.view.runAsync();
-      made.cost = performance.now() - begun;
+      await drawTimed(made);
     }
-    // Every view, changed or not: runAsync waits for a draw still under way from an earlier change.
+    await settled(f);
+  }
+
+  /** An out-of-sight view given the selection shown and drawn, its cost kept for the next change's schedule. */
+  async function drawTimed(made) {
+    const begun = performance.now();
+    catchUp(made);
+    await made.view.runAsync();
+    made.cost = performance.now() - begun;
+  }
+
+  /** data-shown once every view, changed or not, has drawn f (runAsync waits for a draw still under way). */
+  async function settled(f) {
     await Promise.all([...views.map(({ view }) => view.runAsync()), liveAll()]);
     if (shown === f) markShown();
   }
@@ -176,13 +185,9 @@ async function start() {
         slice = performance.now();
       }
       ran = true;
-      const begun = performance.now();
-      catchUp(made);
-      await made.view.runAsync();
-      made.cost = performance.now() - begun;
+      await drawTimed(made);
     }
-    await Promise.all([...views.map(({ view }) => view.runAsync()), liveAll()]);
-    if (shown === f) markShown();
+    await settled(f);
   }
 
   form.addEventListener("change", () => {
