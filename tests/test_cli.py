@@ -117,23 +117,27 @@ def test_ctrl_c_while_python_imports_is_one_line_and_status_130(tmp_path):
     assert result.stderr.startswith("plate: interrupted") and not (tmp_path / "site").exists()
 
 
+def interrupted_build(out, word: str, patch: str) -> subprocess.CompletedProcess:
+    """`plate build` of the fixture into out, in a process that first runs patch (which prints word where the build
+    is to be held), Ctrl-C'd once word is printed."""
+    script = ("import sys, time\n" + patch + "from generator.__main__ import run\n"
+              f"sys.exit(run(['build', '--content', {str(FIXTURE)!r}, '--out', {str(out)!r}]))\n")
+    process = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    return interrupted(process, word)
+
+
 def test_ctrl_c_during_a_build_leaves_the_site_and_says_so(tmp_path):
     out = tmp_path / "site"
     assert cli.main(["build", "--content", str(FIXTURE), "--out", str(out)]) == 0
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     # The build holds where the figures are drawn until the signal comes, so the signal lands in the middle of it.
-    script = ("import sys, time\n"
-              "from pathlib import Path\n"
-              "from generator import plates\n"
-              "def slow(*args, **kwargs):\n"
-              "    print('drawing', flush=True)\n"
-              "    time.sleep(600)\n"
-              f"plates.load(Path({str(FIXTURE / 'plate')!r})).figures = slow\n"
-              "from generator.__main__ import run\n"
-              f"sys.exit(run(['build', '--content', {str(FIXTURE)!r}, '--out', {str(out)!r}]))\n")
-    process = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
-    result = interrupted(process, "drawing")
+    result = interrupted_build(out, "drawing", "from pathlib import Path\n"
+                                               "from generator import plates\n"
+                                               "def slow(*args, **kwargs):\n"
+                                               "    print('drawing', flush=True)\n"
+                                               "    time.sleep(600)\n"
+                                               f"plates.load(Path({str(FIXTURE / 'plate')!r})).figures = slow\n")
     assert result.returncode == 130
     assert result.stderr == f"plate: interrupted; {out}/ was left as it was\n"
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
@@ -172,20 +176,14 @@ def test_ctrl_c_at_each_moment_after_the_rename_says_the_new_site_is_in_place(tm
     out = tmp_path / "site"
     build.write({"index.html": "<p>old</p>"}, out)
     module, name, wait = AFTER_THE_RENAME[moment]
-    script = ("import sys, time\n"
-              f"from generator import {module} as held\n"
-              f"real = held.{name}\n"
-              "def hold(*args, **kwargs):\n"
-              "    result = real(*args, **kwargs)\n"
-              "    print('swapped', flush=True)\n"
-              f"    {wait}\n"
-              "    return result\n"
-              f"held.{name} = hold\n"
-              "from generator.__main__ import run\n"
-              f"sys.exit(run(['build', '--content', {str(FIXTURE)!r}, '--out', {str(out)!r}]))\n")
-    process = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
-    result = interrupted(process, "swapped")
+    result = interrupted_build(out, "swapped", f"from generator import {module} as held\n"
+                                               f"real = held.{name}\n"
+                                               "def hold(*args, **kwargs):\n"
+                                               "    result = real(*args, **kwargs)\n"
+                                               "    print('swapped', flush=True)\n"
+                                               f"    {wait}\n"
+                                               "    return result\n"
+                                               f"held.{name} = hold\n")
     assert result.returncode == 130, result.stderr
     assert result.stderr == f"plate: interrupted after the new site was swapped in; {out}/ holds the new build\n"
     assert "A Small Plate" in (out / "index.html").read_text()
