@@ -15,6 +15,7 @@ from .charts import Figure
 from .content import Content
 from .prose import FILTERS, prose_html
 from .runtime import Runtime
+from .schema import ContentError
 from .theme import TEMPLATES
 
 def reserved_heights(figures: list[Figure]) -> str:
@@ -74,6 +75,28 @@ def live_figure(figure: Figure, dataflows: dict[str, dict] | None) -> dict:
     if dataflows is None:
         return {"id": figure.id, "vega": figure.vega}
     return {"id": figure.id, "datasets": [d["name"] for d in figure.vega["data"]]}
+
+
+def page_datasets(module, data: dict, figures: list[Figure]) -> list[str]:
+    """The datasets a plate's PAGE makes, named for the page's views; a figure none of whose datasets it fills for the
+    default selection is the plate's mistake, at its datasets function's line."""
+    page = texts.page_of(module)
+    rows = page["datasets"](page["facts"](texts.plain(data["default"]), texts.plain(data["presets"])))
+    code = page["datasets"].__code__
+    for figure in figures:
+        names = [d["name"] for d in figure.vega.get("data", [])]
+        if not any(rows.get(name) for name in names):
+            raise PageError(f"{code.co_filename}:{code.co_firstlineno}: the figure {figure.id!r} reads "
+                            f"{', '.join(names) or 'no dataset'}, and {page['datasets'].__name__} gives no rows for "
+                            f"any of them at the default selection")
+    return list(rows)
+
+
+class PageError(ContentError):
+    """A plate's PAGE breaks a promise the page makes: the message names file:line."""
+
+    def __init__(self, message: str):
+        super().__init__([message])
 
 
 def dataflow_scripts(dataflows: dict[str, dict] | None) -> dict[str, Markup]:
@@ -144,6 +167,8 @@ def page(content: Content, model, figures: list[Figure], live: Runtime, store=No
     fill["readout"] = [Markup(crossrefs.link_plates(str(escape(p)), pages)) for p in fill["readout"]]
     see = {key: (plate.plates[key], pages[plate.plates[key]]) for key in plate.plates if plate.plates[key] in pages}
     data["figures"] = [live_figure(f, live.dataflows) for f in figures]
+    if texts.page_of(module) is not None:
+        data["datasets"] = page_datasets(module, data, figures)
     return env.get_template("page.html.j2").render(
         plate=plate, terms=content.terms, sources=parts.sources,
         before=Markup(before), after=Markup(after), figures=figures,

@@ -11,7 +11,7 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
-from . import jsmodules, plates
+from . import compiler, jsmodules, plates
 
 
 class TextsError(RuntimeError):
@@ -21,13 +21,39 @@ class TextsError(RuntimeError):
 ENTRY = "words.js"  # a plate's texts module: it imports only its model mirror and the formatter, never the DOM
 
 
+PAGE_ROLES = ("facts", "datasets", "readout", "describe", "table_rows", "csv_rows")  # a plate's PAGE: docs/plates.md
+
+
+def page_of(module) -> dict | None:
+    """The plate's PAGE ({role: Python function}), which the page runs compiled; None for a plate that writes its
+    page modules by hand."""
+    return getattr(module, "PAGE", None)
+
+
 def page_modules(module) -> dict[str, str]:
-    """{name: text} of the engine's page modules (templates/page/) and the plate's (its page/ folder)."""
+    """{name: text} of the engine's page modules (templates/page/), the plate's PAGE compiled (py.page.js) and the
+    plate's own (its page/ folder), which replace the engine's of the same name."""
     from .theme import TEMPLATES
     modules = jsmodules.read(TEMPLATES / "page")
+    page = page_of(module)
+    if page is not None:
+        modules.update(compiler.compile_page(page).modules)
     for folder in plates.page_folders(module):
         modules.update(jsmodules.read(folder))
     return modules
+
+
+def plain(value):
+    """value as the page's JSON gives it: lists for tuples and arrays, floats and ints, NaN kept."""
+    return json.loads(json.dumps(value, default=_plain))
+
+
+def python_words(module, data: dict, context, figures: list[str]) -> dict:
+    """One facts' words made by the plate's PAGE in Python, from the data the page is given (plain JSON)."""
+    page = page_of(module)
+    return {"readout": page["readout"](data, context),
+            "describe": {fid: page["describe"](data, fid, context) for fid in figures},
+            "tables": {fid: page["table_rows"](data, fid) for fid in figures}}
 
 
 def sources(module) -> dict[str, str]:
@@ -80,8 +106,8 @@ def job_of(module, facts: list, plates: dict[str, str] | None = None) -> dict:
 
 
 def _plain(value):
-    """A numpy number as JSON writes Python's."""
-    return value.item()
+    """A numpy number (or array) as JSON writes Python's."""
+    return value.tolist() if hasattr(value, "tolist") else value.item()
 
 
 # A process's words, by the job of one facts (readers ask for one text at a time), least recently used first.
@@ -114,6 +140,8 @@ def _made(module, jobs: list[dict], missing: list[str], store) -> list[dict]:
     if len(contexts) > 1:
         raise ValueError("facts of different contexts: one node run takes one W")
     batch["context"] = json.loads(contexts.pop())
+    if page_of(module) is not None:  # the plate's own Python, as compiled for the page: no node to start
+        return [python_words(module, f, batch["context"], batch["figures"]) for f in batch["facts"]]
     texts = sources(module)
     make = lambda: json.dumps(run(batch, texts))  # noqa: E731
     return json.loads(make() if store is None else

@@ -1,0 +1,301 @@
+"""Python to the page's JavaScript: a plate's page functions, and every module they import, compiled by PScript.
+
+A plate writes its model, facts, figure rows and words once, in Python. The build runs that Python (under numpy
+where it broadcasts); the page runs the same functions compiled here to ES modules, which esbuild bundles with the
+engine's page modules (templates/page/). The Python a page module may hold is a subset, checked here with file and
+line before PScript sees it: docs/plates.md, "Python the page runs", lists it.
+"""
+from __future__ import annotations
+
+import ast
+import importlib.util
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pscript
+from pscript import stdlib
+
+from .schema import ContentError
+
+# What `np.` and `math.` may name in a page module: templates/page/np.js gives the page these, on scalars.
+NP_NAMES = frozenset({"where", "maximum", "minimum", "equal", "ceil", "floor", "log2", "log10", "sqrt", "isnan",
+                      "isfinite", "abs", "asarray", "nan", "inf", "float64", "exp", "log"})
+MATH_NAMES = frozenset({"ceil", "floor", "log2", "log10", "sqrt", "isnan", "isfinite", "inf", "nan", "exp", "log",
+                        "pi", "fabs"})
+# Built-ins whose Python and JavaScript meanings part: refused, each with the reason a reader is given.
+REFUSED_CALLS = {
+    "round": "Python rounds half to even and JavaScript half up: write the rounding out, or use the formatter",
+    "isinstance": "the page has no Python types",
+    "print": "the page has no console worth writing to; return the value",
+    "open": "the page reads no files",
+    "eval": "nothing is evaluated from text", "exec": "nothing is evaluated from text",
+    "sorted": "PScript has no sorted(); sort a copy with a loop or keep the order the data has",
+    "set": "the page has no sets; use a dict or a list",
+    "tuple": "the page has no tuples; use a list",
+}
+# Modules the page has in JavaScript, imported whole ({Python module: (the page's module, the object it exports)})
+NATIVE = {"math": ("np.js", "math"), "numpy": ("np.js", "np")}
+# … and those whose names are imported one by one ({Python module: the page's module of the same names}).
+NATIVE_NAMES = {"generator.notation": "notation.js"}
+
+
+class CompileError(ContentError):
+    """A page module holds Python the page cannot run: the message names file:line."""
+
+    def __init__(self, message: str):
+        super().__init__([message])
+
+
+@dataclass
+class Compiled:
+    """The page's compiled module, {file name: ES module text}, and the name each role is exported under."""
+
+    modules: dict[str, str] = field(default_factory=dict)
+    entries: dict[str, str] = field(default_factory=dict)
+
+
+def _where(path: Path, node: ast.AST | None = None) -> str:
+    return f"{path}:{getattr(node, 'lineno', 1)}"
+
+
+def file_of(module_name: str) -> Path:
+    """The source file of an importable module (a plate's package is in sys.modules once the engine loaded it)."""
+    module = sys.modules.get(module_name)
+    path = getattr(module, "__file__", None)
+    if path is None:
+        spec = importlib.util.find_spec(module_name)
+        path = spec.origin if spec else None
+    if path is None or not path.endswith(".py"):
+        raise CompileError(f"{module_name}: no Python source to compile for the page")
+    return Path(path)
+
+
+def _resolve(current: str, node: ast.ImportFrom, is_package: bool) -> str:
+    """The absolute name of a `from … import` in module current."""
+    if not node.level:
+        return node.module or ""
+    base = current.split(".")
+    base = base if is_package else base[:-1]
+    base = base[:len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+class _Checker(ast.NodeVisitor):
+    """Refuses what the page cannot run as the build runs it, at the first offending line."""
+
+    def __init__(self, path: Path, aliases: dict[str, str]):
+        self.path, self.aliases = path, aliases
+
+    def fail(self, node: ast.AST, why: str) -> None:
+        raise CompileError(f"{_where(self.path, node)}: {why} (the page runs this module compiled to JavaScript; "
+                           f"see docs/plates.md, \"Python the page runs\")")
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if node.keywords:
+            self.fail(node, "a call with keyword arguments: pass them by position")
+        if isinstance(node.func, ast.Name) and node.func.id in REFUSED_CALLS:
+            self.fail(node, f"{node.func.id}(): {REFUSED_CALLS[node.func.id]}")
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if isinstance(node.value, ast.Name):
+            native = self.aliases.get(node.value.id)
+            names = NP_NAMES if native == "numpy" else MATH_NAMES if native == "math" else None
+            if names is not None and node.attr not in names:
+                self.fail(node, f"{node.value.id}.{node.attr}: the page's {native} has only "
+                                f"{', '.join(sorted(names))}")
+        self.generic_visit(node)
+
+    def visit_For(self, node: ast.For) -> None:
+        if isinstance(node.target, ast.Tuple) and any(isinstance(e, (ast.Tuple, ast.List)) for e in node.target.elts):
+            self.fail(node, "a nested tuple as a loop's target: unpack it in the loop's body")
+        self.generic_visit(node)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        if node.decorator_list:
+            self.fail(node, "a decorator")
+        if node.args.kwonlyargs or node.args.vararg or node.args.kwarg or node.args.posonlyargs:
+            self.fail(node, "a function with *args, **kwargs or keyword-only parameters")
+        self.generic_visit(node)
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        for op, right in zip(node.ops, node.comparators):
+            if isinstance(op, (ast.Is, ast.IsNot)) and not (isinstance(right, ast.Constant) and right.value is None):
+                self.fail(node, "`is` with anything but None: compare with ==")
+        self.generic_visit(node)
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
+        for part in node.values:
+            if isinstance(part, ast.FormattedValue) and (part.format_spec is not None or part.conversion != -1):
+                self.fail(node, "a format spec or conversion in an f-string: write the number with the formatter "
+                                "(generator.notation)")
+        self.generic_visit(node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        refused = {ast.GeneratorExp: "a generator expression: use a list comprehension",
+                   ast.SetComp: "a set comprehension", ast.Set: "a set", ast.Starred: "a starred expression",
+                   ast.Try: "try/except", ast.With: "a with block", ast.Global: "global", ast.Nonlocal: "nonlocal",
+                   ast.ClassDef: "a class: use functions and dicts", ast.Yield: "yield", ast.YieldFrom: "yield",
+                   ast.Await: "await", ast.AsyncFunctionDef: "an async function", ast.Delete: "del",
+                   ast.Raise: "raise: return a value the caller tests", ast.Assert: "assert",
+                   ast.Match: "match", ast.NamedExpr: "the walrus operator", ast.Import: "an import here"}
+        for kind, why in refused.items():
+            if type(node) is kind:
+                self.fail(node, why)
+        if isinstance(node, ast.Dict) and any(k is None for k in node.keys):
+            self.fail(node, "a ** in a dict: build the dict key by key")
+        super().generic_visit(node)
+
+
+def _module_plan(name: str, path: Path) -> tuple[ast.Module, list[tuple[str, list[str], ast.AST]], dict[str, str]]:
+    """A module's tree, its imports of other page modules [(module, names, node)] and its native aliases."""
+    source = path.read_text(encoding="utf-8")
+    try:
+        tree = ast.parse(source, str(path))
+    except SyntaxError as error:
+        raise CompileError(f"{path}:{error.lineno}: {error.msg}") from None
+    imports: list[tuple[str, list[str], ast.AST]] = []
+    aliases: dict[str, str] = {}
+    is_package = path.name == "__init__.py"
+    body = []
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name not in NATIVE:
+                    raise CompileError(f"{_where(path, node)}: import {alias.name}: a page module imports only math, "
+                                       f"numpy and other page modules (`from … import names`)")
+                aliases[alias.asname or alias.name] = alias.name
+            continue
+        if isinstance(node, ast.ImportFrom):
+            if node.module == "__future__":
+                continue
+            target = _resolve(name, node, is_package)
+            if target in NATIVE_NAMES and any(a.asname for a in node.names):
+                raise CompileError(f"{_where(path, node)}: the page's {NATIVE_NAMES[target]} is imported by its own "
+                                   f"names: drop the `as`")
+            if any(a.name == "*" for a in node.names):
+                raise CompileError(f"{_where(path, node)}: `import *`: name what is imported")
+            imports.append((target, [(a.name, a.asname or a.name) for a in node.names], node))
+            continue
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            continue  # a docstring
+        if not isinstance(node, (ast.FunctionDef, ast.Assign, ast.AnnAssign)):
+            raise CompileError(f"{_where(path, node)}: a page module holds functions and constants only at its top "
+                               f"level")
+        body.append(node)
+    tree.body = body
+    _Checker(path, aliases).visit(tree)
+    return tree, imports, aliases
+
+
+def _top_names(tree: ast.Module) -> list[str]:
+    names: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            names.append(node.name)
+        elif isinstance(node, ast.Assign):
+            names += [t.id for t in node.targets if isinstance(t, ast.Name)]
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            names.append(node.target.id)
+    return list(dict.fromkeys(names))
+
+
+_DESTRUCTURED = re.compile(r"^(\s*var )(.*);$", re.M)
+
+
+def _declared(match: re.Match) -> str:
+    """PScript declares a loop's tuple target as `var [a, b], c;`, which JavaScript refuses: declare the names."""
+    names = re.sub(r"\[([^\]]*)\]", r"\1", match[2])
+    return f"{match[1]}{', '.join(dict.fromkeys(n.strip() for n in names.split(',') if n.strip()))};"
+
+
+def _blanked(source: str, tree: ast.Module) -> str:
+    """source with every top-level line outside tree's body blanked (imports): PScript's lines stay the file's."""
+    lines = source.splitlines()
+    keep = set()
+    for node in tree.body:
+        keep.update(range(node.lineno - 1 - len(getattr(node, "decorator_list", [])), node.end_lineno))
+    return "\n".join(line if i in keep else "" for i, line in enumerate(lines)) + "\n"
+
+
+_LOADED = re.compile(r"^plate_[0-9a-f]{16}\b")  # the name generator/plates.py loads a plate's package under
+
+
+def _const(module: str) -> str:
+    return "py_" + re.sub(r"\W", "_", _LOADED.sub("plate", module))
+
+
+class _Compiler:
+    """Compiles modules in import order, each to a closure over the names it imports."""
+
+    def __init__(self):
+        self.done: dict[str, str] = {}
+        self.exports: dict[str, list[str]] = {}
+        self.natives: set[str] = set()
+        self.named: dict[str, set[str]] = {}  # {page module: names imported from it}
+        self.std_functions: set[str] = set()
+        self.std_methods: set[str] = set()
+        self.visiting: list[str] = []
+
+    def compile(self, name: str) -> None:
+        if name in self.done:
+            return
+        if name in self.visiting:
+            raise CompileError(f"{file_of(name)}: imports itself through {' -> '.join(self.visiting + [name])}")
+        self.visiting.append(name)
+        path = file_of(name)
+        tree, imports, aliases = _module_plan(name, path)
+        self.natives |= {NATIVE[m][1] for m in aliases.values()}
+        lines = [f"// {_LOADED.sub('plate', name)}: {path.name}"]
+        for target, names, node in imports:
+            if target in NATIVE_NAMES:
+                self.named.setdefault(NATIVE_NAMES[target], set()).update(n for n, _ in names)
+                continue
+            self.compile(target)
+            missing = [n for n, _ in names if n not in self.exports[target]]
+            if missing:
+                raise CompileError(f"{_where(path, node)}: {target} has no page-compiled {', '.join(missing)}")
+            pairs = ", ".join(n if n == a else f"{n}: {a}" for n, a in names)
+            lines.append(f"const {{ {pairs} }} = {_const(target)};")
+        parser = pscript.Parser(_blanked(path.read_text(encoding="utf-8"), tree), pysource=(str(path), 1),
+                                inline_stdlib=False, docstrings=False)
+        self.std_functions |= set(parser._std_functions)
+        self.std_methods |= set(parser._std_methods)
+        names = _top_names(tree)
+        lines.append(_DESTRUCTURED.sub(_declared, parser.dump()).strip())
+        lines.append(f"return {{ {', '.join(names)} }};")
+        self.done[name] = f"const {_const(name)} = (() => {{\n" + "\n".join(lines) + "\n})();\n"
+        self.exports[name] = names
+        self.visiting.pop()
+
+    def std(self) -> str:
+        """The part of PScript's standard library the modules use."""
+        code = stdlib.get_partial_std_lib(sorted(self.std_functions), sorted(self.std_methods), 0)
+        # sum([]) is 0 in Python; PScript's reduce without a start throws on an empty list
+        return code.replace("return x.reduce(function(a, b) {return a + b;});",
+                            "return x.reduce(function(a, b) {return a + b;}, 0);")
+
+
+FILE = "py.page.js"  # the one module the compiled Python makes in the page's bundle
+
+
+def compile_page(entries: dict[str, object]) -> Compiled:
+    """One ES module, FILE, that exports page_<role> for each of entries ({role: a Python function}), with every
+    module they import and the part of PScript's library they use; CompileError at file:line for Python the page
+    cannot run."""
+    compiler = _Compiler()
+    exported = []
+    for role, function in entries.items():
+        module = function.__module__
+        compiler.compile(module)
+        if function.__name__ not in compiler.exports[module]:
+            raise CompileError(f"{file_of(module)}: {function.__name__} is not a top-level function of the module")
+        exported.append(f"export const page_{role} = {_const(module)}.{function.__name__};")
+    head = ["// The plate's Python, compiled for the page by generator/compiler.py with PScript: edit the Python."]
+    if compiler.natives:
+        head.append(f"import {{ {', '.join(sorted(compiler.natives))} }} from \"./np.js\";")
+    head += [f"import {{ {', '.join(sorted(names))} }} from \"./{js}\";" for js, names in sorted(compiler.named.items())]
+    text = "\n".join(head + [compiler.std()] + list(compiler.done.values()) + exported) + "\n"
+    return Compiled({FILE: text}, {role: f"page_{role}" for role in entries})
