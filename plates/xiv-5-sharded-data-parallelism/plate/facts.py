@@ -9,24 +9,21 @@ from pathlib import Path
 
 import numpy as np
 
+from generator import texts
 from generator.content import split_front_matter
 from generator.schema import Problems
 
 from . import model as zero  # `model` is a selection's preset here
+from . import page_facts
+# The plate's controls beyond the presets ({key: {id: label}}, the default first), the gradient bytes of each
+# precision and the controls in the page's order: declared with the facts the page computes.
+from .page_facts import CONTROLS, GRAD_BYTES, PRECISIONS, STAGES
 from .xiv4 import FOLDER as XIV4_FOLDER
 from .xiv4 import presets as xiv4_presets
 
 Gpu, Model, Network, Presets = xiv4_presets.Gpu, xiv4_presets.Model, xiv4_presets.Network, xiv4_presets.Presets
 
 FOLDER = Path(__file__).resolve().parent.parent  # the plate's folder: plate.md, terms.toml, sources.toml
-
-# The plate's controls beyond the presets: {key: {id: label}}, the default first. Stage ids are XIV.4's Sharding
-# ids, so that XIV.4's `sharding=zero3` names the same stage here.
-STAGES = {"none": "stage 0: plain data parallelism", "zero1": "stage 1: optimiser states",
-          "zero2": "stage 2: + gradients", "zero3": "stage 3: + weights (FSDP FULL_SHARD)"}
-PRECISIONS = {"bf16": "BF16", "fp32": "FP32"}
-GRAD_BYTES = {"bf16": 2, "fp32": 4}
-CONTROLS = ("model", "gpu", "stage", "precision", "network")  # in the order the page shows them
 
 
 @dataclass(frozen=True)
@@ -251,45 +248,14 @@ def prose_context(presets: Presets, sel: Selection, plates: dict | None = None) 
 PROSE_NAMES = ("default", "gpu", "network", "workshop", "models", "gpus", "networks", "scenario", "plates")
 
 
-def _number(value: float) -> float | None:
-    """A float as JSON carries it: NaN (no count fits) as null, which the page reads as null too."""
-    value = float(value)
-    return None if value != value else value
-
-
-def caption(f: Facts) -> str:
-    """How the figures caption a selection: its model, GPU, stage, gradient precision and network, by name."""
-    return " · ".join((f.model.name, f.gpu.name, f"stage {f.stage_index}", f"{f.precision_name} gradients",
-                       f.network.short))
-
-
 def facts_data(f: Facts) -> dict:
-    """The facts of one selection as plain JSON, named and shaped as page/selection.js's factsOf makes them."""
-    return {
-        "selection": {key: getattr(f.selection, key) for key in CONTROLS},
-        "model": {"name": f.model.name, "params": float(f.params)},
-        "gpu": {"name": f.gpu.name, "memory_gb": float(f.gpu.memory_gb), "nvlink_domain": f.gpu.nvlink_domain,
-                "interconnect": f.gpu.interconnect},
-        "network": {"name": f.network.name, "short": f.network.short, "nvlink": f.network.nvlink},
-        "caption": caption(f), "precision_name": f.precision_name,
-        "stage": f.stage_index, "grad_bytes": f.grad_bytes, "max_replicas": f.max_replicas,
-        "replicas": [int(n) for n in f.replicas], "memory_bytes": f.memory_bytes,
-        "memory_gib_bytes": float(f.memory_gib_bytes), "link_bytes_per_s": f.link_bytes_per_s,
-        "link_gbytes_per_s": f.link_bytes_per_s / 1e9,
-        "unsharded_bytes": f.unsharded_bytes,
-        "stages": [{"stage": s.stage, "states_bytes": [float(b) for b in s.states_bytes],
-                    "floor_bytes": s.floor_bytes, "smallest_fitting": _number(s.smallest_fitting),
-                    "smallest_fitting_gib": _number(s.smallest_fitting_gib),
-                    "smallest_fitting_on_grid": s.smallest_fitting_on_grid,
-                    "traffic_bytes": [float(b) for b in s.traffic_bytes], "traffic_s": [float(t) for t in s.traffic_s],
-                    "traffic_ratio": s.traffic_ratio, "traffic_limit_bytes": s.traffic_limit_bytes,
-                    "traffic_limit_s": s.traffic_limit_s, "domain_traffic_s": s.domain_traffic_s}
-                   for s in f.stages],
-    }
+    """The facts of one selection as plain JSON: page_facts.facts of its ids under presets_data, as the page makes
+    them."""
+    return page_facts.facts({key: getattr(f.selection, key) for key in CONTROLS}, texts.plain(presets_data(f.presets)))
 
 
 def presets_data(presets: Presets) -> dict:
-    """The presets as page/selection.js's factsOf reads them: the models, GPUs (the workshop's among them), networks
+    """The presets as page_facts.facts reads them: the models, GPUs (the workshop's among them), networks
     and workshop, each table as its dataclass's fields (generator/render.py's presets_data, without XIV.4's batches)."""
     import dataclasses
     return {"workshop": dataclasses.asdict(presets.workshop),
@@ -299,6 +265,6 @@ def presets_data(presets: Presets) -> dict:
 
 
 def words_context(facts: list[Facts] | None = None, plates: dict | None = None) -> dict:
-    """W, what page/words.js needs besides the facts (the page data carries the same): the plates this one refers
+    """W, what page_words needs besides the facts (the page data carries the same): the plates this one refers
     to (plate.md's [plates])."""
     return {"plates": dict(plates or {})}

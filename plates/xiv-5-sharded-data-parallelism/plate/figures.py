@@ -1,23 +1,20 @@
 """Plate XIV.5's two figures, in the series' style: Altair specs compiled by the engine's charts.figure to Vega
-(no data) and to a static SVG of a selection, described in page/words.js's words (no sentence of them here)."""
+(no data) and to a static SVG of a selection, whose rows are page_rows.datasets's (the page's too), described in
+page_words's words (no sentence of them here)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numpy as np
-
-from generator import charts
+from generator import charts, texts
 from generator.cache import Cache
-from generator.notation import num
 
 from . import words
-from .facts import Facts
+from .facts import Facts, facts_data
+from .page_rows import LABEL_AT, MEMORY_DATA, STATES_DATA, TRAFFIC_DATA, TRAFFIC_LABELS, datasets, stage_name
 
 if TYPE_CHECKING:
     import altair as alt
 
-STATES_DATA, MEMORY_DATA = "states", "memory"  # each stage's states per GPU at each replica count; the GPU's line
-TRAFFIC_DATA, TRAFFIC_LABELS = "traffic", "traffic_labels"  # bytes per GPU per step; a label per group of stages
 # The series' colours, each a theme variable of templates/plate.css (charts.ink reads its light value; the CSS
 # re-inks it by name for dark mode and print): stage 0 is plain data parallelism, the near-black of XIV.4's real
 # cluster; stages 1 and 2 XIV.4's blue and vermilion; stage 3 Okabe–Ito's bluish green, --c-green (3.3:1 on the
@@ -26,13 +23,7 @@ STAGE_INK = ("--c-cluster", "--c-compute", "--c-reduce", "--c-green")
 LABEL_INK = ("--c-cluster", "--c-compute", "--c-reduce-ink", "--c-green-ink")
 STAGE_DASH = ([], [6, 3], [2, 3], [8, 3, 2, 3])
 SELECTED_WIDTH, OTHER_WIDTH = 3.5, 1.8  # the selected stage's line is the heavier
-LABEL_AT = 64  # replicas where the states figure names its lines: far enough along that they have come apart
-STEEP_DECADES = 0.1  # a line falling more than this in one step would run through words set below it
 LABEL_DECADES = 0.3  # about a name's height, in decades of the states axis as drawn (what the tests allow)
-
-
-def stage_name(k: int) -> str:
-    return f"stage {k}"
 
 
 def _x(max_replicas: int) -> alt.X:
@@ -59,38 +50,9 @@ def _stage_encodings() -> dict:
 
 # --- (a) model states per GPU against replicas -------------------------------------------------------
 
-def label_above(f: Facts) -> list[bool]:
-    """Whether each stage's name goes above its line at LABEL_AT: into the wider gap to the lines next to it."""
-    # In decades; stage order keeps the lines in order. Never below a line falling steeply through words set right
-    # of the point. The ZeRO formulas fix the gaps' ratios at a given n, so the narrow gaps (under two names'
-    # height, LABEL_DECADES each) hold one name at most: the tests check it over every selection.
-    at = int(np.searchsorted(f.replicas, min(LABEL_AT, f.max_replicas)))
-    level = [float(np.log10(s.states_bytes[at])) for s in f.stages]
-    steep = [at + 1 < len(f.replicas) and y - float(np.log10(s.states_bytes[at + 1])) > STEEP_DECADES
-             for y, s in zip(level, f.stages)]
-    out = []
-    for k, y in enumerate(level):
-        up = level[k - 1] - y if k else np.inf
-        down = y - level[k + 1] if k + 1 < len(level) else np.inf
-        if steep[k]:  # it falls through words set below it
-            down = 0.0
-        out.append(bool(up >= down))
-    return out
-
-
-def states_rows(f: Facts) -> list[dict]:
-    """One row per stage and replica count: the states per GPU in GB (10⁹ B), and where its name goes."""
-    above = label_above(f)
-    return [{"replicas": int(n), "stage": stage_name(s.stage), "states_gb": float(b) / 1e9,
-             "selected": s.stage == f.stage_index, "label_above": above[s.stage]}
-            for s in f.stages for n, b in zip(f.replicas, s.states_bytes)]
-
-
-def memory_rows(f: Facts) -> list[dict]:
-    """The GPU's memory, one row: its label goes above the rule when the unsharded states are under it."""
-    return [{"memory_gb": f.memory_bytes / 1e9, "replicas": f.max_replicas,
-             "label_above": f.unsharded_bytes <= f.memory_bytes,
-             "gpu_label": f"{f.gpu.name} memory: {num(f.gpu.memory_gb)} GB"}]
+def rows(f: Facts) -> dict[str, list[dict]]:
+    """{dataset: rows} of the selection f for both figures: page_rows.datasets of its facts as the page has them."""
+    return datasets(texts.plain(facts_data(f)))
 
 
 def states_chart(max_replicas: int) -> alt.LayerChart:
@@ -118,33 +80,6 @@ def states_chart(max_replicas: int) -> alt.LayerChart:
 
 
 # --- (b) bytes each GPU sends per step against replicas ---------------------------------------------
-
-def traffic_rows(f: Facts) -> list[dict]:
-    """One row per stage and replica count: the bytes each GPU sends per step, in GB (10⁹ B)."""
-    return [{"replicas": int(n), "stage": stage_name(s.stage), "traffic_gb": float(b) / 1e9,
-             "selected": s.stage == f.stage_index}
-            for s in f.stages for n, b in zip(f.replicas, s.traffic_bytes)]
-
-
-def traffic_groups(f: Facts) -> list[tuple[list[int], float]]:
-    """Stages that send the same bytes at the selected precision, [(stages, ratio to the all-reduce)], least first."""
-    groups: dict[float, list[int]] = {}
-    for s in f.stages:
-        groups.setdefault(s.traffic_ratio, []).append(s.stage)
-    return sorted(((stages, ratio) for ratio, stages in groups.items()), key=lambda g: g[1])
-
-
-def _stages_text(stages: list[int]) -> str:
-    if len(stages) == 1:
-        return f"stage {stages[0]}"
-    return "stages " + ", ".join(map(str, stages[:-1])) + f" and {stages[-1]}"
-
-
-def traffic_label_rows(f: Facts) -> list[dict]:
-    """A label per group of stages whose lines coincide, at the right end above them."""
-    return [{"replicas": f.max_replicas, "traffic_gb": float(f.stage(stages[0]).traffic_bytes[-1]) / 1e9,
-             "text": _stages_text(stages), "stage": stage_name(stages[0])} for stages, _ in traffic_groups(f)]
-
 
 def traffic_chart(max_replicas: int) -> alt.LayerChart:
     """Bytes each GPU sends per step against replicas (log x, linear y from 0), a line per stage 0–3."""
@@ -175,10 +110,11 @@ def figures(f: Facts, store: Cache | None = None,
     made again."""
     store = store or Cache(None)
     describe = describe or words.of(f)["describe"]
+    made = rows(f)
     return [
         charts.figure("fig-states", TITLES["fig-states"], (states_chart, (f.max_replicas,)), describe["fig-states"],
-                      {STATES_DATA: states_rows(f), MEMORY_DATA: memory_rows(f)}, store),
+                      {STATES_DATA: made[STATES_DATA], MEMORY_DATA: made[MEMORY_DATA]}, store),
         charts.figure("fig-traffic", TITLES["fig-traffic"], (traffic_chart, (f.max_replicas,)),
-                      describe["fig-traffic"], {TRAFFIC_DATA: traffic_rows(f), TRAFFIC_LABELS: traffic_label_rows(f)},
+                      describe["fig-traffic"], {TRAFFIC_DATA: made[TRAFFIC_DATA], TRAFFIC_LABELS: made[TRAFFIC_LABELS]},
                       store),
     ]

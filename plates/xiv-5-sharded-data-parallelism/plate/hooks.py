@@ -5,12 +5,14 @@ import difflib
 import itertools
 from pathlib import Path
 
+from generator import texts
 from generator.schema import Problems, locate, quote
 
 from . import figures as plate_figures
 from . import words as plate_words
 from .facts import (CONTROLS, PRECISIONS, PROSE_NAMES as _FACT_NAMES, STAGES, Facts, Selection, facts, facts_data,
                     gpus_of, presets_data, prose_context, words_context)
+from .page_rows import csv_rows
 from .xiv4 import FOLDER as XIV4_FOLDER
 from .xiv4 import presets as xiv4_presets
 
@@ -26,7 +28,8 @@ FIGURES = plate_words.FIGURES
 # The controls beside the figures, in the page's order: (key, label).
 LABELS = {"model": "Model", "gpu": "GPU", "stage": "ZeRO stage", "precision": "Gradient precision",
           "network": "Network"}
-# What each figure's data table shows, column by column; words.js fills the same columns for any selection.
+# What each figure's data table shows, column by column; page_words.table_rows fills the same columns for any
+# selection.
 TABLE_COLUMNS = {"fig-states": ("Replicas", "Stage 0", "Stage 1", "Stage 2", "Stage 3"),
                  "fig-traffic": ("Replicas", "Stage 0", "Stage 1", "Stage 2", "Stage 3")}
 
@@ -93,7 +96,7 @@ def unused(content) -> list[str]:
 
 
 def figures(content, model: Model, store=None) -> list:
-    """Both figures, drawn for the default and described in page/words.js's words."""
+    """Both figures, drawn for the default and described in page_words's words."""
     words = plate_words.words_of([model.default], content.plate.plates, store)[0]
     return plate_figures.figures(model.default, store, words["describe"])
 
@@ -101,16 +104,19 @@ def figures(content, model: Model, store=None) -> list:
 CSV_COLUMNS = ("model", "gpu", "precision", "network", "stage", "replicas", "states_gb", "traffic_gb", "traffic_s")
 
 
+def csv_cell(value) -> str:
+    """A cell of the site's CSV: a float as Python writes it back (repr), anything else as str."""
+    return repr(value) if isinstance(value, float) else str(value)
+
+
 def csv_text(model: Model) -> str:
-    """The site's CSV: every model, GPU, gradient precision and network, each stage at each replica count."""
+    """The site's CSV: every model, GPU, gradient precision and network, each stage at each replica count (the rows
+    page_rows.csv_rows gives each selection, as the page's download has them)."""
     p = model.presets
     lines = [",".join(CSV_COLUMNS)]
     for m, g, b, n in itertools.product(p.models, gpus_of(p), PRECISIONS, p.networks):
-        f = facts(p, Selection(m, g, "none", b, n))
-        for s in f.stages:
-            for i, r in enumerate(f.replicas):
-                lines.append(",".join([m, g, b, n, str(s.stage), str(int(r)), repr(float(s.states_bytes[i]) / 1e9),
-                                       repr(float(s.traffic_bytes[i]) / 1e9), repr(float(s.traffic_s[i]))]))
+        data = texts.plain(facts_data(facts(p, Selection(m, g, "none", b, n))))
+        lines += [",".join(map(csv_cell, row)) for row in csv_rows(data)]
     return "\n".join(lines) + "\n"
 
 

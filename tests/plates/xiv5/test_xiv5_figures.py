@@ -16,6 +16,7 @@ from xiv5_support import plate_figures
 from xiv5_support import model
 from xiv5_support import preview
 from xiv5_support import plate_words
+from xiv5_support import data, page_rows, page_words
 
 
 @pytest.fixture(scope="module")
@@ -33,12 +34,12 @@ def test_both_figures_compile(made, presets, default):
     for fig in made:
         assert all("values" not in d for d in fig.vega["data"])  # the page inserts the data
         assert fig.svg.startswith("<svg") and fig.svg.rstrip().endswith("</svg>")
-        assert fig.vega["description"] == described[fig.id] != ""  # page/words.js's words
+        assert fig.vega["description"] == described[fig.id] != ""  # page_words's words
     states_svg, traffic_svg = made[0].svg, made[1].svg
     assert f"{f.gpu.name} memory: {num(f.gpu.memory_gb)} GB" in states_svg
     for k in range(4):
         assert f">stage {k}<" in states_svg
-    for row in plate_figures.traffic_label_rows(f):
+    for row in plate_figures.rows(f)[plate_figures.TRAFFIC_LABELS]:
         assert f">{row['text']}<" in traffic_svg
     # a line per stage in each figure, the selected stage's alone the heavier
     for fig in made:
@@ -50,24 +51,26 @@ def test_both_figures_compile(made, presets, default):
 
 def test_rows_are_the_model_s(presets, default):
     f = plate_facts.facts(presets, replace(default, stage="zero2", precision="fp32"))
-    rows = plate_figures.states_rows(f)
+    made = plate_figures.rows(f)
+    rows = made[plate_figures.STATES_DATA]
     assert len(rows) == 4 * len(f.replicas)
     for k in range(4):
         got = [r["states_gb"] for r in rows if r["stage"] == f"stage {k}"]
         np.testing.assert_allclose(got, model.state_bytes(f.params, k, f.replicas) / 1e9, rtol=1e-12)
-        traffic = [r["traffic_gb"] for r in plate_figures.traffic_rows(f) if r["stage"] == f"stage {k}"]
+        traffic = [r["traffic_gb"] for r in made[plate_figures.TRAFFIC_DATA] if r["stage"] == f"stage {k}"]
         np.testing.assert_allclose(traffic, model.traffic_bytes(f.params, k, 4, f.replicas) / 1e9, rtol=1e-12)
     assert {r["stage"] for r in rows if r["selected"]} == {"stage 2"}
-    assert plate_figures.memory_rows(f)[0]["memory_gb"] == f.gpu.memory_gb
+    assert made[plate_figures.MEMORY_DATA][0]["memory_gb"] == f.gpu.memory_gb
 
 
 def test_traffic_labels_group_the_stages_that_coincide(presets, default):
     """BF16: stages 0–2 on one line, stage 3 above; FP32: stages 0 and 3 together, 1 and 2 below (MODEL.md)."""
     bf16 = plate_facts.facts(presets, replace(default, precision="bf16"))
     fp32 = plate_facts.facts(presets, replace(default, precision="fp32"))
-    assert [g for g, _ in plate_figures.traffic_groups(bf16)] == [[0, 1, 2], [3]]
-    assert [g for g, _ in plate_figures.traffic_groups(fp32)] == [[1, 2], [0, 3]]
-    assert [r["text"] for r in plate_figures.traffic_label_rows(fp32)] == ["stages 1 and 2", "stages 0 and 3"]
+    assert [g for g, _ in page_words.same_traffic(data(bf16))] == [[0, 1, 2], [3]]
+    assert [g for g, _ in page_words.same_traffic(data(fp32))] == [[1, 2], [0, 3]]
+    assert [r["text"] for r in plate_figures.rows(fp32)[plate_figures.TRAFFIC_LABELS]] == ["stages 1 and 2",
+                                                                                         "stages 0 and 3"]
 
 
 def test_the_fits_described_are_the_formulas_and_the_facts_file_s_for_its_presets(presets, default):
@@ -111,15 +114,15 @@ def test_stage_names_keep_out_of_each_other_s_way(presets):
     for sel in (plate_facts.Selection(m, g, "zero1", "bf16", next(iter(presets.networks)))
                 for m in presets.models for g in plate_facts.gpus_of(presets)):
         f = plate_facts.facts(presets, sel)
-        above = plate_figures.label_above(f)
-        at = int(np.searchsorted(f.replicas, plate_figures.LABEL_AT))
+        above = page_rows.label_above(data(f))
+        at = int(np.searchsorted(f.replicas, page_rows.LABEL_AT))
         level = [np.log10(s.states_bytes[at]) for s in f.stages]
         for k, s in enumerate(f.stages):
-            if np.log10(s.states_bytes[at]) - np.log10(s.states_bytes[at + 1]) > plate_figures.STEEP_DECADES:
+            if np.log10(s.states_bytes[at]) - np.log10(s.states_bytes[at + 1]) > page_rows.STEEP_DECADES:
                 assert above[k], (sel, k)
             if k and level[k - 1] - level[k] < 2 * plate_figures.LABEL_DECADES:
                 assert above[k - 1] or not above[k], (sel, k)
-        rows = plate_figures.states_rows(f)
+        rows = plate_figures.rows(f)[plate_figures.STATES_DATA]
         assert [next(r["label_above"] for r in rows if r["stage"] == f"stage {k}") for k in range(4)] == above
 
 

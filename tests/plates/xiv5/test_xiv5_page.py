@@ -108,7 +108,7 @@ def test_the_live_page_says_what_node_says_after_each_control_changes(site, pres
             assert shown["describe"] == words["describe"], sel
             assert shown["tables"] == words["tables"], sel
             assert shown["live"] == ["true", "true"], sel  # the figures are Vega views, redrawn
-            for row in plate_figures.traffic_label_rows(f):  # the traffic figure's labels follow the precision
+            for row in plate_figures.rows(f)[plate_figures.TRAFFIC_LABELS]:  # the traffic figure's labels follow the precision
                 assert row["text"] in shown["labels"], (sel, shown["labels"])
         assert errors == []
         browser.close()

@@ -30,8 +30,15 @@ def submodule(name: str):
     return importlib.import_module(f"{load_package().__name__}.{name}")
 
 
-plate_facts, plate_figures, plate_words, preview, model, xiv4 = (submodule(n) for n in (
-    "facts", "figures", "words", "preview", "model", "xiv4"))
+plate_facts, plate_figures, plate_words, preview, model, xiv4, page_facts, page_words, page_rows = (
+    submodule(n) for n in ("facts", "figures", "words", "preview", "model", "xiv4", "page_facts", "page_words",
+                           "page_rows"))
+
+
+def data(f) -> dict:
+    """A selection's facts as the page has them (plain JSON): what page_words and page_rows are given."""
+    from generator import texts
+    return texts.plain(plate_facts.facts_data(f))
 
 
 def presets_file() -> Path:

@@ -1,0 +1,256 @@
+"""Plate XIV.5's page functions, the Python the page runs compiled (tests/test_compiler.py holds the compiled code
+equal to it): page_facts.facts against the build's vectorised facts, page_rows's datasets and CSV rows against the
+model's arrays, and every number page_words writes against generator/notation.py's formatting of the facts."""
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from generator import texts
+from generator.notation import data_size, num, seconds, sig
+from xiv5_support import presets  # noqa: F401 (fixtures)
+from xiv5_support import data, page_facts, page_rows, page_words, plate_facts, plate_figures, plate_words
+from xiv5_support import submodule
+
+RTOL = 1e-12
+PLATES = {"activations": "XIV.6"}  # a plate cross-reference, as plate.md's [plates] gives them
+
+
+def same(got, expected, where="") -> None:
+    """got (plain data) equals expected: floats to RTOL, NaN as None, everything else exactly."""
+    if isinstance(expected, float) and math.isnan(expected):
+        assert got is None, where
+    elif isinstance(expected, float) and isinstance(got, (int, float)) and not isinstance(got, bool):
+        assert got == pytest.approx(expected, rel=RTOL, abs=0), where
+    elif isinstance(expected, dict):
+        assert isinstance(got, dict) and set(got) == set(expected), (where, sorted(got), sorted(expected))
+        for key in expected:
+            same(got[key], expected[key], f"{where}.{key}")
+    elif isinstance(expected, (list, tuple)):
+        assert isinstance(got, list) and len(got) == len(expected), where
+        for i, (a, b) in enumerate(zip(got, expected)):
+            same(a, b, f"{where}[{i}]")
+    else:
+        assert got == expected and (type(got) is type(expected) or (
+            isinstance(expected, int) and not isinstance(got, bool))), (where, got, expected)
+
+
+def every_selection(presets):
+    gpus = plate_facts.gpus_of(presets)
+    return [plate_facts.Selection(*ids) for ids in itertools.product(
+        presets.models, gpus, plate_facts.STAGES, plate_facts.PRECISIONS, presets.networks)]
+
+
+def vectorised(f) -> dict:
+    """The build's facts of a selection (plate_facts.Facts, numpy over the replica grid), field by field as
+    page_facts.facts names them."""
+    return {
+        "selection": {key: getattr(f.selection, key) for key in plate_facts.CONTROLS},
+        "model": {"name": f.model.name, "params": float(f.params)},
+        "gpu": {"name": f.gpu.name, "memory_gb": float(f.gpu.memory_gb), "nvlink_domain": f.gpu.nvlink_domain,
+                "interconnect": f.gpu.interconnect},
+        "network": {"name": f.network.name, "short": f.network.short, "nvlink": f.network.nvlink},
+        "caption": " · ".join((f.model.name, f.gpu.name, f"stage {f.stage_index}", f"{f.precision_name} gradients",
+                               f.network.short)),
+        "precision_name": f.precision_name, "stage": f.stage_index, "grad_bytes": f.grad_bytes,
+        "max_replicas": f.max_replicas, "replicas": [int(n) for n in f.replicas], "memory_bytes": f.memory_bytes,
+        "memory_gib_bytes": float(f.memory_gib_bytes), "link_bytes_per_s": f.link_bytes_per_s,
+        "link_gbytes_per_s": f.link_bytes_per_s / 1e9, "unsharded_bytes": f.unsharded_bytes,
+        "stages": [{"stage": s.stage, "states_bytes": [float(b) for b in s.states_bytes],
+                    "floor_bytes": s.floor_bytes, "smallest_fitting": float(s.smallest_fitting),
+                    "smallest_fitting_gib": float(s.smallest_fitting_gib),
+                    "smallest_fitting_on_grid": s.smallest_fitting_on_grid,
+                    "traffic_bytes": [float(b) for b in s.traffic_bytes], "traffic_s": [float(t) for t in s.traffic_s],
+                    "traffic_ratio": s.traffic_ratio, "traffic_limit_bytes": s.traffic_limit_bytes,
+                    "traffic_limit_s": s.traffic_limit_s, "domain_traffic_s": s.domain_traffic_s}
+                   for s in f.stages],
+    }
+
+
+@pytest.fixture(scope="module")
+def made(presets):
+    """For every selection: its Facts, page_facts.facts of its ids under the page's presets, and the rows and words
+    of those facts."""
+    page_presets = texts.plain(plate_facts.presets_data(presets))
+    out = []
+    facts = [plate_facts.facts(presets, s) for s in every_selection(presets)]
+    words = plate_words.words(facts, PLATES)
+    for f, w in zip(facts, words):
+        got = texts.plain(page_facts.facts({k: getattr(f.selection, k) for k in plate_facts.CONTROLS}, page_presets))
+        out.append((f, got, page_rows.datasets(got), w))
+    return out
+
+
+def test_facts_are_the_vectorised_facts_for_every_selection(presets, made):
+    assert len(made) == len(every_selection(presets)) > 0
+    for f, got, _, _ in made:
+        same(got, vectorised(f), str(f.selection))
+        assert got == data(f)  # what the build's words, rows and CSV are made from
+
+
+def test_an_id_the_controls_do_not_have_fails(presets):
+    page_presets = texts.plain(plate_facts.presets_data(presets))
+    good = {k: getattr(next(iter(every_selection(presets))), k) for k in plate_facts.CONTROLS}
+    for key in plate_facts.CONTROLS:
+        with pytest.raises((KeyError, ValueError)):
+            page_facts.facts({**good, key: "no-such-id"}, page_presets)
+
+
+def expected_rows(f) -> dict:
+    """The figures' rows written out from the vectorised facts."""
+    above = page_rows.label_above(data(f))
+    groups = {}
+    for s in f.stages:
+        groups.setdefault(s.traffic_ratio, []).append(s.stage)
+    ordered = sorted(groups.items())
+    return {
+        page_rows.STATES_DATA: [{"replicas": int(n), "stage": f"stage {s.stage}", "states_gb": float(b) / 1e9,
+                                 "selected": s.stage == f.stage_index, "label_above": above[s.stage]}
+                                for s in f.stages for n, b in zip(f.replicas, s.states_bytes)],
+        page_rows.MEMORY_DATA: [{"memory_gb": f.memory_bytes / 1e9, "replicas": f.max_replicas,
+                                 "label_above": f.unsharded_bytes <= f.memory_bytes,
+                                 "gpu_label": f"{f.gpu.name} memory: {num(f.gpu.memory_gb)} GB"}],
+        page_rows.TRAFFIC_DATA: [{"replicas": int(n), "stage": f"stage {s.stage}", "traffic_gb": float(b) / 1e9,
+                                  "selected": s.stage == f.stage_index}
+                                 for s in f.stages for n, b in zip(f.replicas, s.traffic_bytes)],
+        page_rows.TRAFFIC_LABELS: [{"replicas": f.max_replicas,
+                                    "traffic_gb": float(f.stage(stages[0]).traffic_bytes[-1]) / 1e9,
+                                    "text": page_words.stages_text(stages), "stage": f"stage {stages[0]}"}
+                                   for _, stages in ordered],
+    }
+
+
+def test_datasets_are_the_figures_rows_for_every_selection(presets, made):
+    assert len(made) == len(every_selection(presets)) > 0  # every selection was compared, not none
+    rows: dict[str, int] = {}
+    for f, _, got, _ in made:
+        expected = expected_rows(f)
+        same(got, expected, str(f.selection))
+        assert plate_figures.rows(f) == got  # the build draws the figures from the same rows
+        for name, listed in expected.items():
+            rows[name] = rows.get(name, 0) + len(listed)
+    assert len(rows) == 4 and all(rows.values()), rows  # each dataset's rows were compared, not only empty lists
+
+
+def test_the_figures_read_every_dataset_datasets_makes(presets, made):
+    """The Vega specs' named datasets are exactly those datasets(f) gives (no figure left without its rows)."""
+    f = made[0][0]
+    named = {d["name"] for fig in plate_figures.figures(f) for d in fig.vega["data"] if "source" not in d
+             and "values" not in d and "transform" not in d}
+    assert named == set(made[0][2])
+
+
+def test_the_site_csv_is_each_selection_s_csv_rows(presets, made):
+    """hooks.csv_text: every model, GPU, precision and network, a row per stage and replica count, each row the
+    vectorised facts' numbers, and each selection's block the csv_rows the page downloads."""
+    hooks = submodule("hooks")
+    lines = hooks.csv_text(SimpleNamespace(presets=presets)).splitlines()
+    assert lines[0] == ",".join(hooks.CSV_COLUMNS)
+    expected = []
+    for f, got, _, _ in made:
+        if f.selection.stage != "none":
+            continue
+        block = []
+        for s in f.stages:
+            for i, r in enumerate(f.replicas):
+                block.append(",".join([f.selection.model, f.selection.gpu, f.selection.precision,
+                                       f.selection.network, str(s.stage), str(int(r)),
+                                       repr(float(s.states_bytes[i]) / 1e9), repr(float(s.traffic_bytes[i]) / 1e9),
+                                       repr(float(s.traffic_s[i]))]))
+        assert [",".join(map(hooks.csv_cell, row)) for row in page_rows.csv_rows(got)] == block, f.selection
+        expected += block
+    assert len(expected) > 0 and lines[1:] == expected
+
+
+NUM = r"(\d[\d,]*(?:\.\d+)?)"
+SIZE = rf"({NUM[1:-1]} (?:TB|GB|MB|kB|B))"
+TIME = rf"({NUM[1:-1]} (?:s|ms|µs|ns))"
+
+
+def check_readout(readout: list[str], f) -> None:
+    """The readout's numbers, each generator/notation.py's formatting of a Python fact at its place."""
+    fit, traffic = readout
+    s = f.selected
+    memory = rf"one {re.escape(f.gpu.name)} GPU's {NUM} GB \(10⁹ B\)"
+    if np.isnan(s.smallest_fitting):
+        found = re.fullmatch(rf"Under stage (\d), {re.escape(f.model.name)}'s model states never fit in {memory}: "
+                             rf"every GPU keeps (?:all )?{SIZE} of them.*\.", fit)
+        assert found and found[3] == data_size(s.floor_bytes), fit
+    else:
+        found = re.fullmatch(rf"Under stage (\d), {re.escape(f.model.name)}'s model states fit in {memory} "
+                             rf"(?:on a single GPU|once {NUM} or more GPUs share them)"
+                             rf"(?: \({NUM} if the memory is read as {NUM} GiB, 2³⁰ B each\))?\.", fit)
+        assert found, fit
+        n, gib = s.smallest_fitting, s.smallest_fitting_gib
+        assert found[3] == (None if n == 1 else num(n)), fit
+        assert (found[4], found[5]) == ((None, None) if gib == n else (num(gib), num(f.gpu.memory_gb))), fit
+    assert found[1] == str(f.stage_index) and found[2] == num(f.gpu.memory_gb), fit
+    found = re.match(rf"Each GPU sends, and receives, {SIZE} per step as replicas grow(?:: the ring all-reduce of "
+                     rf"its (\w+) gradients|, {NUM} times the ring all-reduce of (\w+) gradients)\. ", traffic)
+    assert found, traffic
+    assert found[1] == data_size(s.traffic_limit_bytes), traffic
+    assert found[2] == (f.precision_name if f.stage_index == 0 else None), traffic
+    assert (found[3], found[4]) == ((None, None) if f.stage_index == 0 else (sig(s.traffic_ratio), f.precision_name))
+    after = traffic[found.end():]
+    speed = rf"{re.escape(num(f.link_bytes_per_s / 1e9))} GB/s per direction"
+    link = re.escape(f.gpu.interconnect)
+    if not f.network.nvlink:
+        timed = re.match(rf"At {speed} on the {re.escape(f.network.short)} network that takes {TIME}\. ", after)
+        assert timed and timed[1] == seconds(s.traffic_limit_s), after
+    elif f.gpu.nvlink_domain:
+        d = re.escape(num(f.gpu.nvlink_domain))
+        timed = re.match(rf"Over {link} \({speed}\) one domain of {d} GPUs takes {TIME}; {link} joins no more than "
+                         rf"{d} of them\. ", after)
+        assert timed and timed[1] == seconds(float(s.domain_traffic_s)), after
+        # the ring of one domain, at the GPU's NVLink speed: (stage's limit) × (d − 1)/d
+        assert s.domain_traffic_s == pytest.approx(s.traffic_limit_bytes * (f.gpu.nvlink_domain - 1)
+                                                   / f.gpu.nvlink_domain / f.link_bytes_per_s, rel=1e-12)
+    else:
+        timed = re.match(rf"Over {link} \({speed}\) that would take {TIME}, were every GPU joined by it\. ", after)
+        assert timed and timed[1] == seconds(s.traffic_limit_s), after
+    assert s.traffic_limit_s == pytest.approx(s.traffic_limit_bytes / f.link_bytes_per_s, rel=1e-12)
+    found = timed
+    traffic = after
+    rest = traffic[found.end():]
+    assert "activations (plate XIV.6)" in rest and not re.search(r"\d", rest.replace("XIV.6", "")), rest
+
+
+def check_describe(describe: dict, f) -> None:
+    """The descriptions' numbers, each a Python fact through generator/notation.py."""
+    states = describe["fig-states"]
+    head = (rf"Model states per GPU against data-parallel replicas for ZeRO stages 0 to 3, log–log, "
+            rf"{re.escape(f.model.name)} on the {re.escape(f.gpu.name)}: stage 0 stays at {SIZE}, (under|above) the "
+            rf"GPU's {NUM} GB \(10⁹ B\); ")
+    found = re.match(head, states)
+    assert found and found[1] == data_size(f.unsharded_bytes) and found[3] == num(f.gpu.memory_gb), states
+    assert found[2] == ("under" if f.unsharded_bytes <= f.memory_bytes else "above"), states
+    fits = [re.fullmatch(rf"stage (\d) (?:never fits|fits from {NUM} (?:replica|replicas))", part)
+            for part in states[found.end():].removesuffix(".").split(", ")]
+    assert [m and m[1] for m in fits] == ["1", "2", "3"], states
+    for k, m in zip((1, 2, 3), fits):
+        n = f.stage(k).smallest_fitting
+        assert m[2] == (None if np.isnan(n) else num(n)), states
+    traffic = describe["fig-traffic"]
+    groups = page_words.same_traffic(data(f))
+    base = next(r for g, r in groups if 0 in g)
+    sizes = re.findall(rf"approaching {SIZE}", traffic)
+    assert sizes == [data_size(f.stage(0).traffic_limit_bytes)] + [
+        data_size(f.stage(g[0]).traffic_limit_bytes) for g, _ in groups if 0 not in g], traffic
+    assert re.findall(rf"{NUM} times that", traffic) == [sig(r / base) for g, r in groups if 0 not in g], traffic
+    assert f"{f.precision_name} gradients" in traffic
+
+
+def test_every_number_in_the_words_is_a_python_fact_formatted(presets, made):
+    assert len(made) == len(every_selection(presets)) > 0
+    for f, _, _, w in made:
+        check_readout(w["readout"], f)
+        check_describe(w["describe"], f)
+        for figure, field in (("fig-states", "states_bytes"), ("fig-traffic", "traffic_bytes")):
+            expected = [[num(n)] + [data_size(getattr(s, field)[i]) for s in f.stages]
+                        for i, n in enumerate(f.replicas)]
+            assert w["tables"][figure] == expected, (f.selection, figure)
