@@ -11,6 +11,7 @@ import ast
 import importlib.util
 import re
 import sys
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -266,7 +267,10 @@ class _Compiler:
         names = _top_names(tree)
         lines.append(_DESTRUCTURED.sub(_declared, parser.dump()).strip())
         lines.append(f"return {{ {', '.join(names)} }};")
-        self.done[name] = f"const {_const(name)} = (() => {{\n" + "\n".join(lines) + "\n})();\n"
+        # indented: a module's own names are the closure's, never the page script's top level (jsmodules' join
+        # refuses a name two modules declare there, and a shared library may name what notation.js names)
+        body = textwrap.indent("\n".join(lines), "  ")
+        self.done[name] = f"const {_const(name)} = (() => {{\n" + body + "\n})();\n"
         self.exports[name] = names
         self.visiting.pop()
 

@@ -184,6 +184,57 @@ def test_compiled_functions_give_what_the_python_gives(tmp_path):
     assert [d for a, b in zip(python, page) for d in differences(a, b)] == []
 
 
+ROLES = '''
+"""Every PAGE role, in a module that names at its top level what the engine's notation.js names (GB)."""
+from generator.notation import num
+
+GB = 1e9
+
+
+def facts(selection, presets):
+    return {"size": presets["size"] * GB}
+
+
+def datasets(f):
+    return {"rows": [f]}
+
+
+def readout(f, W):
+    return [num(f["size"] / GB)]
+
+
+def describe(f, figure_id, W):
+    return figure_id
+
+
+def table_rows(f, figure_id):
+    return [[figure_id]]
+
+
+def csv_rows(f):
+    return [[f["size"]]]
+'''
+
+
+def test_a_compiled_module_s_names_stay_its_own_in_the_joined_page_script(tmp_path):
+    """A page module (a shared library's, say) may declare a name an engine page module declares (notation.js's GB):
+    the page script joined without esbuild still holds both, each in its own scope."""
+    from generator import jsmodules
+    from generator.theme import TEMPLATES
+    module_in(tmp_path, "clash", {"roles.py": ROLES})
+    try:
+        from clash import roles
+        compiled = compiler.compile_page({role: getattr(roles, role) for role in texts.PAGE_ROLES})
+    finally:
+        sys.path.remove(str(tmp_path))
+    assert "GB" in jsmodules.DECLARED.findall(
+        (TEMPLATES / "page" / "notation.js").read_text(encoding="utf-8"))  # the clash this test is about
+    modules = {**jsmodules.read(TEMPLATES / "page"), **compiled.modules}
+    assert "notation.js" in jsmodules.order(modules)  # joined with the compiled module, which imports it
+    script = jsmodules.concatenate(modules)
+    assert "page_facts" in script and "GB = 1000000000.0" in script
+
+
 # --- every plate of the series: compiled == Python --------------------------------------------------------------
 
 def page_plates() -> list[tuple[str, Path]]:
