@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, readme_pages, wait_until
-from generator import build, content, volume
+from generator import build, content, texts, volume
 from test_accessibility import AXE_RUN, WCAG, axe_js  # noqa: F401 - axe_js: the fixture, by its name
 from test_html_valid import _checker
 
@@ -162,15 +162,31 @@ def test_every_plate_is_its_own_content_and_module(page, folder):
     assert c.plate.volume == volume.load(SERIES).id
 
 
+def words_of(folder: Path) -> tuple[Path, list[str]]:
+    """A plate's words module and its text pieces: the Python its PAGE's readout is written in (which the page runs
+    compiled), else its page/words.js."""
+    from test_texts import python_pieces
+    page = texts.page_of(content.load(folder).module)
+    if page is not None:
+        path = Path(page["readout"].__code__.co_filename)
+        return path, python_pieces(path.read_text(encoding="utf-8"))
+    from test_texts import js_pieces
+    path = folder / "page" / "words.js"
+    return path, js_pieces(path.read_text(encoding="utf-8"))
+
+
 @pytest.mark.parametrize("page,folder", written())
 def test_no_sentence_of_a_plates_words_is_written_twice(page, folder):
-    """Every sentence piece of a plate's page/words.js appears nowhere else: not in its plate module's Python, not in
-    the engine's, not in another page module of the engine or the plate."""
-    from test_texts import literal_chunks, written_twice
-    words_js = (folder / "page" / "words.js").read_text(encoding="utf-8")
-    assert len(literal_chunks(words_js)) >= 5  # the readout and the figures' descriptions
+    """Every sentence piece of a plate's words (its PAGE's words module, or page/words.js) appears nowhere else: not
+    in its plate module's other Python, not in the engine's, not in a page module of the engine or the plate."""
+    from test_texts import js_code, python_pieces
+    words, pieces = words_of(folder)
+    chunks = {p.strip(" .,;:()") for p in pieces if len(p.strip(" .,;:()").split()) >= 4}  # sentences, not phrases
+    assert len(chunks) >= 5  # the readout and the figures' descriptions
     others = {f"{p.parent.name}/{p.name}": p.read_text(encoding="utf-8")
               for p in [*sorted((ROOT / "generator").glob("*.py")), *sorted((folder / "plate").glob("*.py")),
                         *sorted((ROOT / "templates" / "page").glob("*.js")), *sorted((folder / "page").glob("*.js"))]
-              if p.name != "words.js" or p.parent != folder / "page"}
-    assert written_twice(words_js, others) == []
+              if p != words}
+    code = {name: "\n".join(python_pieces(text)) if name.endswith(".py") else js_code(text)
+            for name, text in others.items()}
+    assert sorted((name, chunk) for chunk in chunks for name, text in code.items() if chunk in text) == []

@@ -132,7 +132,7 @@ def page(content, model: Model, figures: list, dataflows, store=None) -> dict:
         "keys": list(CONTROLS), "default": default, "cluster_keys": [],
         "choices": {k: list(v) for k, v in names.items()},
         "presets": presets_data(p), "plates": plate.plates,
-        "words_context": words_context([f], plate.plates),  # W, as the build gives it to node
+        "words_context": words_context([f], plate.plates),  # W, as the build gives it to the words
         "csv_name": plate.data_file, "csv_columns": list(CSV_COLUMNS),
     }
     return dict(controls=[(k, LABELS[k], names[k]) for k in CONTROLS], selected=default,

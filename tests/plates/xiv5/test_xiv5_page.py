@@ -1,6 +1,6 @@
 """Plate XIV.5 built by the engine (`plate build --content plates/xiv-5-sharded-data-parallelism`): the page as
-built carries page/words.js's words for the default, and the live page, after a control changes, says what node
-says for that selection."""
+built carries the plate's words for the default, and the live page, after a control changes, says what the build's
+words say for that selection."""
 from __future__ import annotations
 
 import html
@@ -70,7 +70,7 @@ def wait(page, expression: str, seconds: float = 60) -> None:
     raise AssertionError(f"not true within {seconds} s: {expression}")
 
 
-def test_the_live_page_says_what_node_says_after_each_control_changes(site, presets, default):
+def test_the_live_page_says_what_the_build_says_after_each_control_changes(site, presets, default):
     sync_playwright, chromium = _browser()
     gpus = plate_facts.gpus_of(presets)
     # a change of each control, one after another, every id other than the default's where one exists
