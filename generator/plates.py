@@ -36,6 +36,7 @@ TIME_LIMIT_S = 60.0  # of one hook call: the shipped plates' slowest, cold, take
 TIME_LIMIT_VARIABLE = "PLATE_HOOK_TIMEOUT"  # changes it, as `--hook-timeout SECONDS` does
 AGAIN_S = 0.5  # past the limit, how often a hook that caught the timeout is told again
 _LOADED: dict[str, object] = {}
+_LIBRARY_SEEN: list = []  # the library's code at the last load(): edited since (plate serve), it is imported afresh
 _limit: list[float] = []  # set from the command line (--hook-timeout), over the environment's
 
 
@@ -301,7 +302,13 @@ def load(package: Path):
     dataclasses compare equal."""
     package = Path(package).resolve()
     # the library's code too: the build cache keys a plate's products by CODE, and a formula there changes them
-    digest = hashlib.sha256(repr((code_of(package), library_code())).encode()).hexdigest()[:16]
+    library = library_code()
+    if _LIBRARY_SEEN and _LIBRARY_SEEN[0] != library:  # else the new CODE would key products of the old formulas
+        for loaded in [n for n in sys.modules if n == LIBRARY or n.startswith(LIBRARY + ".")]:
+            del sys.modules[loaded]
+        importlib.invalidate_caches()  # a module the edit added is found
+    _LIBRARY_SEEN[:] = [library]
+    digest = hashlib.sha256(repr((code_of(package), library)).encode()).hexdigest()[:16]
     name = f"plate_{digest}"
     if name not in _LOADED:
         spec = importlib.util.spec_from_file_location(name, package / "__init__.py",
