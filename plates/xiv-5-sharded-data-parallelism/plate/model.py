@@ -1,7 +1,7 @@
 """Plate XIV.5's model: ZeRO's model states and traffic per GPU, one function per formula, broadcasting over arrays.
 
-page/model.js mirrors every function here under the same name (tests/plates/xiv5/test_xiv5_js.py holds them equal).
-Pure numpy. Where the shared library (platelib, which XIV.4 takes its formulas from too) has a formula it is
+Pure numpy, in the Python the page runs (docs/plates.md): page_facts.py calls these per replica count, and the page
+runs them compiled. Where the shared library (platelib, which XIV.4 takes its formulas from too) has a formula it is
 imported, not written again, so that both plates take every number from one source: the state bytes per stage,
 the smallest fitting replica count, the per-piece traffic factor of mixed precision, and the ring's time.
 """
@@ -27,44 +27,44 @@ __all__ = ["GB", "GIB", "WEIGHT_BYTES", "GRADIENT_BYTES", "OPTIMISER_BYTES", "ST
 
 def ring_share(replicas):
     """r = (n−1)/n: the share of a buffer each member of a ring collective sends (and receives); 0 for one."""
-    n = np.asarray(replicas, dtype=np.float64)
+    n = np.asarray(replicas, np.float64)
     return (n - 1) / n
 
 
 def state_bytes(params, stage, replicas, per_param=STATE_BYTES):
     """Model-state bytes on each GPU under stage k over n replicas: (2+2+K)·Ψ, (2+2+K/n)·Ψ, (2+(2+K)/n)·Ψ,
     (2+2+K)·Ψ/n (platelib.zero's state_bytes_per_param, times Ψ)."""
-    return state_bytes_per_param(stage, replicas, per_param) * np.asarray(params, dtype=np.float64)
+    return state_bytes_per_param(stage, replicas, per_param) * np.asarray(params, np.float64)
 
 
 def kept_bytes(params, stage, per_param=STATE_BYTES):
     """The bytes every GPU keeps whole whatever n, where stage k's line levels off: 16·Ψ, 4·Ψ, 2·Ψ, 0."""
-    return kept_bytes_per_param(stage, per_param) * np.asarray(params, dtype=np.float64)
+    return kept_bytes_per_param(stage, per_param) * np.asarray(params, np.float64)
 
 
 def smallest_replicas(params, stage, memory_bytes, per_param=STATE_BYTES):
     """The smallest whole n whose states per GPU fit in memory_bytes (give 80 × GB or 80 × GIB); NaN if none."""
-    return smallest_fitting_replicas(np.asarray(params, dtype=np.float64), stage, memory_bytes, per_param)
+    return smallest_fitting_replicas(np.asarray(params, np.float64), stage, memory_bytes, per_param)
 
 
 def reduce_scatter_bytes(params, grad_bytes, replicas):
     """Bytes each GPU sends to reduce-scatter the gradients: b·Ψ·r."""
-    return grad_bytes * np.asarray(params, dtype=np.float64) * ring_share(replicas)
+    return grad_bytes * np.asarray(params, np.float64) * ring_share(replicas)
 
 
 def all_gather_bytes(params, replicas):
     """Bytes each GPU sends in one all-gather of the BF16 weights: 2·Ψ·r."""
-    return WEIGHT_BYTES * np.asarray(params, dtype=np.float64) * ring_share(replicas)
+    return WEIGHT_BYTES * np.asarray(params, np.float64) * ring_share(replicas)
 
 
 def weight_gathers(stage):
     """All-gathers of the weights per step under stage k: 0, 1, 1, 2."""
-    return np.take(np.asarray(GATHERS), np.asarray(stage))
+    return np.asarray(GATHERS)[stage]
 
 
 def allreduce_bytes(params, grad_bytes, replicas):
     """Bytes each GPU sends in plain data parallelism's ring all-reduce of the gradients: 2·b·Ψ·r."""
-    return RING_FACTOR * grad_bytes * np.asarray(params, dtype=np.float64) * ring_share(replicas)
+    return RING_FACTOR * grad_bytes * np.asarray(params, np.float64) * ring_share(replicas)
 
 
 def traffic_ratio(stage, grad_bytes):
@@ -81,12 +81,12 @@ def traffic_bytes(params, stage, grad_bytes, replicas):
 
 def traffic_limit_bytes(params, stage, grad_bytes):
     """What traffic_bytes approaches as n grows (r → 1): 2·b·Ψ for stage 0, (b + 2)·Ψ and (b + 4)·Ψ sharded."""
-    return traffic_ratio(stage, grad_bytes) * RING_FACTOR * grad_bytes * np.asarray(params, dtype=np.float64)
+    return traffic_ratio(stage, grad_bytes) * RING_FACTOR * grad_bytes * np.asarray(params, np.float64)
 
 
 def traffic_seconds(params, stage, grad_bytes, link_bytes_per_s, replicas):
     """The time of a step's traffic under stage k at a link speed per direction, each piece a ring over the same
     link (platelib.zero's comm_seconds of the flat ring's all-reduce time)."""
-    params = np.asarray(params, dtype=np.float64)
-    return comm_seconds(ring_seconds(grad_bytes * params, link_bytes_per_s, np.asarray(replicas, dtype=np.float64)),
+    params = np.asarray(params, np.float64)
+    return comm_seconds(ring_seconds(grad_bytes * params, link_bytes_per_s, np.asarray(replicas, np.float64)),
                         stage, grad_bytes)

@@ -6,8 +6,11 @@ plate/model.py's formulas at one replica count.
 """
 import math
 
-from .model import (GB, GIB, STAGES as STAGE_NUMBERS, kept_bytes, replica_counts, smallest_replicas, state_bytes,
-                    traffic_bytes, traffic_limit_bytes, traffic_ratio, traffic_seconds)
+from platelib.compute import replica_counts
+from platelib.units import GB, GIB
+
+from .model import (STAGES as STAGE_NUMBERS, kept_bytes, smallest_replicas, state_bytes, traffic_bytes,
+                    traffic_limit_bytes, traffic_ratio, traffic_seconds)
 
 # The plate's controls beyond the presets: {key: {id: label}}, the default first. Stage ids are XIV.4's Sharding
 # ids, so that XIV.4's `sharding=zero3` names the same stage here.
