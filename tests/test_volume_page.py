@@ -189,8 +189,10 @@ def test_a_new_plate_starts_live_and_its_words_follow_its_control(browser, tmp_p
         page.select_option("#choose-rate", other)
         wait_until(page, f"document.documentElement.dataset.shown === '{other}'")
         assert [p.text_content() for p in page.locator("#readout p").all()] == expected["readout"]
-        drawn = page.evaluate(f"window.plate.views[0].data('{c.module.LINE_DATA}').map(({{n, y}}) => ({{n, y}}))")
-        assert drawn == c.module.rows(model.facts(c.module.Selection(other)))  # the figure follows too
+        rows = c.module.PAGE["datasets"](model.facts(c.module.Selection(other)))
+        (name, expected_rows), = rows.items()  # the scaffold's one figure reads one dataset
+        drawn = page.evaluate(f"window.plate.views[0].data('{name}').map(({{n, y}}) => ({{n, y}}))")
+        assert drawn == expected_rows  # the figure follows too
         assert seen["console"] == []
     finally:
         context.close()
