@@ -19,6 +19,7 @@ except ImportError:  # the test extra is not installed
 ROOT = Path(__file__).resolve().parent.parent
 CONTENT = Path(os.environ.get("PLATE_CONTENT") or SHIPPED).resolve()
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "mini"
+TOY = Path(__file__).resolve().parent / "fixtures" / "toy"  # the engine's own plate: content and Python, no JavaScript
 # The presets spec/MODEL.md names, by the ids content/presets.toml gives them. Its claims (1,024, 0.642 s,
 # 128.5 GB, ...) hold for these and are asserted only for them, when the content being tested holds them,
 # never for whatever the default is (an author may change it).
