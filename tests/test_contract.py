@@ -139,12 +139,22 @@ def test_a_figure_with_no_words_fails_at_the_function_that_gives_none(tmp_path, 
 
 def test_a_control_whose_choices_change_no_number_fails_where_it_is_declared(tmp_path):
     root = copy(tmp_path)
-    edit(root / "presets.toml", "overhead_s = 0.125", "overhead_s = 0.5")  # the fast link now only has another name
+    presets = root / "presets.toml"
+    presets.write_text(re.sub(r"overhead_s = .*", "overhead_s = 0.5", presets.read_text()))  # links only by name
+    others = [link for link in content.load(root).presets["links"] if link != "slow"]
     init = root / "plate" / "__init__.py"
     problems = build_problems(root, tmp_path / "site")
     assert problems == [f"toy/plate/__init__.py, line {line_of(init, 'CONTROLS = ')}: the control 'link': no choice "
-                        f"of it (fast) changes a number of the facts or the figures' rows from the default's "
-                        f"('slow'), so the reader's choice would change nothing"]
+                        f"of it ({', '.join(others)}) changes a number of the facts or the figures' rows from the "
+                        f"default's ('slow'), so the reader's choice would change nothing"]
+
+
+def test_a_control_one_of_whose_choices_changes_a_number_passes(tmp_path):
+    root = copy(tmp_path)
+    presets = root / "presets.toml"
+    presets.write_text(re.sub(r"overhead_s = .*", "overhead_s = 0.5", presets.read_text()).replace(
+        "[links.slower]\nname = \"Slower link\"\noverhead_s = 0.5", "[links.slower]\nname = \"Slower link\"\noverhead_s = 1"))
+    build.build(root, tmp_path / "site")  # the other choices give the default's numbers, but one does not
 
 
 def test_a_prose_slot_that_names_no_fact_fails_at_its_line(tmp_path):

@@ -13,12 +13,12 @@ from xiv4 import facts
 Atlas = facts.Atlas
 from generator.schema import ContentError
 
-from conftest import CONTENT, FIXTURE
+from conftest import CONTENT, XIV4_MINI
 
 
 @pytest.fixture(scope="module")
 def mini():
-    c = content.load(FIXTURE)
+    c = content.load(XIV4_MINI)
     return c, Atlas(c.presets)
 
 
@@ -73,7 +73,7 @@ def test_terms_are_never_linked_inside_entities(mini):
 def test_prose_cannot_reach_python_change_presets_or_write_files(mini, slot):
     c, atlas = mini
     problems: list[str] = []
-    prose.fill_slots(Prose(f"x\n{slot}", FIXTURE / "plate.md", 10), prose.ProseContext(c, atlas), problems, FIXTURE)
+    prose.fill_slots(Prose(f"x\n{slot}", XIV4_MINI / "plate.md", 10), prose.ProseContext(c, atlas), problems, XIV4_MINI)
     assert len(problems) == 1 and problems[0].startswith("mini/plate.md, line 11: ")
     assert atlas.facts(c.plate.default).grid.compute_s.min() > 0 and set(c.presets.models) == {"tiny", "huge"}
 
@@ -82,7 +82,7 @@ def test_an_unclosed_block_is_reported_where_it_opens(mini):
     c, atlas = mini
     problems: list[str] = []
     text = "a\n{% for m in models %}{{ m }}{% endfor %}\n{% if true %}\nb\n\nc"
-    prose.fill_slots(Prose(text, FIXTURE / "plate.md", 10), prose.ProseContext(c, atlas), problems, FIXTURE)
+    prose.fill_slots(Prose(text, XIV4_MINI / "plate.md", 10), prose.ProseContext(c, atlas), problems, XIV4_MINI)
     assert problems == ["mini/plate.md, line 12: template syntax error in prose: "
                         "{% if %} is never closed by {% endif %}"]
 
@@ -116,7 +116,7 @@ def test_headings_get_ids():
 
 
 def test_terms_are_linked_once_at_first_use():
-    c = content.load(FIXTURE)  # its term "replica" matches "replicas" too
+    c = content.load(XIV4_MINI)  # its term "replica" matches "replicas" too
     parts = prose.link_terms(["<p>Each replica and more replicas.</p>", "<p>A replica again.</p>"], c)
     assert parts[0].count('href="#term-replica"') == 1
     assert 'aria-describedby="def-replica"' in parts[0]
@@ -132,7 +132,7 @@ def test_a_terms_plural_follows_the_documented_rule():
 
 def test_a_plural_another_term_spells_is_that_terms():
     """"Rings" written by a term of its own links there, not to "Ring" whose plural it also is."""
-    c = content.load(FIXTURE)
+    c = content.load(XIV4_MINI)
     terms = {"ring": Term("ring", "Ring", "r"), "rings": Term("rings", "Rings", "many"), **c.terms}
     out = prose.link_terms(["<p>Rings first, then a ring.</p>"], replace(c, terms=terms))[0]
     assert out == ('<p><a class="term" href="#term-rings" aria-describedby="def-rings">Rings</a> first, then a '
@@ -236,7 +236,7 @@ def test_a_false_check_stops_the_build_at_its_line(mini):
     c, atlas = mini
     problems: list[str] = []
     text = "x\n{{ check(default.crossing_replicas > 10**9, 'crosses late') }}"
-    prose.fill_slots(Prose(text, FIXTURE / "plate.md", 10), prose.ProseContext(c, atlas), problems, FIXTURE)
+    prose.fill_slots(Prose(text, XIV4_MINI / "plate.md", 10), prose.ProseContext(c, atlas), problems, XIV4_MINI)
     assert problems == ["mini/plate.md, line 11: the prose claims something its facts contradict: crosses late"]
     assert prose.check(True, "fine") == ""
 
