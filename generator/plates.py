@@ -32,6 +32,7 @@ VALUES = {"DEFAULT_SCHEMA": (dict, "a dict"), "DEFAULT_OPTIONAL": (dict, "a dict
           "PROSE_NAMES": ((tuple, list, set, frozenset), "a tuple of names"), "SLOT_TABLES": (dict, "a dict"),
           "SLOT_ROOTS": (dict, "a dict"), "SLOT_CALLS": (dict, "a dict"), "FIGURES": ((tuple, list), "a tuple of ids"),
           "PAGE": (dict, "a dict of functions by role")}
+PAGE_ROLES = ("facts", "datasets", "readout", "describe", "table_rows", "csv_rows")  # PAGE's functions, every one
 TIME_LIMIT_S = 60.0  # of one hook call: the shipped plates' slowest, cold, takes a few seconds (docs/plates.md)
 TIME_LIMIT_VARIABLE = "PLATE_HOOK_TIMEOUT"  # changes it, as `--hook-timeout SECONDS` does
 AGAIN_S = 0.5  # past the limit, how often a hook that caught the timeout is told again
@@ -143,7 +144,7 @@ def _inside(filename: str, package: Path) -> bool:
 
 
 def _defined_at(package: Path, hook: str, value) -> tuple[Path, int]:
-    """Where a hook is defined: its def line, else the first line of __init__.py naming it."""
+    """Where a hook is defined: its def line, else the line of __init__.py assigning it, else the first naming it."""
     code = getattr(value, "__code__", None) or getattr(getattr(value, "__init__", None), "__code__", None)
     if code is not None and (not isinstance(value, type) or _inside(code.co_filename, package)):
         return Path(code.co_filename), code.co_firstlineno
@@ -152,7 +153,7 @@ def _defined_at(package: Path, hook: str, value) -> tuple[Path, int]:
         text = init.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return init, 1
-    found = re.search(rf"\b{re.escape(hook)}\b", text)
+    found = re.search(rf"^{re.escape(hook)}\s*(?::[^=\n]*)?=", text, re.M) or re.search(rf"\b{re.escape(hook)}\b", text)
     return init, text.count("\n", 0, found.start()) + 1 if found else 1
 
 
@@ -420,6 +421,16 @@ def module_of(problems: Problems, root: Path) -> Plate:
             where = _at(package.resolve(), *_defined_at(package.resolve(), name, value))
             raise ModuleError(f"{where}: the plate module's hook {name} is {type(value).__name__}, not a function "
                               f"(see docs/plates.md)")
+    page = getattr(module, "PAGE", None)
+    if page is not None:
+        missing = [role for role in PAGE_ROLES if not callable(page.get(role))]
+        unknown = [str(role) for role in page if role not in PAGE_ROLES]
+        if missing or unknown:
+            where = _at(package.resolve(), *_defined_at(package.resolve(), "PAGE", page))
+            what = "; ".join(([f"no function for {', '.join(missing)}"] if missing else []) +
+                             ([f"roles it does not know: {', '.join(unknown)}"] if unknown else []))
+            raise ModuleError(f"{where}: the plate module's PAGE has {what} (its roles: {', '.join(PAGE_ROLES)}; "
+                              f"see docs/plates.md)")
     return Plate(module)
 
 

@@ -129,8 +129,12 @@ def _check_controls(module, data: dict, presets, default_numbers: list) -> None:
         if not others:
             continue
         for choice in others:
-            facts = texts.page_call(module, "facts", {**default, key: choice}, presets)
-            if _numbers(facts) + _numbers(texts.page_call(module, "datasets", facts)) != default_numbers:
+            try:
+                facts = texts.page_call(module, "facts", {**default, key: choice}, presets)
+                numbers = _numbers(facts) + _numbers(texts.page_call(module, "datasets", facts))
+            except plates.ModuleError:
+                break  # a choice the page completes (the reader's own values) fails here: no sign it changes nothing
+            if numbers != default_numbers:
                 break
         else:
             where = plates.declared_line(module, key) or plates.defined_at(module, texts.page_of(module)["facts"])

@@ -22,7 +22,7 @@ class TextsError(RuntimeError):
 ENTRY = "words.js"  # a plate's texts module: it imports only its model mirror and the formatter, never the DOM
 
 
-PAGE_ROLES = ("facts", "datasets", "readout", "describe", "table_rows", "csv_rows")  # a plate's PAGE: docs/plates.md
+PAGE_ROLES = plates.PAGE_ROLES  # a plate's PAGE: docs/plates.md
 
 
 def page_of(module) -> dict | None:

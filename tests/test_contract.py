@@ -102,6 +102,21 @@ def test_a_plate_without_a_dataclass_selection_must_declare_default_schema(tmp_p
         content.load(root)
 
 
+@pytest.mark.parametrize("old, new, what", [
+    ('"csv_rows": page_code.csv_rows}', '}', "no function for csv_rows"),
+    ('"csv_rows": page_code.csv_rows}', '"csv_rows": page_code.csv_rows, "rows": page_code.datasets}',
+     "roles it does not know: rows"),
+])
+def test_a_page_lacking_a_role_or_with_one_it_does_not_know_is_one_line_at_page(tmp_path, old, new, what):
+    root = copy(tmp_path)
+    init = root / "plate" / "__init__.py"
+    edit(init, old, new)
+    with pytest.raises(plates.ModuleError) as raised:
+        content.load(root)
+    assert str(raised.value) == (f"toy/plate/__init__.py, line {line_of(init, 'PAGE = ')}: the plate module's PAGE "
+                                 f"has {what} (its roles: {', '.join(plates.PAGE_ROLES)}; see docs/plates.md)")
+
+
 def test_the_engine_s_plate_builds_its_page_from_its_python(tmp_path):
     c = content.load(TOY)
     build.build(TOY, tmp_path / "site")
@@ -152,8 +167,8 @@ def test_a_control_whose_choices_change_no_number_fails_where_it_is_declared(tmp
 def test_a_control_one_of_whose_choices_changes_a_number_passes(tmp_path):
     root = copy(tmp_path)
     presets = root / "presets.toml"
-    presets.write_text(re.sub(r"overhead_s = .*", "overhead_s = 0.5", presets.read_text()).replace(
-        "[links.slower]\nname = \"Slower link\"\noverhead_s = 0.5", "[links.slower]\nname = \"Slower link\"\noverhead_s = 1"))
+    text = re.sub(r"overhead_s = .*", "overhead_s = 0.5", presets.read_text())
+    presets.write_text(text.replace('name = "Slower link"\noverhead_s = 0.5', 'name = "Slower link"\noverhead_s = 1'))
     build.build(root, tmp_path / "site")  # the other choices give the default's numbers, but one does not
 
 

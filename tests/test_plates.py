@@ -317,7 +317,7 @@ def test_a_looping_module_fails_check_at_the_time_limit_in_one_line(tmp_path):
 
 @pytest.mark.parametrize("where", ["import", "hook"])
 def test_sys_exit_in_a_module_fails_the_build_in_one_line_and_writes_nothing(tmp_path, where):
-    code = "\nsys.exit(0)\n" if where == "import" else "\n\ndef check_model(model, root):\n    sys.exit(0)\n"
+    code = "\nimport sys\n" + ("sys.exit(0)\n" if where == "import" else "\n\ndef check_model(model, root):\n    sys.exit(0)\n")
     root, init = plate_copy(tmp_path, code)
     out = tmp_path / "site"
     result = plate("build", "--content", str(root), "--out", str(out))
