@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import build, content, plates, texts
+from generator import build, checks, content, plates, texts
 from generator.schema import ContentError, Problems
 
 from conftest import ROOT, TOY
@@ -182,6 +182,9 @@ def test_a_prose_slot_that_names_no_fact_fails_at_its_line(tmp_path):
     c = content.load(TOY)
     names = [*c.module.prose_names(c, c.module.model_of(c)), "cite", "plates"]  # PROSE_NAMES's default
     assert "'best_worker'" in problems[0] and problems[0].endswith(f"(prose can use {', '.join(names)})"), problems
+    with pytest.raises(ContentError) as checked:  # `plate check` finds it too, at the same line
+        checks.checked(root)
+    assert checked.value.problems == problems
 
 
 def test_a_page_function_that_raises_is_one_line_at_its_line(tmp_path):
