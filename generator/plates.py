@@ -2,7 +2,9 @@
 under a time limit, each failure one line naming the file, line and hook (docs/plates.md)."""
 from __future__ import annotations
 
+import ast
 import ctypes
+import dataclasses
 import functools
 import hashlib
 import importlib.util
@@ -19,10 +21,8 @@ from .schema import Problems, shown_path
 PACKAGE = "plate"  # the plate module's folder in a plate's folder: a Python package
 PAGE = "page"  # its page modules (ES modules), bundled with the engine's templates/page/
 LIBRARY = "platelib"  # the plates' shared formulas (plates/lib/, installed with the engine), which plate modules import
-# The hooks a plate module declares (docs/plates.md says what each is given and returns).
-REQUIRED = ("DEFAULT_SCHEMA", "DEFAULT_OPTIONAL", "Selection", "load_presets", "check_content", "model_of",
-            "check_model", "PROSE_NAMES", "prose_names", "SLOT_TABLES", "SLOT_ROOTS", "SLOT_CALLS", "scenario_ids",
-            "unused", "figures", "csv_text", "page", "select_choices", "FIGURES", "facts_data", "words_context")
+# The names a plate module must declare (docs/plates.md, "The contract", says what each is given and returns).
+REQUIRED = ("Selection", "load_presets", "model_of", "prose_names", "figures", "csv_text", "page")
 # What each hook is: the names the engine calls, with what a call returns, and the names it reads, with their type.
 RETURNS = {"Selection": None, "load_presets": (tuple, "a (presets, {table: ids} or None) pair"), "check_content": None,
            "model_of": None, "check_model": None, "prose_names": (dict, "a dict"), "scenario_ids": (dict, "a dict"),
@@ -31,7 +31,9 @@ RETURNS = {"Selection": None, "load_presets": (tuple, "a (presets, {table: ids} 
            "facts_data": None, "words_context": None}
 VALUES = {"DEFAULT_SCHEMA": (dict, "a dict"), "DEFAULT_OPTIONAL": (dict, "a dict"),
           "PROSE_NAMES": ((tuple, list, set, frozenset), "a tuple of names"), "SLOT_TABLES": (dict, "a dict"),
-          "SLOT_ROOTS": (dict, "a dict"), "SLOT_CALLS": (dict, "a dict"), "FIGURES": ((tuple, list), "a tuple of ids")}
+          "SLOT_ROOTS": (dict, "a dict"), "SLOT_CALLS": (dict, "a dict"), "FIGURES": ((tuple, list), "a tuple of ids"),
+          "PAGE": (dict, "a dict of functions by role")}
+PAGE_ROLES = ("facts", "datasets", "readout", "describe", "table_rows", "csv_rows")  # PAGE's functions, every one
 TIME_LIMIT_S = 60.0  # of one hook call: the shipped plates' slowest, cold, takes a few seconds (docs/plates.md)
 TIME_LIMIT_VARIABLE = "PLATE_HOOK_TIMEOUT"  # changes it, as `--hook-timeout SECONDS` does
 AGAIN_S = 0.5  # past the limit, how often a hook that caught the timeout is told again
@@ -144,7 +146,7 @@ def _inside(filename: str, package: Path) -> bool:
 
 
 def _defined_at(package: Path, hook: str, value) -> tuple[Path, int]:
-    """Where a hook is defined: its def line, else the first line of __init__.py naming it."""
+    """Where a hook is defined: its def line, else the line of __init__.py assigning it, else the first naming it."""
     code = getattr(value, "__code__", None) or getattr(getattr(value, "__init__", None), "__code__", None)
     if code is not None and (not isinstance(value, type) or _inside(code.co_filename, package)):
         return Path(code.co_filename), code.co_firstlineno
@@ -153,7 +155,7 @@ def _defined_at(package: Path, hook: str, value) -> tuple[Path, int]:
         text = init.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return init, 1
-    found = re.search(rf"\b{re.escape(hook)}\b", text)
+    found = re.search(rf"^{re.escape(hook)}\s*(?::[^=\n]*)?=", text, re.M) or re.search(rf"\b{re.escape(hook)}\b", text)
     return init, text.count("\n", 0, found.start()) + 1 if found else 1
 
 
@@ -175,6 +177,29 @@ def _where(package: Path, error: BaseException, hook: str | None, value) -> tupl
 def _at(package: Path, path: Path, line: int) -> str:
     """FILE, line N as messages show a plate module's file (from the plate's folder's parent, like content's)."""
     return f"{shown_path(Path(path).resolve(), package.parent)}, line {line}"
+
+
+def defined_at(module, function) -> str:
+    """FILE, line N of a function of a plate module's package, as its one-line failures name it."""
+    package = Path(module.FOLDER).resolve() / PACKAGE
+    return _at(package, *_defined_at(package, getattr(function, "__name__", ""), function))
+
+
+def declared_line(module, text: str) -> str | None:
+    """FILE, line N of the first string constant `text` in the plate package (its __init__.py first), where a
+    control's key is declared; None if no file of the package writes it."""
+    package = Path(module.FOLDER).resolve() / PACKAGE
+    files = sorted(package.rglob("*.py"), key=lambda p: (p.name != "__init__.py", p.relative_to(package).parts))
+    for path in files:
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+            continue
+        lines = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Constant) and node.value == text
+                 and isinstance(node.value, str)]
+        if lines:
+            return _at(package, path, min(lines))
+    return None
 
 
 def _detail(error: BaseException) -> str:
@@ -252,15 +277,78 @@ def _well_formed(hook: str, got) -> bool:
     return True
 
 
+# --- what a plate gets for a name it does not declare (docs/plates.md, "Optional names and their defaults") -------
+
+def _nothing(*args, **kwargs) -> None:
+    """check_content's and check_model's default: no check of the plate's own."""
+    return None
+
+
+def _selection_fields(plate) -> tuple:
+    """The fields of the plate's Selection, from which [default]'s fields are read when the plate declares none."""
+    selection = getattr(plate, "_module", plate).Selection  # the class, not the Plate's guarded call of it
+    if not dataclasses.is_dataclass(selection):
+        package = Path(plate.FOLDER) / PACKAGE
+        raise ModuleError(f"{_at(package, *_defined_at(package, 'Selection', selection))}: the plate module's "
+                          f"Selection is not a dataclass, so the fields of [default] cannot be read off it: declare "
+                          f"DEFAULT_SCHEMA and DEFAULT_OPTIONAL (see docs/plates.md)")
+    return dataclasses.fields(selection)
+
+
+def _choices_of_page(plate):
+    """select_choices's default: {control: ids} as the page data's `choices` gives them."""
+    def select_choices(content) -> dict:
+        from .cache import Cache
+        model, store = plate.model_of(content), Cache(None)  # a cache of no folder: every figure made afresh
+        data = plate.page(content, model, plate.figures(content, model, store), None, store)["data"]
+        return {key: list(ids) for key, ids in dict(data.get("choices") or {}).items()}
+    return select_choices
+
+
+# {name: what a plate module lacking it gets, made from the plate (a Plate, or the module as loaded)}
+DEFAULTS = {
+    "DEFAULT_SCHEMA": lambda plate: {f.name: "text" for f in _selection_fields(plate)},
+    "DEFAULT_OPTIONAL": lambda plate: {f.name: f.default for f in _selection_fields(plate)
+                                       if f.default is not dataclasses.MISSING},
+    "check_content": lambda plate: _nothing,
+    "check_model": lambda plate: _nothing,
+    "PROSE_NAMES": lambda plate: None,  # None: a slot's mistake lists the names prose_names gives (prose.py)
+    "SLOT_TABLES": lambda plate: {},
+    "SLOT_ROOTS": lambda plate: {},
+    "SLOT_CALLS": lambda plate: {},
+    "scenario_ids": lambda plate: lambda ids: {},
+    "unused": lambda plate: lambda content: [],
+    "select_choices": _choices_of_page,
+    "FIGURES": lambda plate: (),
+    "facts_data": lambda plate: lambda facts: facts,
+    "words_context": lambda plate: lambda facts, plates=None: {},
+}
+
+
+def declared(module, name: str):
+    """A name of a plate module (a Plate, or the module as plates.load gives it), else its default (DEFAULTS)."""
+    try:
+        return getattr(module, name)
+    except AttributeError:
+        if name not in DEFAULTS:
+            raise
+        return DEFAULTS[name](module)
+
+
 class Plate:
     """A loaded plate module as the engine uses it: each hook it calls runs under guarded() and its return is
-    checked; every other name is the module's own."""
+    checked; a name it does not declare is its default (DEFAULTS); every other name is the module's own."""
 
     def __init__(self, module):
         object.__setattr__(self, "_module", module)
 
     def __getattr__(self, name: str):
-        value = getattr(self._module, name)
+        try:
+            value = getattr(self._module, name)
+        except AttributeError:
+            if name not in DEFAULTS:
+                raise
+            value = DEFAULTS[name](self)
         if name not in RETURNS or not callable(value):
             return value
         package = self._module.FOLDER / PACKAGE
@@ -340,7 +428,9 @@ def module_of(problems: Problems, root: Path) -> Plate:
     if missing:
         problems.add(package / "__init__.py", None, f"the plate module lacks {', '.join(missing)} (see docs/plates.md)")
         problems.raise_if_any()
-    for name in REQUIRED:
+    for name in (*REQUIRED, *DEFAULTS, "PAGE"):
+        if not hasattr(module, name):
+            continue  # an optional name: its default (DEFAULTS)
         value = getattr(module, name)
         if name in VALUES and not isinstance(value, VALUES[name][0]):
             raise _malformed(package.resolve(), name, value, value, VALUES[name][1])
@@ -348,6 +438,16 @@ def module_of(problems: Problems, root: Path) -> Plate:
             where = _at(package.resolve(), *_defined_at(package.resolve(), name, value))
             raise ModuleError(f"{where}: the plate module's hook {name} is {type(value).__name__}, not a function "
                               f"(see docs/plates.md)")
+    page = getattr(module, "PAGE", None)
+    if page is not None:
+        missing = [role for role in PAGE_ROLES if not callable(page.get(role))]
+        unknown = [str(role) for role in page if role not in PAGE_ROLES]
+        if missing or unknown:
+            where = _at(package.resolve(), *_defined_at(package.resolve(), "PAGE", page))
+            what = "; ".join(([f"no function for {', '.join(missing)}"] if missing else []) +
+                             ([f"roles it does not know: {', '.join(unknown)}"] if unknown else []))
+            raise ModuleError(f"{where}: the plate module's PAGE has {what} (its roles: {', '.join(PAGE_ROLES)}; "
+                              f"see docs/plates.md)")
     return Plate(module)
 
 

@@ -430,7 +430,10 @@ def fill_slots(prose: Prose, context: ProseContext, problems: list[str], root: P
     except Exception as error:  # noqa: BLE001 - any failure of a slot is the author's to fix
         where = _prose_line(error, name)
         line = f", line {prose.first_line + where - 1}" if where else ""
-        problems.append(f"{shown}{line}: {_slot_message(error, context.content.module.PROSE_NAMES)}")
+        names = context.content.module.PROSE_NAMES
+        if names is None:  # the plate declares none (generator/plates.py): the names its slots are given
+            names = tuple(context.variables())
+        problems.append(f"{shown}{line}: {_slot_message(error, names)}")
     return ""
 
 

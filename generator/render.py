@@ -78,18 +78,69 @@ def live_figure(figure: Figure, dataflows: dict[str, dict] | None) -> dict:
 
 
 def page_datasets(module, data: dict, figures: list[Figure]) -> list[str]:
-    """The datasets a plate's PAGE makes, named for the page's views; a figure none of whose datasets it fills for the
-    default selection is the plate's mistake, at its datasets function's line."""
+    """The datasets a plate's PAGE makes, named for the page's views, once the page passes the checks a plate's PAGE
+    must (docs/plates.md, "What the engine checks"), each a PageError at the plate's file and line:
+    - a figure none of whose datasets `datasets` fills for the default selection, at `datasets`;
+    - a figure with no words (`describe` gives no text, or `table_rows` no row, at the default), at that function;
+    - a control none of whose choices changes a number of the facts or the rows, at the line declaring its key."""
     page = texts.page_of(module)
-    rows = page["datasets"](page["facts"](texts.plain(data["default"]), texts.plain(data["presets"])))
-    code = page["datasets"].__code__
+    presets = texts.plain(data["presets"])
+    facts = texts.page_call(module, "facts", texts.plain(data["default"]), presets)
+    rows = texts.page_call(module, "datasets", facts)
     for figure in figures:
         names = [d["name"] for d in figure.vega.get("data", [])]
         if not any(rows.get(name) for name in names):
-            raise PageError(f"{code.co_filename}:{code.co_firstlineno}: the figure {figure.id!r} reads "
+            raise PageError(f"{plates.defined_at(module, page['datasets'])}: the figure {figure.id!r} reads "
                             f"{', '.join(names) or 'no dataset'}, and {page['datasets'].__name__} gives no rows for "
                             f"any of them at the default selection")
+    context = texts.plain(data.get("words_context", {}))
+    for figure in figures:
+        described = texts.page_call(module, "describe", facts, figure.id, context)
+        if not isinstance(described, str) or not described.strip():
+            raise PageError(f"{plates.defined_at(module, page['describe'])}: the figure {figure.id!r} has no words: "
+                            f"{page['describe'].__name__} gives {described!r} for it at the default selection "
+                            f"(its description for readers who do not see the figure)")
+        table = texts.page_call(module, "table_rows", facts, figure.id)
+        if not isinstance(table, list) or not table:
+            raise PageError(f"{plates.defined_at(module, page['table_rows'])}: the figure {figure.id!r} has no words: "
+                            f"{page['table_rows'].__name__} gives {table!r} for it at the default selection (its "
+                            f"data table)")
+    _check_controls(module, data, presets, _numbers(facts) + _numbers(rows))
     return list(rows)
+
+
+def _numbers(value, path: str = "") -> list[tuple[str, str]]:
+    """Every number in plain data, with where it is (NaN equal to NaN): what a control's choice must change."""
+    if isinstance(value, dict):
+        return [n for key in sorted(value, key=str) for n in _numbers(value[key], f"{path}/{key}")]
+    if isinstance(value, list):
+        return [(f"{path}#", str(len(value)))] + [n for i, v in enumerate(value) for n in _numbers(v, f"{path}/{i}")]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return [(path, repr(float(value)))]
+    return []
+
+
+def _check_controls(module, data: dict, presets, default_numbers: list) -> None:
+    """A control of the page (its data's `choices`) none of whose other choices changes a number of the facts or the
+    figures' rows is the plate's mistake, at the line declaring its key."""
+    default = texts.plain(data["default"])
+    for key, choices in dict(data.get("choices") or {}).items():
+        others = [c for c in choices if c != default.get(key)]
+        if not others:
+            continue
+        for choice in others:
+            try:
+                facts = texts.page_call(module, "facts", {**default, key: choice}, presets)
+                numbers = _numbers(facts) + _numbers(texts.page_call(module, "datasets", facts))
+            except plates.ModuleError:
+                break  # a choice the page completes (the reader's own values) fails here: no sign it changes nothing
+            if numbers != default_numbers:
+                break
+        else:
+            where = plates.declared_line(module, key) or plates.defined_at(module, texts.page_of(module)["facts"])
+            raise PageError(f"{where}: the control {key!r}: no choice of it ({', '.join(map(str, others))}) changes a "
+                            f"number of the facts or the figures' rows from the default's "
+                            f"({default.get(key)!r}), so the reader's choice would change nothing")
 
 
 class PageError(ContentError):

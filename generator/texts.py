@@ -12,6 +12,7 @@ from importlib import metadata
 from pathlib import Path
 
 from . import compiler, jsmodules, plates
+from .plates import declared  # a plate module's name, else its default (job_of has a parameter named plates)
 
 
 class TextsError(RuntimeError):
@@ -21,13 +22,19 @@ class TextsError(RuntimeError):
 ENTRY = "words.js"  # a plate's texts module: it imports only its model mirror and the formatter, never the DOM
 
 
-PAGE_ROLES = ("facts", "datasets", "readout", "describe", "table_rows", "csv_rows")  # a plate's PAGE: docs/plates.md
+PAGE_ROLES = plates.PAGE_ROLES  # a plate's PAGE: docs/plates.md
 
 
 def page_of(module) -> dict | None:
     """The plate's PAGE ({role: Python function}), which the page runs compiled; None for a plate that writes its
     page modules by hand."""
     return getattr(module, "PAGE", None)
+
+
+def page_call(module, role: str, *args):
+    """PAGE[role](*args) in Python, under the plate module's guard (generator/plates.py): a failure or a loop is one
+    line at the plate's file and line."""
+    return plates.guarded(Path(module.FOLDER) / plates.PACKAGE, f"PAGE[{role!r}]", page_of(module)[role], *args)
 
 
 def page_modules(module) -> dict[str, str]:
@@ -50,10 +57,9 @@ def plain(value):
 
 def python_words(module, data: dict, context, figures: list[str]) -> dict:
     """One facts' words made by the plate's PAGE in Python, from the data the page is given (plain JSON)."""
-    page = page_of(module)
-    return {"readout": page["readout"](data, context),
-            "describe": {fid: page["describe"](data, fid, context) for fid in figures},
-            "tables": {fid: page["table_rows"](data, fid) for fid in figures}}
+    return {"readout": page_call(module, "readout", data, context),
+            "describe": {fid: page_call(module, "describe", data, fid, context) for fid in figures},
+            "tables": {fid: page_call(module, "table_rows", data, fid) for fid in figures}}
 
 
 def sources(module) -> dict[str, str]:
@@ -101,8 +107,9 @@ def run(job: dict, texts: dict[str, str]) -> list[dict]:
 
 def job_of(module, facts: list, plates: dict[str, str] | None = None) -> dict:
     """What node is given: each facts' data (the plate's facts_data), W (its words_context) and the figures' ids."""
-    return {"facts": [module.facts_data(f) for f in facts], "context": module.words_context(facts, plates),
-            "figures": list(module.FIGURES)}
+    facts_data = declared(module, "facts_data")
+    return {"facts": [facts_data(f) for f in facts], "context": declared(module, "words_context")(facts, plates),
+            "figures": list(declared(module, "FIGURES"))}
 
 
 def _plain(value):
@@ -135,7 +142,7 @@ def words(module, facts: list, plates: dict[str, str] | None = None, store=None)
 def _made(module, jobs: list[dict], missing: list[str], store) -> list[dict]:
     """The words of the jobs keyed missing, in one node run (or from store)."""
     batch = {"facts": [json.loads(k)["facts"][0] for k in missing], "context": jobs[0]["context"],
-             "figures": list(module.FIGURES)}
+             "figures": list(declared(module, "FIGURES"))}
     contexts = {json.dumps(json.loads(k)["context"], sort_keys=True) for k in missing}
     if len(contexts) > 1:
         raise ValueError("facts of different contexts: one node run takes one W")

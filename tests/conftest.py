@@ -1,14 +1,16 @@
 """Shared fixtures: built sites (real content and a small fixture) and a Chromium driven by Playwright."""
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
-from generator import build
+from generator import build, plates
 from xiv4 import SHIPPED, Selection
 
 try:
@@ -18,7 +20,24 @@ except ImportError:  # the test extra is not installed
 
 ROOT = Path(__file__).resolve().parent.parent
 CONTENT = Path(os.environ.get("PLATE_CONTENT") or SHIPPED).resolve()
-FIXTURE = Path(__file__).resolve().parent / "fixtures" / "mini"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+TOY = FIXTURES / "toy"  # the engine's own plate: its content and Python, no JavaScript (docs/plates.md)
+
+
+def _xiv4_mini() -> Path:
+    """XIV.4's plate module on small content (tests/fixtures/mini: two models, one batch, two links), joined in a
+    temporary folder named mini for this test run: the tests of XIV.4's model, facts and prose slots on content
+    small enough to build in seconds. The engine's own tests run on TOY."""
+    folder = Path(tempfile.mkdtemp(prefix="plate-xiv4-mini-")) / "mini"
+    shutil.copytree(FIXTURES / "mini", folder)
+    for part in (plates.PACKAGE, plates.PAGE):
+        (folder / part).symlink_to(SHIPPED / part, target_is_directory=True)
+    atexit.register(shutil.rmtree, folder.parent, True)
+    return folder
+
+
+XIV4_MINI = _xiv4_mini()
+FIXTURE = TOY  # the plate the engine's tests build
 # The presets spec/MODEL.md names, by the ids content/presets.toml gives them. Its claims (1,024, 0.642 s,
 # 128.5 GB, ...) hold for these and are asserted only for them, when the content being tested holds them,
 # never for whatever the default is (an author may change it).

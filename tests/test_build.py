@@ -12,7 +12,7 @@ from generator import build, content
 from generator.notation import data_size, num, seconds
 from spec_model import check_readout, expected
 
-from conftest import CONTENT, FIXTURE, spec_selection
+from conftest import CONTENT, FIXTURE, XIV4_MINI, spec_selection
 from xiv4 import PLATE, xfigures
 
 MAX_GZIP_BYTES = 230 * 1024
@@ -143,18 +143,21 @@ def test_csv_has_the_agreed_columns(site):
 def test_fixture_content_builds(mini_site):
     page = (mini_site / "index.html").read_text()
     words = text_of(page)
-    assert "A Small Plate" in page and "Vol. IX · Fixtures" in words
-    assert "crosses at 32 replicas over the slow link" in words
-    assert "On the fast link it crosses at 64 replicas" in words
-    rows = list(csv.DictReader(open(mini_site / content.load(FIXTURE).plate.data_file)))
-    assert len(rows) == 2 * 1 * 2 * 7  # models × batches × networks × replica counts
+    c = content.load(FIXTURE)
+    model = c.module.model_of(c)
+    slow, fast = model.facts("slow"), model.facts("fast")  # the engine's plate: its prose's numbers are these
+    assert c.plate.title in page and "Vol. IX · Fixtures" in words
+    assert f"fastest on {num(slow['best_workers'])} workers over the slow link" in words
+    assert f"On the fast link it is fastest on {num(fast['best_workers'])} workers" in words
+    rows = list(csv.DictReader(open(mini_site / c.plate.data_file)))
+    assert len(rows) == len(c.presets["links"]) * len(slow["workers"])  # links × worker counts
 
 
 def test_build_replaces_the_previous_site_it_wrote(tmp_path):
     out = tmp_path / "site"
     build.write({"index.html": "old", "gone.txt": "a file the previous build wrote"}, out)
     build.build(FIXTURE, out)
-    assert not (out / "gone.txt").exists() and "A Small Plate" in (out / "index.html").read_text()
+    assert not (out / "gone.txt").exists() and content.load(FIXTURE).plate.title in (out / "index.html").read_text()
     assert [p.name for p in tmp_path.iterdir()] == ["site"]
 
 
@@ -164,7 +167,7 @@ def test_a_kept_memo_redraws_figures_and_csv_only_when_presets_or_default_change
     import shutil
     from generator import charts
     content_dir = tmp_path / "content"
-    shutil.copytree(FIXTURE, content_dir)
+    shutil.copytree(XIV4_MINI, content_dir)
     drawn = []
     made = PLATE.figures
     monkeypatch.setattr(PLATE, "figures", lambda *a, **k: drawn.append(1) or made(*a, **k))

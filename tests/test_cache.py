@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURE, ROOT
+from conftest import XIV4_MINI, ROOT
 from generator import checks, build, cache, charts, content, prose
 from generator.cache import Cache
 from xiv4 import facts, xfigures
@@ -21,7 +21,7 @@ from xiv4 import facts, xfigures
 @pytest.fixture(scope="module")
 def mini():
     """The fixture plate's atlas and default selection."""
-    plate = content.load(FIXTURE, check_prose=checks.check_prose)
+    plate = content.load(XIV4_MINI, check_prose=checks.check_prose)
     return facts.Atlas(plate.presets), plate.plate.default
 
 
@@ -212,7 +212,7 @@ def test_a_cached_build_is_byte_identical_to_an_uncached_one(tmp_path, monkeypat
     sites = {}
     for run in ("cold", "cached", "none"):
         which[0] = "cold" if run == "cached" else run
-        build.build(FIXTURE, tmp_path / run)
+        build.build(XIV4_MINI, tmp_path / run)
         sites[run] = files_under(tmp_path / run)
     assert sites["cold"] == sites["cached"] == sites["none"]
     kinds = sorted(p.name.split(".", 1)[1] for p in (tmp_path / "cache").iterdir())
@@ -226,7 +226,7 @@ def test_a_build_from_a_full_cache_never_loads_altair_or_vl_convert(tmp_path):
         import sys
         from pathlib import Path
         from generator import cache, checks, content
-        plate = content.load(Path({str(FIXTURE)!r}), check_prose=checks.check_prose)
+        plate = content.load(Path({str(XIV4_MINI)!r}), check_prose=checks.check_prose)
         module = plate.module
         module.figures(plate, module.model_of(plate), cache.Cache(Path({str(tmp_path / "cache")!r}), module.CODE))
         print(sorted(m for m in ("altair", "vl_convert") if m in sys.modules))
@@ -245,7 +245,7 @@ def test_the_build_keeps_its_cache_beside_the_runtime(tmp_path, monkeypatch):
     assert cache.at(tmp_path).folder == tmp_path / cache.FOLDER
     asked = []
     monkeypatch.setattr(cache, "at", lambda root, module=None: asked.append(root) or Cache(tmp_path / "kept"))
-    build.gather(FIXTURE)
+    build.gather(XIV4_MINI)
     assert asked == [build.cache_dir()]
     assert cache.FOLDER not in {"", ".", ".."} and "/" not in cache.FOLDER  # its own folder, inside the root
     kinds = sorted(p.name.split(".", 1)[1] for p in (tmp_path / "kept").iterdir())

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import CONTENT, FIXTURE, ROOT
+from conftest import CONTENT, XIV4_MINI, ROOT
 
 
 def plate(*args, cwd):
@@ -23,7 +23,7 @@ def tree(folder):
 @pytest.fixture
 def content(tmp_path):
     root = tmp_path / "content"
-    shutil.copytree(FIXTURE, root)
+    shutil.copytree(XIV4_MINI, root)
     return root
 
 

@@ -7,7 +7,7 @@ import pytest
 from generator import content
 from generator.schema import ContentError
 
-from conftest import CONTENT, FIXTURE, ROOT, SPEC_IDS
+from conftest import CONTENT, XIV4_MINI, ROOT, SPEC_IDS
 from xiv4 import SHIPPED, xpresets
 
 
@@ -105,7 +105,7 @@ def test_prose_is_split_at_the_figures_line():
 
 def copy_fixture(tmp_path):
     target = tmp_path / "content"
-    shutil.copytree(FIXTURE, target)
+    shutil.copytree(XIV4_MINI, target)
     return target
 
 

@@ -12,13 +12,13 @@ import pytest
 from generator import checks, content, publish, volume
 from generator.schema import ContentError
 
-from conftest import FIXTURE
+from conftest import XIV4_MINI
 
 
 @pytest.fixture
 def root(tmp_path):
     folder = tmp_path / "content"
-    shutil.copytree(FIXTURE, folder)
+    shutil.copytree(XIV4_MINI, folder)
     return folder
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from generator import __version__, build
 
-from conftest import FIXTURE, ROOT
+from conftest import XIV4_MINI, ROOT
 from xiv4 import model
 
 HANG_GUARD = 120  # seconds: a guard against hanging forever on a loaded machine, not a speed target
@@ -23,7 +23,7 @@ HANG_GUARD = 120  # seconds: a guard against hanging forever on a loaded machine
 
 def copy_fixture(tmp_path: Path) -> Path:
     root = tmp_path / "content"
-    shutil.copytree(FIXTURE, root)
+    shutil.copytree(XIV4_MINI, root)
     return root
 
 
@@ -210,7 +210,7 @@ def test_one_pass_links_the_real_prose_as_the_search_per_term_did():
     from dataclasses import replace
     from generator import content, prose
     from conftest import CONTENT
-    for c in (content.load(CONTENT), content.load(FIXTURE)):
+    for c in (content.load(CONTENT), content.load(XIV4_MINI)):
         parts = unlinked_prose(c)
         assert prose.link_terms(parts, c) == link_terms_per_term(parts, c)
         assert 'class="term"' in "".join(prose.link_terms(parts, c)) or not c.terms
@@ -222,7 +222,7 @@ def test_one_pass_links_the_real_prose_as_the_search_per_term_did():
 def test_one_pass_links_overlapping_spellings_as_the_search_per_term_did():
     import random
     from generator import content, prose
-    c = overlapping_terms(content.load(FIXTURE))
+    c = overlapping_terms(content.load(XIV4_MINI))
     words = ["data", "Data set", "data parallelism", "data-parallel", "DATA PARALLEL", "Q&amp;A", "Q &amp; A",
              "&lt;", "lt", "set", "sets", "set of", "all", "all-reduce", "all reduce", "replica", "Replicas",
              "overlap", "datasets", "the", "a", "-", ",", ".", "&amp;", "#set", "x-data", "data_", "(data)"]
@@ -296,7 +296,7 @@ def test_a_name_too_long_is_a_usage_error_in_one_line(where, tmp_path):
         args = ["build", "--content", tmp_path / long, "--out", tmp_path / "site"]
     else:
         out = tmp_path / long / "site" if where == "out-parent" else tmp_path / long
-        args = ["build", "--content", FIXTURE, "--out", out]
+        args = ["build", "--content", XIV4_MINI, "--out", out]
     result, _ = plate(*args, cwd=tmp_path)
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
     assert result.stderr.count("\n") == 1 and len(result.stderr) < 400, result.stderr
@@ -371,15 +371,15 @@ def test_ctrl_c_in_the_first_moments_is_plates_line_or_pythons_start_up(tmp_path
             assert not out.exists()
     for run in range(30):  # 0 to 20 ms after the process starts: mostly the interpreter's own start-up
         out = tmp_path / f"early-{run}"
-        check(run, interrupt_at(run * 0.02 / 29, ["build", "--content", FIXTURE, "--out", out]), out, True)
+        check(run, interrupt_at(run * 0.02 / 29, ["build", "--content", XIV4_MINI, "--out", out]), out, True)
     for run in range(6):  # once the heavy imports have begun, plate's code is running: always its line
         out = tmp_path / f"loading-{run}"
-        check(run, interrupt_at(run * 0.01, ["build", "--content", FIXTURE, "--out", out],
+        check(run, interrupt_at(run * 0.01, ["build", "--content", XIV4_MINI, "--out", out],
                                 ready=lambda p: _maps_hold(p, "numpy")), out, False)
     if CONSOLE_SCRIPT.exists():  # the same through the `plate` command pip wrote
         for run in range(10):
             out = tmp_path / f"script-{run}"
-            check(run, interrupt_at(run * 0.002, ["build", "--content", FIXTURE, "--out", out],
+            check(run, interrupt_at(run * 0.002, ["build", "--content", XIV4_MINI, "--out", out],
                                     ready=(lambda p: _maps_hold(p, "numpy")) if run % 2 else None,
                                     command=[str(CONSOLE_SCRIPT)]), out, not run % 2)
 
@@ -397,7 +397,7 @@ def test_ctrl_c_after_the_build_reported_says_the_new_site_is_in_place(tmp_path)
     import time
     out = tmp_path / "site"
     for delay in (0, 0, 0.002, 0.01, 0.03, 0.06, 0.1):
-        process = subprocess.Popen([sys.executable, "-m", "generator", "build", "--content", str(FIXTURE), "--out",
+        process = subprocess.Popen([sys.executable, "-m", "generator", "build", "--content", str(XIV4_MINI), "--out",
                                     str(out)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         reported = process.stdout.readline()
         time.sleep(delay)

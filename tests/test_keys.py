@@ -6,7 +6,7 @@ import shutil
 
 from generator import build, cache
 
-from conftest import FIXTURE
+from conftest import XIV4_MINI
 
 
 def test_an_edit_of_the_same_size_makes_cached_entries_anew(tmp_path, monkeypatch):
@@ -32,7 +32,7 @@ def test_an_edit_of_the_same_size_makes_cached_entries_anew(tmp_path, monkeypatc
 
 def test_a_rebuild_with_the_memo_after_a_new_default_is_a_fresh_build(tmp_path):
     content = tmp_path / "content"
-    shutil.copytree(FIXTURE, content)
+    shutil.copytree(XIV4_MINI, content)
     plate = content / "plate.md"
     memo: dict = {}
     first = build.gather(content, memo=memo)

@@ -15,7 +15,7 @@ import pytest
 from generator import build, charts, cli, output
 
 from xiv4 import PLATE
-from conftest import FIXTURE, ROOT
+from conftest import XIV4_MINI, ROOT
 
 
 @dataclass(frozen=True)
@@ -289,7 +289,7 @@ def test_at_least_fifteen_distinct_mistakes_across_every_file():
 def previous_site(tmp_path_factory) -> Path:
     """A site built from the fixture: what every failed build must leave alone."""
     out = tmp_path_factory.mktemp("previous") / "site"
-    build.build(FIXTURE, out)
+    build.build(XIV4_MINI, out)
     return out
 
 
@@ -310,7 +310,7 @@ def apply(root: Path, case: Case) -> Path:
             path.mkdir()
             (path / "index.md").write_text("x")
         elif old is None:
-            new = re.sub(r"\{([a-z]+\.(?:md|toml))\}", lambda m: (FIXTURE / m.group(1)).read_text(), new)
+            new = re.sub(r"\{([a-z]+\.(?:md|toml))\}", lambda m: (XIV4_MINI / m.group(1)).read_text(), new)
             path.write_text(new, encoding="utf-8", errors="surrogateescape")
         else:
             text = path.read_text()
@@ -346,7 +346,7 @@ def run(content_dir: Path, out: Path, capsys) -> tuple[int, str]:
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_mistake_is_named_by_file_and_line_and_leaves_the_site(case, tmp_path, previous_site, capsys):
     root = tmp_path / "content"
-    shutil.copytree(FIXTURE, root)
+    shutil.copytree(XIV4_MINI, root)
     path = apply(root, case)
     out = tmp_path / "out" / "site"
     shutil.copytree(previous_site, out)
@@ -364,7 +364,7 @@ def test_mistake_is_named_by_file_and_line_and_leaves_the_site(case, tmp_path, p
 
 def test_every_mistake_of_a_build_is_reported_together(tmp_path, capsys, previous_site):
     root = tmp_path / "content"
-    shutil.copytree(FIXTURE, root)
+    shutil.copytree(XIV4_MINI, root)
     chosen = ["bandwidth-nan", "term-matches-not-a-list", "source-javascript-url", "default-names-missing-preset",
               "front-matter-unknown-key", "params-float"]
     for case in CASES:
@@ -383,7 +383,7 @@ def test_every_mistake_of_a_build_is_reported_together(tmp_path, capsys, previou
 
 def test_prose_mistakes_are_all_reported_with_content_mistakes(tmp_path, capsys):
     root = tmp_path / "content"
-    shutil.copytree(FIXTURE, root)
+    shutil.copytree(XIV4_MINI, root)
     apply(root, Case("x", "plate.md", (("Replicas split the batch.", "{{ default.nope }}"),
                                        ('scenario(network="fast")', 'scenario(network="nope")')), "", None))
     status, report = run(root, tmp_path / "site", capsys)
@@ -393,7 +393,7 @@ def test_prose_mistakes_are_all_reported_with_content_mistakes(tmp_path, capsys)
 
 def test_prose_mistakes_found_without_the_model_come_with_the_files_mistakes(tmp_path, capsys):
     root = tmp_path / "content"
-    shutil.copytree(FIXTURE, root)
+    shutil.copytree(XIV4_MINI, root)
     apply(root, Case("x", "presets.toml", (("link_gbytes_per_s = 10", "link_gbytes_per_s = -1"),), "", None))
     apply(root, Case("x", "plate.md", (('cite("only")', 'cite("nope")'), ("Replicas split the batch.", "[x](#term-no)"),
                                        ("## After", "## After {% if true %}")), "", None))
@@ -412,7 +412,7 @@ def plate(*args, cwd=ROOT) -> subprocess.CompletedProcess:
 
 def test_the_command_reports_a_mistake_without_traceback(tmp_path, previous_site):
     root = tmp_path / "content"
-    shutil.copytree(FIXTURE, root)
+    shutil.copytree(XIV4_MINI, root)
     apply(root, CASES[[c.id for c in CASES].index("bandwidth-negative")])
     out = tmp_path / "site"
     shutil.copytree(previous_site, out)
@@ -437,7 +437,7 @@ def test_unexpected_failure_is_one_line_with_a_hint_and_leaves_the_site(tmp_path
     out = tmp_path / "site"
     shutil.copytree(previous_site, out)
     before = snapshot(out)
-    status, report = run(FIXTURE, out, capsys)
+    status, report = run(XIV4_MINI, out, capsys)
     assert status == 1
     assert report.count("\n") == 1 and "Traceback" not in report
     assert "RuntimeError: vl-convert fell over second line" in report and "--debug" in report
@@ -455,7 +455,7 @@ def test_a_write_that_fails_midway_restores_the_previous_site(tmp_path, previous
         if len(calls) == 2:
             raise OSError(28, "No space left on device")
     monkeypatch.setattr(build.os, "fsync", failing_fsync)
-    status, report = run(FIXTURE, out, capsys)
+    status, report = run(XIV4_MINI, out, capsys)
     assert status == 2 and "No space left on device" in report and "Traceback" not in report
     assert snapshot(out) == before
 
@@ -522,7 +522,7 @@ def test_content_folder_missing_or_a_file_exits_2(tmp_path, capsys):
 @pytest.mark.parametrize("where", ["proc", "parent-is-a-file", "out-is-a-file", "content-folder", "above-content"])
 def test_unwritable_or_dangerous_output_exits_2_and_touches_nothing(where, tmp_path, previous_site, capsys):
     root = tmp_path / "content"
-    shutil.copytree(FIXTURE, root)
+    shutil.copytree(XIV4_MINI, root)
     (tmp_path / "a-file").write_text("keep me")
     site = tmp_path / "site"
     shutil.copytree(previous_site, site)
@@ -551,7 +551,7 @@ def test_the_highest_port_is_accepted():
 ], ids=["last-plate-of-the-volume", "mfu-one", "bounds"])
 def test_values_at_the_edge_build(edits, tmp_path, capsys):
     root = tmp_path / "content"
-    shutil.copytree(FIXTURE, root)
+    shutil.copytree(XIV4_MINI, root)
     for old, new in edits:
         file = next(p for p in root.iterdir() if p.is_file() and old in p.read_text())
         file.write_text(file.read_text().replace(old, new, 1))
@@ -564,7 +564,7 @@ def test_extreme_numbers_raise_no_numpy_warning(tmp_path, capsys):
     chosen = [c for c in CASES if c.id in ("bandwidth-1e-300", "peak-5e-324", "mfu-1e-300", "step-takes-ages")]
     for case in chosen:
         root = tmp_path / case.id
-        shutil.copytree(FIXTURE, root)
+        shutil.copytree(XIV4_MINI, root)
         apply(root, case)
         with warnings.catch_warnings():
             warnings.simplefilter("error")
@@ -578,7 +578,7 @@ def test_extreme_numbers_raise_no_numpy_warning(tmp_path, capsys):
 def test_a_content_file_that_is_no_ordinary_file_is_refused_without_waiting(kind, tmp_path, previous_site):
     import socket
     root = tmp_path / "in" / "content"
-    shutil.copytree(FIXTURE, root)
+    shutil.copytree(XIV4_MINI, root)
     target = root / "terms.toml"
     target.unlink()
     expected = {"fifo": "is a FIFO (named pipe), not a regular file", "dev-zero": "is a character device",
@@ -620,7 +620,7 @@ def test_an_unreadable_content_folder_is_a_content_error(tmp_path, capsys, monke
         if Path(path) == tmp_path / "content":
             raise PermissionError(13, "Permission denied")
         return real(path)
-    shutil.copytree(FIXTURE, tmp_path / "content")
+    shutil.copytree(XIV4_MINI, tmp_path / "content")
     monkeypatch.setattr(content.os, "listdir", listdir)
     status, report = run(tmp_path / "content", tmp_path / "site", capsys)
     assert status == 1 and "content: the content folder cannot be read: Permission denied" in report, report

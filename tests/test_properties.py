@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, assume, given, settings, strategies as st
 from generator import checks, build, content, prose
 from generator.schema import ContentError
 
-from conftest import FIXTURE
+from conftest import XIV4_MINI
 from xiv4 import facts, model, xpresets, slots
 
 # Fast enough for every run (the whole file takes seconds); derandomised in CI so a failure there repeats.
@@ -118,7 +118,7 @@ def test_units_are_consistent(n_params, t, b, w, top, k):
 @given(st.floats(min_value=0.01, max_value=5000), st.floats(min_value=1, max_value=5000),
        st.floats(min_value=1, max_value=1000), st.integers(min_value=1, max_value=64))
 def test_presets_in_gb_and_tflops_become_si_units(link, tflops, memory_gb, states):
-    base = content.load(FIXTURE).presets
+    base = content.load(XIV4_MINI).presets
     from dataclasses import replace
     presets = replace(base, gpu=replace(base.gpu, peak_tflops=tflops, memory_gb=memory_gb),
                       workshop=replace(base.workshop, bytes_per_param_states=states),
@@ -258,7 +258,7 @@ def with_fixture(edit) -> None:
     """Copy the fixture, let edit change it, and check it."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "content"
-        shutil.copytree(FIXTURE, root)
+        shutil.copytree(XIV4_MINI, root)
         edit(root)
         check(root)
 
@@ -323,7 +323,7 @@ def test_full_builds_of_arbitrary_prose_and_terms(text, definition):
     """A few builds all the way through charts and the page, for what only the full path exercises."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "content"
-        shutil.copytree(FIXTURE, root)
+        shutil.copytree(XIV4_MINI, root)
         plate = root / "plate.md"
         plate.write_text(plate.read_text().replace("Replicas split the batch.", text), encoding="utf-8")
         terms = root / "terms.toml"
@@ -339,4 +339,4 @@ def test_full_builds_of_arbitrary_prose_and_terms(text, definition):
 
 @functools.cache
 def clean_page() -> str:
-    return build.gather(FIXTURE)["index.html"]
+    return build.gather(XIV4_MINI)["index.html"]

@@ -13,13 +13,21 @@ from xiv4 import facts
 Atlas = facts.Atlas
 from generator.schema import ContentError
 
-from conftest import CONTENT, FIXTURE
+from conftest import CONTENT, TOY, XIV4_MINI
 
 
 @pytest.fixture(scope="module")
 def mini():
-    c = content.load(FIXTURE)
+    """XIV.4 on small content, and its model: for the slots that reach the model's numpy arrays."""
+    c = content.load(XIV4_MINI)
     return c, Atlas(c.presets)
+
+
+@pytest.fixture(scope="module")
+def toy():
+    """The engine's own plate, and its model."""
+    c = content.load(TOY)
+    return c, c.module.model_of(c)
 
 
 def with_prose(c, before: str, after: str = ""):
@@ -28,33 +36,33 @@ def with_prose(c, before: str, after: str = ""):
     return replace(c, plate=plate)
 
 
-def test_links_to_terms_and_sources_that_exist_are_kept(mini):
-    c, atlas = mini
-    parts = prose.prose_html(with_prose(c, "See [the term](#term-replica) and [the paper](#source-only)."), atlas)
-    assert 'href="#term-replica"' in parts[0] and 'href="#source-only"' in parts[0]
+def test_links_to_terms_and_sources_that_exist_are_kept(toy):
+    c, model = toy
+    parts = prose.prose_html(with_prose(c, "See [the term](#term-worker) and [the paper](#source-only)."), model)
+    assert 'href="#term-worker"' in parts[0] and 'href="#source-only"' in parts[0]
 
 
-def test_every_broken_link_and_slot_is_reported_with_its_line(mini):
-    c, atlas = mini
+def test_every_broken_link_and_slot_is_reported_with_its_line(toy):
+    c, model = toy
     with pytest.raises(ContentError) as caught:
-        prose.prose_html(with_prose(c, "ok\n[a](#term-nope)", "x\n\n{{ cite('nope') }}"), atlas)
-    assert [p.split(":")[0] for p in caught.value.problems] == ["mini/plate.md, line 21",
-                                                                "mini/plate.md, line 42"]
+        prose.prose_html(with_prose(c, "ok\n[a](#term-nope)", "x\n\n{{ cite('nope') }}"), model)
+    assert [p.split(":")[0] for p in caught.value.problems] == ["toy/plate.md, line 21",
+                                                                "toy/plate.md, line 42"]
 
 
-def test_a_forged_citation_token_is_left_as_text(mini):
-    c, _ = mini
+def test_a_forged_citation_token_is_left_as_text(toy):
+    c, _ = toy
     assert prose.link_citations("<p>\u27e6cite:&lt;b&gt;\u27e7</p>", c) == "<p>\u27e6cite:&lt;b&gt;\u27e7</p>"
 
 
-def test_headings_get_unique_ids_across_both_parts(mini):
-    c, atlas = mini
-    parts = prose.prose_html(with_prose(c, "## Notes\n\n## Notes", "## Notes"), atlas)
+def test_headings_get_unique_ids_across_both_parts(toy):
+    c, model = toy
+    parts = prose.prose_html(with_prose(c, "## Notes\n\n## Notes", "## Notes"), model)
     assert '<h2 id="notes">' in parts[0] and '<h2 id="notes-2">' in parts[0] and '<h2 id="notes-3">' in parts[1]
 
 
-def test_terms_are_never_linked_inside_entities(mini):
-    c, _ = mini
+def test_terms_are_never_linked_inside_entities(toy):
+    c, _ = toy
     terms = {"lt": Term("lt", "lt", "less than"), "qa": Term("qa", "Q&A", "questions")}
     out = prose.link_terms(["<p>a &lt; b, Q&amp;A, then lt.</p>"], replace(c, terms=terms))[0]
     assert out.startswith("<p>a &lt; b, <a class=\"term\" href=\"#term-qa\"")
@@ -73,17 +81,17 @@ def test_terms_are_never_linked_inside_entities(mini):
 def test_prose_cannot_reach_python_change_presets_or_write_files(mini, slot):
     c, atlas = mini
     problems: list[str] = []
-    prose.fill_slots(Prose(f"x\n{slot}", FIXTURE / "plate.md", 10), prose.ProseContext(c, atlas), problems, FIXTURE)
+    prose.fill_slots(Prose(f"x\n{slot}", XIV4_MINI / "plate.md", 10), prose.ProseContext(c, atlas), problems, XIV4_MINI)
     assert len(problems) == 1 and problems[0].startswith("mini/plate.md, line 11: ")
     assert atlas.facts(c.plate.default).grid.compute_s.min() > 0 and set(c.presets.models) == {"tiny", "huge"}
 
 
-def test_an_unclosed_block_is_reported_where_it_opens(mini):
-    c, atlas = mini
+def test_an_unclosed_block_is_reported_where_it_opens(toy):
+    c, model = toy
     problems: list[str] = []
-    text = "a\n{% for m in models %}{{ m }}{% endfor %}\n{% if true %}\nb\n\nc"
-    prose.fill_slots(Prose(text, FIXTURE / "plate.md", 10), prose.ProseContext(c, atlas), problems, FIXTURE)
-    assert problems == ["mini/plate.md, line 12: template syntax error in prose: "
+    text = "a\n{% for m in links %}{{ m }}{% endfor %}\n{% if true %}\nb\n\nc"
+    prose.fill_slots(Prose(text, TOY / "plate.md", 10), prose.ProseContext(c, model), problems, TOY)
+    assert problems == ["toy/plate.md, line 12: template syntax error in prose: "
                         "{% if %} is never closed by {% endif %}"]
 
 
@@ -116,11 +124,11 @@ def test_headings_get_ids():
 
 
 def test_terms_are_linked_once_at_first_use():
-    c = content.load(FIXTURE)  # its term "replica" matches "replicas" too
-    parts = prose.link_terms(["<p>Each replica and more replicas.</p>", "<p>A replica again.</p>"], c)
-    assert parts[0].count('href="#term-replica"') == 1
-    assert 'aria-describedby="def-replica"' in parts[0]
-    assert "term-replica" not in parts[1]
+    c = content.load(TOY)  # its term "worker" matches "workers" too
+    parts = prose.link_terms(["<p>Each worker and more workers.</p>", "<p>A worker again.</p>"], c)
+    assert parts[0].count('href="#term-worker"') == 1
+    assert 'aria-describedby="def-worker"' in parts[0]
+    assert "term-worker" not in parts[1]
 
 
 def test_a_terms_plural_follows_the_documented_rule():
@@ -132,7 +140,7 @@ def test_a_terms_plural_follows_the_documented_rule():
 
 def test_a_plural_another_term_spells_is_that_terms():
     """"Rings" written by a term of its own links there, not to "Ring" whose plural it also is."""
-    c = content.load(FIXTURE)
+    c = content.load(TOY)
     terms = {"ring": Term("ring", "Ring", "r"), "rings": Term("rings", "Rings", "many"), **c.terms}
     out = prose.link_terms(["<p>Rings first, then a ring.</p>"], replace(c, terms=terms))[0]
     assert out == ('<p><a class="term" href="#term-rings" aria-describedby="def-rings">Rings</a> first, then a '
@@ -175,19 +183,19 @@ def two_sources(c):
     return replace(c, sources={"only": first, "later": replace(first, id="later", title="Another Paper")})
 
 
-def test_citations_are_numbered_and_listed_in_reading_order(mini):
-    c, atlas = mini
+def test_citations_are_numbered_and_listed_in_reading_order(toy):
+    c, model = toy
     c = two_sources(c)
     parts = prose.prose_html(with_prose(c, "First {{ cite('later') }}, then {{ cite('only') }}.",
-                                        "Again {{ cite('later') }}."), atlas)
+                                        "Again {{ cite('later') }}."), model)
     marks = re.findall(r'href="#source-(\w+)" aria-label="source (\d)">\[(\d)\]', "".join(parts))
     assert marks == [("later", "1", "1"), ("only", "2", "2"), ("later", "1", "1")]
     assert list(parts.sources) == ["later", "only"]
 
 
-def test_sources_never_cited_are_listed_after_the_cited_ones(mini):
-    c, atlas = mini
-    parts = prose.prose_html(with_prose(two_sources(c), "Only {{ cite('later') }}."), atlas)
+def test_sources_never_cited_are_listed_after_the_cited_ones(toy):
+    c, model = toy
+    parts = prose.prose_html(with_prose(two_sources(c), "Only {{ cite('later') }}."), model)
     assert list(parts.sources) == ["later", "only"]
 
 
@@ -202,18 +210,18 @@ def test_the_page_lists_sources_in_the_order_the_prose_cites_them(site):
     assert cited and listed[:len(cited)] == cited
 
 
-def test_a_term_linked_by_hand_is_linked_like_an_automatic_one_and_not_again(mini):
-    c, atlas = mini
-    parts = prose.prose_html(with_prose(c, "Some [copies](#term-replica) here.", "Later replicas."), atlas)
-    assert '<a class="term" href="#term-replica" aria-describedby="def-replica">copies</a>' in parts[0]
-    assert "term-replica" not in parts[1] and parts[0].count("term-replica") == 1
+def test_a_term_linked_by_hand_is_linked_like_an_automatic_one_and_not_again(toy):
+    c, model = toy
+    parts = prose.prose_html(with_prose(c, "Some [machines](#term-worker) here.", "Later workers."), model)
+    assert '<a class="term" href="#term-worker" aria-describedby="def-worker">machines</a>' in parts[0]
+    assert "term-worker" not in parts[1] and parts[0].count("term-worker") == 1
 
 
-def test_a_hand_link_after_an_automatic_one_gets_the_same_attributes(mini):
-    c, atlas = mini
-    parts = prose.prose_html(with_prose(c, "Two replicas, and [a copy](#term-replica)."), atlas)
+def test_a_hand_link_after_an_automatic_one_gets_the_same_attributes(toy):
+    c, model = toy
+    parts = prose.prose_html(with_prose(c, "Two workers, and [a machine](#term-worker)."), model)
     links = re.findall(r"<a [^>]*>", parts[0])
-    assert links == ['<a class="term" href="#term-replica" aria-describedby="def-replica">'] * 2
+    assert links == ['<a class="term" href="#term-worker" aria-describedby="def-worker">'] * 2
 
 
 @pytest.mark.parametrize("a, b, word", [(1, 2, "less"), (2, 2, "same"), (3, 2, "more"), (707.8257499157398,
@@ -232,12 +240,12 @@ def test_scales_names_the_change():
     assert prose.scales(1.5) == "multiplies by 1.50"
 
 
-def test_a_false_check_stops_the_build_at_its_line(mini):
-    c, atlas = mini
+def test_a_false_check_stops_the_build_at_its_line(toy):
+    c, model = toy
     problems: list[str] = []
-    text = "x\n{{ check(default.crossing_replicas > 10**9, 'crosses late') }}"
-    prose.fill_slots(Prose(text, FIXTURE / "plate.md", 10), prose.ProseContext(c, atlas), problems, FIXTURE)
-    assert problems == ["mini/plate.md, line 11: the prose claims something its facts contradict: crosses late"]
+    text = "x\n{{ check(default.best_workers > 10**9, 'needs more workers') }}"
+    prose.fill_slots(Prose(text, TOY / "plate.md", 10), prose.ProseContext(c, model), problems, TOY)
+    assert problems == ["toy/plate.md, line 11: the prose claims something its facts contradict: needs more workers"]
     assert prose.check(True, "fine") == ""
 
 
@@ -263,20 +271,18 @@ def test_typography_of_the_shipped_plate(site):
 
 @pytest.mark.parametrize("name", ["<turbo>", "*3*", "a_b_c", "[x](https://example.com)", "Q&A", "# one",
                                   '"quoted" -- it\'s', "`code`", "back\\slash"])
-def test_names_in_slots_come_out_as_written(name, mini):
-    c, _ = mini
-    model = replace(c.presets.models["tiny"], name=name)
-    presets = replace(c.presets, models={**c.presets.models, "tiny": model})
-    c = replace(c, presets=presets)
-    parts = prose.prose_html(with_prose(c, "Model: {{ default.model.name }}; also {{ models.tiny.name }}."),
-                             Atlas(presets))
+def test_names_in_slots_come_out_as_written(name, toy):
+    c, _ = toy
+    links = {**c.presets["links"], "slow": {**c.presets["links"]["slow"], "name": name}}
+    c = replace(c, presets={**c.presets, "links": links})
+    parts = prose.prose_html(with_prose(c, "Model: {{ default.link.name }}; also {{ links.slow.name }}."),
+                             c.module.model_of(c))
     shown = html.escape(name, quote=False)
     assert f"<p>Model: {shown}; also {shown}.</p>" == parts[0].replace("&quot;", '"').replace("&#x27;", "'")
 
 
-def test_prose_markup_around_slots_still_works(mini):
-    c, atlas = mini
-    parts = prose.prose_html(with_prose(c, "**{{ default.model.name }}** at {{ default.crossing_replicas | num }}"),
-                             atlas)
-    crossing = prose.num(atlas.facts(c.plate.default).crossing_replicas)
-    assert parts[0] == f"<p><strong>{c.presets.models['tiny'].name}</strong> at {crossing}</p>"
+def test_prose_markup_around_slots_still_works(toy):
+    c, model = toy
+    parts = prose.prose_html(with_prose(c, "**{{ default.link.name }}** at {{ default.best_workers | num }}"), model)
+    best = prose.num(model.facts(c.plate.default.link)["best_workers"])
+    assert parts[0] == f"<p><strong>{c.presets['links'][c.plate.default.link]['name']}</strong> at {best}</p>"

@@ -15,19 +15,23 @@ from pathlib import Path
 import pytest
 import vl_convert as vlc
 
-from xiv4 import PLATE, page_modules
 from conftest import FIXTURE, wait_until
-from generator import checks, build, charts, content, jsmodules, prose, render, runtime
-from xiv4 import facts
-from xiv4 import xfigures
-Atlas = facts.Atlas
+from generator import cache, checks, build, charts, content, jsmodules, plates, prose, render, runtime, texts
+
+PLATE = plates.load(FIXTURE / plates.PACKAGE)  # the engine's plate, as the build loads it
+
+
+def page_modules() -> dict[str, str]:
+    """{name: text} of the engine's plate's page modules, as the build joins them."""
+    return texts.page_modules(PLATE)
 
 
 @pytest.fixture(scope="module")
 def specs() -> dict[str, dict]:
     """The fixture plate's compiled Vega specs, {figure id: spec}."""
     plate = content.load(FIXTURE, check_prose=checks.check_prose)
-    return {f.id: f.vega for f in xfigures.figures(Atlas(plate.presets), plate.plate.default)}
+    module = plate.module
+    return {f.id: f.vega for f in module.figures(plate, module.model_of(plate), cache.Cache(None))}
 
 
 @pytest.fixture(scope="module")

@@ -39,14 +39,14 @@ def hostile_content(tmp_path):
         (root / name).write_text(text.replace(old, new, 1))
 
     toml = PAYLOAD.replace("\\", "\\\\").replace('"', '\\"')
-    edit("plate.md", "Replicas split the batch.", "Replicas split the batch.\n" + PROSE_ATTACKS)
+    edit("plate.md", "Workers split the job.", "Workers split the job.\n" + PROSE_ATTACKS)
     edit("plate.md", 'title = "A Small Plate"', f'title = "A Small Plate {toml}"')
     edit("plate.md", 'deck = "', f'deck = "{toml} ')
     edit("plate.md", 'keywords = ["fixture"]', f'keywords = ["fixture", "{toml}"]')
     edit("plate.md", 'takeaway = "', f'takeaway = "{toml} ')
-    edit("presets.toml", 'name = "Huge"', f'name = "Huge {toml}\\u2028\\u2029"')
-    edit("presets.toml", 'short = "fast"', f'short = "fast <!-- {toml}"')
-    edit("terms.toml", 'definition = "One copy of the model."', f'definition = "One copy. {toml}"')
+    edit("presets.toml", 'name = "Fast link"', f'name = "Fast link {toml}\\u2028\\u2029"')
+    edit("presets.toml", 'name = "Slow link"', f'name = "Slow link <!-- {toml}"')
+    edit("terms.toml", 'definition = "One of the machines sharing the job."', f'definition = "One. {toml}"')
     edit("sources.toml", 'title = "A Paper"', f'title = "A Paper {toml}"\nnote = "{toml}"')
     edit("sources.toml", 'authors = "Someone"', f'authors = "Someone {toml}"')
     return root

@@ -224,9 +224,7 @@ def test_the_open_page_reloads_keeps_its_selection_and_shows_a_broken_build(serv
     presets = tomllib.loads((served.content / "presets.toml").read_text())
     front = tomllib.loads((served.content / "plate.md").read_text().split("---")[1])
     # A selection other than the default, chosen from the fixture's own presets.
-    choice = {kind: next(i for i in reversed(list(presets[table])) if i != front["default"][kind] or
-                         len(presets[table]) == 1)
-              for kind, table in (("model", "models"), ("batch", "batches"), ("network", "networks"))}
+    choice = {"link": next(i for i in presets["links"] if i != front["default"]["link"])}
     fragment = "#" + "&".join(f"{k}={v}" for k, v in choice.items())
     context = browser.new_context()
     try:

@@ -16,7 +16,7 @@ from numpy.testing import assert_allclose
 from generator import build, charts, content, render, theme
 from xiv4 import Selection
 
-from conftest import CONTENT, FIXTURE, wait_until
+from conftest import CONTENT, XIV4_MINI, wait_until
 from test_engine import assert_texts_as_built
 from xiv4 import custom, facts, xfigures, xpage, xwords
 
@@ -27,7 +27,7 @@ RTOL = 1e-9
 
 def edges_content(root: Path) -> dict:
     """The fixture plate with edge presets added under ids it does not hold; what was added, by role."""
-    shutil.copytree(FIXTURE, root)
+    shutil.copytree(XIV4_MINI, root)
     presets = root / "presets.toml"
     data = tomllib.loads(presets.read_text())
     taken = {ident for table in data.values() if isinstance(table, dict) for ident in table}
