@@ -364,7 +364,7 @@ def test_a_full_disk_midway_leaves_nothing_written_and_says_so(series, monkeypat
     real = open
 
     def full(path, mode="r", *args, **kwargs):
-        if not str(path).endswith("page.py"):
+        if not str(path).endswith("page_code.py"):
             return real(path, mode, *args, **kwargs)
         made = real(path, mode, *args, **kwargs)  # the file is made, its bytes do not fit
         if where == "write":
@@ -375,7 +375,7 @@ def test_a_full_disk_midway_leaves_nothing_written_and_says_so(series, monkeypat
     assert cli.main(["new", str(series / "two"), "--volume", "XIV", "--number", "2", "--title", "T"]) == 1
     monkeypatch.undo()
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "page.py" in err and "nothing was written" in err, err
+    assert err.count("\n") == 1 and "page_code.py" in err and "nothing was written" in err, err
     assert tree(series) == before
 
 

@@ -180,7 +180,7 @@ def test_a_new_plate_starts_live_and_its_words_follow_its_control(browser, tmp_p
     build.build(tmp_path / "p", tmp_path / "site")
     c = content.load(tmp_path / "p")
     model = c.module.model_of(c)
-    other = next(i for i in c.presets.rates if i != c.plate.default.rate)
+    other = next(i for i in c.presets["rates"] if i != c.plate.default.rate)
     expected = texts.of(plates.load(tmp_path / "p" / plates.PACKAGE), model.facts(c.module.Selection(other)))
     context, page, seen = opened(browser, tmp_path / "site" / "index.html")
     try:

@@ -17,8 +17,8 @@ def counts(most):
 def facts(selection, presets):
     """One selection's facts, as plain data: the rate chosen and y = rate × n at every n."""
     rate = presets["rates"][selection["rate"]]
-    points = [{"n": n, "y": n * rate["per_step"]} for n in counts(presets["steps"])]
-    return {"selection": selection, "rate": rate, "points": points, "last": points[-1]["y"],
+    points = [{"n": n, "y": n * rate["per_step"]} for n in counts(presets["settings"]["steps"])]
+    return {"selection": {"rate": selection["rate"]}, "rate": rate, "points": points, "last": points[-1]["y"],
             "caption": rate["name"]}
 
 
@@ -35,7 +35,8 @@ def readout(f, W):
 
 def describe(f, figure_id, W):
     """A figure's description, for readers who do not see it."""
-    first, last = f["points"][0], f["points"][-1]
+    first = f["points"][0]
+    last = f["points"][-1]
     return ("y grows from " + sig(first["y"]) + " at n = " + num(first["n"]) + " to " + sig(last["y"])
             + " at n = " + num(last["n"]) + ".")
 
@@ -46,5 +47,5 @@ def table_rows(f, figure_id):
 
 
 def csv_rows(f):
-    """The shown selection's rows of the CSV (the columns are the page data's csv_columns)."""
+    """The shown selection's rows of the CSV, in the order of CSV_COLUMNS."""
     return [[f["selection"]["rate"], p["n"], p["y"]] for p in f["points"]]
