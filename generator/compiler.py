@@ -40,9 +40,9 @@ NATIVE = {"math": ("np.js", "math"), "numpy": ("np.js", "np")}
 # … and those whose names are imported one by one ({Python module: the page's module of the same names}).
 NATIVE_NAMES = {"generator.native": "native.js"}
 # The engine's own Python the page runs, each module compiled to a page module of its own, which exports its public
-# names: the formatter (plates' page code imports it too). A module compiled for the page imports their names from
-# that page module rather than holding a second copy.
-ENGINE = {"generator.notation": "notation.js"}
+# names: the formatter (plates' page code imports it too) and the linker (templates/page/texts.js). A module
+# compiled for the page imports their names from that page module rather than holding a second copy.
+ENGINE = {"generator.notation": "notation.js", "generator.references": "references.js"}
 
 
 class CompileError(ContentError):
@@ -351,7 +351,7 @@ _ENGINE_MADE: dict[tuple, dict[str, str]] = {}  # {the sources: the page modules
 
 def compile_engine() -> dict[str, str]:
     """{page module: ES module} of the engine's Python the page runs (ENGINE), each exporting its module's public
-    names, as the page's notation.js."""
+    names, as the page's notation.js and references.js."""
     key = tuple((name, file_of(name).read_text(encoding="utf-8")) for name in ENGINE)
     if key not in _ENGINE_MADE:
         made = {}

@@ -32,7 +32,7 @@ def page_of(module) -> dict | None:
 
 def engine_modules() -> dict[str, str]:
     """{name: text} of the engine's page modules: those written in JavaScript (templates/page/) and those compiled
-    from its Python (the formatter, notation.js: generator/compiler.py ENGINE)."""
+    from its Python (the formatter, notation.js, and the linker, references.js: generator/compiler.py ENGINE)."""
     from .theme import TEMPLATES
     return {**jsmodules.read(TEMPLATES / "page"), **compiler.compile_engine()}
 
