@@ -9,7 +9,8 @@ value, which is what JavaScript's toFixed does.
 
 Written once, in the Python the page runs (generator/compiler.py): the build calls it here, and the page runs it
 compiled, as its notation.js (generator/texts.py). Only a double's exact digits differ by language, in
-generator/native.py and templates/page/native.js.
+generator/native.py and templates/page/native.js. NaN is written 'NaN' by num and about; any other function given
+NaN or an infinity fails in the build (ValueError or ArithmeticError), where the page writes 'NaN' or the like.
 """
 from __future__ import annotations
 
