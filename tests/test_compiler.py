@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from generator import build, compiler, content, texts, volume
+from generator import build, compiler, content, jsmodules, texts, volume
 
 SERIES = ROOT / "plates"
 
@@ -182,6 +182,41 @@ def test_compiled_functions_give_what_the_python_gives(tmp_path):
         sys.path.remove(str(tmp_path))
     assert any(r["steps"] > 0 for r in python) and python[0]["names"] == ["m"]  # the loop and the dict are run
     assert [d for a, b in zip(python, page) for d in differences(a, b)] == []
+
+
+WORDS = '''
+"""Words that write their numbers with the engine's formatter."""
+from generator.notation import FIGURES, num, percent, seconds
+
+
+def readout(facts, W):
+    return ["Step " + seconds(facts["t"]) + " on " + num(facts["n"]) + " GPUs, " + percent(facts["share"]) + " busy",
+            "to " + str(FIGURES) + " figures"]
+'''
+
+
+def test_a_module_importing_the_formatter_gets_the_page_s_compiled_one(tmp_path):
+    """The formatter is compiled once, as the page's notation.js: a plate's compiled module imports its names from
+    there (no second copy), shares one PScript library with it, and writes what the Python writes, bundled by
+    esbuild or joined by jsmodules."""
+    module_in(tmp_path, "worded", {"words.py": WORDS})
+    try:
+        from worded import words
+        compiled = compiler.compile_page({"readout": words.readout})
+    finally:
+        sys.path.remove(str(tmp_path))
+    page_js = compiled.modules[compiler.FILE]
+    assert 'from "./notation.js";' in page_js and "flx_num" not in page_js
+    modules = {**texts.engine_modules(), **compiled.modules}
+    modules[compiler.LIBRARY] = compiler.library(modules)
+    cases = [(0.0714, 1024, 0.45), (91797.64, 8, 0.0047), (4.2e-8, 1, 1.0)]
+    facts = [{"t": t, "n": n, "share": s} for t, n, s in cases]
+    calls = [["readout", [f, {}]] for f in facts]
+    python = python_run({"readout": words.readout}, calls)
+    assert not any(str(r).startswith("#error") for r in python)
+    assert node_run(modules, calls, tmp_path / "node") == python
+    joined = jsmodules.concatenate(modules, entry=compiler.FILE)  # one scope: no name declared twice
+    assert joined.count("const py_notation_js = ") == 1
 
 
 # --- every plate of the series: compiled == Python --------------------------------------------------------------
