@@ -317,7 +317,8 @@ def _file(compiler: _Compiler, file: str, source: str, exports: dict[str, str]) 
     head = [f"// {source}, compiled for the page by generator/compiler.py with PScript: edit the Python."]
     if compiler.natives:
         head.append(f"import {{ {', '.join(sorted(compiler.natives))} }} from \"./np.js\";")
-    head += [f"import {{ {', '.join(sorted(names))} }} from \"./{js}\";" for js, names in sorted(compiler.named.items())]
+    head += [f"import {{ {', '.join(sorted(names))} }} from \"./{js}\";"
+             for js, names in sorted(compiler.named.items())]
     used = sorted({f"_py{kind}_{name}" for kind, name in _LIBRARY_NAME.findall(inside)})
     if used:
         head.append(f"import {{ {', '.join(used)} }} from \"./{LIBRARY}\";")
