@@ -20,8 +20,7 @@ from .native import exponent, fixed
 
 GB = 1e9  # bytes in a gigabyte, the unit sizes are given in
 FIGURES = 3  # significant figures of every measure
-_SUPERSCRIPTS = {"0": "⁰", "1": "¹", "2": "²", "3": "³", "4": "⁴", "5": "⁵", "6": "⁶", "7": "⁷", "8": "⁸", "9": "⁹",
-                 "-": "⁻"}
+_PLAIN, _RAISED = "0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻"  # each character of an exponent and its superscript
 # Each unit with the decimal exponent a value has from it up, once rounded to FIGURES (so that 999.6 µs is written
 # 1.00 ms, not 1,000 µs), and its size: seconds down to 10 ms (0.0714 s reads best in s), then each unit from one.
 # The last unit takes what is left.
@@ -37,15 +36,15 @@ def num(value, digits=0):
     sign = ""
     if text.startswith("-"):
         text = text[1:]
-        sign = "" if text.strip("0.") == "" else "-"  # rounded to zero: no sign
-    parts = text.split(".")
-    whole = parts[0]
+        sign = "" if text.rstrip("0.") == "" else "-"  # rounded to zero: no sign
+    point = text.find(".")
+    whole = text if point < 0 else text[:point]
     grouped = whole[max(len(whole) - 3, 0):]
     end = len(whole) - 3
     while end > 0:
         grouped = whole[max(end - 3, 0):end] + "," + grouped
         end -= 3
-    return sign + grouped + ("." + parts[1] if len(parts) > 1 else "")
+    return sign + grouped + ("" if point < 0 else text[point:])
 
 
 def sig(value, figures=FIGURES):
@@ -129,7 +128,8 @@ def power(base, exponent):
     digits = str(exponent)
     raised = ""
     for i in range(len(digits)):
-        raised += _SUPERSCRIPTS.get(digits[i], digits[i])
+        at = _PLAIN.find(digits[i])
+        raised += digits[i] if at < 0 else _RAISED[at]
     return str(base) + raised
 
 
