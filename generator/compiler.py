@@ -39,7 +39,11 @@ REFUSED_CALLS = {
 # Modules the page has in JavaScript, imported whole ({Python module: (the page's module, the object it exports)})
 NATIVE = {"math": ("np.js", "math"), "numpy": ("np.js", "np")}
 # … and those whose names are imported one by one ({Python module: the page's module of the same names}).
-NATIVE_NAMES = {"generator.notation": "notation.js"}
+NATIVE_NAMES = {"generator.native": "native.js"}
+# The engine's own Python the page runs, each module compiled to a page module of its own, which exports its public
+# names: the formatter (plates' page code imports it too) and the linker (templates/page/texts.js). A module
+# compiled for the page imports their names from that page module rather than holding a second copy.
+ENGINE = {"generator.notation": "notation.js", "generator.references": "references.js"}
 
 
 class CompileError(ContentError):
@@ -231,13 +235,12 @@ def _const(module: str) -> str:
 class _Compiler:
     """Compiles modules in import order, each to a closure over the names it imports."""
 
-    def __init__(self):
+    def __init__(self, shared: dict[str, str]):
+        self.shared = shared  # {module: page module}: compiled apart, imported by name
         self.done: dict[str, str] = {}
         self.exports: dict[str, list[str]] = {}
         self.natives: set[str] = set()
         self.named: dict[str, set[str]] = {}  # {page module: names imported from it}
-        self.std_functions: set[str] = set()
-        self.std_methods: set[str] = set()
         self.visiting: list[str] = []
 
     def compile(self, name: str) -> None:
@@ -251,8 +254,13 @@ class _Compiler:
         self.natives |= {NATIVE[m][1] for m in aliases.values()}
         lines = [f"// {_LOADED.sub('plate', name)}: {path.name}"]
         for target, names, node in imports:
-            if target in NATIVE_NAMES:
-                self.named.setdefault(NATIVE_NAMES[target], set()).update(n for n, _ in names)
+            if target in NATIVE_NAMES or target in self.shared:
+                if target in self.shared:
+                    missing = [n for n, _ in names if n not in public_names(target)]
+                    if missing:
+                        raise CompileError(f"{_where(path, node)}: {target} has no page-compiled {', '.join(missing)}")
+                page_module = NATIVE_NAMES.get(target) or self.shared[target]
+                self.named.setdefault(page_module, set()).update(n for n, _ in names)
                 continue
             self.compile(target)
             missing = [n for n, _ in names if n not in self.exports[target]]
@@ -262,8 +270,6 @@ class _Compiler:
             lines.append(f"const {{ {pairs} }} = {_const(target)};")
         parser = pscript.Parser(_blanked(path.read_text(encoding="utf-8"), tree), pysource=(str(path), 1),
                                 inline_stdlib=False, docstrings=False)
-        self.std_functions |= set(parser._std_functions)
-        self.std_methods |= set(parser._std_methods)
         names = _top_names(tree)
         lines.append(_DESTRUCTURED.sub(_declared, parser.dump()).strip())
         lines.append(f"return {{ {', '.join(names)} }};")
@@ -274,12 +280,56 @@ class _Compiler:
         self.exports[name] = names
         self.visiting.pop()
 
-    def std(self) -> str:
-        """The part of PScript's standard library the modules use."""
-        code = stdlib.get_partial_std_lib(sorted(self.std_functions), sorted(self.std_methods), 0)
-        # sum([]) is 0 in Python; PScript's reduce without a start throws on an empty list
-        return code.replace("return x.reduce(function(a, b) {return a + b;});",
-                            "return x.reduce(function(a, b) {return a + b;}, 0);")
+
+def public_names(module: str) -> list[str]:
+    """The top-level names of a page module that do not start with an underscore: what its own page module exports."""
+    tree, _, _ = _module_plan(module, file_of(module))
+    return [n for n in _top_names(tree) if not n.startswith("_")]
+
+
+LIBRARY = "pscript.js"  # the part of PScript's library the page's compiled modules use, one copy for them all
+_LIBRARY_NAME = re.compile(r"\b_py(func|meth)_(\w+)")
+
+
+def library(modules: dict[str, str]) -> str:
+    """LIBRARY's text: each function of PScript's library that a module of modules (compiled ones) names, and those
+    they call, exported."""
+    found: dict[str, set[str]] = {"func": set(), "meth": set()}
+    texts = [text for name, text in modules.items() if name != LIBRARY]
+    while True:
+        for text in texts:
+            for kind, name in _LIBRARY_NAME.findall(text):
+                found[kind].add(name)
+        code = stdlib.get_partial_std_lib(sorted(found["func"]), sorted(found["meth"]), 0)
+        if all(name in found[kind] for kind, name in _LIBRARY_NAME.findall(code)):
+            break
+        texts = [code]
+    # sum([]) is 0 in Python; PScript's reduce without a start throws on an empty list
+    code = code.replace("return x.reduce(function(a, b) {return a + b;});",
+                        "return x.reduce(function(a, b) {return a + b;}, 0);")
+    head = "// PScript's library, the part the page's compiled Python uses (generator/compiler.py)."
+    return head + "\n" + re.sub(r"^var (?=_py)", "export var ", code, flags=re.M) + "\n"
+
+
+def _file(compiler: _Compiler, file: str, source: str, exports: dict[str, str]) -> str:
+    """One ES module of the compiled modules, in one closure (so that no name of theirs meets another page module's
+    in the scope jsmodules.concatenate joins them in), with exports ({name: the expression it is in the closure});
+    it imports PScript's library from LIBRARY."""
+    holder = "py_" + re.sub(r"\W", "_", file)  # py_notation_js: the one top-level name besides the exports
+    inside = "\n".join([*compiler.done.values(),
+                         f"return {{ {', '.join(f'{name}: {value}' for name, value in exports.items())} }};"])
+    head = [f"// {source}, compiled for the page by generator/compiler.py with PScript: edit the Python."]
+    if compiler.natives:
+        head.append(f"import {{ {', '.join(sorted(compiler.natives))} }} from \"./np.js\";")
+    head += [f"import {{ {', '.join(sorted(names))} }} from \"./{js}\";"
+             for js, names in sorted(compiler.named.items())]
+    used = sorted({f"_py{kind}_{name}" for kind, name in _LIBRARY_NAME.findall(inside)})
+    if used:
+        head.append(f"import {{ {', '.join(used)} }} from \"./{LIBRARY}\";")
+    # indented: jsmodules reads a declaration at a line's start as the joined scope's
+    body = [f"const {holder} = (() => {{", re.sub(r"^(?=.)", "  ", inside, flags=re.M), "})();"]
+    tail = [f"export const {name} = {holder}.{name};" for name in exports]
+    return "\n".join(head + body + tail) + "\n"
 
 
 FILE = "py.page.js"  # the one module the compiled Python makes in the page's bundle
@@ -287,19 +337,35 @@ FILE = "py.page.js"  # the one module the compiled Python makes in the page's bu
 
 def compile_page(entries: dict[str, object]) -> Compiled:
     """One ES module, FILE, that exports page_<role> for each of entries ({role: a Python function}), with every
-    module they import and the part of PScript's library they use; CompileError at file:line for Python the page
-    cannot run."""
-    compiler = _Compiler()
-    exported = []
+    module they import (but the engine's, which it imports from their page modules) and the part of PScript's
+    library they use; CompileError at file:line for Python the page cannot run."""
+    compiler = _Compiler(ENGINE)
+    exported = {}
     for role, function in entries.items():
         module = function.__module__
         compiler.compile(module)
         if function.__name__ not in compiler.exports[module]:
             raise CompileError(f"{file_of(module)}: {function.__name__} is not a top-level function of the module")
-        exported.append(f"export const page_{role} = {_const(module)}.{function.__name__};")
-    head = ["// The plate's Python, compiled for the page by generator/compiler.py with PScript: edit the Python."]
-    if compiler.natives:
-        head.append(f"import {{ {', '.join(sorted(compiler.natives))} }} from \"./np.js\";")
-    head += [f"import {{ {', '.join(sorted(names))} }} from \"./{js}\";" for js, names in sorted(compiler.named.items())]
-    text = "\n".join(head + [compiler.std()] + list(compiler.done.values()) + exported) + "\n"
-    return Compiled({FILE: text}, {role: f"page_{role}" for role in entries})
+        exported[f"page_{role}"] = f"{_const(module)}.{function.__name__}"
+    modules = {FILE: _file(compiler, FILE, "The plate's Python", exported)}
+    return Compiled({**modules, LIBRARY: library(modules)}, {role: f"page_{role}" for role in entries})
+
+
+_ENGINE_MADE: dict[tuple, dict[str, str]] = {}  # {the sources: the page modules}, made once a process
+
+
+def compile_engine() -> dict[str, str]:
+    """{page module: ES module} of the engine's Python the page runs (ENGINE), each exporting its module's public
+    names, as the page's notation.js and references.js."""
+    key = tuple((name, file_of(name).read_text(encoding="utf-8")) for name in ENGINE)
+    if key not in _ENGINE_MADE:
+        made = {}
+        for name, page_module in ENGINE.items():
+            compiler = _Compiler({n: m for n, m in ENGINE.items() if n != name})
+            compiler.compile(name)
+            exports = {n: f"{_const(name)}.{n}" for n in public_names(name)}
+            made[page_module] = _file(compiler, page_module, f"generator/{file_of(name).name}", exports)
+        made[LIBRARY] = library(made)
+        _ENGINE_MADE.clear()
+        _ENGINE_MADE[key] = made
+    return dict(_ENGINE_MADE[key])

@@ -1,18 +1,16 @@
 """Cross-references between the plates of one build: the text "plate XIV.5" in HTML made a link to that plate's
-page when it is built alongside; any other stays text."""
+page when it is built alongside; any other stays text. Where a reference is, generator/references.py says, for the
+page as built here and for the live readout (templates/page/texts.js runs it compiled)."""
 from __future__ import annotations
 
 import html
 import re
 from dataclasses import dataclass, field
 
-# "plate XIV.5" / "Plate XIV.5": the word, a space (or a no-break one, as a character or an entity), a plate id. The
-# id ends where no letter, digit or further ".N" follows: "XIV.5." ends a sentence, XIV.50 and XIV.5.1 are others.
-# Letters, digits and spaces are spelt out, not \w, \d, \s: Python's and JavaScript's differ, and the page's
-# texts.js links the live readout by the same rule (tests/test_crossrefs_live.py holds the two to it).
-SPACE = r"[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"  # in both languages' \s
-REFERENCE = re.compile(r"(?<![A-Za-z0-9_#-])([Pp]late(?:" + SPACE + r"|&nbsp;|&#160;|&#xa0;)+)([A-Za-z0-9]+\.[0-9]+)"
-                       r"(?![A-Za-z0-9_]|\.[0-9])")
+from .references import split_references
+
+# In HTML, a no-break space may be spelt as an entity too: "plate&nbsp;XIV.5" is a reference as "plate XIV.5" is.
+HTML_SPACES = ("&nbsp;", "&#160;", "&#xa0;")
 
 
 @dataclass(frozen=True)
@@ -48,13 +46,13 @@ def link_plates(text: str, pages: dict[str, str]) -> str:
                     open_["option"] = 0
             continue
         if piece and not any(open_.values()):
-            pieces[i] = REFERENCE.sub(lambda m: _link(m, pages), piece)
+            pieces[i] = "".join(_linked(part, pages) for part in split_references(piece, pages, HTML_SPACES))
     return "".join(pieces)
 
 
-def _link(match: re.Match, pages: dict[str, str]) -> str:
-    """The reference as a link, or as it was when its plate is not in the build."""
-    page = pages.get(match.group(2))
-    if page is None:
-        return match.group(0)
-    return f'<a href="{html.escape(page, quote=True)}">{match.group(0)}</a>'
+def _linked(part, pages: dict[str, str]) -> str:
+    """A piece of split_references' as HTML: text as it was, a reference [words, id] as a link to its plate's page."""
+    if isinstance(part, str):
+        return part
+    words, plate = part
+    return f'<a href="{html.escape(pages[plate], quote=True)}">{words}</a>'

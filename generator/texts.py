@@ -37,14 +37,22 @@ def page_call(module, role: str, *args):
     return plates.guarded(Path(module.FOLDER) / plates.PACKAGE, f"PAGE[{role!r}]", page_of(module)[role], *args)
 
 
-def page_modules(module) -> dict[str, str]:
-    """{name: text} of the engine's page modules (templates/page/), the plate's PAGE compiled (py.page.js) and the
-    plate's own (its page/ folder), which replace the engine's of the same name."""
+def engine_modules() -> dict[str, str]:
+    """{name: text} of the engine's page modules: those written in JavaScript (templates/page/) and those compiled
+    from its Python (the formatter, notation.js, and the linker, references.js: generator/compiler.py ENGINE)."""
     from .theme import TEMPLATES
-    modules = jsmodules.read(TEMPLATES / "page")
+    return {**jsmodules.read(TEMPLATES / "page"), **compiler.compile_engine()}
+
+
+def page_modules(module) -> dict[str, str]:
+    """{name: text} of the engine's page modules (engine_modules), the plate's PAGE compiled (py.page.js) and the
+    plate's own (its page/ folder), which replace the engine's of the same name."""
+    modules = engine_modules()
     page = page_of(module)
     if page is not None:
-        modules.update(compiler.compile_page(page).modules)
+        compiled = compiler.compile_page(page).modules
+        modules.update(compiled)
+        modules[compiler.LIBRARY] = compiler.library(modules)  # one copy for the engine's compiled modules and these
     for folder in plates.page_folders(module):
         modules.update(jsmodules.read(folder))
     return modules

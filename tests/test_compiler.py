@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from generator import build, compiler, content, texts, volume
+from generator import build, compiler, content, jsmodules, texts, volume
 
 SERIES = ROOT / "plates"
 
@@ -220,19 +220,54 @@ def test_a_compiled_module_s_names_stay_its_own_in_the_joined_page_script(tmp_pa
     """A page module (a shared library's, say) may declare a name an engine page module declares (notation.js's GB):
     the page script joined without esbuild still holds both, each in its own scope."""
     from generator import jsmodules
-    from generator.theme import TEMPLATES
     module_in(tmp_path, "clash", {"roles.py": ROLES})
     try:
         from clash import roles
         compiled = compiler.compile_page({role: getattr(roles, role) for role in texts.PAGE_ROLES})
     finally:
         sys.path.remove(str(tmp_path))
-    assert "GB" in jsmodules.DECLARED.findall(
-        (TEMPLATES / "page" / "notation.js").read_text(encoding="utf-8"))  # the clash this test is about
-    modules = {**jsmodules.read(TEMPLATES / "page"), **compiled.modules}
+    engine = texts.engine_modules()
+    assert "GB" in jsmodules.EXPORTED.findall(engine["notation.js"])  # the clash this test is about
+    modules = {**engine, **compiled.modules}
+    modules[compiler.LIBRARY] = compiler.library(modules)
     assert "notation.js" in jsmodules.order(modules)  # joined with the compiled module, which imports it
     script = jsmodules.concatenate(modules)
     assert "page_facts" in script and "GB = 1000000000.0" in script
+
+
+WORDS = '''
+"""Words that write their numbers with the engine's formatter."""
+from generator.notation import FIGURES, num, percent, seconds
+
+
+def readout(facts, W):
+    return ["Step " + seconds(facts["t"]) + " on " + num(facts["n"]) + " GPUs, " + percent(facts["share"]) + " busy",
+            "to " + str(FIGURES) + " figures"]
+'''
+
+
+def test_a_module_importing_the_formatter_gets_the_page_s_compiled_one(tmp_path):
+    """The formatter is compiled once, as the page's notation.js: a plate's compiled module imports its names from
+    there (no second copy), shares one PScript library with it, and writes what the Python writes, bundled by
+    esbuild or joined by jsmodules."""
+    module_in(tmp_path, "worded", {"words.py": WORDS})
+    try:
+        from worded import words
+        compiled = compiler.compile_page({"readout": words.readout})
+    finally:
+        sys.path.remove(str(tmp_path))
+    page_js = compiled.modules[compiler.FILE]
+    assert 'from "./notation.js";' in page_js and "flx_num" not in page_js
+    modules = {**texts.engine_modules(), **compiled.modules}
+    modules[compiler.LIBRARY] = compiler.library(modules)
+    cases = [(0.0714, 1024, 0.45), (91797.64, 8, 0.0047), (4.2e-8, 1, 1.0)]
+    facts = [{"t": t, "n": n, "share": s} for t, n, s in cases]
+    calls = [["readout", [f, {}]] for f in facts]
+    python = python_run({"readout": words.readout}, calls)
+    assert not any(str(r).startswith("#error") for r in python)
+    assert node_run(modules, calls, tmp_path / "node") == python
+    joined = jsmodules.concatenate(modules, entry=compiler.FILE)  # one scope: no name declared twice
+    assert joined.count("const py_notation_js = ") == 1
 
 
 # --- every plate of the series: compiled == Python --------------------------------------------------------------

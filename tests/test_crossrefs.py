@@ -7,7 +7,8 @@ import re
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from generator.crossrefs import link_plates
+from generator.crossrefs import HTML_SPACES, link_plates
+from generator.references import split_references
 from generator.prose import markdown_to_html
 
 PAGES = {"XIV.5": "sharded-data-parallelism.html", "XIV.4": "index.html"}
@@ -28,6 +29,17 @@ def test_capitalised_and_across_a_line_break_the_text_is_kept_as_written():
     got = link_plates("<p>Plate XIV.5 shards them; see plate\nXIV.4 and plate&nbsp;XIV.5.</p>", PAGES)
     assert got == (f"<p>{link('Plate XIV.5')} shards them; see {link('plate' + chr(10) + 'XIV.4', 'index.html')} "
                    f"and {link('plate&nbsp;XIV.5')}.</p>")
+
+
+def test_the_split_names_each_reference_and_its_plate_and_joins_back_to_the_text():
+    """generator/references.py, which the build runs here and the page runs compiled: the one rule of the two."""
+    text = "Plate XIV.5 and plate\u00a0XI.2, plate XIV.50 but not template XIV.4; plate&nbsp;XIV.4."
+    every = split_references(text, None, HTML_SPACES)
+    assert every[1::2] == [["Plate XIV.5", "XIV.5"], ["plate\u00a0XI.2", "XI.2"], ["plate XIV.50", "XIV.50"],
+                           ["plate&nbsp;XIV.4", "XIV.4"]]
+    assert "".join(p if isinstance(p, str) else p[0] for p in every) == text
+    built = split_references(text, PAGES, [])  # only plates in the build; as plain text, an entity is no space
+    assert built == ["", ["Plate XIV.5", "XIV.5"], text[len("Plate XIV.5"):]]
 
 
 def test_a_plate_outside_the_build_stays_text():

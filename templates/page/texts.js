@@ -1,6 +1,7 @@
 // The words of a selection on the page: written once in words.js (the build runs the same module for the default),
 // filled in here for the selection shown.
 import { data, readout } from "./data.js";
+import { split_references } from "./references.js";
 import { factsOf } from "./selection.js";
 import { describe, readoutParagraphs, tableRows } from "./words.js";
 
@@ -71,24 +72,12 @@ function fillReadout(f) {
   }));
 }
 
-// "plate XIV.5" as a link when that plate is built alongside (generator/crossrefs.py does the same for the page as
-// built, by the same rule): the id ends where no letter, digit or further ".N" follows. Classes spelt out: \w, \d
-// and \s are not Python's.
+// "plate XIV.5" as a link when that plate is built alongside: where a reference is, generator/references.py says
+// (compiled, references.js), as it does for the page as built (generator/crossrefs.py).
 const LINKS = data.links || {};
-const REFERENCE_SPACE = String.raw`[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]`; // both \s's
-const REFERENCE = new RegExp(String.raw`(?<![A-Za-z0-9_#-])([Pp]late${REFERENCE_SPACE}+)([A-Za-z0-9]+\.[0-9]+)` +
-  String.raw`(?![A-Za-z0-9_]|\.[0-9])`, "g");
 
 /** A text as nodes: its references to the plates built alongside as links, the rest as text. */
 function linked(text) {
-  const nodes = [];
-  let at = 0;
-  for (const m of text.matchAll(REFERENCE)) {
-    if (!(m[2] in LINKS)) continue;
-    nodes.push(document.createTextNode(text.slice(at, m.index)));
-    nodes.push(Object.assign(document.createElement("a"), { href: LINKS[m[2]], textContent: m[0] }));
-    at = m.index + m[0].length;
-  }
-  nodes.push(document.createTextNode(text.slice(at)));
-  return nodes;
+  return split_references(text, LINKS, []).map((piece, i) => (i % 2 === 0 ? document.createTextNode(piece)
+    : Object.assign(document.createElement("a"), { href: LINKS[piece[1]], textContent: piece[0] })));
 }
