@@ -69,7 +69,9 @@ def test_every_written_plate_has_its_page_and_the_volume_its_index(built):
     assert {"index.html", built["copy_page"], built["index"], built["plate"].data_file} <= names
     assert sorted(p.name for p in built["site"].iterdir() if not p.name.startswith(".")) == sorted(names)
     index = built["files"][built["index"]]
-    links = re.findall(r'<a href="([^"]+)">([^<]+)</a>', index)
+    assert re.findall(r'<a href="([^"]+)">([^<]+)</a>', index.split("<main>")[0]) == [(volume.SERIES_PAGE,
+                                                                                       "Volumes")]
+    links = re.findall(r'<a href="([^"]+)">([^<]+)</a>', index.split("<main>")[1])
     assert links == [("index.html", built["plate"].title), (built["copy_page"], "The plate referred to")] or \
         links == [(built["copy_page"], "The plate referred to"), ("index.html", built["plate"].title)]
     order = sorted([built["plate"].plate, built["number"]])
@@ -95,7 +97,7 @@ def test_the_shipped_plate_links_the_plate_built_with_it_and_not_the_other(built
     assert not re.search(rf'<a [^>]*>[Pp]late\s+{re.escape(other)}</a>', page)
     assert re.search(rf"[Pp]late\s+{re.escape(other)}", page)  # still there, as text
     head = re.search(r'<span class="volume">(.*?)</span>', page).group(1)
-    assert head.startswith(f'<a href="{built["index"]}">Vol. ')
+    assert head.startswith(f'<a href="{volume.SERIES_PAGE}">Volumes</a> · <a href="{built["index"]}">Vol. ')
 
 
 def test_a_plate_does_not_link_to_itself(built):
@@ -107,6 +109,7 @@ def test_a_plate_does_not_link_to_itself(built):
 def test_the_shipped_plates_page_and_csv_are_its_own_build_but_for_the_intended_links(built):
     page, alone = built["files"]["index.html"], built["alone"]["index.html"]
     unlinked = re.sub(rf'<a href="{built["copy_page"]}">(.*?)</a>', r"\1", page, flags=re.S)
+    unlinked = unlinked.replace(f'<a href="{volume.SERIES_PAGE}">Volumes</a> · ', "", 1)
     unlinked = unlinked.replace(f'<a href="{built["index"]}">', "", 1).replace("</a></span>", "</span>", 1)
     # the control named by the [plates] subject of the plate built alongside links to it; the page data lists it
     subject = next(k for k, v in built["plate"].plates.items() if v == built["target"])
@@ -169,7 +172,8 @@ def test_a_series_without_a_base_url_writes_one_robots_txt_and_no_sitemap_previe
     assert files["robots.txt"] == "User-agent: *\nAllow: /\n"
     assert "sitemap.xml" not in files and not [name for name in files if name.endswith(".png")]
     pages = [name for name in files if name.endswith(".html")]
-    assert len(pages) == 3 and not [name for name in pages if 'rel="canonical"' in files[name]]
+    assert sorted(pages) == sorted(["index.html", built["copy_page"], built["index"], volume.SERIES_PAGE])
+    assert not [name for name in pages if 'rel="canonical"' in files[name]]
 
 
 def test_a_plate_folder_is_built_alone_and_a_series_folder_as_a_series(tmp_path):

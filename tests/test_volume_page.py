@@ -166,9 +166,12 @@ def test_the_plates_head_links_the_index_and_axe_finds_no_violation(browser, ser
     context, page, seen = opened(browser, series_site / "index.html", bypass_csp=True, color_scheme=scheme)
     try:
         head = page.locator(".plate-head .volume a")
-        assert head.count() == 1
-        index = head.get_attribute("href")
-        assert (series_site / index).is_file()
+        assert head.count() == 2  # the series' top page, then the volume's index
+        top, index = (head.nth(i).get_attribute("href") for i in range(2))
+        shelf = volume.load_series(SERIES)
+        assert top == volume.SERIES_PAGE
+        assert index == next(v.page for v, e in shelf.written() if v.page_of(e) == "index.html")
+        assert (series_site / index).is_file() and (series_site / top).is_file()
         page.add_script_tag(content=axe_js)
         assert page.evaluate(AXE_RUN, WCAG) == []
     finally:
