@@ -198,6 +198,17 @@ def base_url_beside(plate_folder: Path) -> str:
     return ""
 
 
+def file_name(volume_id: str) -> str:
+    """The file a further volume of a series is listed in: volume-xi.toml for Vol. XI."""
+    return f"volume-{volume_id.lower()}.toml"
+
+
+def file_for(root: Path, volume_id: str) -> Path:
+    """The file that lists a volume's plates: its own volume-<id>.toml when there is one, else volume.toml."""
+    own = root / file_name(volume_id)
+    return own if os.path.lexists(own) else root / VOLUME_FILE
+
+
 def volume_files(root: Path) -> list[Path]:
     """The series' volume files: volume.toml (when there is one, of whatever kind), then each volume-<id>.toml by
     name."""
