@@ -1,4 +1,4 @@
-"""`plate new` (generator/scaffold.py): a plate started from templates/new-plate/, listed in the volume.toml beside
+"""`plate new` (generator/scaffold.py): a plate started from templates/new-plate/, listed in its volume's file beside
 it by that entry's lines alone; refused, with nothing written, when the folder holds anything or the volume cannot
 take it. Everything in tmp_path."""
 import errno
