@@ -15,7 +15,7 @@ from .schema import ContentError
 
 # The plate `plate build` builds when no --content is given (until the series build, the shipped plate).
 DEFAULT_CONTENT = Path("plates/xiv-4-data-parallelism")
-SERIES = Path("plates")  # what `plate build` builds when no --content is given: the series, with its volume.toml
+SERIES = Path("plates")  # what `plate build` builds when no --content is given: the series, with its volume files
 
 EXIT_CONTENT, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 
@@ -81,7 +81,7 @@ def parser(argv: list[str] | None = None) -> Parser:
     d.add_argument("--select", default="", metavar="KEY=ID,...",
                    help="the selection to print, with --content naming one plate (default: the plate's default)")
     for command in (b, s, c, d):
-        if command in (b, c, s, d):  # a series (series.py): every plate volume.toml lists, and the volume's index
+        if command in (b, c, s, d):  # a series (series.py): every plate its volume files list, the indexes, the top page
             command.add_argument("--content", default=SERIES, type=Path,
                                  help=f"a plate's folder, or a series' (default: {SERIES}, the series)")
         else:
@@ -95,7 +95,7 @@ def parser(argv: list[str] | None = None) -> Parser:
                                   f"${plates.TIME_LIMIT_VARIABLE}, else {plates.TIME_LIMIT_S:g}; see docs/plates.md)")
     s.add_argument("--port", default=8000, type=port_number, help="port on 127.0.0.1 (default: 8000)")
     from . import scaffold  # `plate new` (generator/scaffold.py): its arguments are its own
-    scaffold.add_arguments(sub.add_parser("new", help="start a plate from the template, listed in the volume.toml "
+    scaffold.add_arguments(sub.add_parser("new", help="start a plate from the template, listed in its volume's file "
                                                       "beside it"))
     return p
 

@@ -15,11 +15,12 @@ HTML_SPACES = ("&nbsp;", "&#160;", "&#xa0;")
 
 @dataclass(frozen=True)
 class Links:
-    """What a plate's page links to in a series build: the other plates built with it ({"XIV.5": page file}) and
-    the volume's index page."""
+    """What a plate's page links to in a series build: the other plates built with it ({"XIV.5": page file}), its
+    volume's index page and the series' top page."""
 
     pages: dict[str, str] = field(default_factory=dict)
     volume_page: str = ""
+    series_page: str = ""
 
 
 _TAG = re.compile(r"(<!--.*?-->|<[^>]*>)", re.S)

@@ -192,9 +192,9 @@ def page(content: Content, model, figures: list[Figure], live: Runtime, store=No
          pdfs: dict[str, str] | None = None, page: str = publish.HOME, base_url: str = "") -> str:
     """The whole plate as one HTML string, with live the Vega runtime its figures run on; model is what the plate
     module made of the content (model_of), and store (a cache.Cache) keeps the default's words between builds; links
-    (a crossrefs.Links, in a series build) makes the prose's references to the other plates built and the volume's
-    name in the head links; pdfs ({link text: file name}) are the page's PDFs in the site, linked in its head; with
-    the site's base_url, the page (its file name) gets its canonical and preview links."""
+    (a crossrefs.Links, in a series build) makes the prose's references to the other plates built, the volume's
+    name in the head and the series' top page links; pdfs ({link text: file name}) are the page's PDFs in the site,
+    linked in its head; with the site's base_url, the page (its file name) gets its canonical and preview links."""
     plate, module = content.plate, content.module
     parts = prose_html(content, model)
     before, after = parts[0], parts[1]
@@ -223,7 +223,8 @@ def page(content: Content, model, figures: list[Figure], live: Runtime, store=No
     return env.get_template("page.html.j2").render(
         plate=plate, terms=content.terms, sources=parts.sources,
         before=Markup(before), after=Markup(after), figures=figures,
-        volume_page=links.volume_page if links is not None else "", see=see,
+        volume_page=links.volume_page if links is not None else "",
+        series_page=links.series_page if links is not None else "", see=see,
         takeaway=Markup(crossrefs.link_plates(str(escape(plate.takeaway)), pages)),
         svgs={f.id: Markup(f.svg) for f in figures}, csv_name=plate.data_file,
         url=publish.page_url(base_url, page), image=publish.preview_url(base_url, page), pdfs=pdfs or {},

@@ -1,4 +1,4 @@
-"""`plate new`: start a plate from the template folder templates/new-plate/, and list it in the volume.toml beside
+"""`plate new`: start a plate from the template folder templates/new-plate/, and list it in its volume's file beside
 it; refusing, with nothing written, when the folder holds anything or the volume cannot take the plate. The folder
 and volume.toml end both written or both as before, whatever signal or full disk comes; volume.toml is locked."""
 from __future__ import annotations
@@ -106,18 +106,24 @@ def plan(folder: Path, volume_id: str, number: int, title: str) -> Plan:
     series = folder.absolute().parent
     values = {"volume": volume_id, "number": number, "title": title, "volume_title": volume_id,
               "plates_in_volume": number}
-    volume_file = series / volumes.VOLUME_FILE
+    volume_file = volumes.file_for(series, volume_id)
     old = new = b""
     target = None
+    others = volumes.volume_files(series)
+    if others and not os.path.lexists(volume_file):
+        raise Refused(f"--volume {quote(volume_id)}: no volume file of the series in {series} holds it; add "
+                      f"{volumes.file_name(volume_id)} (its [volume] and [[plates]]) first")
     if os.path.lexists(volume_file):
         target = writable(volume_file, f"plate {volume_id}.{number}")
         try:
-            vol = volumes.load(series)
+            found = [v for v in volumes.load_series(series).volumes if v.file == volume_file.name]
         except ContentError as error:
-            raise Refused(f"{volume_file} has mistakes, so the plate cannot be listed in it: "
-                          + "; ".join(error.problems)) from None
+            raise Refused(f"{series} has mistakes in its volume files, so the plate cannot be listed in "
+                          f"{volume_file.name}: " + "; ".join(error.problems)) from None
+        vol = found[0]
         if vol.id != volume_id:
-            raise Refused(f"--volume {quote(volume_id)} is not the volume of {volume_file} ({quote(vol.id)})")
+            raise Refused(f"--volume {quote(volume_id)} is not the volume of {volume_file} ({quote(vol.id)}); add "
+                          f"{volumes.file_name(volume_id)} for it")
         if number > len(vol.plates):
             raise Refused(f"{volume_file} lists plates 1 to {len(vol.plates)}: add plate {number}'s [[plates]] "
                           f"entry there first (and raise plates_in_volume in every plate's front matter)")
@@ -369,7 +375,7 @@ def locked(volume_file: Path, signals: Signals):
 def new(folder: Path, volume_id: str, number: int, title: str, signals: Signals | None = None) -> list[Path]:
     """Start a plate in folder, volume.toml locked from its reading to its swap; the paths written."""
     signals = signals or Signals()
-    with locked(Path(folder).absolute().parent / volumes.VOLUME_FILE, signals):
+    with locked(volumes.file_for(Path(folder).absolute().parent, volume_id), signals):
         return write(plan(folder, volume_id, number, title), signals)
 
 
@@ -389,7 +395,7 @@ def run(args) -> int:
     import sys
     from . import cli
     signals = Signals()
-    volume_file = args.folder.absolute().parent / volumes.VOLUME_FILE
+    volume_file = volumes.file_for(args.folder.absolute().parent, args.volume)
     with signals.held():
         try:
             written = new(args.folder, args.volume, args.number, args.title, signals)

@@ -1,10 +1,10 @@
-"""A series: the volume file (volume.toml) checked field by field, its plates' front matter held to it, and the
-volume's index page."""
+"""A series: its volume files (volume.toml, volume-<id>.toml) checked field by field, alone and against each other,
+their plates' front matter held to them, each volume's index page and the series' top page."""
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import jinja2
@@ -17,6 +17,10 @@ from .schema import (ID_PATTERN, Problems, describe_value, fields, locate, quote
 from .theme import TEMPLATES
 
 VOLUME_FILE = "volume.toml"
+# Each further volume of the series has a file of its own beside volume.toml, named by its id: volume-xi.toml.
+OTHER_VOLUME_FILE = re.compile(r"volume-([A-Za-z0-9]+)\.toml")
+SERIES_PAGE = "volumes.html"  # the series' top page: every volume, its plates, links to the written ones
+SERIES_TEMPLATE = "series.html.j2"
 PLATE_FILE = "plate.md"
 VOLUME_SCHEMA = {"id": "text", "title": "text", "page": "text", "intro": "text"}
 VOLUME_OPTIONAL = {"page": "", "intro": ""}  # intro: the index's introduction, plain text (docs/checks.md)
@@ -31,6 +35,7 @@ PAGE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\.html")
 MAX_PAGE_NAME = 100  # characters of the index page's file name: far below any file system's limit
 INDEX_TEMPLATE = "volume.html.j2"
 INDEX_STYLE = "volume.css"  # the index's own rules, after the plate's stylesheet
+SERIES_STYLE = "series.css"  # the top page's own rules, after the index's
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,10 @@ class Volume:
     plates: tuple[Entry, ...]
     base_url: str = ""  # [site]'s, ending in '/'; '' when the site is not published at an address
     intro: str = ""  # the index's introduction as written: paragraphs apart by a blank line
+    file: str = VOLUME_FILE  # its file's name in root
+    id_line: int | None = None  # of its id in that file
+    page_line: int | None = None  # of its page (else its [volume] header) in that file
+    site_line: int | None = None  # of its [site] table, when it has one
 
     def plate_id(self, entry: Entry) -> str:
         """How the series names a plate: "XIV.5"."""
@@ -97,12 +106,12 @@ def _entry_text(text: str, span: tuple[int, int]) -> str:
     return "\n".join(text.splitlines()[span[0] - 1:span[1]])
 
 
-def load(root: Path) -> Volume:
-    """Read and check root/volume.toml and hold each written plate's front matter to it; ContentError listing
-    every mistake, each at its file and line."""
+def load(root: Path, name: str = VOLUME_FILE) -> Volume:
+    """Read and check one volume file (root/volume.toml unless named) and hold each written plate's front matter to
+    it; ContentError listing every mistake, each at its file and line. A series' build loads them all (load_series)."""
     root = Path(root)
     problems = Problems(root)
-    volume = read(problems, root)
+    volume = read(problems, root, name)
     if volume is not None:
         agree(problems, volume)
     problems.raise_if_any()
@@ -110,10 +119,10 @@ def load(root: Path) -> Volume:
     return volume
 
 
-def read(problems: Problems, root: Path) -> Volume | None:
-    """volume.toml checked on its own (its plates' folders exist and hold a plate.md), or None with the
+def read(problems: Problems, root: Path, name: str = VOLUME_FILE) -> Volume | None:
+    """One volume file checked on its own (its plates' folders exist and hold a plate.md), or None with the
     mistakes recorded."""
-    path = root / VOLUME_FILE
+    path = root / name
     if not os.path.lexists(path):
         problems.add(path, None, f"file is missing: a series' folder lists its plates in {VOLUME_FILE} (and a plate's "
                                  f"folder holds its {PLATE_FILE}; {root.name or root}/ has neither)")
@@ -132,12 +141,29 @@ def read(problems: Problems, root: Path) -> Volume | None:
                       label="[volume]")
     if head is not None:
         head = _check_head(problems, path, text, head)
+    if head is not None and not _named_for(problems, path, text, head["id"]):
+        head = None
     entries = _entries(problems, path, text, data.get("plates"), root)
     if head is None or entries is None or len(problems.items) > before:
         return None
     made = Volume(root=root, id=head["id"], title=head["title"], page=head["page"], plates=tuple(entries),
-                  base_url=base_url or "", intro=head["intro"])
+                  base_url=base_url or "", intro=head["intro"], file=name,
+                  id_line=locate(text, ("volume", "id")),
+                  page_line=locate(text, ("volume", "page")) or locate(text, ("volume",)),
+                  site_line=locate(text, ("site",)) if "site" in data else None)
     return made if _pages_apart(problems, path, text, made) else None
+
+
+def _named_for(problems: Problems, path: Path, text: str, ident: str) -> bool:
+    """A further volume's file is named for its id (volume-xi.toml holds Vol. XI), so `plate new --volume XI` and a
+    reader find it; volume.toml may hold any volume."""
+    named = OTHER_VOLUME_FILE.fullmatch(path.name)
+    if named is None or named.group(1).casefold() == ident.casefold():
+        return True
+    problems.add(path, locate(text, ("volume", "id")), f"[volume]: id {describe_value(ident)} is not the volume this "
+                 f"file is named for: {path.name} holds Vol. {named.group(1).upper()} (or rename it "
+                 f"volume-{ident.lower()}.toml)")
+    return False
 
 
 def site_base_url(problems: Problems, path: Path, text: str, data: dict) -> str | None:
@@ -156,29 +182,59 @@ def site_base_url(problems: Problems, path: Path, text: str, data: dict) -> str 
 
 
 def base_url_beside(plate_folder: Path) -> str:
-    """For a plate built alone: the [site] base_url of the volume.toml in its folder's parent ('' without one);
-    ContentError when that file or its [site] has a mistake (the rest of it is the series build's to check)."""
+    """For a plate built alone: the [site] base_url of the series' volume files in its folder's parent ('' without
+    one); ContentError when such a file or its [site] has a mistake (the rest of them is the series build's to
+    check)."""
     parent = Path(os.path.abspath(plate_folder)).parent  # not resolved: a symlinked plate belongs where it is shown
-    path = parent / VOLUME_FILE
-    if not path.is_file():
-        return ""
-    problems = Problems(parent)
-    data, text = read_toml(problems, path)
-    base_url = site_base_url(problems, path, text, data) if isinstance(data, dict) else None
-    problems.raise_if_any()
-    return base_url or ""
+    for path in volume_files(parent):
+        if not path.is_file():
+            continue
+        problems = Problems(parent)
+        data, text = read_toml(problems, path)
+        base_url = site_base_url(problems, path, text, data) if isinstance(data, dict) else None
+        problems.raise_if_any()
+        if base_url:
+            return base_url
+    return ""
+
+
+def file_name(volume_id: str) -> str:
+    """The file a further volume of a series is listed in: volume-xi.toml for Vol. XI."""
+    return f"volume-{volume_id.lower()}.toml"
+
+
+def file_for(root: Path, volume_id: str) -> Path:
+    """The file that lists a volume's plates: its own volume-<id>.toml when there is one, else volume.toml."""
+    own = root / file_name(volume_id)
+    return own if os.path.lexists(own) else root / VOLUME_FILE
+
+
+def volume_files(root: Path) -> list[Path]:
+    """The series' volume files: volume.toml (when there is one, of whatever kind), then each volume-<id>.toml by
+    name."""
+    try:
+        names = sorted(n for n in os.listdir(root) if OTHER_VOLUME_FILE.fullmatch(n))
+    except OSError:
+        names = []
+    first = [root / VOLUME_FILE] if os.path.lexists(root / VOLUME_FILE) else []
+    return first + [root / n for n in names]
 
 
 def _pages_apart(problems: Problems, path: Path, text: str, made: Volume) -> bool:
     """No two pages of a series build share a file name: each plate's, and the index's."""
     owner = {made.page: ("the volume's index", locate(text, ("volume", "page")) or locate(text, ("volume",)))}
     ok = True
+    if made.page == SERIES_PAGE:
+        problems.add(path, owner[made.page][1], f"[volume]: page {quote(made.page)} is the series' top page; set "
+                                                 f"page = \"…\" to another name")
+        ok = False
+    owner.setdefault(SERIES_PAGE, ("the series' top page", None))
     for entry in made.written():
         page = made.page_of(entry)
         if page in owner:
+            at = f" (line {owner[page][1]})" if owner[page][1] else ""
             problems.add(path, entry.line, f"[[plates]] #{entry.number}: its page {quote(page)} is also the page of "
-                                           f"{owner[page][0]} (line {owner[page][1]}); set page = \"…\" to another "
-                                           f"name")
+                                           f"{owner[page][0]}{at}; set page = \"…\" to another name")
             ok = False
         owner.setdefault(page, (f"plate {made.plate_id(entry)}", entry.line))
     return ok
@@ -296,11 +352,11 @@ def front_matter(path: Path) -> tuple[dict | None, str]:
 
 # What a plate's front matter must say of its volume: (front matter key, what the volume gives, what it is).
 def _expected(volume: Volume, entry: Entry) -> list[tuple[str, object, str]]:
-    where = f"{VOLUME_FILE}, line {entry.line}" if entry.line else VOLUME_FILE
-    return [("volume", volume.id, f"the volume's id in {VOLUME_FILE}"),
+    where = f"{volume.file}, line {entry.line}" if entry.line else volume.file
+    return [("volume", volume.id, f"the volume's id in {volume.file}"),
             ("plate", entry.number, f"its number in {where}"),
-            ("volume_title", volume.title, f"the volume's title in {VOLUME_FILE}"),
-            ("plates_in_volume", len(volume.plates), f"the plates {VOLUME_FILE} lists")]
+            ("volume_title", volume.title, f"the volume's title in {volume.file}"),
+            ("plates_in_volume", len(volume.plates), f"the plates {volume.file} lists")]
 
 
 def agree(problems: Problems, volume: Volume) -> None:
@@ -321,6 +377,105 @@ def agree(problems: Problems, volume: Volume) -> None:
                              f"{what} is {describe_value(wanted)}")
 
 
+# --- the series: every volume file --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Series:
+    """The series: its volumes in order (by the Roman numeral of their id; others after, by id) and its address."""
+
+    root: Path
+    volumes: tuple[Volume, ...]
+    base_url: str = ""  # the one [site]'s, ending in '/'; '' when the site is not published at an address
+    page: str = SERIES_PAGE
+
+    def written(self) -> list[tuple[Volume, Entry]]:
+        """Every plate with a folder, volume by volume, in order."""
+        return [(v, e) for v in self.volumes for e in v.written()]
+
+    def pages(self) -> dict[str, str]:
+        """{"XIV.5": its page's file name} of every written plate of every volume."""
+        return {v.plate_id(e): v.page_of(e) for v, e in self.written()}
+
+
+def roman(text: str) -> int | None:
+    """A Roman numeral's value ("XIV" -> 14), or None when the text is not one written the usual way."""
+    values = {"M": 1000, "D": 500, "C": 100, "L": 50, "X": 10, "V": 5, "I": 1}
+    upper = text.upper()
+    if not upper or any(c not in values for c in upper):
+        return None
+    total = sum(-values[c] if values.get(upper[i + 1:i + 2], 0) > values[c] else values[c]
+                for i, c in enumerate(upper))
+    return total if _as_roman(total) == upper else None
+
+
+def _as_roman(number: int) -> str:
+    """A positive whole number as the usual Roman numeral."""
+    out = ""
+    for value, letters in ((1000, "M"), (900, "CM"), (500, "D"), (400, "CD"), (100, "C"), (90, "XC"), (50, "L"),
+                           (40, "XL"), (10, "X"), (9, "IX"), (5, "V"), (4, "IV"), (1, "I")):
+        count, number = divmod(number, value)
+        out += letters * count
+    return out
+
+
+def load_series(root: Path) -> Series:
+    """Read and check every volume file of the series, each alone and all together (no id, index page, plate
+    folder or page given twice across them, one [site] at most), and hold each written plate's front matter to its
+    volume; ContentError listing every mistake, each at its file and line."""
+    root = Path(root)
+    problems = Problems(root)
+    paths = volume_files(root)
+    if not paths:
+        read(problems, root, VOLUME_FILE)  # says the file is missing
+    made = [read(problems, root, p.name) for p in paths]
+    volumes = [v for v in made if v is not None]
+    if len(volumes) == len(made):
+        _apart(problems, volumes)
+    for vol in volumes:
+        agree(problems, vol)
+    problems.raise_if_any()
+    base_url = next((v.base_url for v in volumes if v.base_url), "")
+    # the series' address is every volume's: each index's canonical link is under it
+    volumes = sorted((replace(v, base_url=base_url) for v in volumes),
+                     key=lambda v: (roman(v.id) is None, roman(v.id) or 0, v.id))
+    return Series(root=root, volumes=tuple(volumes), base_url=base_url)
+
+
+def _apart(problems: Problems, volumes: list[Volume]) -> None:
+    """The volumes, each sound alone, checked against each other: ids, index and plate pages, plate folders apart,
+    and the site's address set in one file only."""
+    def at(vol: Volume, line: int | None) -> str:
+        return f"{vol.file}, line {line}" if line else vol.file
+    ids: dict[str, Volume] = {}
+    pages: dict[str, str] = {}
+    folders: dict[str, str] = {}
+    site: Volume | None = None
+    for vol in volumes:
+        path = vol.root / vol.file
+        key = vol.id.casefold()
+        if key in ids:
+            problems.add(path, vol.id_line, f"[volume]: id {quote(vol.id)} is also the id of the volume in "
+                                            f"{at(ids[key], ids[key].id_line)}; each volume has its own")
+        ids.setdefault(key, vol)
+        if vol.site_line is not None:
+            if site is not None:
+                problems.add(path, vol.site_line, f"[site] is also set in {at(site, site.site_line)}: the series is "
+                                                  f"published at one address, set in one volume file")
+            site = site or vol
+        owned = [(vol.page, vol.page_line, "the index of Vol. " + vol.id)]
+        owned += [(vol.page_of(e), e.line, f"plate {vol.plate_id(e)}") for e in vol.written()]
+        for page, line, what in owned:
+            if page in pages:
+                problems.add(path, line, f"{what}: its page {quote(page)} is also the page of {pages[page]}; "
+                                         f"set page = \"…\" to another name")
+            pages.setdefault(page, f"{what.split(':')[0]} ({at(vol, line)})")
+        for entry in vol.written():
+            if entry.folder in folders:
+                problems.add(path, entry.line, f"[[plates]] #{entry.number}: folder {quote(entry.folder)} is also the "
+                                               f"folder of {folders[entry.folder]}; a plate belongs to one volume")
+            folders.setdefault(entry.folder, f"plate {vol.plate_id(entry)} ({at(vol, entry.line)})")
+
+
 # --- the index page ----------------------------------------------------------------------------------------------
 
 def environment() -> jinja2.Environment:
@@ -329,16 +484,16 @@ def environment() -> jinja2.Environment:
                               autoescape=True, trim_blocks=True, lstrip_blocks=True)
 
 
-def index_html(volume: Volume, built: dict[int, tuple[str, str, str]], pictures: dict[int, str] | None = None) -> str:
+def index_html(volume: Volume, built: dict[int, tuple[str, str, str]], pictures: dict[int, str] | None = None,
+               series_page: str = "", pages: dict[str, str] | None = None) -> str:
     """The volume's index page: its introduction, every plate in order, a link (title and deck) for each built one
     ({number: (page file name, title, deck)}) with a small picture of its first figure (pictures: {number: that
     figure's static SVG}), "to come" for the others; the plate's stylesheet, a CSP of its own, no script; its
-    canonical link when the site has a base_url."""
-    from .render import csp_hash  # the plate page's hashing, so both pages carry the same policy
+    canonical link when the site has a base_url. In a series build its head links the series' top page
+    (series_page), and its intro's "plate XI.2" links any plate of the series built (pages: {id: page})."""
     env = environment()
-    style = theme.current().page_css() + "\n" + env.loader.get_source(env, INDEX_STYLE)[0]
     pictures = pictures or {}
-    pages = {volume.plate_id(e): built[e.number][0] for e in volume.plates if e.number in built}
+    own = {volume.plate_id(e): built[e.number][0] for e in volume.plates if e.number in built}
     rows = []
     for entry in volume.plates:
         page, title, deck = built.get(entry.number, ("", entry.title, ""))
@@ -346,9 +501,38 @@ def index_html(volume: Volume, built: dict[int, tuple[str, str, str]], pictures:
         rows.append({"id": volume.plate_id(entry), "number": entry.number, "page": page, "title": title,
                      "deck": deck, "picture": Markup(inline_picture(picture, f"plate-{entry.number}"))})
     return env.get_template(INDEX_TEMPLATE).render(
-        volume=volume, rows=rows, built=sum(1 for r in rows if r["page"]), intro=intro_html(volume.intro, pages),
-        url=publish.page_url(volume.base_url, volume.page),
-        style=Markup(style), csp_style=Markup(csp_hash(style)))
+        volume=volume, rows=rows, built=sum(1 for r in rows if r["page"]),
+        intro=intro_html(volume.intro, {**(pages or {}), **own}), url=publish.page_url(volume.base_url, volume.page),
+        series_page=series_page, **_styled(env))
+
+
+def _styled(env: jinja2.Environment, *more: str) -> dict:
+    """An index page's style (the plate's stylesheet, then the index's rules, then more) and its CSP hash."""
+    from .render import csp_hash  # the plate page's hashing, so every page carries the same policy
+    style = "\n".join([theme.current().page_css()] + [env.loader.get_source(env, name)[0]
+                                                      for name in (INDEX_STYLE, *more)])
+    return {"style": Markup(style), "csp_style": Markup(csp_hash(style))}
+
+
+def series_html(series: Series, built: dict[str, tuple[str, str, str]]) -> str:
+    """The series' top page: each volume in order, linked to its index, with its title, its intro's first paragraph
+    and its plates, a link for each built one ({"XI.2": (page file name, title, deck)}), "to come" for the others;
+    the index's style and CSP, no script; its canonical link when the site has a base_url."""
+    env = environment()
+    pages = {ident: page for ident, (page, _, _) in built.items()}
+    shelves = []
+    for vol in series.volumes:
+        plates = []
+        for entry in vol.plates:
+            ident = vol.plate_id(entry)
+            page, title, _ = built.get(ident, ("", entry.title, ""))
+            plates.append({"id": ident, "page": page, "title": title})
+        first = intro_html(vol.intro, pages)[:1]
+        shelves.append({"volume": vol, "intro": first[0] if first else "", "plates": plates,
+                        "built": sum(1 for p in plates if p["page"])})
+    return env.get_template(SERIES_TEMPLATE).render(
+        shelves=shelves, plates=sum(len(v.plates) for v in series.volumes), built=len(built),
+        url=publish.page_url(series.base_url, series.page), **_styled(env, SERIES_STYLE))
 
 
 def intro_html(text: str, pages: dict[str, str]) -> list[Markup]:

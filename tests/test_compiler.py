@@ -274,11 +274,10 @@ def test_a_module_importing_the_formatter_gets_the_page_s_compiled_one(tmp_path)
 
 def page_plates() -> list[tuple[str, Path]]:
     """(page file, folder) of every written plate of the shipped series that declares PAGE."""
-    shelf = volume.load(SERIES)
     found = []
-    for entry in shelf.plates:
-        if entry.folder and texts.page_of(content.load(SERIES / entry.folder).module) is not None:
-            found.append((shelf.page_of(entry), SERIES / entry.folder))
+    for vol, entry in volume.load_series(SERIES).written():  # every volume's
+        if texts.page_of(content.load(SERIES / entry.folder).module) is not None:
+            found.append((vol.page_of(entry), SERIES / entry.folder))
     return found
 
 

@@ -20,9 +20,9 @@ SERIES = ROOT / "plates"
 
 
 def written() -> list[tuple[str, Path]]:
-    """(page file, folder) of every written plate of the shipped volume."""
-    shelf = volume.load(SERIES)
-    return [(shelf.page_of(entry), SERIES / entry.folder) for entry in shelf.plates if entry.folder]
+    """(page file, folder) of every written plate of the shipped series, every volume's."""
+    shelf = volume.load_series(SERIES)
+    return [(vol.page_of(entry), SERIES / entry.folder) for vol, entry in shelf.written()]
 
 
 PAGES = [page for page, _ in written()]
@@ -159,7 +159,7 @@ def test_every_plate_is_its_own_content_and_module(page, folder):
     """Each written plate is a folder of content with a plate module of its own, loaded by the engine."""
     c = content.load(folder)
     assert c.module.FOLDER == folder.resolve() and (folder / "plate" / "__init__.py").is_file()
-    assert c.plate.volume == volume.load(SERIES).id
+    assert c.plate.volume == next(v.id for v, e in volume.load_series(SERIES).written() if SERIES / e.folder == folder)
 
 
 def words_of(folder: Path) -> tuple[Path, list[str]]:

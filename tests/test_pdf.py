@@ -91,9 +91,10 @@ def test_a_selection_for_a_series_is_refused_in_one_line(tmp_path):
 # --- the series: `plate pdf` prints every plate into the site, and a later `plate build` keeps or remakes the PDFs ---
 
 def plate_pages(root: Path) -> dict[str, tuple[Path, str]]:
-    """{page: (the plate's folder, its CSV)} of every written plate of the series at root, as volume.toml names it."""
-    vol = volume.load(root)
-    return {vol.page_of(e): (vol.folder(e), content.load(vol.folder(e)).plate.data_file) for e in vol.written()}
+    """{page: (the plate's folder, its CSV)} of every written plate of the series at root, as its volume files name
+    them."""
+    return {vol.page_of(e): (vol.folder(e), content.load(vol.folder(e)).plate.data_file)
+            for vol, e in volume.load_series(root).written()}
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
@@ -121,7 +122,9 @@ def runs(tmp_path_factory):
     pages = plate_pages(root)
     edited = list(pages)[-1]
     plate_md = pages[edited][0] / "plate.md"
-    made = {"out": out, "pages": pages, "index": volume.load(root).page, "edited page": edited}
+    shelf = volume.load_series(root)
+    made = {"out": out, "pages": pages, "index": volume.load(root).page, "edited page": edited,
+            "indexes": [v.page for v in shelf.volumes] + [shelf.page]}  # each volume's and the top page
 
     def run(name, *args, env=None):
         made[name] = plate(*args, "--content", root, "--out", out, cwd=ROOT, env=env)
@@ -232,5 +235,5 @@ def test_without_chromium_a_changed_pages_pdfs_are_dropped_and_unlinked(runs):
 def test_one_plate_built_over_a_series_site_says_which_pages_are_gone(runs):
     result = runs["one plate"]
     assert result.returncode == 0, result.stderr
-    gone = sorted([runs["index"], *(p for p in runs["pages"] if p != "index.html")])
+    gone = sorted([*runs["indexes"], *(p for p in runs["pages"] if p != "index.html")])
     assert f"plate: replaced a site with more pages: {', '.join(gone)} " in result.stdout

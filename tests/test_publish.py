@@ -174,7 +174,8 @@ def served(tmp_path_factory):
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
-        yield {"out": out, "volume": volume.load(tmp / "plates"), "origin": f"http://127.0.0.1:{httpd.server_port}"}
+        yield {"out": out, "series": volume.load_series(tmp / "plates"),
+               "origin": f"http://127.0.0.1:{httpd.server_port}"}
     finally:
         httpd.shutdown()
         httpd.server_close()
@@ -203,9 +204,10 @@ def sitemap(served) -> list[str]:
 
 
 def test_the_sitemap_of_the_shipped_series_lists_every_page_under_the_sub_path(served):
-    vol = served["volume"]
-    pages = {vol.page_of(entry) for entry in vol.written()} | {vol.page}
-    assert set(page_urls(served).values()) == pages  # each plate's page and the index were built, nothing else
+    series = served["series"]
+    pages = set(series.pages().values()) | {v.page for v in series.volumes} | {series.page}
+    assert len(series.volumes) > 1 and series.page == volume.SERIES_PAGE
+    assert set(page_urls(served).values()) == pages  # each plate's page, each index and the top page, nothing else
     listed = sitemap(served)
     assert sorted(listed) == sorted(page_urls(served)) and len(set(listed)) == len(listed)
     assert all(url.startswith(SUB_BASE) for url in listed)
@@ -255,8 +257,8 @@ def test_no_link_of_the_shipped_series_is_broken_under_the_sub_path(served):
 
 
 def test_each_plate_of_the_shipped_series_has_its_canonical_link_and_preview_under_the_base(served):
-    vol = served["volume"]
-    plates = [vol.page_of(entry) for entry in vol.written()]
+    series = served["series"]
+    plates = list(series.pages().values())
     previews = set()
     for name in plates:
         page = Page((served["out"] / name).read_text(encoding="utf-8"))
@@ -268,6 +270,7 @@ def test_each_plate_of_the_shipped_series_has_its_canonical_link_and_preview_und
         assert (status, kind, body[:8]) == (200, "image/png", b"\x89PNG\r\n\x1a\n"), image
         previews.add(image)
     assert len(previews) == len(plates)  # one preview per plate, none shared
-    index = Page((served["out"] / vol.page).read_text(encoding="utf-8"))
-    assert index.canonical == [SUB_BASE + vol.page] and index.meta["og:url"] == SUB_BASE + vol.page
+    for name in [v.page for v in series.volumes] + [series.page]:  # each volume's index and the top page
+        index = Page((served["out"] / name).read_text(encoding="utf-8"))
+        assert index.canonical == [SUB_BASE + name] and index.meta["og:url"] == SUB_BASE + name
     assert publish.page_url(SUB_BASE, "index.html") == SUB_BASE  # the host serves index.html for the folder

@@ -1,4 +1,4 @@
-"""`plate new` (generator/scaffold.py): a plate started from templates/new-plate/, listed in the volume.toml beside
+"""`plate new` (generator/scaffold.py): a plate started from templates/new-plate/, listed in its volume's file beside
 it by that entry's lines alone; refused, with nothing written, when the folder holds anything or the volume cannot
 take it. Everything in tmp_path."""
 import errno
@@ -212,6 +212,54 @@ def test_the_command_says_what_it_wrote(series, capsys):
     with pytest.raises(SystemExit) as exited:
         cli.main(["new", str(series / "three"), "--volume", "XIV", "--number", "3"])
     assert exited.value.code == cli.EXIT_USAGE and not (series / "three").exists()
+
+
+OTHER_VOLUME = """[volume]
+id = "XI"
+title = "Optimisation at Scale"
+
+[[plates]]
+number = 1
+
+[[plates]]
+number = 2
+title = "The Critical Batch Size"
+"""
+
+
+def test_a_plate_of_another_volume_is_listed_in_that_volumes_file_alone(series, capsys):
+    (series / "volume-xi.toml").write_text(OTHER_VOLUME, encoding="utf-8")
+    before = (series / "volume.toml").read_bytes()
+    assert cli.main(["new", str(series / "xi-2-batch"), "--volume", "XI", "--number", "2", "--title", "B"]) == 0
+    assert f"{series / 'volume-xi.toml'} lists it" in capsys.readouterr().out
+    assert (series / "volume.toml").read_bytes() == before
+    front = front_matter(series / "xi-2-batch")
+    assert (front["volume"], front["plate"], front["volume_title"], front["plates_in_volume"]) == \
+        ("XI", 2, "Optimisation at Scale", 2)
+    shelf = volume.load_series(series)  # the new plate agrees with its volume, the series checks as a whole
+    assert [(v.id, e.number, e.folder) for v, e in shelf.written()] == [("XI", 2, "xi-2-batch")]
+    assert (series / "volume-xi.toml").read_text() == OTHER_VOLUME.replace(
+        'title = "The Critical Batch Size"\n', 'title = "B"\nfolder = "xi-2-batch"\n')
+
+
+def test_a_volume_no_file_of_the_series_holds_is_refused_naming_the_file_to_add(series):
+    (series / "volume-xi.toml").write_text(OTHER_VOLUME, encoding="utf-8")
+    before = tree(series)
+    with pytest.raises(scaffold.Refused, match=r"is not the volume of .*volume\.toml .*add volume-xv\.toml"):
+        scaffold.new(series / "xv-1", "XV", 1, "T")
+    (series / "volume.toml").unlink()
+    with pytest.raises(scaffold.Refused, match=r"no volume file of the series .* holds it; add volume-xiv\.toml"):
+        scaffold.new(series / "xiv-1", "XIV", 1, "T")
+    assert tree(series) == {k: v for k, v in before.items() if k != "volume.toml"}
+
+
+def test_a_mistake_in_another_volumes_file_refuses_the_listing(series):
+    (series / "volume-xi.toml").write_text(OTHER_VOLUME.replace('id = "XI"', 'id = "XIV"'), encoding="utf-8")
+    before = tree(series)
+    with pytest.raises(scaffold.Refused, match=r"mistakes in its volume files.*volume-xi\.toml, line 2: \[volume\]: "
+                                               r"id \"XIV\" is not the volume this file is named for"):
+        scaffold.new(series / "two", "XIV", 2, "Two")
+    assert tree(series) == before
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

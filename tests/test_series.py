@@ -69,7 +69,9 @@ def test_every_written_plate_has_its_page_and_the_volume_its_index(built):
     assert {"index.html", built["copy_page"], built["index"], built["plate"].data_file} <= names
     assert sorted(p.name for p in built["site"].iterdir() if not p.name.startswith(".")) == sorted(names)
     index = built["files"][built["index"]]
-    links = re.findall(r'<a href="([^"]+)">([^<]+)</a>', index)
+    assert re.findall(r'<a href="([^"]+)">([^<]+)</a>', index.split("<main>")[0]) == [(volume.SERIES_PAGE,
+                                                                                       "Volumes")]
+    links = re.findall(r'<a href="([^"]+)">([^<]+)</a>', index.split("<main>")[1])
     assert links == [("index.html", built["plate"].title), (built["copy_page"], "The plate referred to")] or \
         links == [(built["copy_page"], "The plate referred to"), ("index.html", built["plate"].title)]
     order = sorted([built["plate"].plate, built["number"]])
@@ -95,7 +97,7 @@ def test_the_shipped_plate_links_the_plate_built_with_it_and_not_the_other(built
     assert not re.search(rf'<a [^>]*>[Pp]late\s+{re.escape(other)}</a>', page)
     assert re.search(rf"[Pp]late\s+{re.escape(other)}", page)  # still there, as text
     head = re.search(r'<span class="volume">(.*?)</span>', page).group(1)
-    assert head.startswith(f'<a href="{built["index"]}">Vol. ')
+    assert head.startswith(f'<a href="{volume.SERIES_PAGE}">Volumes</a> · <a href="{built["index"]}">Vol. ')
 
 
 def test_a_plate_does_not_link_to_itself(built):
@@ -107,6 +109,7 @@ def test_a_plate_does_not_link_to_itself(built):
 def test_the_shipped_plates_page_and_csv_are_its_own_build_but_for_the_intended_links(built):
     page, alone = built["files"]["index.html"], built["alone"]["index.html"]
     unlinked = re.sub(rf'<a href="{built["copy_page"]}">(.*?)</a>', r"\1", page, flags=re.S)
+    unlinked = unlinked.replace(f'<a href="{volume.SERIES_PAGE}">Volumes</a> · ', "", 1)
     unlinked = unlinked.replace(f'<a href="{built["index"]}">', "", 1).replace("</a></span>", "</span>", 1)
     # the control named by the [plates] subject of the plate built alongside links to it; the page data lists it
     subject = next(k for k, v in built["plate"].plates.items() if v == built["target"])
@@ -169,7 +172,8 @@ def test_a_series_without_a_base_url_writes_one_robots_txt_and_no_sitemap_previe
     assert files["robots.txt"] == "User-agent: *\nAllow: /\n"
     assert "sitemap.xml" not in files and not [name for name in files if name.endswith(".png")]
     pages = [name for name in files if name.endswith(".html")]
-    assert len(pages) == 3 and not [name for name in pages if 'rel="canonical"' in files[name]]
+    assert sorted(pages) == sorted(["index.html", built["copy_page"], built["index"], volume.SERIES_PAGE])
+    assert not [name for name in pages if 'rel="canonical"' in files[name]]
 
 
 def test_a_plate_folder_is_built_alone_and_a_series_folder_as_a_series(tmp_path):
@@ -257,3 +261,64 @@ def test_a_series_whose_volume_toml_is_missing_or_not_a_file_names_it_in_one_lin
     assert result.returncode == cli.EXIT_CONTENT, result.stderr
     assert result.stderr.splitlines()[1:] == [f"  plates/volume.toml: {what}"], result.stderr
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+
+
+@pytest.fixture(scope="module")
+def two_volumes(tmp_path_factory):
+    """make_series' Vol. of the shipped plate, and a further volume (its own volume-<id>.toml) holding a copy of the
+    shipped plate numbered as the plate of that volume it refers to; built once."""
+    base = tmp_path_factory.mktemp("volumes")
+    made = make_series(base / "plates")
+    _, other = referred(made["plate"])
+    ident, number = other.split(".")[0], int(other.split(".")[1])
+    folder = base / "plates" / f"{ident.lower()}-{number}-elsewhere"
+    shutil.copytree(CONTENT, folder, symlinks=True)
+    text = (folder / "plate.md").read_text(encoding="utf-8")
+    for key, value in (("volume", f'"{ident}"'), ("volume_title", '"Elsewhere"'), ("plate", number),
+                       ("plates_in_volume", number), ("title", '"The plate of another volume"')):
+        text = re.sub(rf"(?m)^{key} = .*$", f"{key} = {value}", text, count=1)
+    (folder / "plate.md").write_text(text, encoding="utf-8")
+    rows = "".join(f"\n[[plates]]\nnumber = {n}\n" + (f'folder = "{folder.name}"\n' if n == number else "")
+                   for n in range(1, number + 1))
+    (base / "plates" / volume.file_name(ident)).write_text(
+        f'[volume]\nid = "{ident}"\ntitle = "Elsewhere"\nintro = "Its plate {other}, and plate '
+        f'{made["target"]} of the other volume."\n{rows}', encoding="utf-8")
+    made.update(other=other, other_page="elsewhere.html", other_index=f"volume-{ident.lower()}.html",
+                files=build.build(base / "plates", base / "site"), series=volume.load_series(base / "plates"))
+    return made
+
+
+def test_a_series_of_two_volumes_builds_each_index_and_the_top_page(two_volumes):
+    files = two_volumes["files"]
+    pages = {two_volumes["index"], two_volumes["other_index"], volume.SERIES_PAGE, "index.html",
+             two_volumes["copy_page"], two_volumes["other_page"]}
+    assert {name for name in files if name.endswith(".html")} == pages
+    top = files[volume.SERIES_PAGE]
+    order = [v.page for v in two_volumes["series"].volumes]
+    assert re.findall(r'<h2[^>]*><a href="([^"]+)">', top) == order and set(order) == {
+        two_volumes["index"], two_volumes["other_index"]}
+    lists = "".join(re.findall(r'<ol class="series-plates">(.*?)</ol>', top, re.S))
+    plate_links = [href for href, _ in links_in(lists)]
+    assert plate_links == [v.page_of(e) for v in two_volumes["series"].volumes for e in v.written()]
+    assert sorted(plate_links) == sorted(["index.html", two_volumes["copy_page"], two_volumes["other_page"]])
+    index = files[two_volumes["other_index"]]
+    assert links_in(index.split("<main>")[0]) == [(volume.SERIES_PAGE, "Volumes")]
+    assert (two_volumes["other_page"], f"plate {two_volumes['other']}") in links_in(index)  # its intro, its own
+    assert ("referred.html", f"plate {two_volumes['target']}") in links_in(index)  # and the other volume's
+
+
+def test_a_plate_links_the_plate_of_another_volume_and_its_head_its_own_volume(two_volumes):
+    files = two_volumes["files"]
+    shipped = files["index.html"]
+    assert re.search(rf'<a href="{two_volumes["other_page"]}">[Pp]late\s+{re.escape(two_volumes["other"])}</a>',
+                     shipped)
+    for page, index in (("index.html", two_volumes["index"]), (two_volumes["other_page"], two_volumes["other_index"])):
+        head = re.search(r'<span class="volume">(.*?)</span>', files[page]).group(1)
+        assert [href for href, _ in links_in(head)] == [volume.SERIES_PAGE, index], page
+
+
+def test_a_folder_with_only_a_further_volume_file_is_a_series(tmp_path):
+    (tmp_path / "plates" / "plate").mkdir(parents=True)  # a plate module's folder: a plate, unless a volume file
+    assert not series.is_series(tmp_path / "plates")
+    (tmp_path / "plates" / "volume-xi.toml").write_text('[volume]\nid = "XI"\ntitle = "T"\n')
+    assert series.is_series(tmp_path / "plates")

@@ -601,7 +601,7 @@ def test_a_series_rebuild_keeps_each_plates_figures_apart():
     from generator import series
     memo: dict = {}
     first = series.gather(ROOT / "plates", [], memo)
-    vol = volume.load(ROOT / "plates")
-    assert sorted(memo) == sorted(str(vol.folder(entry)) for entry in vol.written())
+    shelf = volume.load_series(ROOT / "plates")
+    assert sorted(memo) == sorted(str(vol.folder(entry)) for vol, entry in shelf.written())
     assert all("figures" in kept and "csv" in kept for kept in memo.values())
     assert series.gather(ROOT / "plates", [], memo) == first  # what was kept makes the same site

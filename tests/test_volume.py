@@ -404,3 +404,169 @@ def test_a_plate_built_alone_reports_a_mistake_in_the_sites_base_url_at_its_line
     monkeypatch.chdir(root / "one")
     with pytest.raises(ContentError):
         volume.base_url_beside(Path("."))  # the folder's parent, even when the plate is given as "."
+
+
+# --- a series of volumes: volume.toml and volume-<id>.toml -------------------------------------------------------
+
+XI_HEAD = '[volume]\nid = "XI"\ntitle = "Optimisation at Scale"\n'
+
+
+def two_volumes(tmp_path: Path, xi_body: str, xiv_body: str | None = None, plates: dict | None = None,
+                xi_head: str = XI_HEAD) -> Path:
+    """A series of Vol. XIV (volume.toml) and Vol. XI (volume-xi.toml), with plate folders {name: front matter}."""
+    root = series(tmp_path, xiv_body if xiv_body is not None else entries("number = 1"), plates)
+    (root / "volume-xi.toml").write_text(xi_head + xi_body, encoding="utf-8")
+    return root
+
+
+def series_mistakes(root: Path) -> list[str]:
+    with pytest.raises(ContentError) as error:
+        volume.load_series(root)
+    return error.value.problems
+
+
+def line_of(path: Path, text: str, after: int = 0) -> int:
+    """The 1-based number of the first line of a file that is text, after line `after`."""
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if i > after and line == text)
+
+
+def test_a_series_reads_every_volume_file_in_the_order_of_their_numerals(tmp_path):
+    root = two_volumes(tmp_path, entries("number = 1", 'number = 2\ntitle = "The Critical Batch Size"\n'
+                                         'folder = "xi-2"'),
+                       plates={"xi-2": {"volume": "XI", "title": "Optimisation at Scale", "number": 2, "count": 2}})
+    shelf = volume.load_series(root)
+    assert [(v.id, v.file, v.page, len(v.plates)) for v in shelf.volumes] == [
+        ("XI", "volume-xi.toml", "volume-xi.html", 2), ("XIV", "volume.toml", "volume-xiv.html", 1)]
+    assert [e.title for e in shelf.volumes[0].plates] == ["", "The Critical Batch Size"]  # untitled: to come
+    assert shelf.pages() == {"XI.2": "xi-2.html"} and shelf.page == volume.SERIES_PAGE == "volumes.html"
+    assert [volume.roman(n) for n in ("XI", "XIV", "ix", "IIII", "X1", "")] == [11, 14, 9, None, None, None]
+
+
+def test_a_further_volume_file_is_named_for_its_id(tmp_path):
+    root = two_volumes(tmp_path, entries("number = 1"), xi_head=XI_HEAD.replace('"XI"', '"XII"'))
+    assert series_mistakes(root) == [
+        'plates/volume-xi.toml, line 2: [volume]: id "XII" is not the volume this file is named for: '
+        "volume-xi.toml holds Vol. XI (or rename it volume-xii.toml)"]
+
+
+def test_two_volumes_with_one_id_are_a_mistake_at_the_second(tmp_path):
+    root = series(tmp_path, entries("number = 1"), head='[volume]\nid = "XI"\ntitle = "T"\npage = "a.html"\n')
+    (root / "volume-xi.toml").write_text(XI_HEAD + entries("number = 1"), encoding="utf-8")
+    assert series_mistakes(root) == [
+        'plates/volume-xi.toml, line 2: [volume]: id "XI" is also the id of the volume in volume.toml, line 2; '
+        "each volume has its own"]
+
+
+def test_two_volumes_with_one_index_page_are_a_mistake_at_its_line(tmp_path):
+    root = two_volumes(tmp_path, entries("number = 1"), xi_head=XI_HEAD + 'page = "volume-xiv.html"\n')
+    assert series_mistakes(root) == [
+        'plates/volume-xi.toml, line 4: the index of Vol. XI: its page "volume-xiv.html" is also the page of the '
+        'index of Vol. XIV (volume.toml, line 4); set page = "…" to another name']
+
+
+def test_plate_pages_of_two_volumes_may_not_collide(tmp_path):
+    plates = {"xiv-1-scale": {}, "xi-1-scale": {"volume": "XI", "title": "Optimisation at Scale", "count": 1}}
+    root = two_volumes(tmp_path, entries('number = 1\nfolder = "xi-1-scale"'),
+                       entries('number = 1\nfolder = "xiv-1-scale"'), plates)
+    line = line_of(root / "volume-xi.toml", "[[plates]]")
+    assert series_mistakes(root) == [
+        f'plates/volume-xi.toml, line {line}: plate XI.1: its page "scale.html" is also the page of plate XIV.1 '
+        f'(volume.toml, line {line_of(root / "volume.toml", "[[plates]]")}); set page = "…" to another name']
+
+
+def test_a_plate_folder_listed_by_two_volumes_is_a_mistake_at_the_second(tmp_path):
+    plates = {"one": {}}
+    root = two_volumes(tmp_path, entries('number = 1\nfolder = "one"\npage = "other.html"'),
+                       entries('number = 1\nfolder = "one"'), plates)
+    got = series_mistakes(root)
+    line = line_of(root / "volume-xi.toml", "[[plates]]")
+    assert f'plates/volume-xi.toml, line {line}: [[plates]] #1: folder "one" is also the folder of plate XIV.1 ' \
+           f'(volume.toml, line {line_of(root / "volume.toml", "[[plates]]")}); a plate belongs to one volume' in got
+    # and the plate's front matter, Vol. XIV's, disagrees with Vol. XI: said at its line, as for any plate
+    assert any(m.startswith("plates/one/plate.md, line 2: front matter: volume \"XIV\"") for m in got), got
+
+
+def test_the_sites_address_is_set_in_one_volume_file(tmp_path):
+    site = '[site]\nbase_url = "https://example.org/a/"\n\n'
+    root = series(tmp_path, entries("number = 1"), head=site + '[volume]\nid = "XIV"\ntitle = "P"\n')
+    (root / "volume-xi.toml").write_text(XI_HEAD + entries("number = 1"), encoding="utf-8")
+    shelf = volume.load_series(root)
+    assert shelf.base_url == "https://example.org/a/" and {v.base_url for v in shelf.volumes} == {shelf.base_url}
+    (root / "volume-xi.toml").write_text(site + XI_HEAD + entries("number = 1"), encoding="utf-8")
+    assert series_mistakes(root) == ["plates/volume-xi.toml, line 1: [site] is also set in volume.toml, line 1: the "
+                                     "series is published at one address, set in one volume file"]
+
+
+@pytest.mark.parametrize("where", ["index", "plate"])
+def test_no_page_may_take_the_top_pages_name(tmp_path, where):
+    if where == "index":
+        head = '[volume]\nid = "XIV"\ntitle = "P"\npage = "volumes.html"\n'
+        root = series(tmp_path, entries("number = 1"), head=head)
+        want = 'plates/volume.toml, line 4: [volume]: page "volumes.html" is the series\' top page'
+    else:
+        root = series(tmp_path, entries('number = 1\nfolder = "xiv-1-volumes"'), {"xiv-1-volumes": {}})
+        want = (f"plates/volume.toml, line {line_of(root / 'volume.toml', '[[plates]]')}: [[plates]] #1: its page "
+                f"\"volumes.html\" is also the page of the series' top page;")
+    got = series_mistakes(root)
+    assert len(got) == 1 and got[0].startswith(want), got
+
+
+def test_a_plate_of_a_further_volume_is_held_to_that_volumes_file(tmp_path):
+    root = two_volumes(tmp_path, entries("number = 1", 'number = 2\nfolder = "xi-2"'),
+                       plates={"xi-2": {"volume": "XI", "title": "Optimisation at Scale", "number": 2, "count": 3}})
+    assert series_mistakes(root) == [
+        "plates/xi-2/plate.md, line 5: front matter: plates_in_volume 3 does not agree with the volume: the plates "
+        "volume-xi.toml lists is 2"]
+
+
+def test_a_plate_built_alone_takes_the_base_url_from_any_volume_file_beside_it(tmp_path):
+    root = two_volumes(tmp_path, entries("number = 1"), plates={"one": {}})
+    (root / "volume-xi.toml").write_text('[site]\nbase_url = "https://example.org/b"\n' + XI_HEAD, encoding="utf-8")
+    assert volume.base_url_beside(root / "one") == "https://example.org/b/"
+
+
+def test_an_untitled_plate_to_come_shows_its_number_and_to_come(tmp_path):
+    v = volume.load(two_volumes(tmp_path, entries("number = 1", 'number = 2\ntitle = "Two"')), "volume-xi.toml")
+    listed = items(volume.index_html(v, {}))
+    assert [" ".join(re.sub(r"<[^>]+>", " ", li).split()) for li in listed] == [
+        "Plate XI.1 to come", "Plate XI.2 Two to come"]  # the stylesheet puts "· " before "to come"
+    assert "volume-plate-title" not in listed[0] and "volume-plate-title" in listed[1]
+
+
+TOP_INTRO = 'intro = """\nFirst of XI, naming plate XIV.1 & <more>.\n\nSecond, not shown on the top page.\n"""\n'
+
+
+def test_the_top_page_lists_each_volume_its_first_paragraph_and_plates_linking_the_built(tmp_path):
+    from generator import render
+    root = two_volumes(tmp_path, entries("number = 1", 'number = 2\ntitle = "Two"'),
+                       entries('number = 1\ntitle = "One"', "number = 2"), xi_head=XI_HEAD + TOP_INTRO)
+    shelf = volume.load_series(root)
+    page = volume.series_html(shelf, {"XIV.1": ("one.html", "One, as written", "D")})
+    sections = re.findall(r'<section class="series-volume"[^>]*>(.*?)</section>', page, re.S)
+    assert [re.search(r"<h2[^>]*>(.*?)</h2>", s).group(1) for s in sections] == [
+        '<a href="volume-xi.html">Vol. XI · Optimisation at Scale</a>', '<a href="volume-xiv.html">Vol. XIV · '
+        'Parallelism</a>']
+    assert re.findall(r'<p class="series-volume-intro">(.*?)</p>', page) == [
+        'First of XI, naming <a href="one.html">plate XIV.1</a> &amp; &lt;more&gt;.']
+    rows = [[" ".join(re.sub(r"<[^>]+>", " ", li).split()) for li in re.findall(r"<li[^>]*>(.*?)</li>", s, re.S)]
+            for s in sections]
+    assert rows == [["Plate XI.1 to come", "Plate XI.2 Two to come"],
+                    ["Plate XIV.1 One, as written", "Plate XIV.2 to come"]]
+    assert [re.findall(r'<a href="([^"]+)">', li) for li in re.findall(r"<li[^>]*>(.*?)</li>", page, re.S)] == [
+        [], [], ["one.html"], []]
+    assert "1 of 4 plates published" in page and "<script" not in page
+    style = re.search(r"<style>(.*?)</style>", page, re.S).group(1)
+    assert f"style-src {render.csp_hash(style)};" in page and ".series-plate" in style
+    ids = re.findall(r'\bid="([^"]+)"', page)
+    assert len(ids) == len(set(ids)) and 'rel="canonical"' not in page
+
+
+def test_the_shipped_series_has_vol_xi_with_xi_2_titled_and_listed_once_written(tmp_path):
+    from conftest import ROOT
+    shelf = volume.load_series(ROOT / "plates")
+    xi = next(v for v in shelf.volumes if v.id == "XI")
+    assert xi.file == "volume-xi.toml" and xi.title == "Optimisation at Scale" and xi.intro
+    assert [e.title for e in xi.plates[:-1]] == [""] * (len(xi.plates) - 1)  # to come, untitled
+    assert xi.plates[-1].title == "The Critical Batch Size" and xi.plates[-1].number == 2
+    folder = ROOT / "plates" / "xi-2-critical-batch-size"
+    assert xi.plates[-1].folder == (folder.name if (folder / "plate.md").is_file() else "")

@@ -161,14 +161,94 @@ def test_nu_checker_reports_no_error(index):
     assert "All good" in output
 
 
+# --- the series' top page and every volume's index -----------------------------------------------------------------
+
+def other_pages(series_site):
+    """The top page and each volume's index, as the shipped series builds them."""
+    shelf = volume.load_series(SERIES)
+    return shelf, [series_site / shelf.page] + [series_site / v.page for v in shelf.volumes]
+
+
+def test_the_top_page_lists_every_volume_and_plate_under_its_own_csp_offline(browser, series_site):
+    shelf, _ = other_pages(series_site)
+    context, page, seen = opened(browser, series_site / shelf.page)
+    try:
+        assert seen["console"] == [] and seen["requests"] == [(series_site / shelf.page).resolve().as_uri()]
+        assert page.evaluate("getComputedStyle(document.querySelector('.series-plates')).listStyleType") == "none"
+        sections = page.locator(".series-volume").all()
+        assert len(sections) == len(shelf.volumes) > 1
+        pages = shelf.pages()
+        for section, vol in zip(sections, shelf.volumes):
+            heading = section.get_by_role("heading", level=2).get_by_role("link")
+            assert heading.text_content() == f"Vol. {vol.id} · {vol.title}"  # shown in capitals by the stylesheet
+            assert heading.get_attribute("href") == vol.page
+            first = " ".join(re.split(r"\n\s*\n", vol.intro.strip())[0].split())
+            assert " ".join(section.locator(".series-volume-intro").inner_text().split()) == first
+            rows = section.locator(".series-plates > li").all()
+            assert len(rows) == len(vol.plates)
+            for row, entry in zip(rows, vol.plates):
+                text = " ".join(row.inner_text().split())
+                links = [a.get_attribute("href") for a in row.get_by_role("link").all()]
+                assert text.upper().startswith(f"PLATE {vol.plate_id(entry)} ".upper()), text
+                if entry.folder:
+                    assert links == [pages[vol.plate_id(entry)]] and "to come" not in text
+                else:
+                    assert links == [] and entry.title in text and text.endswith("to come"), text
+                    dot = row.locator(".volume-plate-status").evaluate("s => getComputedStyle(s, '::before').content")
+                    assert dot == '"· "'  # "Plate XI.1 · to come", titled or not
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("scheme, width", [("light", 1100), ("dark", 360)])
+def test_axe_finds_no_violation_on_the_top_page_and_every_index(browser, series_site, axe_js, scheme, width):
+    for path in other_pages(series_site)[1]:
+        context, page, _ = opened(browser, path, bypass_csp=True, color_scheme=scheme,
+                                  viewport={"width": width, "height": 740})
+        try:
+            page.add_script_tag(content=axe_js)
+            assert page.evaluate(AXE_RUN, WCAG) == [], path.name
+        finally:
+            context.close()
+
+
+@pytest.mark.parametrize("paper", ["A4", "Letter"])
+def test_the_top_page_and_every_index_print_on_one_page_naming_every_plate(print_browser, series_site, paper):
+    shelf, paths = other_pages(series_site)
+    context = print_browser.new_context(offline=True)
+    try:
+        for path in paths:
+            page = context.new_page()
+            page.goto(path.resolve().as_uri())
+            page.emulate_media(media="print")
+            pages = PdfReader(io.BytesIO(page.pdf(format=paper))).pages
+            assert len(pages) <= INDEX_PAGES, path.name
+            text = "".join("".join(p.extract_text().split()) for p in pages)
+            shown = shelf.volumes if path.name == shelf.page else [v for v in shelf.volumes if v.page == path.name]
+            for vol in shown:
+                assert all("".join(f"Plate{vol.plate_id(e)}".split()).upper() in text.upper() for e in vol.plates)
+    finally:
+        context.close()
+
+
+def test_nu_checker_reports_no_error_on_the_top_page_and_every_index(series_site):
+    for path in other_pages(series_site)[1]:
+        run = subprocess.run([_checker(), str(path), "--log", "INFO"], capture_output=True, text=True, timeout=180)
+        output = run.stdout + run.stderr
+        assert run.returncode == 0 and "All good" in output, (path.name, output)
+
+
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_the_plates_head_links_the_index_and_axe_finds_no_violation(browser, series_site, axe_js, scheme):
     context, page, seen = opened(browser, series_site / "index.html", bypass_csp=True, color_scheme=scheme)
     try:
         head = page.locator(".plate-head .volume a")
-        assert head.count() == 1
-        index = head.get_attribute("href")
-        assert (series_site / index).is_file()
+        assert head.count() == 2  # the series' top page, then the volume's index
+        top, index = (head.nth(i).get_attribute("href") for i in range(2))
+        shelf = volume.load_series(SERIES)
+        assert top == volume.SERIES_PAGE
+        assert index == next(v.page for v, e in shelf.written() if v.page_of(e) == "index.html")
+        assert (series_site / index).is_file() and (series_site / top).is_file()
         page.add_script_tag(content=axe_js)
         assert page.evaluate(AXE_RUN, WCAG) == []
     finally:
