@@ -40,6 +40,9 @@ TABLE_COLUMNS = {"fig-steps": ("Global batch (tokens)", "Steps", "Tokens"),
 CSV_COLUMNS = ["critical", "size", "model", "gpu", "network", "batch", "per_replica", "critical_batch_tokens", "way",
                "replicas", "global_batch_tokens", "steps", "step_s", "time_s"]
 FIGURES = page_words.FIGURES
+# The page's URL always writes the batch's controls; XIV.4's model, GPU and network only when not the default's.
+HARDWARE_KEYS = ["model", "gpu", "network"]
+BATCH_KEYS = [key for key in CONTROLS if key not in HARDWARE_KEYS]
 
 Selection = make_dataclass("Selection", [(key, str) for key in CONTROLS], frozen=True)  # one id per control
 
@@ -172,7 +175,7 @@ def page(content, model: Model, figures: list, dataflows, store=None) -> dict:
     default = dataclasses.asdict(plate.default)
     W = words_context(None, plate.plates)
     data = {
-        "keys": list(CONTROLS), "default": default, "cluster_keys": [], "presets": p,
+        "keys": BATCH_KEYS, "default": default, "cluster_keys": HARDWARE_KEYS, "presets": p,
         "choices": {key: list(p[table]) for key, table in CONTROLS.items()}, "plates": plate.plates,
         "words_context": W, "csv_columns": CSV_COLUMNS, "csv_name": plate.data_file,
     }

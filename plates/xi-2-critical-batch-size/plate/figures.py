@@ -60,8 +60,11 @@ def time_chart():
     knees = alt.Chart(alt.Data(name=KNEE_DATA))
     points = knees.mark_point(filled=True, size=70, shape="diamond", color=charts.ink(charts.INK)).encode(
         x=alt.X("replicas:Q"), y=alt.Y("hours:Q"))
-    labels = knees.mark_text(align="right", dx=-8, dy=-8, fontSize=12, fontWeight="bold",
-                             color=charts.ink(charts.INK)).encode(
+    # the fixed global batch's knee named above and left of it, the other's below and right: they may be close
+    labels = knees.mark_text(align=alt.ExprRef("datum.above ? 'right' : 'left'"),
+                             baseline=alt.ExprRef("datum.above ? 'bottom' : 'top'"),
+                             dx=alt.ExprRef("datum.above ? -6 : 6"), dy=alt.ExprRef("datum.above ? -6 : 6"),
+                             fontSize=12, fontWeight="bold", color=charts.ink(charts.INK)).encode(
         x=alt.X("replicas:Q"), y=alt.Y("hours:Q"), text=alt.Text("text:N"))
     return alt.layer(lines, points, labels).properties(width=charts.WIDTH, height=charts.HEIGHT)
 

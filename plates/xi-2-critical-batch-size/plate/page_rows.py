@@ -24,7 +24,7 @@ def datasets(f):
             time.append({"replicas": f["replicas"][i], "hours": way["time_s"][i] / 3600, "way": WAY_NAMES[way["way"]]})
         if way["knee"] >= 0:
             knees.append({"replicas": way["knee_replicas"], "hours": way["knee_time_s"] / 3600,
-                          "way": WAY_NAMES[way["way"]],
+                          "way": WAY_NAMES[way["way"]], "above": way["way"] == "global",
                           "text": "limit: " + ("critical batch" if way["limit"] == "critical" else "communication")})
     return {CURVE_DATA: curve, CRITICAL_DATA: critical, TIME_DATA: time, KNEE_DATA: knees}
 
