@@ -137,8 +137,8 @@ def facts(selection, presets):
         chosen[key] = selection[key]
     return {
         "selection": chosen,
-        "caption": crit["name"] + " · " + size["name"] + " · " + m["name"] + " · " + gpu["name"] + " · " +
-        net["short"] + " · " + batch["name"] + " · " + per["name"],
+        "caption": "critical batch " + crit["name"] + " · " + size["name"] + " · " + m["name"] + " · " +
+        gpu["name"] + " · " + net["short"] + " · global batch " + batch["name"] + " · " + per["name"],
         "critical": critical, "from_loss": from_loss, "loss": crit["loss"], "critical_name": crit["name"],
         "b_star": settings["kaplan_b_star"], "alpha": settings["kaplan_alpha_b"],
         "halving_loss_factor": 2 ** settings["kaplan_alpha_b"],
