@@ -110,11 +110,13 @@ def test_the_limit_is_the_factor_that_falls_short_of_halving():
     assert pf.limit_of(4e3, 8e3, 0.52, 1.8) == "communication"
 
 
-def every_selection(limit: int | None = None):
+def every_selection():
+    """Every choice of every control but the run's size (the default's): S_min only scales the times (below)."""
     p = presets()
-    tables = [p[table] for table in pf.CONTROLS.values()]
-    for combo in itertools.islice(itertools.product(*tables), limit):
-        yield dict(zip(pf.CONTROLS, combo))
+    keys = [key for key in pf.CONTROLS if key != "size"]
+    default = facts()["selection"]
+    for combo in itertools.product(*(p[pf.CONTROLS[key]] for key in keys)):
+        yield {**default, **dict(zip(keys, combo))}
 
 
 def test_every_selection_has_finite_facts_and_a_named_limit_at_each_knee():
@@ -132,3 +134,12 @@ def test_every_selection_has_finite_facts_and_a_named_limit_at_each_knee():
         assert fixed["steps"] == [fixed["steps"][0]] * len(f["replicas"])  # a fixed global batch: S(B) fixed
         if fixed["knee"] >= 0:
             assert fixed["limit"] == "communication"
+
+
+@pytest.mark.parametrize("size", every_choice("size"))
+def test_the_runs_size_scales_every_time_and_moves_no_knee(size):
+    base, f = facts(), facts(size=size)
+    scale = f["min_steps"] / base["min_steps"]
+    for way, ref in zip(f["ways"], base["ways"]):
+        assert way["time_s"] == pytest.approx([t * scale for t in ref["time_s"]], rel=1e-12)
+        assert (way["knee"], way["limit"]) == (ref["knee"], ref["limit"])

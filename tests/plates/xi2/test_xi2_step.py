@@ -4,6 +4,7 @@ XI.2's numbers with XIV.4's."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 
 import numpy as np
@@ -20,6 +21,7 @@ from xiv4 import Selection as Xiv4Selection
 pf = submodule("page_facts")
 
 
+@functools.cache
 def xiv4_presets():
     problems = Problems(XIV4_FOLDER)
     loaded, _ = load_presets(problems, XIV4_FOLDER)
