@@ -14,9 +14,9 @@ def datasets(f):
     curve = [{"batch": p["batch"], "steps": p["steps"], "tokens": p["tokens"]} for p in f["curve"]]
     critical = [{"critical": f["critical"], "low": f["low_edge"], "high": f["high_edge"],
                  "smallest": f["smallest_batch"], "largest": f["largest_batch"],
-                 "label": "critical batch " + count(f["critical"]),
-                 "low_label": "×2 batch: " + percent(f["cut_low"]) + "+ fewer steps",
-                 "high_label": "×2 batch: " + percent(f["growth_high"]) + "+ more tokens"}]
+                 "label": "critical batch\n" + count(f["critical"]),
+                 "low_label": "doubling B:\n≥" + percent(f["cut_low"]) + " fewer\nsteps",
+                 "high_label": "doubling B:\n≥" + percent(f["growth_high"]) + " more\ntokens"}]
     time = []
     knees = []
     for way in f["ways"]:
@@ -24,7 +24,7 @@ def datasets(f):
             time.append({"replicas": f["replicas"][i], "hours": way["time_s"][i] / 3600, "way": WAY_NAMES[way["way"]]})
         if way["knee"] >= 0:
             knees.append({"replicas": way["knee_replicas"], "hours": way["knee_time_s"] / 3600,
-                          "way": WAY_NAMES[way["way"]], "above": way["way"] == "global",
+                          "way": WAY_NAMES[way["way"]], "lower": way["way"] == "per_replica",
                           "text": "limit: " + ("critical batch" if way["limit"] == "critical" else "communication")})
     return {CURVE_DATA: curve, CRITICAL_DATA: critical, TIME_DATA: time, KNEE_DATA: knees}
 
