@@ -41,7 +41,7 @@ def step_time(params, batch, replicas, peak_flops, mfu, bytes_per_grad, link, nv
 
 
 def batches(critical, span):
-    """Figure 1's batch axis: B_crit·2^k for k = −span … span, so that S/S_min and E/E_min are mirror images on it."""
+    """Figure 1's batch axis: B_crit·2^k for k = −span … span; S/S_min and E/E_min are mirror images on it."""
     return [critical * 2 ** k for k in range(-span, span + 1)]
 
 

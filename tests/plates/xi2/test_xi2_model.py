@@ -87,7 +87,8 @@ def test_a_critical_batch_is_given_or_from_the_contents_fit(critical):
         assert f["critical"] == choice["tokens"] and not f["from_loss"]
     else:
         assert f["from_loss"]
-        assert f["critical"] == pytest.approx(settings["kaplan_b_star"] * choice["loss"] ** (-1 / settings["kaplan_alpha_b"]))
+        fit = settings["kaplan_b_star"] * choice["loss"] ** (-1 / settings["kaplan_alpha_b"])
+        assert f["critical"] == pytest.approx(fit)
     assert f["halving_loss_factor"] == pytest.approx(2 ** settings["kaplan_alpha_b"])
 
 
