@@ -1,0 +1,195 @@
+"""Plate XI.2, "The Critical Batch Size": the plate module the engine loads from this folder (docs/plates.md, "The
+contract"). Its numbers and words are page_facts, page_rows and page_words, which the page runs compiled and the
+build runs as they are; the hooks below read the presets, draw the figures and fill the page."""
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import itertools
+from dataclasses import make_dataclass
+from pathlib import Path
+
+import platelib
+from generator.notation import given
+from generator.render import csv_cell
+from generator.schema import Range, fields, keyed, locate, quote, read_toml, unknown_tables
+from platelib import presets as shared  # the presets XIV.4 declares: its models, GPUs, networks and batches
+
+from . import figures as plate_figures
+from . import page_facts, page_rows, page_words
+from .page_facts import CONTROLS
+
+FOLDER = Path(__file__).resolve().parent.parent  # the plate's folder
+XIV4 = "xiv-4-data-parallelism"  # plate XIV.4's folder, whose presets.toml this plate reads (not a copy)
+LABELS = {"critical": "Critical batch", "size": "Run's size", "model": "Model", "gpu": "GPU", "network": "Network",
+          "batch": "Fixed global batch", "per_replica": "Fixed batch per replica"}
+SETTINGS = {"kaplan_b_star": Range("positive", 1, 1e15, " tokens"), "kaplan_alpha_b": Range("positive", 0.01, 10),
+            "region_factor": Range("positive", 1.5, 1000), "claim_factor": Range("positive", 1.5, 1000),
+            "knee_saving": Range("fraction", 0.001, 0.5),
+            "span_doublings": Range("count", 1, 40)}
+CRITICAL = {"name": "text", "tokens": Range("count", 1, 2**50), "loss": Range("positive", 0.01, 100, " nats")}
+SIZE = {"name": "text", "min_steps": Range("count", 1, 10**12)}
+PER_REPLICA = {"name": "text", "sequences": Range("count", 1, 2**20)}
+DEEPSEEK = {"batch_coefficient": "positive", "batch_exponent": "positive"}
+LLAMA3 = {"first_batch_m": "positive", "first_seq_len": "count", "second_batch_m": "positive",
+          "second_seq_len": "count", "second_after_tokens": "positive", "third_batch_m": "positive",
+          "third_after_tokens": "positive"}
+OWN_TABLES = ("settings", "critical", "size", "per_replica", "deepseek", "llama3")
+XIV4_TABLES = {"models": "models", "gpus": "gpus", "networks": "networks", "batches": "batches"}
+TABLE_COLUMNS = {"fig-steps": ("Global batch (tokens)", "Steps", "Tokens"),
+                 "fig-time": ("Replicas", "Fixed batch per replica", "Fixed global batch")}
+CSV_COLUMNS = ["critical", "size", "model", "gpu", "network", "batch", "per_replica", "critical_batch_tokens", "way",
+               "replicas", "global_batch_tokens", "steps", "step_s", "time_s"]
+FIGURES = page_words.FIGURES
+# The page's URL always writes the batch's controls; XIV.4's model, GPU and network only when not the default's.
+HARDWARE_KEYS = ["model", "gpu", "network"]
+BATCH_KEYS = [key for key in CONTROLS if key not in HARDWARE_KEYS]
+
+Selection = make_dataclass("Selection", [(key, str) for key in CONTROLS], frozen=True)  # one id per control
+
+
+def xiv4_folder(root: Path) -> Path:
+    """XIV.4's folder: beside this plate's, else the series' own (plates/, where platelib lives)."""
+    beside = Path(root).resolve().parent / XIV4
+    if (beside / "presets.toml").is_file():
+        return beside
+    return Path(platelib.__file__).resolve().parent.parent / XIV4
+
+
+def load_presets(problems, root: Path):
+    """This plate's presets.toml and XIV.4's, as the page's plain data, and {table: ids declared} (mistakes at
+    each file's line)."""
+    path = Path(root) / "presets.toml"
+    data, text = read_toml(problems, path)
+    xiv4, xiv4_ids = shared.load_presets(problems, xiv4_folder(root))
+    if data is None:
+        return None, None
+    unknown_tables(problems, path, text, data, OWN_TABLES)
+    settings = fields(problems, path, text, ("settings",), data.get("settings", {}), SETTINGS, label="[settings]")
+    deepseek = fields(problems, path, text, ("deepseek",), data.get("deepseek", {}), DEEPSEEK, label="[deepseek]")
+    llama3 = fields(problems, path, text, ("llama3",), data.get("llama3", {}), LLAMA3, label="[llama3]")
+    critical = keyed(problems, path, text, data, "critical", CRITICAL, lambda ident, values: values,
+                     optional={"tokens": None, "loss": None})
+    for ident, choice in list(critical.items()):
+        if (choice["tokens"] is None) == (choice["loss"] is None):
+            problems.add(path, locate(text, ("critical", ident)),
+                         f"critical {quote(ident)}: give either tokens (the critical batch) or loss (nats per token, "
+                         f"through Kaplan et al.'s fit), " + ("not both" if choice["tokens"] else "one is missing"))
+            del critical[ident]
+    size = keyed(problems, path, text, data, "size", SIZE, lambda ident, values: values)
+    per_replica = keyed(problems, path, text, data, "per_replica", PER_REPLICA, lambda ident, values: values)
+    ids = {"critical": list(critical), "size": list(size), "per_replica": list(per_replica),
+           **{table: (xiv4_ids or {}).get(table, []) for table in XIV4_TABLES}}
+    if None in (settings, deepseek, llama3, xiv4) or not (critical and size and per_replica):
+        return None, ids
+    presets = {"settings": settings, "critical": critical, "size": size, "per_replica": per_replica,
+               "deepseek": deepseek, "llama3": llama3, "workshop": dataclasses.asdict(xiv4.workshop),
+               "models": {i: dataclasses.asdict(m) for i, m in xiv4.models.items()},
+               "gpus": {i: dataclasses.asdict(g) for i, g in {**xiv4.gpus, xiv4.workshop.gpu: xiv4.gpu}.items()},
+               "networks": {i: dataclasses.asdict(n) for i, n in xiv4.networks.items()},
+               "batches": {i: dataclasses.asdict(b) for i, b in xiv4.batches.items()}}
+    return presets, ids
+
+
+def check_content(problems, root: Path, front: str, plate, presets, ids, sources) -> None:
+    """[default] names a choice of every control."""
+    if not (plate and ids):
+        return
+    for key, table in CONTROLS.items():
+        chosen, known = getattr(plate.default, key), ids.get(table, [])
+        if known and chosen not in known:
+            close = difflib.get_close_matches(chosen, known, n=1)
+            hint = f"did you mean {quote(close[0])}? " if close else ""
+            problems.add(Path(root) / "plate.md", locate(front, ("default", key), 1),
+                         f"[default]: {key} {quote(chosen)} is not one of the choices of [{table}] ({hint}known: "
+                         f"{', '.join(known)})")
+
+
+class Model:
+    """The presets, and the facts of any selection (page_facts.facts)."""
+
+    def __init__(self, content):
+        self.content, self.presets = content, content.presets
+
+    def facts(self, selection) -> dict:
+        """A selection's facts (a Selection, or a dict of ids), made as the page makes them."""
+        ids = selection if isinstance(selection, dict) else dataclasses.asdict(selection)
+        return page_facts.facts(ids, self.presets)
+
+    def default(self) -> dict:
+        return self.facts(self.content.plate.default)
+
+    def scenario(self, **choice) -> dict:
+        """The default's facts with some controls chosen otherwise: scenario(critical="l2")."""
+        return self.facts({**dataclasses.asdict(self.content.plate.default), **choice})
+
+
+def model_of(content) -> Model:
+    return Model(content)
+
+
+def prose_names(content, model: Model) -> dict:
+    """What plate.md's slots read: {{ default.… }} (the default's facts), scenario(…) for another selection, the
+    presets' tables ({{ settings.kaplan_alpha_b }}), and the words' formatters count(…) and given(…)."""
+    return {"default": model.default(), "scenario": model.scenario, "count": page_words.count, "given": given,
+            **content.presets}
+
+
+def scenario_ids(ids: dict[str, list[str]]) -> dict[str, list[str]]:
+    """{scenario() keyword: the ids it may name}, for the tables given (a table not given is not checked)."""
+    return {key: ids[table] for key, table in CONTROLS.items() if table in ids}
+
+
+def words_context(facts=None, plates: dict | None = None) -> dict:
+    """W: the plates this one refers to (plate.md's [plates])."""
+    return {"plates": dict(plates or {})}
+
+
+def figures(content, model: Model, store) -> list:
+    """Both figures, drawn for the default and described in page_words's words."""
+    f = model.default()
+    W = words_context(None, content.plate.plates)
+    return plate_figures.figures(page_rows.datasets(f), {fid: page_words.describe(f, fid, W) for fid in FIGURES},
+                                 store)
+
+
+def _csv_selections(model: Model):
+    """The site CSV's selections: every critical batch, model and network, at the default's size, GPU, global batch
+    and batch per replica (the times scale with S_min; the page's download gives any selection's rows). More would
+    pass the README's budget for the data file."""
+    default = dataclasses.asdict(model.content.plate.default)
+    p = model.presets
+    for critical, m, net in itertools.product(p["critical"], p["models"], p["networks"]):
+        yield {**default, "critical": critical, "model": m, "network": net}
+
+
+def csv_text(model: Model) -> str:
+    """The site's CSV, under CSV_COLUMNS: page_rows.csv_rows of each of its selections."""
+    lines = [",".join(CSV_COLUMNS)]
+    for sel in _csv_selections(model):
+        lines += [",".join(map(csv_cell, row)) for row in page_rows.csv_rows(model.facts(sel))]
+    return "\n".join(lines) + "\n"
+
+
+def page(content, model: Model, figures: list, dataflows, store=None) -> dict:
+    """The controls, the default's words (page_words's, as the page makes them) and the page script's data."""
+    plate, f, p = content.plate, model.default(), content.presets
+    default = dataclasses.asdict(plate.default)
+    W = words_context(None, plate.plates)
+    data = {
+        "keys": BATCH_KEYS, "default": default, "cluster_keys": HARDWARE_KEYS, "presets": p,
+        "choices": {key: list(p[table]) for key, table in CONTROLS.items()}, "plates": plate.plates,
+        "words_context": W, "csv_columns": CSV_COLUMNS, "csv_name": plate.data_file,
+    }
+    return dict(
+        controls=[(key, LABELS[key], {i: c["name"] for i, c in p[table].items()}) for key, table in CONTROLS.items()],
+        selected=default, readout=page_words.readout(f, W), caption=f["caption"], columns=TABLE_COLUMNS,
+        tables={fig.id: page_words.table_rows(f, fig.id) for fig in figures},
+        descriptions={fig.id: page_words.describe(f, fig.id, W) for fig in figures}, data=data,
+    )
+
+
+# The page's functions by role (docs/plates.md, "The page"): the build makes the default's words, the figures' rows
+# and the CSV with the same functions.
+PAGE = {"facts": page_facts.facts, "datasets": page_rows.datasets, "readout": page_words.readout,
+        "describe": page_words.describe, "table_rows": page_words.table_rows, "csv_rows": page_rows.csv_rows}

@@ -1,0 +1,83 @@
+"""Plate XI.2's two figures: Altair specs compiled by the engine's charts.figure to Vega (no data) and to a static SVG
+of the default, whose rows are page_rows.datasets's (the page's too), described in page_words's words."""
+from __future__ import annotations
+
+from generator import charts
+
+from .page_rows import CRITICAL_DATA, CURVE_DATA, KNEE_DATA, TIME_DATA
+from .page_words import WAY_NAMES
+
+TITLES = {"fig-steps": "Steps and tokens to the target against the global batch",
+          "fig-time": "Time to the target against replicas, two ways to add them"}
+STEPS_INK, TOKENS_INK = "--c-compute", "--c-reduce"  # XIV.4's blue and vermilion
+TOKENS_LABEL_INK = "--c-reduce-ink"
+LINE = 13  # px between the lines of a label (Vega sets a label's later lines below its first, whatever its baseline)
+
+
+def steps_chart():
+    """S(B) on the left axis and E(B) on the right, log–log against B, B_crit a rule and the two regions shaded."""
+    import altair as alt
+    x = alt.X("batch:Q", title="global batch (tokens)", scale=alt.Scale(type="log", nice=False),
+              axis=alt.Axis(format="~s", grid=False))
+    curve = alt.Chart(alt.Data(name=CURVE_DATA))
+    steps = curve.mark_line(strokeWidth=2.5, color=charts.ink(STEPS_INK)).encode(
+        x=x, y=alt.Y("steps:Q", title="steps to the target", scale=alt.Scale(type="log", nice=False, zero=False),
+                     axis=alt.Axis(format="~s", titleColor=charts.ink(STEPS_INK), grid=False)))
+    tokens = curve.mark_line(strokeWidth=2.5, strokeDash=[6, 3], color=charts.ink(TOKENS_INK)).encode(
+        x=x, y=alt.Y("tokens:Q", title="tokens to the target", scale=alt.Scale(type="log", nice=False, zero=False),
+                     axis=alt.Axis(format="~s", orient="right", titleColor=charts.ink(TOKENS_LABEL_INK),
+                                   grid=False)))
+    marks = alt.Chart(alt.Data(name=CRITICAL_DATA))
+    band = charts.ink("--chart-band")
+    low = marks.mark_rect(opacity=0.15, color=band).encode(x=alt.X("smallest:Q"), x2=alt.X2("low:Q"))
+    high = marks.mark_rect(opacity=0.15, color=band).encode(x=alt.X("high:Q"), x2=alt.X2("largest:Q"))
+    rule = marks.mark_rule(strokeDash=[4, 4], strokeWidth=1.5, color=charts.ink(charts.INK)).encode(
+        x=alt.X("critical:Q"))
+    # The bands' words above the plot, clear of the curves, which run into its top corners; short lines, so that at a
+    # phone's width they stay over their bands. The rule's words inside, at the top, where no curve is near B_crit.
+    text = dict(fontSize=11, lineHeight=LINE, fontWeight="bold", color=charts.ink(charts.INK), lineBreak="\n")
+    rule_label = marks.mark_text(align="left", baseline="top", dx=4, dy=4, **text).encode(
+        x=alt.X("critical:Q"), y=alt.YValue(0), text=alt.Text("label:N"))
+    low_label = marks.mark_text(align="left", baseline="bottom", dx=2, dy=-6 - 2 * LINE, **text).encode(
+        x=alt.X("smallest:Q"), y=alt.YValue(0), text=alt.Text("low_label:N"))
+    high_label = marks.mark_text(align="right", baseline="bottom", dx=-2, dy=-6 - 2 * LINE, **text).encode(
+        x=alt.X("largest:Q"), y=alt.YValue(0), text=alt.Text("high_label:N"))
+    shading = alt.layer(low, high, rule, rule_label, low_label, high_label)
+    return alt.layer(shading, steps, tokens).resolve_scale(y="independent").properties(
+        width=charts.WIDTH, height=charts.HEIGHT)
+
+
+def time_chart():
+    """Time to the target against replicas, log–log, a line per way to add them, each knee a labelled point."""
+    import altair as alt
+    names = list(WAY_NAMES.values())
+    color = alt.Color("way:N", scale=alt.Scale(domain=names, range=[charts.ink(STEPS_INK), charts.ink(TOKENS_INK)]),
+                      legend=alt.Legend(title=None, orient="top-right"))
+    dash = alt.StrokeDash("way:N", scale=alt.Scale(domain=names, range=[[], [6, 3]]), legend=None)
+    x = alt.X("replicas:Q", title="data-parallel replicas (GPUs)", scale=alt.Scale(type="log", base=2, nice=False),
+              axis=alt.Axis(format=",d", grid=False, labelOverlap=True))
+    y = alt.Y("hours:Q", title="time to the target (hours)",
+              scale=alt.Scale(type="log", nice=False, zero=False, padding=24),
+              axis=alt.Axis(format=",~g", tickCount=6, grid=True))
+    lines = alt.Chart(alt.Data(name=TIME_DATA)).mark_line(strokeWidth=2.5).encode(x=x, y=y, color=color,
+                                                                                 strokeDash=dash)
+    knees = alt.Chart(alt.Data(name=KNEE_DATA))
+    points = knees.mark_point(filled=True, size=70, shape="diamond", color=charts.ink(charts.INK)).encode(
+        x=alt.X("replicas:Q"), y=alt.Y("hours:Q"))
+    # Each knee named left of it, under the curve that falls into it from the upper left, so the name stays inside
+    # the plot at any width; the fixed batch per replica's one line lower, should the two knees meet (the y scale's
+    # padding keeps room for it under the lowest knee).
+    labels = knees.mark_text(align="right", baseline="middle", dx=-8, dy=alt.ExprRef("datum.lower ? 15 : 0"),
+                             fontSize=12, fontWeight="bold", color=charts.ink(charts.INK)).encode(
+        x=alt.X("replicas:Q"), y=alt.Y("hours:Q"), text=alt.Text("text:N"))
+    return alt.layer(lines, points, labels).properties(width=charts.WIDTH, height=charts.HEIGHT)
+
+
+def figures(rows: dict, describe: dict, store) -> list:
+    """Both figures, drawn with the default's rows and described in its words."""
+    return [
+        charts.figure("fig-steps", TITLES["fig-steps"], (steps_chart, ()), describe["fig-steps"],
+                      {CURVE_DATA: rows[CURVE_DATA], CRITICAL_DATA: rows[CRITICAL_DATA]}, store),
+        charts.figure("fig-time", TITLES["fig-time"], (time_chart, ()), describe["fig-time"],
+                      {TIME_DATA: rows[TIME_DATA], KNEE_DATA: rows[KNEE_DATA]}, store),
+    ]

@@ -1,0 +1,166 @@
+"""Plate XI.2's model and the facts of one selection as plain data, written once: the build runs these functions,
+and the page runs them compiled (generator/compiler.py), so this module keeps to the Python the page runs.
+
+Steps and tokens to a target loss against the global batch B (McCandlish et al. 2018): S(B) = S_min·(1 + B_crit/B),
+E(B) = E_min·(1 + B/B_crit), E_min = S_min·B_crit. A step's time on n replicas is plate XIV.4's, imported from
+platelib (compute, the ring all-reduce and the step around them), never written here.
+"""
+import numpy as np
+
+from platelib.collectives import allreduce_seconds
+from platelib.compute import compute_seconds, replica_counts, step_seconds
+
+# The plate's controls in the page's order: {key: the presets table of its choices}. model, gpu, network and batch
+# are XIV.4's presets; the others this plate's presets.toml.
+CONTROLS = {"critical": "critical", "size": "size", "model": "models", "gpu": "gpus", "network": "networks",
+            "batch": "batches", "per_replica": "per_replica"}
+WAYS = ["per_replica", "global"]  # Figure 2's two ways to add replicas
+
+
+def steps(min_steps, critical, batch):
+    """S(B) = S_min·(1 + B_crit/B): the optimiser steps to the target with a global batch of B tokens."""
+    return min_steps * (1 + critical / batch)
+
+
+def tokens(min_tokens, critical, batch):
+    """E(B) = E_min·(1 + B/B_crit): the tokens processed to reach the target with a global batch of B."""
+    return min_tokens * (1 + batch / critical)
+
+
+def kaplan_critical(loss, b_star, alpha):
+    """Kaplan et al.'s fit B_crit(L) ≈ B*/L^(1/α_B), in tokens, L in nats per token of their corpus and tokenizer."""
+    return b_star / loss ** (1 / alpha)
+
+
+def step_time(params, batch, replicas, peak_flops, mfu, bytes_per_grad, link, nvlink):
+    """One step of XIV.4's workshop (whole-step overlap, flat ring, no sharding) for a global batch on n replicas:
+    the compute, plus whatever of the gradients' all-reduce outlasts it."""
+    compute = compute_seconds(params, batch, replicas, peak_flops, mfu)
+    comm = allreduce_seconds(params, bytes_per_grad, link, nvlink, replicas, False)
+    return step_seconds(compute, comm, False)
+
+
+def batches(critical, span):
+    """Figure 1's batch axis: B_crit·2^k for k = −span … span; S/S_min and E/E_min are mirror images on it."""
+    return [critical * 2 ** k for k in range(-span, span + 1)]
+
+
+def knee(times, replicas, saving):
+    """The index of the replica count past which every doubling saves less than `saving` of the time; -1 when the
+    last doubling on the axis still saves that much."""
+    at = len(times) - 1
+    while at > 0 and 1 - times[at] / times[at - 1] < saving:
+        at -= 1
+    if at == len(times) - 1:
+        return -1
+    return at
+
+
+def limit_of(batch, doubled_batch, steps_ratio, step_ratio):
+    """Which limit keeps a doubling of the replicas from halving the time: 'critical' when the steps fall short of
+    falling as 1/B (the batch is past B_crit) by more than the step falls short of its compute's share, else
+    'communication' (the all-reduce outlasts the compute). Each ratio is after/before the doubling."""
+    grown = doubled_batch / batch  # 2 with a fixed batch per replica, 1 with a fixed global batch
+    steps_short = np.log(steps_ratio * grown)  # 0 while S ∝ 1/B
+    step_short = np.log(step_ratio * 2 / grown)  # 0 while the step is its compute, which is ∝ B/n
+    return "critical" if steps_short > step_short else "communication"
+
+
+def way_facts(way, per_tokens, global_tokens, replicas, run, saving):
+    """One way to add replicas over the replica axis: the global batch, steps, step time and time to the target at
+    each count, its knee and which limit set it ('critical': the steps stopped falling; 'communication': the step
+    stopped shrinking, or grew)."""
+    batch = []
+    step_list = []
+    step_s = []
+    time_s = []
+    for n in replicas:
+        b = per_tokens * n if way == "per_replica" else global_tokens
+        t = step_time(run["params"], b, n, run["peak_flops"], run["mfu"], run["bytes_per_grad"], run["link"],
+                      run["nvlink"])
+        s = steps(run["min_steps"], run["critical"], b)
+        batch.append(b)
+        step_list.append(s)
+        step_s.append(float(t))
+        time_s.append(float(s * t))
+    at = knee(time_s, replicas, saving)
+    limit = ""
+    if at >= 0:
+        limit = limit_of(batch[at], batch[at + 1], step_list[at + 1] / step_list[at], step_s[at + 1] / step_s[at])
+    return {"way": way, "batch": batch, "steps": step_list, "step_s": step_s, "time_s": time_s, "knee": at,
+            "knee_replicas": replicas[at] if at >= 0 else None, "limit": limit,
+            "knee_time_s": time_s[at] if at >= 0 else None, "knee_batch": batch[at] if at >= 0 else None}
+
+
+def cut(critical, batch):
+    """How much of the steps one doubling of the batch from B saves: 1 − S(2B)/S(B) (S_min cancels)."""
+    return 1 - steps(1, critical, 2 * batch) / steps(1, critical, batch)
+
+
+def growth(critical, batch):
+    """How much one doubling of the batch from B adds to the tokens: E(2B)/E(B) − 1."""
+    return tokens(1, critical, 2 * batch) / tokens(1, critical, batch) - 1
+
+
+def facts(selection, presets):
+    """One selection's facts: the critical batch, S(B) and E(B) over the batch axis, the doubling cuts either side
+    of B_crit, and the time to the target on every replica count both ways."""
+    settings = presets["settings"]
+    crit = presets["critical"][selection["critical"]]
+    size = presets["size"][selection["size"]]
+    m = presets["models"][selection["model"]]
+    gpu = presets["gpus"][selection["gpu"]]
+    net = presets["networks"][selection["network"]]
+    batch = presets["batches"][selection["batch"]]
+    per = presets["per_replica"][selection["per_replica"]]
+    w = presets["workshop"]
+    from_loss = crit["loss"] is not None
+    if from_loss:
+        critical = kaplan_critical(crit["loss"], settings["kaplan_b_star"], settings["kaplan_alpha_b"])
+    else:
+        critical = crit["tokens"] * 1.0
+    min_steps = size["min_steps"]
+    min_tokens = min_steps * critical
+    factor = settings["region_factor"]
+    axis = batches(critical, settings["span_doublings"])
+    curve = [{"batch": b, "steps": steps(min_steps, critical, b), "tokens": tokens(min_tokens, critical, b)}
+             for b in axis]
+    link = (gpu["nvlink_gbytes_per_s"] if net["nvlink"] else net["link_gbytes_per_s"]) * 1e9
+    run = {"params": m["params"] * 1.0, "peak_flops": gpu["peak_tflops"] * 1e12, "mfu": w["mfu"],
+           "bytes_per_grad": w["bytes_per_grad"], "link": link, "nvlink": gpu["nvlink_gbytes_per_s"] * 1e9,
+           "min_steps": min_steps, "critical": critical}
+    replicas = [int(n) for n in replica_counts(w["max_replicas"])]
+    per_tokens = per["sequences"] * w["seq_len"]
+    saving = settings["knee_saving"]
+    chosen = {}
+    for key in CONTROLS:
+        chosen[key] = selection[key]
+    return {
+        "selection": chosen,
+        "caption": "critical batch " + crit["name"] + " · " + size["name"] + " · " + m["name"] + " · " +
+        gpu["name"] + " · " + net["short"] + " · global batch " + batch["name"] + " · " + per["name"],
+        "critical": critical, "from_loss": from_loss, "loss": crit["loss"], "critical_name": crit["name"],
+        "b_star": settings["kaplan_b_star"], "alpha": settings["kaplan_alpha_b"],
+        "halving_loss_factor": 2 ** settings["kaplan_alpha_b"],
+        "min_steps": min_steps, "min_tokens": min_tokens,
+        "steps_at_critical": steps(min_steps, critical, critical),
+        "tokens_at_critical": tokens(min_tokens, critical, critical),
+        "factor": factor, "low_edge": critical / factor, "high_edge": critical * factor,
+        "cut_low": cut(critical, critical / factor), "growth_low": growth(critical, critical / factor),
+        "cut_high": cut(critical, critical * factor), "growth_high": growth(critical, critical * factor),
+        "claim_factor": settings["claim_factor"],
+        "cut_below": cut(critical, critical / settings["claim_factor"]),
+        "cut_above": cut(critical, critical * settings["claim_factor"]),
+        "steps_below": steps(min_steps, critical, critical / settings["claim_factor"]),
+        "steps_below_doubled": steps(min_steps, critical, 2 * critical / settings["claim_factor"]),
+        "steps_above": steps(min_steps, critical, critical * settings["claim_factor"]),
+        "steps_above_doubled": steps(min_steps, critical, 2 * critical * settings["claim_factor"]),
+        "curve": curve, "smallest_batch": axis[0], "largest_batch": axis[len(axis) - 1],
+        "model": {"name": m["name"], "params": m["params"]}, "gpu": {"name": gpu["name"]},
+        "network": {"name": net["name"], "short": net["short"]},
+        "batch": {"name": batch["name"], "tokens": batch["tokens"]},
+        "per_replica": {"name": per["name"], "sequences": per["sequences"], "tokens": per_tokens},
+        "seq_len": w["seq_len"], "replicas": replicas, "max_replicas": replicas[len(replicas) - 1],
+        "saving": saving,
+        "ways": [way_facts(way, per_tokens, batch["tokens"], replicas, run, saving) for way in WAYS],
+    }

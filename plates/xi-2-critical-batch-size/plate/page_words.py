@@ -1,0 +1,126 @@
+"""Plate XI.2's words, written once: the readout, each figure's description and data table of one selection.
+
+The build runs these on page_facts.facts's dict, and the page runs them compiled (generator/compiler.py), so the page
+as built and the live page say the same. W is the page data's words_context: the plates this one refers to
+(plate.md's [plates]). Every number written is one of the facts, formatted by generator.notation.
+"""
+from generator.notation import num, percent, seconds, sig
+
+FIGURES = ["fig-steps", "fig-time"]  # the figures the words know
+WAY_NAMES = {"per_replica": "a fixed batch per replica", "global": "a fixed global batch"}
+
+
+def count(value):
+    """A large count in words: 1.07 million, 80.0 billion, 3.20 trillion (to three figures), smaller ones whole."""
+    if value >= 1e12:
+        return sig(value / 1e12) + " trillion"
+    if value >= 1e9:
+        return sig(value / 1e9) + " billion"
+    if value >= 1e6:
+        return sig(value / 1e6) + " million"
+    return num(value)
+
+
+def duration(value):
+    """A time to the target in the unit that suits it: days, hours, minutes, else seconds."""
+    if value >= 2 * 86400:
+        return sig(value / 86400) + " days"
+    if value >= 2 * 3600:
+        return sig(value / 3600) + " hours"
+    if value >= 120:
+        return sig(value / 60) + " minutes"
+    return seconds(value)
+
+
+def plate_ref(W, subject):
+    """'plate XIV.4' when plate.md names the plate on that subject, else ''."""
+    plate = W["plates"].get(subject)
+    return "plate " + plate if plate else ""
+
+
+def critical_text(f):
+    """Where the critical batch comes from, and what a run costs there."""
+    if f["from_loss"]:
+        where = "Kaplan et al.'s fit turns a loss of " + sig(f["loss"]) + " nats per token into a critical batch " + \
+            "of " + count(f["critical"]) + " tokens; the fit holds for their corpus and tokenizer, not for a loss " + \
+            "measured on other data."
+    else:
+        where = "The critical batch is set to " + count(f["critical"]) + " tokens."
+    ratio = f["steps_at_critical"] / f["min_steps"]
+    return where + " A run with that batch takes " + sig(ratio) + " times the fewest steps, " + \
+        num(f["steps_at_critical"]) + " instead of " + num(f["min_steps"]) + ", and " + \
+        sig(f["tokens_at_critical"] / f["min_tokens"]) + " times the fewest tokens, " + \
+        count(f["tokens_at_critical"]) + " instead of " + count(f["min_tokens"]) + "."
+
+
+def regions_text(f):
+    """What one doubling of the batch buys either side of B_crit."""
+    return "Below " + count(f["low_edge"]) + " tokens a doubling of the batch cuts the steps by " + \
+        percent(f["cut_low"]) + " or more for at most " + percent(f["growth_low"]) + " more tokens; above " + \
+        count(f["high_edge"]) + " it cuts them by " + percent(f["cut_high"]) + " or less and adds " + \
+        percent(f["growth_high"]) + " or more to the tokens."
+
+
+def way_text(f, way, W):
+    """One way to add replicas: where each doubling stops paying, and which limit stopped it."""
+    if way["way"] == "per_replica":
+        how = "With " + f["per_replica"]["name"] + " (" + num(f["per_replica"]["tokens"]) + " tokens each), " + \
+            "adding replicas grows the global batch"
+    else:
+        how = "With a fixed global batch of " + f["batch"]["name"] + ", adding replicas shrinks each one's share"
+    if way["knee"] < 0:
+        return how + ": every doubling up to " + num(f["max_replicas"]) + " replicas still saves " + \
+            percent(f["saving"]) + " or more of the time to the target."
+    if way["limit"] == "critical":
+        why = "the critical batch: the steps hardly fall once the batch (" + count(way["knee_batch"]) + \
+            " tokens there) is well past it"
+    else:
+        ref = plate_ref(W, "data_parallelism")
+        why = "communication: the all-reduce no longer hides behind the compute" + \
+            (" (" + ref + ")" if ref else "")
+    return how + ". Past " + num(way["knee_replicas"]) + " replicas (" + duration(way["knee_time_s"]) + \
+        " to the target) each doubling saves less than " + percent(f["saving"]) + " of the time, a limit set by " + \
+        why + "."
+
+
+def readout(f, W):
+    """The readout: the critical batch and its regions, then each way to add replicas."""
+    return [critical_text(f) + " " + regions_text(f),
+            way_text(f, f["ways"][0], W) + " " + way_text(f, f["ways"][1], W)]
+
+
+def describe(f, figure_id, W):
+    """A figure in words for one selection ('' for a figure the words do not know)."""
+    if figure_id == "fig-steps":
+        first = f["curve"][0]
+        last = f["curve"][len(f["curve"]) - 1]
+        return "Steps (left axis) and tokens (right axis) to the target against the global batch, all on log " + \
+            "scales, for a critical batch of " + count(f["critical"]) + " tokens: the steps fall from " + \
+            count(first["steps"]) + " at " + count(first["batch"]) + " tokens toward " + num(f["min_steps"]) + \
+            ", the tokens rise from near " + count(f["min_tokens"]) + " to " + count(last["tokens"]) + " at " + \
+            count(last["batch"]) + "; the two cross at the critical batch, each twice its least. Shaded: below " + \
+            count(f["low_edge"]) + " and above " + count(f["high_edge"]) + " tokens."
+    if figure_id == "fig-time":
+        parts = []
+        for way in f["ways"]:
+            text = WAY_NAMES[way["way"]] + " from " + duration(way["time_s"][0]) + " on one replica to " + \
+                duration(way["time_s"][len(way["time_s"]) - 1]) + " on " + num(f["max_replicas"])
+            if way["knee"] >= 0:
+                text = text + ", levelling off past " + num(way["knee_replicas"])
+            parts.append(text)
+        return "Time to the target against data-parallel replicas, log–log, " + f["model"]["name"] + " on the " + \
+            f["gpu"]["name"] + " over " + f["network"]["short"] + ": " + "; ".join(parts) + "."
+    return ""
+
+
+def table_rows(f, figure_id):
+    """A figure's data table for one selection, as text ([] for a figure the words do not know)."""
+    rows = []
+    if figure_id == "fig-steps":
+        for point in f["curve"]:
+            rows.append([count(point["batch"]), count(point["steps"]), count(point["tokens"])])
+    if figure_id == "fig-time":
+        for i in range(len(f["replicas"])):
+            rows.append([num(f["replicas"][i]), duration(f["ways"][0]["time_s"][i]),
+                         duration(f["ways"][1]["time_s"][i])])
+    return rows
