@@ -1,6 +1,7 @@
-"""Authors' legitimate edits keep every test of the shipped plate passing: additions only, a new default model and
-network, and a folder with the spec's presets removed but one model. Those tests derive what they expect from the
-content they build (PLATE_CONTENT points them at an edited copy) and pin MODEL.md's claims to its own presets."""
+"""Authors' legitimate edits keep every test of the shipped plate that reads the content passing: additions only, a
+new default model and network, and a folder with the spec's presets removed but one model. Those tests derive what
+they expect from the content they build (PLATE_CONTENT points them at an edited copy) and pin MODEL.md's claims to
+its own presets."""
 import csv
 import html
 import json
