@@ -38,6 +38,7 @@ def _xiv4_mini() -> Path:
 
 XIV4_MINI = _xiv4_mini()
 FIXTURE = TOY  # the plate the engine's tests build
+SERIES = ROOT / "plates"  # the shipped series: volume.toml and every plate's folder
 # The presets spec/MODEL.md names, by the ids content/presets.toml gives them. Its claims (1,024, 0.642 s,
 # 128.5 GB, ...) hold for these and are asserted only for them, when the content being tested holds them,
 # never for whatever the default is (an author may change it).
@@ -81,6 +82,15 @@ def site(tmp_path_factory) -> Path:
     """The real plate, built once for the session."""
     out = tmp_path_factory.mktemp("real") / "site"
     build.build(CONTENT, out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def series_site(tmp_path_factory) -> Path:
+    """The shipped series (plates/: every written plate's page and the volume's index), built once for the session as
+    `plate build` builds it; the tests that take it only read it."""
+    out = tmp_path_factory.mktemp("series") / "site"
+    build.build(SERIES, out)
     return out
 
 

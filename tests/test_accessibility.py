@@ -179,7 +179,8 @@ SHOW_ALL = """async (selections) => {
 def test_descriptions_and_tables_follow_every_selection_with_the_readouts_numbers(site, open_page):
     c = content.load(CONTENT)
     atlas = facts.Atlas(c.presets)
-    page = open_page(site).page
+    watched = open_page(site)
+    page = watched.page
     # the workshop's selections through the page's show(); every option combination is checked in test_engine.py
     workshop = [s for s in atlas.selections if atlas.complete(s) == atlas.complete(xpresets.Selection(s.model, s.batch,
                                                                                                      s.network))]
@@ -200,6 +201,9 @@ def test_descriptions_and_tables_follow_every_selection_with_the_readouts_number
             assert f"takes {row[2]} against {row[1]} of compute" in got["readout"]
             row = next(r for r in got["tables"]["fig-efficiency"] if r[0].endswith("(crossed)"))
             assert f"efficiency {row[2]}" in got["readout"]
+    # every preset shown without a request or a complaint (what test_page_modes' walk through every control holds
+    # for the page's machinery, here for each of the content's presets)
+    assert watched.outside_requests(site) == [] and watched.problems() == []
 
 
 # Machado, Oliveira & Fernandes (2009), severity 1: linear-RGB matrices for the three dichromacies.

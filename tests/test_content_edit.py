@@ -1,6 +1,7 @@
-"""Authors' legitimate edits keep every test of the shipped plate passing: additions only, a new default model and
-network, and a folder with the spec's presets removed but one model. Those tests derive what they expect from the
-content they build (PLATE_CONTENT points them at an edited copy) and pin MODEL.md's claims to its own presets."""
+"""Authors' legitimate edits keep every test of the shipped plate that reads the content passing: additions only, a
+new default model and network, and a folder with the spec's presets removed but one model. Those tests derive what
+they expect from the content they build (PLATE_CONTENT points them at an edited copy) and pin MODEL.md's claims to
+its own presets."""
 import csv
 import html
 import json
@@ -17,17 +18,171 @@ from content_edit import EDITS, SPEC_PRESETS, edited_copy
 from generator import build, content
 from xiv4 import SHIPPED, facts, xpresets, xpage, xwords
 
-# The tests of the shipped plate, run again on each edited content (PLATE_CONTENT points them at it).
-SHIPPED_TESTS = [
-    "tests/test_build.py", "tests/test_content.py", "tests/test_charts.py", "tests/test_facts.py",
-    "tests/test_render.py", "tests/test_model.py", "tests/test_html_valid.py", "tests/test_notation.py",
+# The tests of the shipped plate that read the content, run again on each edited copy (PLATE_CONTENT points them at
+# it), grouped by what an author's edit can break. The others cannot depend on the content (docs/testing.md says why
+# for each group): the fixture's content, pure functions, the spec's own numbers, the page's machinery.
+LOADS = [  # the content loads as written, checks clean, and the prose splits at the figures' line
+    "tests/test_content.py::test_real_content_loads_as_written",
+    "tests/test_content.py::test_the_spec_presets_hold_the_spec_values",
+    "tests/test_content.py::test_prose_is_split_at_the_figures_line",
     "tests/test_check.py::test_the_shipped_content_has_no_mistakes_and_no_warnings",
-    "tests/test_accessibility.py::test_descriptions_and_tables_follow_every_selection_with_the_readouts_numbers",
+]
+BUILDS = [  # the built page and CSV: files, header, terms, sources, the default's numbers, size, ids, CSP hashes
+    *(f"tests/test_build.py::{t}" for t in (
+        "test_build_writes_page_and_csv", "test_page_states_the_claims_of_model_md",
+        "test_the_readout_states_the_claims_of_model_md", "test_page_states_the_defaults_numbers",
+        "test_page_has_plate_header_terms_takeaway_and_sources", "test_default_readout_is_in_the_page",
+        "test_page_is_self_contained", "test_page_fits_the_size_budget", "test_csv_has_the_agreed_columns")),
+    "tests/test_render.py::test_csp_hashes_match_the_inline_scripts_and_style",
+    "tests/test_charts.py::test_every_id_in_the_built_page_is_unique",
+    "tests/test_page_modes.py::test_page_fetches_nothing_by_itself",
+    "tests/test_page_modes.py::test_policy_is_strict",
+    "tests/test_page_modes.py::test_every_term_is_linked_once_from_the_prose_to_its_definition",
+    "tests/test_custom.py::test_prose_gives_the_default_s_sharding_numbers_from_the_model",
+]
+CHOICES = [  # every preset the content offers, through the facts, the CSV, the words and the figures, in Python
+    "tests/test_facts.py", "tests/test_model.py::test_seed_rounding_matches_non_embedding_parameters",
+    "tests/test_render.py::test_readouts_and_descriptions_agree_with_model_md_for_every_selection",
+    "tests/test_render.py::test_a_selection_that_never_crosses_quotes_its_largest_replica_count",
+    "tests/test_render.py::test_the_independent_checks_catch_planted_mistakes",
+    *(f"tests/test_charts.py::{t}" for t in (
+        "test_figures_compiled_to_vega", "test_specs_carry_no_data_values",
+        "test_time_figure_is_log_log_with_both_series",
+        "test_static_svg_shows_the_default_selection", "test_facts_rows_mark_crossing_and_one_sequence",
+        "test_facts_rows_state_the_spec_claims", "test_static_svg_url_references_all_resolve",
+        "test_nvlink_past_its_domain_is_shaded_and_labelled",
+        "test_the_real_cluster_is_drawn_beside_the_workshop_on_figures_1_and_2",
+        "test_the_communication_line_meets_the_line_it_hides_behind_at_n_star")),
+    *(f"tests/test_notation.py::{t}" for t in (
+        "test_descriptions_never_start_the_all_reduce_from_one_replica",
+        "test_readout_says_n_star_and_the_first_power_of_two", "test_readout_states_the_spec_claims")),
+    *(f"tests/test_custom.py::{t}" for t in (
+        "test_values_that_overflow_the_model_together_are_refused", "test_own_facts_of_a_preset_equal_the_atlas",
+        "test_zero1_fits_the_spec_selection_from_3_replicas")),
+]
+PROSE = ["tests/test_prose_consistency.py"]  # the prose's claims against the numbers it prints, other defaults too
+VALID = ["tests/test_html_valid.py"]  # the Nu checker on the page as built
+PRINT = [  # page budgets, blocks kept whole, terms, sources and captions on paper, with and without JavaScript
+    *(f"tests/test_print.py::{t}" for t in (
+        "test_prints_within_the_readmes_page_budget", "test_no_figure_table_or_term_entry_is_split",
+        "test_figures_carry_the_selection_and_the_text_has_terms_and_sources",
+        "test_running_head_names_volume_and_plate_with_page_numbers", "test_figures_print_as_vector_svg",
+        "test_controls_and_screen_only_parts_are_hidden_in_print", "test_printed_captions_follow_the_chosen_selection",
+        "test_prints_without_javascript_too")),
+]
+PAGE = [  # the page in Chromium: it opens, the new presets are offered and shown, without JavaScript, on a phone
+    "tests/test_browser.py::test_opens_offline_with_three_live_charts_and_no_requests",
+    "tests/test_browser.py::test_plots_against_replicas_line_up",  # the smallest and largest model's labels
+    "tests/test_page_modes.py::test_without_javascript_text_static_figures_and_tables_are_there",
+    "tests/test_page_modes.py::test_on_a_360px_phone_nothing_scrolls_sideways_figures_fit_and_controls_take_a_thumb",
+    "tests/test_page_modes.py::test_on_a_phone_every_selection_keeps_its_plots_wide_and_its_words_inside",
+]
+ACCESSIBLE = [  # axe-core, the keyboard, the figures' text alternatives, every preset selection's words and tables
+    "tests/test_accessibility.py::test_axe_finds_no_wcag_violation",
     "tests/test_accessibility.py::test_controls_operate_with_the_keyboard_alone",
     "tests/test_accessibility.py::test_each_figure_is_an_image_named_by_its_caption_and_described",
-    "tests/test_browser.py", "tests/test_page_modes.py", "tests/test_custom.py", "tests/test_prose_consistency.py",
-    "tests/test_print.py",
+    "tests/test_accessibility.py::test_descriptions_and_tables_follow_every_selection_with_the_readouts_numbers",
 ]
+CONTROL = "tests/test_browser.py::test_each_control_redraws_both_figures_and_the_readout[{}]"
+# Each edit, the groups above and the controls that reach what it added: additions, the GPU it added as the last
+# (MI300X, no source, no NVLink domain); a new default, every preset control moved off it; the spec's presets
+# removed, the batch and network controls (one model and one GPU are left: nothing to change to).
+EDIT_TESTS = {
+    "additions": [*LOADS, *BUILDS, *CHOICES, *PROSE, *VALID, *PRINT, *PAGE, *ACCESSIBLE, CONTROL.format("GPU-True")],
+    "new-default": [*LOADS, *BUILDS, *CHOICES, *PROSE, *VALID, *PRINT, *PAGE, *ACCESSIBLE,
+                    *(CONTROL.format(c) for c in ("Model-False", "Global batch-False", "Network-False", "GPU-True"))],
+    "spec-removed": [*LOADS, *BUILDS, *CHOICES, *PROSE, *VALID, *PRINT, *PAGE, *ACCESSIBLE,
+                     *(CONTROL.format(c) for c in ("Global batch-False", "Network-False"))],
+}
+
+
+# The tests of those files not run on the edited copies, by why their result cannot depend on the content
+# (docs/testing.md): a test added to one of these files fails test_every_test_of_the_shipped_plate_is_run_or_excused
+# until it is put in EDIT_TESTS or here.
+NEVER_READ = {  # the fixture content, pure functions, the spec's own inputs, the repository's content whatever it says
+    "test_build": ["test_fixture_content_builds", "test_build_replaces_the_previous_site_it_wrote",
+                   "test_a_kept_memo_redraws_figures_and_csv_only_when_presets_or_default_change"],
+    "test_content": ["test_the_repository_content_holds_every_spec_preset",
+                     "test_bad_bandwidth_names_file_line_and_value",
+                     "test_every_mistake_is_reported_together", "test_unclosed_front_matter",
+                     "test_toml_syntax_error_has_its_line"],
+    "test_check": ["test_clean_content_passes_and_nothing_is_written",
+                   "test_every_mistake_at_its_line_with_did_you_mean",
+                   "test_a_misspelt_preset_in_a_slot_is_named_with_its_neighbours",
+                   "test_a_term_written_in_its_plural_is_used_and_linked",
+                   "test_unused_term_and_source_are_warned_about_by_check_and_build"],
+    "test_charts": ["test_every_chart_is_valid_vega_lite", "test_static_svg_ids_are_made_unique_per_figure",
+                    "test_unique_ids_renames_every_reference_with_its_id",
+                    "test_the_theme_block_is_read_and_its_figure_rules_keyed_by_name"],
+    "test_render": ["test_script_json_cannot_close_its_element"],
+    "test_notation": ["test_num_rounds_half_up_and_separates_thousands",
+                      "test_seconds_have_three_significant_figures_in_the_unit_that_suits",
+                      "test_sizes_have_three_significant_figures_in_the_unit_that_suits",
+                      "test_percentages_never_round_a_share_to_zero", "test_fractions_powers_and_billions",
+                      "test_about_rounds_an_exact_half_up_never_to_even_in_python_and_in_the_page"],
+    "test_custom": ["test_each_free_input_is_checked_as_the_schema_checks_its_field",
+                    "test_good_values_parse_as_toml_would",
+                    "test_layer_shape_is_all_or_none_and_leaves_room_beside_the_embeddings"],
+    "test_model": [  # MODEL.md's inputs, pinned
+        "test_replica_axis_is_powers_of_two_to_16384", "test_compute_per_step_falls_with_replicas",
+        "test_allreduce_stays_near_constant", "test_crossing_at_1024_replicas_for_8b_4m_400g",
+        "test_tokens_and_sequences_per_replica_at_the_crossing", "test_nvlink_keeps_full_efficiency_at_1024",
+        "test_1m_batch_crosses_at_256", "test_model_states_of_8b_exceed_one_h100",
+        "test_crossing_does_not_depend_on_model_size", "test_step_and_efficiency_follow_the_max_rule",
+        "test_no_crossing_is_reported_as_minus_one", "test_workshop_options_leave_every_claim_alone",
+        "test_backward_only_overlap_crosses_at_472_so_512", "test_hierarchical_reduction_crosses_at_4096",
+        "test_fp32_gradients_double_the_allreduce_and_cross_at_512",
+        "test_a_faster_gpu_moves_the_crossing_with_its_peak",
+        "test_zero_state_bytes_and_smallest_fitting_replicas",
+        "test_zero3_moves_one_and_a_half_times_the_traffic",
+        "test_zero_traffic_is_counted_per_piece_in_mixed_precision",
+        "test_zero3_backward_only_hides_each_phase_behind_its_own_pass",
+        "test_llama3_8b_buckets_are_whole_tensors_as_ddp_makes_them",
+        "test_the_first_bucket_closes_at_its_own_limit", "test_a_model_without_a_shape_is_cut_in_pieces",
+        "test_ring_latency_per_call_is_nccls_hand_computation",
+        "test_tree_latency_per_call_is_nccls_hand_computation",
+        "test_tree_correction_follows_the_size_of_the_call",
+        "test_nccl_prices_ring_and_tree_and_takes_the_cheaper",
+        "test_real_cluster_bandwidth_term_for_the_default_at_1024",
+        "test_real_cluster_step_hides_the_buckets_behind_the_last_micro_batch_only",
+        "test_bucket_cap_mb_sets_every_limit_and_unset_keeps_the_1_mib_first",
+        "test_larger_buckets_make_fewer_calls_and_less_latency"],
+}
+MACHINERY = {  # the page's code, the same for every content; where it has a content side, EDIT_TESTS holds it
+    "test_browser": [
+        "test_at_load_only_the_figures_near_the_screen_go_live_and_the_others_as_the_reader_scrolls",
+        "test_the_first_change_makes_every_figure_live_with_the_selection",
+        "test_a_link_to_another_selection_opens_with_every_figure_live",
+        "test_figures_in_view_redraw_first_and_those_out_of_sight_follow",
+        "test_a_figure_scrolled_to_before_its_turn_is_drawn_at_once",
+        "test_once_timed_figures_out_of_sight_follow_the_next_change_without_idle_time",
+        "test_figures_out_of_sight_catch_up_before_printing", "test_url_keeps_and_restores_the_selection",
+        "test_the_url_is_written_when_the_controls_rest_or_at_once_when_the_reader_leaves_the_window",
+        "test_unknown_ids_in_the_url_fall_back_to_the_default_and_the_page_says_so",
+        "test_options_are_kept_in_the_url_and_restored", "test_nvlink_domain_shading_appears_only_past_the_domain",
+        "test_the_timeline_follows_the_controls", "test_a_walk_of_changes_draws_what_opening_each_selection_draws",
+        "test_one_click_saves_the_shown_selections_csv_offline",
+        "test_the_real_clusters_controls_redraw_its_line_and_are_kept_in_the_url"],
+    "test_page_modes": [
+        "test_no_request_leaves_the_page_through_every_control_and_no_console_complaint",
+        "test_under_the_csp_charts_draw_controls_work_and_nothing_is_blocked",
+        "test_page_and_figures_follow_the_colour_scheme_with_aa_contrast",
+        "test_definition_shows_on_hover_and_on_focus_and_escape_hides_it",
+        "test_a_tap_shows_the_definition_and_a_second_tap_opens_the_glossary_entry"],
+    "test_accessibility": [
+        "test_axe_finds_no_wcag_violation_on_a_phone",
+        "test_every_control_is_reachable_by_tab_with_a_visible_focus_ring",
+        "test_readout_is_a_polite_live_region_that_changes_with_the_selection",
+        "test_series_colours_survive_colour_blindness_and_are_not_the_only_key"],
+    "test_custom": [
+        "test_acceptance_custom_run_equals_python_and_survives_a_reload",
+        "test_bad_values_get_an_inline_message_and_the_figures_stay", "test_the_page_checks_every_text_as_python_does",
+        "test_a_bad_value_in_the_url_is_shown_and_the_default_drawn",
+        "test_sharding_control_memory_readout_and_zero3_traffic",
+        "test_axe_finds_no_violation_with_the_free_inputs_open_and_a_message_shown",
+        "test_free_inputs_fit_a_360px_phone_and_take_a_thumb"],
+    "test_print": ["test_printing_from_a_phone_or_narrow_window_redraws_figures_for_paper"],
+}
 
 
 def plate_data(page: str) -> dict:
@@ -94,10 +249,29 @@ def test_the_spec_removed_edit_keeps_one_spec_model_only(tmp_path):
     assert c.presets.gpu.source == "" and c.presets.gpu.nvlink_domain is None  # optional fields left out
 
 
-@pytest.mark.parametrize("kind", ["additions", "new-default", "spec-removed"])
+def test_every_test_of_the_shipped_plate_is_run_or_excused():
+    """Each test of the files EDIT_TESTS draws on runs on some edited copy, or is named in NEVER_READ or MACHINERY
+    (and only there), so a new test of those files is not left out of the edited copies unseen."""
+    import ast
+    run = {t.split("[")[0] for tests in EDIT_TESTS.values() for t in tests}
+    files = sorted({t.split("::")[0] for t in run})
+    for path in files:
+        name = path.removeprefix("tests/").removesuffix(".py")
+        tree = ast.parse((ROOT / path).read_text(encoding="utf-8"))
+        tests = [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]
+        excused = set(NEVER_READ.get(name, [])) | set(MACHINERY.get(name, []))
+        ran = set(tests) if path in run else {t for t in tests if f"{path}::{t}" in run}
+        assert excused <= set(tests), (path, excused - set(tests))  # no stale name
+        assert not ran & excused, (path, ran & excused)
+        assert ran | excused == set(tests), (path, set(tests) - ran - excused)
+
+
+@pytest.mark.parametrize("kind", list(EDIT_TESTS))
 def test_the_shipped_plate_tests_pass_on_the_edited_content(tmp_path, kind):
+    """The tests that read the content pass on the edited copy (EDIT_TESTS[kind]; a name that no longer collects
+    fails the run)."""
     edit = edited_copy(SHIPPED, tmp_path / "content", kind)
-    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfE", *SHIPPED_TESTS],
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfE", *EDIT_TESTS[kind]],
                             cwd=ROOT, env={**os.environ, "PLATE_CONTENT": str(edit.root)}, capture_output=True,
                             text=True, timeout=1800)
     assert result.returncode == 0, result.stdout[-6000:]

@@ -11,12 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, readme_pages, wait_until
+from conftest import ROOT, SERIES, readme_pages, wait_until
 from generator import build, content, texts, volume
 from test_accessibility import AXE_RUN, WCAG, axe_js  # noqa: F401 - axe_js: the fixture, by its name
 from test_html_valid import _checker
 
-SERIES = ROOT / "plates"
 
 
 def written() -> list[tuple[str, Path]]:
@@ -28,21 +27,13 @@ def written() -> list[tuple[str, Path]]:
 PAGES = [page for page, _ in written()]
 
 
-@pytest.fixture(scope="module")
-def series(tmp_path_factory) -> Path:
-    """The shipped series built once, as `plate build` builds it."""
-    out = tmp_path_factory.mktemp("series") / "site"
-    build.build(SERIES, out)
-    return out
-
-
 def test_the_series_has_more_than_one_plate():
     """The engine's tests below run on every plate: at least XIV.4 and XIV.5."""
     assert len(PAGES) >= 2 and len(set(PAGES)) == len(PAGES)
 
 
-def test_every_page_passes_the_nu_checker(series):
-    pages = [str(series / page) for page in PAGES]
+def test_every_page_passes_the_nu_checker(series_site):
+    pages = [str(series_site / page) for page in PAGES]
     run = subprocess.run([_checker(), *pages, "--log", "INFO"], capture_output=True, text=True, timeout=300)
     output = run.stdout + run.stderr
     assert run.returncode == 0 and not [line for line in output.splitlines() if "error" in line.lower()], output
@@ -50,8 +41,8 @@ def test_every_page_passes_the_nu_checker(series):
 
 
 @pytest.mark.parametrize("page", PAGES)
-def test_every_inline_script_and_style_is_allowed_by_its_hash_and_nothing_else(series, page):
-    html = (series / page).read_text(encoding="utf-8")
+def test_every_inline_script_and_style_is_allowed_by_its_hash_and_nothing_else(series_site, page):
+    html = (series_site / page).read_text(encoding="utf-8")
     policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html).group(1)
     assert "unsafe-inline" not in policy and "default-src 'none'" in policy
 
@@ -78,8 +69,8 @@ def open_plate(browser, site: Path, page: str, **options):
 
 @pytest.mark.browser
 @pytest.mark.parametrize("page", PAGES)
-def test_every_page_goes_live_offline_and_redraws_for_another_choice(series, browser, page):
-    context, tab, logged, asked = open_plate(browser, series, page)
+def test_every_page_goes_live_offline_and_redraws_for_another_choice(series_site, browser, page):
+    context, tab, logged, asked = open_plate(browser, series_site, page)
     try:
         wait_until(tab, "document.documentElement.dataset.ready")
         assert tab.evaluate("() => document.documentElement.dataset.ready") == "true", logged
@@ -105,8 +96,8 @@ def test_every_page_goes_live_offline_and_redraws_for_another_choice(series, bro
 @pytest.mark.browser
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("page", PAGES)
-def test_axe_finds_no_wcag_violation_on_any_plate(series, browser, axe_js, page, scheme):  # noqa: F811
-    context, tab, _, _ = open_plate(browser, series, page, bypass_csp=True, color_scheme=scheme)
+def test_axe_finds_no_wcag_violation_on_any_plate(series_site, browser, axe_js, page, scheme):  # noqa: F811
+    context, tab, _, _ = open_plate(browser, series_site, page, bypass_csp=True, color_scheme=scheme)
     try:
         wait_until(tab, "document.documentElement.dataset.ready")
         tab.evaluate("for (const d of document.querySelectorAll('details')) d.open = true")
@@ -118,8 +109,8 @@ def test_axe_finds_no_wcag_violation_on_any_plate(series, browser, axe_js, page,
 
 @pytest.mark.browser
 @pytest.mark.parametrize("page", PAGES)
-def test_without_javascript_every_plate_shows_its_words_figures_and_tables(series, browser, page):
-    context, tab, _, _ = open_plate(browser, series, page, java_script_enabled=False)
+def test_without_javascript_every_plate_shows_its_words_figures_and_tables(series_site, browser, page):
+    context, tab, _, _ = open_plate(browser, series_site, page, java_script_enabled=False)
     try:
         figures = tab.locator("figure.figure").count()
         assert figures >= 1
@@ -135,10 +126,10 @@ def test_without_javascript_every_plate_shows_its_words_figures_and_tables(serie
 
 @pytest.mark.browser
 @pytest.mark.parametrize("page", PAGES)
-def test_every_plate_prints_within_the_readmes_budget(series, browser, page):
+def test_every_plate_prints_within_the_readmes_budget(series_site, browser, page):
     from pypdf import PdfReader
     import io
-    context, tab, _, _ = open_plate(browser, series, page)
+    context, tab, _, _ = open_plate(browser, series_site, page)
     try:
         wait_until(tab, "document.documentElement.dataset.ready")
         for fmt, most in readme_pages().items():
@@ -148,9 +139,9 @@ def test_every_plate_prints_within_the_readmes_budget(series, browser, page):
         context.close()
 
 
-def test_the_series_builds_byte_for_byte_the_same_twice(series, tmp_path):
+def test_the_series_builds_byte_for_byte_the_same_twice(series_site, tmp_path):
     again = build.build(SERIES, tmp_path / "again")
-    assert {name: (series / name).read_bytes() for name in again} == \
+    assert {name: (series_site / name).read_bytes() for name in again} == \
         {name: data if isinstance(data, bytes) else data.encode() for name, data in again.items()}
 
 

@@ -8,24 +8,15 @@ import subprocess
 import pytest
 from pypdf import PdfReader
 
-from conftest import ROOT
+from conftest import SERIES
 from test_html_valid import _checker
 from generator import build, content, crossrefs, volume
 from generator.references import split_references
 
 pytestmark = pytest.mark.browser
-SERIES = ROOT / "plates"
 
 # axe-core as tests/test_accessibility.py fetches and runs it
 from test_accessibility import AXE_RUN, WCAG, axe_js  # noqa: E402,F401 - axe_js: the fixture, by its name
-
-
-@pytest.fixture(scope="module")
-def series_site(tmp_path_factory):
-    """The shipped series built: every written plate's page and the volume's index."""
-    out = tmp_path_factory.mktemp("series") / "site"
-    build.build(SERIES, out)
-    return out
 
 
 @pytest.fixture(scope="module")

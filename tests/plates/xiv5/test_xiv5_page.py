@@ -4,9 +4,7 @@ words say for that selection."""
 from __future__ import annotations
 
 import html
-import os
 import re
-import shutil
 import time
 from dataclasses import replace
 
@@ -14,9 +12,6 @@ import pytest
 
 from generator import build
 from xiv5_support import FOLDER, default, plate_facts, plate_figures, plate_words, presets  # noqa: F401
-
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
 @pytest.fixture(scope="module")
@@ -46,20 +41,6 @@ def test_the_page_as_built_carries_the_default_s_words(site, presets, default):
         assert f'id="{fid}"' in page
 
 
-def _browser():
-    """Playwright and the system's Chromium; skipped on a desk without them, failed in CI (CI set)."""
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        sync_playwright = None
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    missing = "Playwright is not installed" if sync_playwright is None else \
-        "Chromium is not on PATH (Debian package chromium)" if chromium is None else None
-    if missing:
-        (pytest.fail if os.environ.get("CI") else pytest.skip)(missing)
-    return sync_playwright, chromium
-
-
 def wait(page, expression: str, seconds: float = 60) -> None:
     """Poll an expression in the page (the page's CSP refuses Playwright's eval-based wait_for_function)."""
     end = time.monotonic() + seconds
@@ -70,8 +51,8 @@ def wait(page, expression: str, seconds: float = 60) -> None:
     raise AssertionError(f"not true within {seconds} s: {expression}")
 
 
-def test_the_live_page_says_what_the_build_says_after_each_control_changes(site, presets, default):
-    sync_playwright, chromium = _browser()
+def test_the_live_page_says_what_the_build_says_after_each_control_changes(site, presets, default, browser):
+    """Each control changed in turn in the session's Chromium (tests/conftest.py): the page says what the build says."""
     gpus = plate_facts.gpus_of(presets)
     # a change of each control, one after another, every id other than the default's where one exists
     other = lambda ids, now: next((i for i in ids if i != now), now)  # noqa: E731
@@ -80,9 +61,9 @@ def test_the_live_page_says_what_the_build_says_after_each_control_changes(site,
              ("gpu", other(list(gpus)[::-1], default.gpu)),
              ("model", other(list(presets.models)[::-1], default.model)),
              ("network", other(presets.networks, default.network))]
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        page = browser.new_page()
+    context = browser.new_context()
+    try:
+        page = context.new_page()
         errors = []
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto((site / "index.html").as_uri())
@@ -111,7 +92,8 @@ def test_the_live_page_says_what_the_build_says_after_each_control_changes(site,
             for row in plate_figures.rows(f)[plate_figures.TRAFFIC_LABELS]:  # the traffic figure's labels follow the precision
                 assert row["text"] in shown["labels"], (sel, shown["labels"])
         assert errors == []
-        browser.close()
+    finally:
+        context.close()
 
 
 def test_a_copy_without_xiv4_beside_it_is_one_clear_mistake(tmp_path):
