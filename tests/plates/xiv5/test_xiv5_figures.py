@@ -118,10 +118,15 @@ def test_stage_names_keep_out_of_each_other_s_way(presets):
         at = int(np.searchsorted(f.replicas, page_rows.LABEL_AT))
         level = [np.log10(s.states_bytes[at]) for s in f.stages]
         for k, s in enumerate(f.stages):
-            if np.log10(s.states_bytes[at]) - np.log10(s.states_bytes[at + 1]) > page_rows.STEEP_DECADES:
+            steep = np.log10(s.states_bytes[at]) - np.log10(s.states_bytes[at + 1]) > page_rows.STEEP_DECADES
+            if steep:
                 assert above[k], (sel, k)
             if k and level[k - 1] - level[k] < 2 * plate_figures.LABEL_DECADES:
                 assert above[k - 1] or not above[k], (sel, k)
+            # the name goes to the wider of its gaps (to the line above, to the line below; below a steep line, none)
+            up = level[k - 1] - level[k] if k else np.inf
+            down = 0.0 if steep else (level[k] - level[k + 1] if k + 1 < len(level) else np.inf)
+            assert above[k] == (up >= down), (sel, k)
         rows = plate_figures.rows(f)[plate_figures.STATES_DATA]
         assert [next(r["label_above"] for r in rows if r["stage"] == f"stage {k}") for k in range(4)] == above
 
