@@ -1,18 +1,12 @@
-"""XIV.4's words: the facts its page/words.js reads, and the words for one selection as the page writes them."""
+"""XIV.4's words: the facts its words read (page_words, which the page runs compiled), and one selection's words."""
 from __future__ import annotations
-
-import importlib
 
 from generator import texts
 
+from . import page_words
 from .facts import OPTIONS, Facts
 
 FIGURES = ("fig-time", "fig-efficiency", "fig-timeline", "fig-memory")  # the figures the words know
-
-
-def _plate():
-    """This plate module (its package), for the engine's texts runner."""
-    return importlib.import_module(__package__)
 
 
 def _point(p) -> dict:
@@ -61,7 +55,7 @@ def words_context(facts: list[Facts], plates: dict[str, str] | None = None) -> d
 
 
 
-# --- views of one selection: the words are templates/page/words.js's, run under node (generator/texts.py) ---------
+# --- views of one selection: the words are page_words's, which the page runs compiled --------------------------
 
 def readout(f: Facts, plates: dict[str, str] | None = None) -> str:
     """The status for one selection, as one text: its paragraphs in order."""
@@ -70,17 +64,17 @@ def readout(f: Facts, plates: dict[str, str] | None = None) -> str:
 
 def readout_paragraphs(f: Facts, plates: dict[str, str] | None = None) -> list[str]:
     """One short paragraph per question a reader brings (hiding, cost, memory), as the page writes them."""
-    return texts.of(_plate(), f, plates)["readout"]
+    return of(f, plates)["readout"]
 
 
 def describe(f: Facts, figure_id: str, plates: dict[str, str] | None = None) -> str:
     """A figure in words for one selection, as the page writes it."""
-    return texts.of(_plate(), f, plates)["describe"][figure_id]
+    return of(f, plates)["describe"][figure_id]
 
 
 def table_rows(f: Facts, figure_id: str) -> list[list[str]]:
     """A figure's data table for one selection, as text, as the page writes it."""
-    return texts.of(_plate(), f)["tables"][figure_id]
+    return of(f)["tables"][figure_id]
 
 
 # What each figure's data table shows, column by column; words.js fills the same columns for any selection.
@@ -93,10 +87,17 @@ TABLE_COLUMNS = {
 
 
 def words_of(facts: list[Facts], plates: dict[str, str] | None = None, store=None) -> list[dict]:
-    """Each facts' words, by one node run of page/words.js (kept in store, a cache.Cache, when given)."""
-    return texts.words(_plate(), facts, plates, store)
+    """Each facts' words ({readout, describe, tables}), by page_words on the facts as the page holds them."""
+    W = texts.plain(words_context(facts, plates))
+    out = []
+    for f in facts:
+        data = texts.plain(facts_data(f))
+        out.append({"readout": page_words.readout(data, W),
+                    "describe": {fid: page_words.describe(data, fid, W) for fid in FIGURES},
+                    "tables": {fid: page_words.table_rows(data, fid) for fid in FIGURES}})
+    return out
 
 
 def of(f: Facts, plates: dict[str, str] | None = None) -> dict:
     """One facts' words."""
-    return texts.of(_plate(), f, plates)
+    return words_of([f], plates)[0]
