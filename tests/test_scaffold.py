@@ -237,7 +237,7 @@ def test_a_new_plate_builds_at_once_alone_and_in_its_series(series):
     module = plates.load(folder / plates.PACKAGE)
     c = content.load(folder)
     f = module.model_of(c).facts(c.plate.default)
-    assert notation.sig(f.last) in page.split('id="readout"')[1].split("</div>")[0]  # the default's words, built
+    assert notation.sig(f["last"]) in page.split('id="readout"')[1].split("</div>")[0]  # the default's words, built
     made = build.build(series, series.parent / "site")  # the series: the new plate and the volume's index
     v = volume.load(series)
     page_name = v.page_of(v.written()[0])
@@ -364,7 +364,7 @@ def test_a_full_disk_midway_leaves_nothing_written_and_says_so(series, monkeypat
     real = open
 
     def full(path, mode="r", *args, **kwargs):
-        if not str(path).endswith("csv.js"):
+        if not str(path).endswith("page.py"):
             return real(path, mode, *args, **kwargs)
         made = real(path, mode, *args, **kwargs)  # the file is made, its bytes do not fit
         if where == "write":
@@ -375,7 +375,7 @@ def test_a_full_disk_midway_leaves_nothing_written_and_says_so(series, monkeypat
     assert cli.main(["new", str(series / "two"), "--volume", "XIV", "--number", "2", "--title", "T"]) == 1
     monkeypatch.undo()
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "csv.js" in err and "nothing was written" in err, err
+    assert err.count("\n") == 1 and "page.py" in err and "nothing was written" in err, err
     assert tree(series) == before
 
 

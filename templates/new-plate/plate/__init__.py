@@ -1,5 +1,6 @@
 """This plate's module (docs/plates.md): a starting point, one control and one figure of a line y = rate × n, so
-that the plate builds at once. Replace the model, the controls, the figure and the words with the plate's own."""
+that the plate builds at once. The page's numbers and words are page.py's, written once; this module hands them to
+the engine. Replace the model, the controls, the figure and the words with the plate's own."""
 from __future__ import annotations
 
 import importlib
@@ -9,11 +10,17 @@ from pathlib import Path
 from generator import charts, texts
 from generator.schema import locate, quote
 
+from . import page as made  # the functions the page runs compiled, and the build as they are
+
+# The page's functions by role (docs/plates.md, "The page").
+PAGE = {"facts": made.facts, "datasets": made.datasets, "readout": made.readout, "describe": made.describe,
+        "table_rows": made.table_rows, "csv_rows": made.csv_rows}
+
 # The model's inputs, by id (they appear in the page's URL): a name for the control and the rate it stands for.
 RATES = {"slow": ("one per step", 1.0), "fast": ("two per step", 2.0)}
 STEPS = 16  # the figure's n axis runs 1, 2, 4, … STEPS
-FIGURES = ("fig-line",)  # the figures the words know (page/words.js)
-LINE_DATA = "line"  # the figure's dataset: one row per n
+FIGURES = ("fig-line",)  # the figures the words know
+CSV_COLUMNS = ("rate", "n", "y")
 
 
 @dataclass(frozen=True)
@@ -43,35 +50,17 @@ class Presets:
     rates: dict[str, Rate]
 
 
-@dataclass(frozen=True)
-class Facts:
-    """What the words and the figure say about one selection."""
-
-    rate: Rate
-    points: tuple[tuple[int, float], ...]  # (n, y)
-    caption: str
-
-    @property
-    def last(self) -> float:
-        """y at the largest n."""
-        return self.points[-1][1]
-
-
-def steps() -> list[int]:
-    """1, 2, 4, … STEPS (page/model.js `counts` gives the same)."""
-    return [2 ** k for k in range(STEPS.bit_length())]
-
-
 class Model:
-    """The plate's model: the facts of any selection."""
+    """The plate's model: its presets as the page has them, and the facts of any selection (page.py's)."""
 
     def __init__(self, presets: Presets):
         self.presets = presets
+        self.data = {"steps": STEPS, "rates": {i: {"id": r.id, "name": r.name, "per_step": r.per_step}
+                                               for i, r in presets.rates.items()}}
 
-    def facts(self, sel: Selection) -> Facts:
-        """The facts of one selection (page/selection.js `factsOf` computes the same)."""
-        rate = self.presets.rates[sel.rate]
-        return Facts(rate=rate, points=tuple((n, n * rate.per_step) for n in steps()), caption=rate.name)
+    def facts(self, sel: Selection) -> dict:
+        """The facts of one selection, as the page computes them."""
+        return made.facts({"rate": sel.rate}, self.data)
 
 
 def load_presets(problems, root: Path):
@@ -97,7 +86,7 @@ def check_model(model: Model, root: Path) -> None:
 
 PROSE_NAMES = ("default", "rates", "cite", "compare", "scales", "check", "plates")
 SLOT_TABLES = {"rates": Rate}
-SLOT_ROOTS = {"default": Facts}
+SLOT_ROOTS: dict = {}  # default is page.py's facts, a dict: the prose's reads of it are checked as it renders
 SLOT_CALLS: dict = {}
 
 
@@ -114,16 +103,11 @@ def unused(content) -> list[str]:
     return []
 
 
-def rows(f: Facts) -> list[dict]:
-    """The figure's rows (page/selection.js `lineRows` makes the same)."""
-    return [{"n": n, "y": y} for n, y in f.points]
-
-
 def line_chart():
     """y against n, log–log."""
     import altair as alt
     scale = alt.Scale(type="log", base=2)
-    return alt.Chart(alt.Data(name=LINE_DATA)).mark_line(
+    return alt.Chart(alt.Data(name="line")).mark_line(
         strokeWidth=2.5, color=charts.ink("--c-compute"),
         point=alt.OverlayMarkDef(filled=True, size=28, color=charts.ink("--c-compute"))).encode(
         x=alt.X("n:Q", title="n", scale=scale), y=alt.Y("y:Q", title="y", scale=scale)).properties(
@@ -133,21 +117,20 @@ def line_chart():
 def figures(content, model: Model, store) -> list:
     f = model.facts(content.plate.default)
     return [charts.figure("fig-line", "y against n", (line_chart, ()), "y against n, log–log.",
-                          {LINE_DATA: rows(f)}, store)]
+                          made.datasets(f), store)]
 
 
 def csv_text(model: Model) -> str:
-    """Every choice's rows."""
-    lines = ["rate,n,y"]
+    """Every choice's rows, as the page's download writes the shown one's."""
+    rows = [list(CSV_COLUMNS)]
     for rate in model.presets.rates:
-        lines += [f"{rate},{n},{y:g}" for n, y in model.facts(Selection(rate)).points]
-    return "\n".join(lines) + "\n"
+        rows += made.csv_rows(model.facts(Selection(rate)))
+    return "".join(",".join(str(cell) for cell in row) + "\n" for row in rows)
 
 
-def facts_data(f: Facts) -> dict:
-    """The facts the words read, as page/selection.js `factsOf` names them."""
-    return {"rate": {"id": f.rate.id, "name": f.rate.name, "per_step": f.rate.per_step},
-            "points": [{"n": n, "y": y} for n, y in f.points], "caption": f.caption}
+def facts_data(f: dict) -> dict:
+    """The facts the words read: already the page's plain data."""
+    return f
 
 
 def words_context(facts: list, plates: dict | None = None) -> dict:
@@ -156,22 +139,20 @@ def words_context(facts: list, plates: dict | None = None) -> dict:
 
 
 def page(content, model: Model, figures: list, dataflows, store=None) -> dict:
-    """What the page template fills in: the controls, the default's words (page/words.js under node), the script's
-    data."""
+    """What the page template fills in: the controls, the default's words (page.py's), the script's data."""
     plate = content.plate
     f = model.facts(plate.default)
     said = texts.words(importlib.import_module(__package__), [f], plate.plates, store)[0]
     choices = {"rate": list(content.presets.rates)}
-    # What the engine's page modules read (docs/plates.md), and the presets this plate's page/selection.js reads.
+    # What the engine's page modules read (docs/plates.md), and the presets page.py's facts read in the page.
     data = {
         "keys": ["rate"], "default": {"rate": plate.default.rate}, "cluster_keys": [], "choices": choices,
-        "presets": {"steps": STEPS, "rates": {i: facts_data(model.facts(Selection(i)))["rate"]
-                                              for i in content.presets.rates}},
-        "plates": plate.plates, "words_context": words_context([f], plate.plates), "csv_name": plate.data_file,
+        "presets": model.data, "plates": plate.plates, "words_context": words_context([f], plate.plates),
+        "csv_name": plate.data_file, "csv_columns": list(CSV_COLUMNS),
     }
     return dict(
         controls=[("rate", "Rate", {i: r.name for i, r in content.presets.rates.items()})],
-        selected={"rate": plate.default.rate}, readout=said["readout"], caption=f.caption,
+        selected={"rate": plate.default.rate}, readout=said["readout"], caption=f["caption"],
         columns={"fig-line": ("n", "y")}, tables={fid: said["tables"][fid] for fid in FIGURES},
         descriptions={fid: said["describe"][fid] for fid in FIGURES}, data=data,
     )

