@@ -63,7 +63,10 @@ def page_data(content: Content, atlas: Atlas, figures: list[Figure], dataflows: 
         "captions": [[k, v] for k, v in CAPTIONS.items()],
         "presets": presets_data(content),
         "bucket_groups": BUCKET_GROUPS,
-        "csv_columns": [list(c) for c in SELECTION_COLUMNS], "csv_name": content.plate.data_file,
+        # page/csv.js's names of the facts' parts, until the page runs page_rows.csv_rows compiled
+        "csv_columns": [[name, {"selection": "sel", "points": "run"}.get(source, source), field, divisor]
+                        for name, source, field, divisor in SELECTION_COLUMNS],
+        "csv_name": content.plate.data_file,
     }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from generator import texts
 
 from . import page_words
-from .facts import OPTIONS, Facts
+from .facts import CLUSTER_KEYS, KEYS, OPTIONS, Facts
 
 FIGURES = ("fig-time", "fig-efficiency", "fig-timeline", "fig-memory")  # the figures the words know
 
@@ -13,13 +13,15 @@ def _point(p) -> dict:
     return {"replicas": p.replicas, "compute_s": p.compute_s, "allreduce_s": p.allreduce_s, "comm_s": p.comm_s,
             "step_s": p.step_s,
             "efficiency": p.efficiency, "exposed_s": p.exposed_s, "tokens_per_replica": p.tokens_per_replica,
-            "sequences_per_replica": p.sequences_per_replica, "states_gb": p.states_gb, "fits": p.fits}
+            "sequences_per_replica": p.sequences_per_replica, "states_gb": p.states_gb,
+            "states_bytes": p.states_bytes, "fits": p.fits}
 
 
 def facts_data(f: Facts) -> dict:
-    """The facts the words read, named and shaped as the page's factsOf names them (templates/page/selection.js)."""
-    x = f.inputs
+    """The facts the words, the figures' rows and the CSV read (page_words, page_rows), as plain data."""
+    x, m = f.inputs, f.model
     return {
+        "selection": {k: getattr(f.selection, k) for k in KEYS + CLUSTER_KEYS}, "caption": f.caption,
         "points": [_point(p) for p in f.points], "max_replicas": f.max_replicas,
         "crossing_replicas": f.crossing_replicas, "continuous_crossing": f.continuous_crossing,
         "backward_only": f.backward_only, "sharding_stage": f.sharding_stage, "hypothetical_from": f.hypothetical_from,
@@ -27,16 +29,15 @@ def facts_data(f: Facts) -> dict:
                 "interconnect": f.gpu.interconnect},
         "gpu_memory_gb": f.gpu_memory_gb, "smallest_fitting_replicas": f.smallest_fitting_replicas,
         "smallest_fitting_on_grid": f.smallest_fitting_on_grid,
-        "inputs": {"params": float(x.params), "memory_bytes": float(x.memory_bytes),
-                   "state_bytes": float(x.state_bytes), "sharding": int(x.sharding),
-                   "bytes_per_grad": float(x.bytes_per_grad)},
-        "model": {"layers": f.model.layers}, "batch": {"tokens": f.batch.tokens},
+        "inputs": {name: getattr(x, name) for name in x.__dataclass_fields__},
+        "model": {"params": m.params, "layers": m.layers, "d_model": m.d_model, "ffn": m.ffn, "vocab": m.vocab},
+        "batch": {"tokens": f.batch.tokens},
         "timeline_replicas": f.timeline_replicas, "timeline_tail_s": f.timeline_tail_s,
-        "timeline_bound_s": f.timeline_bound_s, "forward_comm_s": f.forward_comm_s,
-        "bucket_cap_mb": f.bucket_cap_mb,
-        "buckets": [list(f.buckets[0])], "bucket_schedule": [list(f.bucket_schedule[0])],
-        "cluster_buckets": [list(f.cluster_buckets[0])],
-        "cluster": {"comm_s": list(f.cluster["comm_s"]), "efficiency": list(f.cluster["efficiency"])},
+        "timeline_bound_s": f.timeline_bound_s, "timeline_comm_s": f.timeline_comm_s,
+        "forward_comm_s": f.forward_comm_s, "bucket_cap_mb": f.bucket_cap_mb,
+        "buckets": [list(v) for v in f.buckets], "bucket_schedule": [list(v) for v in f.bucket_schedule],
+        "cluster_buckets": [list(v) for v in f.cluster_buckets],
+        "cluster": {name: list(values) for name, values in f.cluster.items()},
     }
 
 
