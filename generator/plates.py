@@ -18,6 +18,7 @@ from .schema import Problems, shown_path
 
 PACKAGE = "plate"  # the plate module's folder in a plate's folder: a Python package
 PAGE = "page"  # its page modules (ES modules), bundled with the engine's templates/page/
+LIBRARY = "platelib"  # the plates' shared formulas (plates/lib/, installed with the engine), which plate modules import
 # The hooks a plate module declares (docs/plates.md says what each is given and returns).
 REQUIRED = ("DEFAULT_SCHEMA", "DEFAULT_OPTIONAL", "Selection", "load_presets", "check_content", "model_of",
             "check_model", "PROSE_NAMES", "prose_names", "SLOT_TABLES", "SLOT_ROOTS", "SLOT_CALLS", "scenario_ids",
@@ -35,6 +36,7 @@ TIME_LIMIT_S = 60.0  # of one hook call: the shipped plates' slowest, cold, take
 TIME_LIMIT_VARIABLE = "PLATE_HOOK_TIMEOUT"  # changes it, as `--hook-timeout SECONDS` does
 AGAIN_S = 0.5  # past the limit, how often a hook that caught the timeout is told again
 _LOADED: dict[str, object] = {}
+_LIBRARY_SEEN: list = []  # the library's code at the last load(): edited since (plate serve), it is imported afresh
 _limit: list[float] = []  # set from the command line (--hook-timeout), over the environment's
 
 
@@ -286,12 +288,27 @@ def code_of(package: Path) -> list[tuple[str, bytes]]:
             if "__pycache__" not in p.parts]
 
 
+def library_code() -> list[tuple[str, bytes]]:
+    """code_of the shared library plates import (LIBRARY), or [] where it is not installed."""
+    spec = importlib.util.find_spec(LIBRARY)
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    return code_of(Path(next(iter(spec.submodule_search_locations))))
+
+
 def load(package: Path):
     """The plate package at this folder, imported once per distinct code (under the time limit, a failure one
     ModuleError line): two copies of the same files (a test's copy of a plate) are one module, so their
     dataclasses compare equal."""
     package = Path(package).resolve()
-    digest = hashlib.sha256(repr(code_of(package)).encode()).hexdigest()[:16]
+    # the library's code too: the build cache keys a plate's products by CODE, and a formula there changes them
+    library = library_code()
+    if _LIBRARY_SEEN and _LIBRARY_SEEN[0] != library:  # else the new CODE would key products of the old formulas
+        for loaded in [n for n in sys.modules if n == LIBRARY or n.startswith(LIBRARY + ".")]:
+            del sys.modules[loaded]
+        importlib.invalidate_caches()  # a module the edit added is found
+    _LIBRARY_SEEN[:] = [library]
+    digest = hashlib.sha256(repr((code_of(package), library)).encode()).hexdigest()[:16]
     name = f"plate_{digest}"
     if name not in _LOADED:
         spec = importlib.util.spec_from_file_location(name, package / "__init__.py",

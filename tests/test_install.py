@@ -18,7 +18,7 @@ def test_non_editable_install_builds(tmp_path):
     src.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / name, src / name)
-    for name in ("generator", "templates"):
+    for name in ("generator", "templates", "plates/lib"):  # plates/lib: platelib, the plates' shared formulas
         shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=False).create(env_dir)
@@ -37,6 +37,10 @@ def test_non_editable_install_builds(tmp_path):
     where = subprocess.run([python, "-c", "import generator; print(generator.__file__)"], capture_output=True,
                            text=True, cwd=tmp_path, env=environ, check=True).stdout
     assert Path(where).resolve().is_relative_to(env_dir.resolve())
+    # the fixture's plate module imports platelib: the wheel holds it, as a plate module outside the repository needs
+    library = subprocess.run([python, "-c", "import platelib.compute; print(platelib.compute.__file__)"],
+                             capture_output=True, text=True, cwd=tmp_path, env=environ, check=True).stdout
+    assert Path(library).resolve().is_relative_to(env_dir.resolve())
     version = subprocess.run([plate, "--version"], capture_output=True, text=True, cwd=tmp_path, env=environ)
     assert version.returncode == 0 and version.stdout.strip() == f"plate {generator.__version__}"
 

@@ -58,6 +58,27 @@ def stub_package(folder: Path, lacking: str = "") -> Path:
     return package
 
 
+def test_a_plate_is_keyed_by_the_shared_library_too_and_an_edit_of_it_is_imported_afresh(tmp_path, monkeypatch):
+    """A plate module's CODE includes the library's code (plates.LIBRARY), and a library edited between two loads
+    (plate serve) is imported afresh: the new CODE never keys products of the old formulas."""
+    library = tmp_path / "path" / "sharedlib_under_test"
+    library.mkdir(parents=True)
+    (library / "__init__.py").write_text("")
+    (library / "formulas.py").write_text("def double(x):\n    return 2 * x\n")
+    package = tmp_path / "plate"
+    package.mkdir()
+    (package / "__init__.py").write_text("from sharedlib_under_test.formulas import double\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "path"))
+    monkeypatch.setattr(plates, "LIBRARY", library.name)
+    monkeypatch.setattr(plates, "_LIBRARY_SEEN", [])  # the session's platelib stays as it was imported
+    first = plates.load(package)
+    assert first.double(3) == 6 and plates.load(package) is first
+    (library / "formulas.py").write_text("def double(x):\n    return 2 * x + 1\n")
+    second = plates.load(package)
+    assert second.CODE != first.CODE and second.double(3) == 7
+    assert first.double(3) == 6  # a module loaded before keeps what it imported
+
+
 def test_a_module_with_every_documented_hook_is_taken(tmp_path):
     stub_package(tmp_path)
     module = plates.module_of(Problems(tmp_path), tmp_path)

@@ -1,96 +1,16 @@
-"""XIV.4's presets (presets.toml): the models, batches, networks and GPUs a reader chooses from, and the workshop."""
+"""XIV.4's presets (presets.toml): the reader's Selection and the [default] that names one, checked against the
+presets; the presets themselves (models, batches, networks, GPUs, the workshop) are the shared platelib.presets'."""
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from pathlib import Path
 
-from generator.content import Plate, Source, belongs
-from generator.schema import (MAX_CSV_ROWS, MAX_SELECTIONS, Problems, Range, fields, grid_rows, keyed, locate, quote,
-                              read_toml, unknown_tables)
+from generator.content import Plate, Source
+from generator.schema import Problems, locate, quote
 
-from .model import MAX_LAYERS
-
-
-@dataclass(frozen=True)
-class Model:
-    """A transformer whose every gradient is all-reduced."""
-
-    id: str
-    name: str
-    params: int
-    layers: int
-    d_model: int
-    ffn: int
-    vocab: int
-
-    @property
-    def non_embedding_params(self) -> int:
-        """Parameters outside the (untied) input embedding and output head."""
-        return self.params - 2 * self.vocab * self.d_model
-
-
-@dataclass(frozen=True)
-class Batch:
-    """A global batch size, in tokens per optimiser step."""
-
-    id: str
-    name: str
-    tokens: int
-
-
-@dataclass(frozen=True)
-class Network:
-    """The link each replica reduces its gradients over."""
-
-    id: str
-    name: str
-    short: str
-    link_gbytes_per_s: float  # for the NVLink network, the workshop GPU's NVLink (the model takes the chosen GPU's)
-    nvlink: bool = False  # the link is the chosen GPU's NVLink
-
-    def link_bytes_per_s(self, gpu: "Gpu") -> float:
-        """Bytes per second per direction this network gives each replica of the given GPU."""
-        return (gpu.nvlink_gbytes_per_s if self.nvlink else self.link_gbytes_per_s) * 1e9
-
-
-@dataclass(frozen=True)
-class Gpu:
-    """The accelerator every replica runs on."""
-
-    id: str
-    name: str
-    peak_tflops: float
-    memory_gb: float
-    nvlink_gbytes_per_s: float
-    nvlink_domain: int | None = None  # the most GPUs one NVLink fabric joins; beyond it NVLink is hypothetical
-    nvlink_domain_name: str = ""  # what joins them: "the NVLink Switch System"
-    source: str = ""  # id in sources.toml
-    interconnect: str = "NVLink"  # what the words call the GPU's own link and its domain: "Infinity Fabric"
-
-
-@dataclass(frozen=True)
-class WorkshopSettings:
-    """The workshop's fixed assumptions, as the author wrote them."""
-
-    gpu: str
-    mfu: float
-    bytes_per_grad: int
-    bytes_per_param_states: int
-    seq_len: int
-    max_replicas: int
-
-
-@dataclass(frozen=True)
-class Presets:
-    """Everything the reader can choose, and the workshop they are evaluated in."""
-
-    workshop: WorkshopSettings
-    gpu: Gpu
-    models: dict[str, Model]
-    batches: dict[str, Batch]
-    networks: dict[str, Network]
-    gpus: dict[str, Gpu] = field(default_factory=dict)  # every GPU the reader can choose; `gpu` is the workshop's
+from platelib.presets import (BATCH_SCHEMA, MODEL_SCHEMA, NETWORK_SCHEMA, WORKSHOP_SCHEMA,  # noqa: F401
+                              Batch, Gpu, Model, Network, Presets, WorkshopSettings, check_gpu_sources, load_presets)
 
 
 @dataclass(frozen=True)
@@ -110,120 +30,11 @@ class Selection:
     micro: str = "1"  # micro-batches per step (no_sync on all but the last)
 
 
-MAX_REPLICAS = 2**20  # the page embeds every replica count; beyond this it only grows
-WORKSHOP_SCHEMA = {"gpu": "text", "mfu": Range("fraction", 0.001, 1), "bytes_per_grad": "count",
-                   "bytes_per_param_states": "count", "seq_len": "count", "max_replicas": "count"}
-# Bounds far beyond any real accelerator or link, yet keeping every time of the model finite and printable.
-TFLOPS = Range("positive", 0.001, 1_000_000, " TFLOP/s")
-GIGABYTES = Range("positive", 0.001, 1_000_000, " GB")
-GB_PER_S = Range("positive", 0.001, 1_000_000, " GB/s per direction")
-GPU_SCHEMA = {"name": "text", "peak_tflops": TFLOPS, "memory_gb": GIGABYTES, "nvlink_gbytes_per_s": GB_PER_S,
-              "nvlink_domain": "count", "nvlink_domain_name": "text", "source": "text", "interconnect": "text"}
-GPU_OPTIONAL = {"nvlink_domain": None, "nvlink_domain_name": "", "source": "", "interconnect": Gpu.interconnect}
-# The timeline draws a bar per layer, in the build and on the page: a count far past any model keeps both quick.
-LAYERS = Range("count", 1, MAX_LAYERS, " layers")
-MODEL_SCHEMA = {"name": "text", "params": "count", "layers": LAYERS, "d_model": "count", "ffn": "count",
-                "vocab": "count"}
-BATCH_SCHEMA = {"name": "text", "tokens": "count"}
-NETWORK_SCHEMA = {"name": "text", "short": "text", "link_gbytes_per_s": GB_PER_S, "nvlink": "flag"}
-NETWORK_OPTIONAL = {"link_gbytes_per_s": None, "nvlink": False}
-
 # [default]: the page's first selection, by id; any control may be set (facts.OPTIONS and CLUSTER_OPTIONS name the
 # allowed ids, presets.toml the GPUs), the rest keep the workshop's (Selection's own defaults).
 DEFAULT_CONTROLS = ("gpu", "overlap", "precision", "topology", "sharding", "bucket", "micro")
 DEFAULT_SCHEMA = {"model": "text", "batch": "text", "network": "text", **{key: "text" for key in DEFAULT_CONTROLS}}
 DEFAULT_OPTIONAL = {key: getattr(Selection, key) for key in DEFAULT_CONTROLS}
-
-
-def declared_ids(data: dict | None) -> dict[str, list[str]]:
-    """The preset ids written in presets.toml, valid or not (so one mistake is not reported twice)."""
-    data = data or {}
-    return {kind: list(data.get(kind)) if isinstance(data.get(kind), dict) else []
-            for kind in ("models", "batches", "networks", "gpus")}
-
-
-def load_presets(problems: Problems, root: Path) -> tuple[Presets | None, dict[str, list[str]] | None]:
-    """Read root/presets.toml: the workshop, the GPU, models, batches and networks; and the ids declared."""
-    path = root / "presets.toml"
-    data, text = read_toml(problems, path)
-    if data is None:
-        return None, None
-    return _presets(problems, path, text, data), declared_ids(data)
-
-
-def _presets(problems: Problems, path: Path, text: str, data: dict) -> Presets | None:
-    """Check the tables of presets.toml into Presets."""
-    hints = belongs({"[workshop]": WORKSHOP_SCHEMA, "[gpus.<id>]": GPU_SCHEMA, "[models.<id>]": MODEL_SCHEMA,
-                      "[batches.<id>]": BATCH_SCHEMA, "[networks.<id>]": NETWORK_SCHEMA})
-    unknown_tables(problems, path, text, data, ("workshop", "gpus", "models", "batches", "networks"), hints)
-    workshop = None
-    if "workshop" not in data:
-        problems.add(path, None, "missing table [workshop] (gpu, mfu, bytes_per_grad, bytes_per_param_states, "
-                                 "seq_len, max_replicas)")
-    else:
-        workshop = fields(problems, path, text, ("workshop",), data["workshop"], WORKSHOP_SCHEMA,
-                          label="[workshop]", hints=hints)
-    gpus = keyed(problems, path, text, data, "gpus", GPU_SCHEMA, lambda i, v: Gpu(id=i, **v), optional=GPU_OPTIONAL)
-    models = keyed(problems, path, text, data, "models", MODEL_SCHEMA, lambda i, v: Model(id=i, **v))
-    batches = keyed(problems, path, text, data, "batches", BATCH_SCHEMA, lambda i, v: Batch(id=i, **v))
-    networks = keyed(problems, path, text, data, "networks", NETWORK_SCHEMA, lambda i, v: Network(id=i, **v),
-                     optional=NETWORK_OPTIONAL, unique=("name", "short"))
-    bad_network = False
-    for ident, net in list(networks.items()):
-        if (net.link_gbytes_per_s is None) == (not net.nvlink):  # exactly one of the two
-            problems.add(path, locate(text, ("networks", ident)),
-                         f"network {quote(ident)}: give either link_gbytes_per_s (GB/s per replica, per direction) "
-                         f"or nvlink = true (the chosen GPU's NVLink), " + ("not both" if net.nvlink else "one is missing"))
-            del networks[ident]
-            bad_network = True
-    ok = workshop is not None and not bad_network
-    for ident, m in list(models.items()):
-        embedding = 2 * m.vocab * m.d_model
-        if m.params <= embedding:
-            problems.add(path, locate(text, ("models", ident, "params")),
-                         f"model {quote(ident)}: params {m.params:,} must exceed the embedding and output "
-                         f"head, 2 · vocab · d_model = {embedding:,}")
-            ok = False
-    if workshop is not None:
-        n = workshop["max_replicas"]
-        if n & (n - 1) or n > MAX_REPLICAS:
-            problems.add(path, locate(text, ("workshop", "max_replicas")),
-                         f"[workshop]: max_replicas must be a power of two from 1 to {MAX_REPLICAS:,} "
-                         f"(the replica axis runs 1, 2, 4, …), got {n:,}")
-            ok = False
-        declared = data.get("gpus") if isinstance(data.get("gpus"), dict) else {}
-        if workshop["gpu"] not in gpus:
-            if workshop["gpu"] not in declared:  # a declared GPU with mistakes is reported already
-                problems.add(path, locate(text, ("workshop", "gpu")),
-                             f"[workshop]: gpu {quote(workshop['gpu'])} is not a [gpus.<id>] table "
-                             f"(known: {', '.join(declared) or 'none'})")
-            ok = False
-    if ok and models and batches and networks:
-        # The page offers every model × batch × network × GPU; the site's CSV has a row per model, batch, network
-        # and replica count (under the workshop's GPU and options). Nothing else grows with their product.
-        counts = (len(models), len(batches), len(networks), len(gpus))
-        selections = grid_rows(*counts)
-        replicas = workshop["max_replicas"].bit_length()
-        rows = grid_rows(*counts[:3], replicas)
-        gpus_text = f"{counts[3]:,} GPU{'s' if counts[3] != 1 else ''}"
-        if selections > MAX_SELECTIONS:
-            problems.add(path, locate(text, ("models",)),
-                         f"{selections:,} selections ({counts[0]:,} models × {counts[1]:,} batches × {counts[2]:,} "
-                         f"networks × {gpus_text}), more than the {MAX_SELECTIONS:,} a page can offer; remove presets")
-            ok = False
-        elif rows > MAX_CSV_ROWS:
-            problems.add(path, locate(text, ("workshop", "max_replicas")),
-                         f"the data file would have {rows:,} rows ({counts[0]:,} models × {counts[1]:,} batches × "
-                         f"{counts[2]:,} networks × {replicas} replica counts), more than the {MAX_CSV_ROWS:,} it "
-                         f"can hold; remove presets or lower max_replicas")
-            ok = False
-    if not (ok and models and batches and networks):
-        return None
-    gpu = gpus[workshop["gpu"]]
-    networks = {i: replace(n, link_gbytes_per_s=gpu.nvlink_gbytes_per_s) if n.nvlink else n
-                for i, n in networks.items()}
-    return Presets(workshop=WorkshopSettings(**workshop), gpu=gpu, models=models, batches=batches,
-                   networks=networks, gpus=gpus)
 
 
 def _check_default(problems: Problems, path: Path, front: str, plate: Plate, ids: dict[str, list[str]]) -> None:
@@ -243,22 +54,10 @@ def _check_default(problems: Problems, path: Path, front: str, plate: Plate, ids
                          f"[default]: {key} {quote(chosen)} is not {what} ({hint}known: {', '.join(table) or 'none'})")
 
 
-def _check_gpu_sources(problems: Problems, path: Path, presets: Presets, sources: dict[str, Source]) -> None:
-    """A GPU's `source` must name a table of sources.toml."""
-    text = path.read_text(encoding="utf-8")
-    for gpu in presets.gpus.values():
-        if gpu.source and gpu.source not in sources:
-            problems.add(path, locate(text, ("gpus", gpu.id, "source")),
-                         f"gpu {quote(gpu.id)}: source {quote(gpu.source)} is not in sources.toml "
-                         f"(known: {', '.join(sources) or 'none'})")
-
-
-
-
 def check_content(problems: Problems, root: Path, front: str, plate: Plate | None, presets: Presets | None,
                   ids: dict[str, list[str]] | None, sources: dict[str, Source] | None) -> None:
     """What joins the files: [default] names presets and choices; a GPU's source is in sources.toml."""
     if plate and ids:
         _check_default(problems, root / "plate.md", front, plate, ids)
     if presets and sources is not None:
-        _check_gpu_sources(problems, root / "presets.toml", presets, sources)
+        check_gpu_sources(problems, root / "presets.toml", presets, sources)

@@ -10,15 +10,19 @@ from pathlib import Path
 import numpy as np
 
 from generator.content import split_front_matter
-from generator.schema import Problems
+from generator.schema import ContentError, Problems
+
+from platelib.presets import Gpu, Model, Network, Presets, load_presets
 
 from . import model as zero  # `model` is a selection's preset here
-from .xiv4 import FOLDER as XIV4_FOLDER
-from .xiv4 import presets as xiv4_presets
-
-Gpu, Model, Network, Presets = xiv4_presets.Gpu, xiv4_presets.Model, xiv4_presets.Network, xiv4_presets.Presets
 
 FOLDER = Path(__file__).resolve().parent.parent  # the plate's folder: plate.md, terms.toml, sources.toml
+# Plate XIV.4's folder, beside ours: its presets.toml (the same models, GPUs and networks on both plates, not a
+# copy) is read as data, through the shared reader platelib.presets.
+XIV4_FOLDER = FOLDER.parent / "xiv-4-data-parallelism"
+if not (XIV4_FOLDER / "presets.toml").is_file():
+    raise ContentError([f"{XIV4_FOLDER}: no such plate: XIV.5 reads the presets of plate XIV.4 (its presets.toml) "
+                        f"from its folder beside XIV.5's; copy the two folders together"])
 
 # The plate's controls beyond the presets: {key: {id: label}}, the default first. Stage ids are XIV.4's Sharding
 # ids, so that XIV.4's `sharding=zero3` names the same stage here.
@@ -57,11 +61,11 @@ def presets_path(plate_folder: Path | None = None) -> Path:
 
 
 def load(path: Path | None = None) -> Presets:
-    """XIV.4's presets (path: its presets.toml), read and checked by XIV.4's loader; its mistakes raised as
-    ContentError at file:line."""
+    """XIV.4's presets (path: its presets.toml), read and checked by the shared reader (platelib.presets); its
+    mistakes raised as ContentError at file:line."""
     folder = Path(path).parent if path is not None else XIV4_FOLDER
     problems = Problems(folder)
-    presets, _ = xiv4_presets.load_presets(problems, folder)
+    presets, _ = load_presets(problems, folder)
     problems.raise_if_any()
     assert presets is not None
     return presets

@@ -6,21 +6,19 @@ import itertools
 from pathlib import Path
 
 from generator.schema import Problems, locate, quote
+from platelib import presets as shared  # the presets XIV.4 declares: this plate's Model is its model of the page
 
 from . import figures as plate_figures
 from . import words as plate_words
-from .facts import (CONTROLS, PRECISIONS, PROSE_NAMES as _FACT_NAMES, STAGES, Facts, Selection, facts, facts_data,
-                    gpus_of, presets_data, prose_context, words_context)
-from .xiv4 import FOLDER as XIV4_FOLDER
-from .xiv4 import presets as xiv4_presets
+from .facts import (CONTROLS, PRECISIONS, PROSE_NAMES as _FACT_NAMES, STAGES, XIV4_FOLDER, Facts, Selection, facts,
+                    facts_data, gpus_of, presets_data, prose_context, words_context)
 
 DEFAULT_SCHEMA = {key: "text" for key in CONTROLS}  # [default] sets every control, by id
 DEFAULT_OPTIONAL: dict = {}
 # The names a prose slot may use: the plate's (facts.prose_context) and the engine's.
 PROSE_NAMES = (*(n for n in _FACT_NAMES if n != "plates"), "cite", "compare", "scales", "check", "plates")
-SLOT_TABLES = {"models": xiv4_presets.Model, "gpus": xiv4_presets.Gpu, "networks": xiv4_presets.Network}
-SLOT_ROOTS = {"default": Facts, "gpu": xiv4_presets.Gpu, "network": xiv4_presets.Network,
-              "workshop": xiv4_presets.WorkshopSettings}
+SLOT_TABLES = {"models": shared.Model, "gpus": shared.Gpu, "networks": shared.Network}
+SLOT_ROOTS = {"default": Facts, "gpu": shared.Gpu, "network": shared.Network, "workshop": shared.WorkshopSettings}
 SLOT_CALLS = {"scenario": Facts}
 FIGURES = plate_words.FIGURES
 # The controls beside the figures, in the page's order: (key, label).
@@ -36,7 +34,7 @@ def load_presets(problems: Problems, root: Path):
     folder = Path(root).resolve().parent / XIV4_FOLDER.name
     if not (folder / "presets.toml").is_file():
         folder = XIV4_FOLDER  # this plate copied elsewhere: the series' XIV.4
-    return xiv4_presets.load_presets(problems, folder)
+    return shared.load_presets(problems, folder)
 
 
 def check_content(problems: Problems, root: Path, front: str, plate, presets, ids, sources) -> None:

@@ -1,23 +1,20 @@
 """Plate XIV.5's model: ZeRO's model states and traffic per GPU, one function per formula, broadcasting over arrays.
 
 page/model.js mirrors every function here under the same name (tests/plates/xiv5/test_xiv5_js.py holds them equal).
-Pure numpy. Where XIV.4's model (its plate/model.py) already has a formula it is imported, not written again, so
-that both plates take every number from one source: the state bytes per stage, the smallest fitting replica
-count, the ring's share and the per-piece traffic factor of mixed precision, and the ring's time.
+Pure numpy. Where the shared library (platelib, which XIV.4 takes its formulas from too) has a formula it is
+imported, not written again, so that both plates take every number from one source: the state bytes per stage,
+the smallest fitting replica count, the per-piece traffic factor of mixed precision, and the ring's time.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .xiv4 import model as _xiv4  # XIV.4's plate/model.py, loaded by path (plates are not importable by name)
+from platelib.collectives import RING_FACTOR, ring_seconds
+from platelib.compute import replica_counts
+from platelib.units import GB, GIB
+from platelib.zero import (GRADIENT_BYTES, WEIGHT_BYTES, comm_seconds, kept_bytes_per_param,
+                           smallest_fitting_replicas, state_bytes_per_param, traffic_factor)
 
-# XIV.4's formulas and constants that this model is made of, under their own names
-(GB, GRADIENT_BYTES, RING_FACTOR, WEIGHT_BYTES, comm_seconds, kept_bytes_per_param, replica_counts, ring_seconds,
- smallest_fitting_replicas, state_bytes_per_param, traffic_factor) = (getattr(_xiv4, name) for name in (
-    "GB", "GRADIENT_BYTES", "RING_FACTOR", "WEIGHT_BYTES", "comm_seconds", "kept_bytes_per_param", "replica_counts",
-    "ring_seconds", "smallest_fitting_replicas", "state_bytes_per_param", "traffic_factor"))
-
-GIB = 2**30  # the binary unit a GPU's HBM is built in: 80 GiB is 85.9 × 10⁹ B
 OPTIMISER_BYTES = 12  # K: FP32 master weights 4 and Adam's two FP32 moments 4 + 4 (Rajbhandari et al. 2020)
 STATE_BYTES = WEIGHT_BYTES + GRADIENT_BYTES + OPTIMISER_BYTES  # 16 per parameter, the whole state unsharded
 STAGES = (0, 1, 2, 3)  # 0: plain data parallelism; 1: + optimiser states sharded; 2: + gradients; 3: + weights
@@ -36,7 +33,7 @@ def ring_share(replicas):
 
 def state_bytes(params, stage, replicas, per_param=STATE_BYTES):
     """Model-state bytes on each GPU under stage k over n replicas: (2+2+K)·Ψ, (2+2+K/n)·Ψ, (2+(2+K)/n)·Ψ,
-    (2+2+K)·Ψ/n (XIV.4's state_bytes_per_param, times Ψ)."""
+    (2+2+K)·Ψ/n (platelib.zero's state_bytes_per_param, times Ψ)."""
     return state_bytes_per_param(stage, replicas, per_param) * np.asarray(params, dtype=np.float64)
 
 
@@ -72,7 +69,7 @@ def allreduce_bytes(params, grad_bytes, replicas):
 
 def traffic_ratio(stage, grad_bytes):
     """Stage k's bytes per step per byte of the all-reduce at the same gradient precision, piece by piece
-    (XIV.4's traffic_factor): 1 for stages 0–2 in BF16, 1.5 for stage 3; 0.75 and 1 in FP32."""
+    (platelib.zero's traffic_factor): 1 for stages 0–2 in BF16, 1.5 for stage 3; 0.75 and 1 in FP32."""
     return traffic_factor(stage, grad_bytes)
 
 
@@ -89,7 +86,7 @@ def traffic_limit_bytes(params, stage, grad_bytes):
 
 def traffic_seconds(params, stage, grad_bytes, link_bytes_per_s, replicas):
     """The time of a step's traffic under stage k at a link speed per direction, each piece a ring over the same
-    link (XIV.4's comm_seconds of the flat ring's all-reduce time)."""
+    link (platelib.zero's comm_seconds of the flat ring's all-reduce time)."""
     params = np.asarray(params, dtype=np.float64)
     return comm_seconds(ring_seconds(grad_bytes * params, link_bytes_per_s, np.asarray(replicas, dtype=np.float64)),
                         stage, grad_bytes)

@@ -1,5 +1,5 @@
 """Plate XIV.5's page modules under node against their Python twins: page/model.js against plate/model.py (and the
-formulas it takes from XIV.4's plate/model.py), selection.js's factsOf against facts_data and its datasets against
+formulas it takes from the shared platelib), selection.js's factsOf against facts_data and its datasets against
 plate/figures.py's rows, and every number page/words.js writes against generator/notation.py's formatting of the
 Python facts."""
 from __future__ import annotations
@@ -11,8 +11,8 @@ import re
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
+from platelib import collectives, zero
 
-from xiv5_support import xiv4
 from generator.notation import data_size, num, seconds, sig
 from xiv5_support import presets  # noqa: F401 (fixtures)
 from xiv5_support import plate_facts
@@ -29,7 +29,7 @@ process.stdout.write(JSON.stringify(job.map(([name, args]) => table[name](...arg
 PLATE_FUNCTIONS = ("ring_share", "state_bytes", "kept_bytes", "smallest_replicas", "reduce_scatter_bytes",
                    "all_gather_bytes", "weight_gathers", "allreduce_bytes", "traffic_ratio", "traffic_bytes",
                    "traffic_limit_bytes", "traffic_seconds", "replica_counts")
-# XIV.4's plate/model.py formulas that plate/model.py reuses, which model.js writes again
+# platelib's formulas that plate/model.py reuses, which model.js writes again
 ENGINE_FUNCTIONS = ("kept_bytes_per_param", "state_bytes_per_param", "smallest_fitting_replicas", "traffic_factor",
                     "ring_seconds", "comm_seconds")
 
@@ -41,8 +41,9 @@ def in_node(calls: list[tuple[str, list]], entry: str = "model.js") -> list:
 
 
 def python_call(name: str, args: list):
-    """The Python twin of a model.js function: plate/model.py's, else generator/model.py's."""
-    function = getattr(model, name) if name in PLATE_FUNCTIONS else getattr(xiv4.model, name)
+    """The Python twin of a model.js function: plate/model.py's, else platelib's."""
+    function = getattr(model, name) if name in PLATE_FUNCTIONS else getattr(
+        collectives if name == "ring_seconds" else zero, name)
     value = function(*args)
     return [int(n) for n in value] if name == "replica_counts" else float(value)
 

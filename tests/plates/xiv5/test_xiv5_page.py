@@ -115,7 +115,7 @@ def test_the_live_page_says_what_node_says_after_each_control_changes(site, pres
 
 
 def test_a_copy_without_xiv4_beside_it_is_one_clear_mistake(tmp_path):
-    """XIV.5 reads XIV.4's presets and model from the folder beside its own: copied alone, the build says so."""
+    """XIV.5 reads XIV.4's presets.toml from the folder beside its own: copied alone, the build says so."""
     import shutil
     import subprocess
     import sys

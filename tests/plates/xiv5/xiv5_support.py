@@ -1,5 +1,5 @@
-"""Plate XIV.5's plate package, loaded by path (plates/ is not a Python package; the engine will load plate
-modules from their folders the same way), and XIV.4's presets it reuses. A module of its own, not a conftest.py:
+"""Plate XIV.5's plate package, loaded by path as the engine loads plate modules from their folders (plates/ is not
+a Python package), and XIV.4's presets it reuses. A module of its own, not a conftest.py:
 a second conftest would take the name `conftest` from tests/conftest.py, which other tests import from.
 Test modules import the fixtures they use from here."""
 from __future__ import annotations
@@ -30,8 +30,8 @@ def submodule(name: str):
     return importlib.import_module(f"{load_package().__name__}.{name}")
 
 
-plate_facts, plate_figures, plate_words, preview, model, xiv4 = (submodule(n) for n in (
-    "facts", "figures", "words", "preview", "model", "xiv4"))
+plate_facts, plate_figures, plate_words, preview, model = (submodule(n) for n in (
+    "facts", "figures", "words", "preview", "model"))
 
 
 def presets_file() -> Path:

@@ -1,0 +1,56 @@
+"""The compute of one optimiser step and the step time around it: the window communication hides behind, the
+step, the scaling efficiency and the replica count where communication fills its window (spec/MODEL.md)."""
+import math
+
+import numpy as np
+
+from platelib.collectives import NODE_GPUS, RING_FACTOR
+from platelib.zero import forward_traffic, traffic_factor
+
+FLOPS_PER_PARAM_TOKEN = 6  # 2 forward + 4 backward (the usual convention; attention scores left out)
+
+
+def replica_counts(max_replicas):
+    """Powers of two from 1 to max_replicas inclusive."""
+    return np.asarray([2**k for k in range(math.floor(math.log2(max_replicas)) + 1)])
+
+
+def compute_seconds(params, batch_tokens, replicas, peak_flops, mfu):
+    """Per-replica compute time of one optimiser step: 6·N·T / (n·P·u)."""
+    return FLOPS_PER_PARAM_TOKEN * params * batch_tokens / (replicas * peak_flops * mfu)
+
+
+def hidden_window(compute, backward_only):
+    """The compute communication can hide behind: the whole step, or the backward pass (2/3 of it)."""
+    return np.where(backward_only, compute * 2 / 3, compute)
+
+
+def step_seconds(compute, comm, backward_only, forward_comm=0.0):
+    """Step time: compute, plus whatever communication outlasts its window (max(C, A) for the whole step,
+    C/3 + max(2C/3, A) for the backward pass only). Backward only, ZeRO-3's forward all-gather (forward_comm)
+    hides behind the forward third and the rest behind the backward two thirds, each phase on its own."""
+    forward = np.where(backward_only, forward_comm, 0.0)
+    late = np.maximum(compute, compute - hidden_window(compute, backward_only) + (comm - forward))
+    return late + np.maximum(0.0, forward - compute / 3)
+
+
+def efficiency(compute, step):
+    """Scaling efficiency: compute / step."""
+    return compute / step
+
+
+def continuous_crossing(batch_tokens, peak_flops, mfu, bytes_per_grad, link_bytes_per_s, nvlink_bytes_per_s,
+                        hierarchical, backward_only, sharding, node_gpus=NODE_GPUS):
+    """n* where communication exactly fills its window, solved per piece in closed form. Per gradient
+    byte, so N cancels: flat 1 + W·B/(2f) (1 + 1.5·T·B/(P·u) for the workshop); hierarchical inside a node
+    1 + W·B_nvl/(2f), beyond it (W/f + 2/B) / (2(g−1)/(g·B_nvl) + 2/(g·B))."""
+    work = FLOPS_PER_PARAM_TOKEN * batch_tokens / (peak_flops * mfu * bytes_per_grad)  # compute·n per byte
+    forward = np.where(backward_only, forward_traffic(sharding, bytes_per_grad), 0.0)
+    late = hidden_window(work, backward_only) / (traffic_factor(sharding, bytes_per_grad) - forward)
+    # the phase that fills its window first: the forward all-gather behind the forward third, or the rest
+    window = np.where(forward > 0, np.minimum(late, work / 3 / np.where(forward > 0, forward, 1.0)), late)
+    flat = 1 + window * link_bytes_per_s / RING_FACTOR
+    inside = 1 + window * nvlink_bytes_per_s / RING_FACTOR
+    beyond = (window + RING_FACTOR / link_bytes_per_s) / (
+        RING_FACTOR * (node_gpus - 1) / node_gpus / nvlink_bytes_per_s + RING_FACTOR / (node_gpus * link_bytes_per_s))
+    return np.where(hierarchical, np.where(inside <= node_gpus, inside, beyond), flat)

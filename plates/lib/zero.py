@@ -1,0 +1,55 @@
+"""Model states per GPU and traffic per step under ZeRO's stages (0: plain data parallelism; 1: optimiser states
+sharded; 2: + gradients; 3: + weights), in mixed precision."""
+import numpy as np
+
+WEIGHT_BYTES = 2  # BF16 weights on each GPU (the rest of the states: gradients, then optimiser); ZeRO gathers these
+GRADIENT_BYTES = 2  # BF16 gradients on each GPU
+
+
+def kept_bytes_per_param(sharding, state_bytes):
+    """State bytes per parameter every GPU keeps whole: all of them, weights and gradients, weights, none."""
+    return np.where(np.equal(sharding, 0), state_bytes,
+                    np.where(np.equal(sharding, 1), WEIGHT_BYTES + GRADIENT_BYTES,
+                             np.where(np.equal(sharding, 2), WEIGHT_BYTES, 0)))
+
+
+def state_bytes_per_param(sharding, replicas, state_bytes=16):
+    """Model-state bytes per parameter on each GPU under ZeRO stage k: 16 · 4+12/n · 2+14/n · 16/n."""
+    kept = kept_bytes_per_param(sharding, state_bytes)
+    return kept + (state_bytes - kept) / replicas
+
+
+def smallest_fitting_replicas(params, sharding, memory_bytes, state_bytes=16):
+    """The smallest whole replica count whose model states per GPU fit in memory; NaN when none does."""
+    kept = kept_bytes_per_param(sharding, state_bytes) * params
+    sharded = (state_bytes - kept_bytes_per_param(sharding, state_bytes)) * params
+    room = memory_bytes - kept
+    # divided only where there is room (elsewhere NaN is taken), so numpy warns of no 0/0 or x/0
+    needed = np.maximum(1, np.ceil(sharded / np.where(room > 0, room, 1)))
+    return np.where(sharded == 0, np.where(kept <= memory_bytes, 1.0, np.nan), np.where(room > 0, needed, np.nan))
+
+
+def forward_traffic(sharding, bytes_per_grad):
+    """Bytes moved in the forward pass per byte of the all-reduce (2·b·N): ZeRO-3's all-gather of the BF16
+    weights, 2·N; nothing otherwise."""
+    return np.where(np.equal(sharding, 3), WEIGHT_BYTES / (2 * bytes_per_grad), 0.0)
+
+
+def traffic_factor(sharding, bytes_per_grad):
+    """Bytes moved per step per byte of the all-reduce (2·b·N), piece by piece in mixed precision: ZeRO-1/2
+    reduce-scatter the gradients (b·N) and all-gather the BF16 weights (2·N); ZeRO-3 gathers them for the forward
+    and again for the backward pass (2·2·N) and reduce-scatters the gradients (b·N)."""
+    gathers = np.where(np.equal(sharding, 3), 2, np.where(np.equal(sharding, 0), 0, 1))
+    return np.where(np.equal(sharding, 0), 1.0, (gathers * WEIGHT_BYTES + bytes_per_grad) / (2 * bytes_per_grad))
+
+
+def comm_seconds(allreduce, sharding, bytes_per_grad):
+    """Communication time of one step: the all-reduce scaled by the sharding's traffic (each piece a ring
+    collective over the same links, so its time is in proportion to its bytes)."""
+    return traffic_factor(sharding, bytes_per_grad) * allreduce
+
+
+def hiding_comm_seconds(comm, allreduce, sharding, bytes_per_grad, backward_only):
+    """The communication that must fit in the hidden window: all of it, but backward only, not ZeRO-3's forward
+    all-gather (it hides behind the forward pass)."""
+    return comm - np.where(backward_only, forward_traffic(sharding, bytes_per_grad), 0.0) * allreduce
