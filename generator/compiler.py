@@ -11,6 +11,7 @@ import ast
 import importlib.util
 import re
 import sys
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -266,7 +267,9 @@ class _Compiler:
         names = _top_names(tree)
         lines.append(_DESTRUCTURED.sub(_declared, parser.dump()).strip())
         lines.append(f"return {{ {', '.join(names)} }};")
-        self.done[name] = f"const {_const(name)} = (() => {{\n" + "\n".join(lines) + "\n})();\n"
+        # indented: a name the closure declares is no top-level name of the page script joined without esbuild
+        body = textwrap.indent("\n".join(lines), "  ")
+        self.done[name] = f"const {_const(name)} = (() => {{\n" + body + "\n})();\n"
         self.exports[name] = names
         self.visiting.pop()
 

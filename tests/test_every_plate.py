@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, readme_pages, wait_until
-from generator import build, content, volume
+from generator import build, content, texts, volume
 from test_accessibility import AXE_RUN, WCAG, axe_js  # noqa: F401 - axe_js: the fixture, by its name
 from test_html_valid import _checker
 
@@ -164,13 +164,18 @@ def test_every_plate_is_its_own_content_and_module(page, folder):
 
 @pytest.mark.parametrize("page,folder", written())
 def test_no_sentence_of_a_plates_words_is_written_twice(page, folder):
-    """Every sentence piece of a plate's page/words.js appears nowhere else: not in its plate module's Python, not in
-    the engine's, not in another page module of the engine or the plate."""
-    from test_texts import literal_chunks, written_twice
-    words_js = (folder / "page" / "words.js").read_text(encoding="utf-8")
-    assert len(literal_chunks(words_js)) >= 5  # the readout and the figures' descriptions
+    """Every sentence piece of a plate's words (the Python module of its PAGE's readout, or its page/words.js)
+    appears nowhere else: not in its plate module's Python, not in the engine's, not in another page module of the
+    engine or the plate."""
+    import inspect
+    from test_texts import js_pieces, literal_chunks, python_pieces, written_twice
+    page_fns = texts.page_of(content.load(folder).module)
+    words = Path(inspect.getfile(page_fns["readout"])) if page_fns else folder / "page" / "words.js"
+    text = words.read_text(encoding="utf-8")
+    python = words.suffix == ".py"
+    assert len(literal_chunks(python_pieces(text) if python else js_pieces(text))) >= 5  # readout, descriptions
     others = {f"{p.parent.name}/{p.name}": p.read_text(encoding="utf-8")
               for p in [*sorted((ROOT / "generator").glob("*.py")), *sorted((folder / "plate").glob("*.py")),
                         *sorted((ROOT / "templates" / "page").glob("*.js")), *sorted((folder / "page").glob("*.js"))]
-              if p.name != "words.js" or p.parent != folder / "page"}
-    assert written_twice(words_js, others) == []
+              if p.resolve() != words.resolve()}
+    assert written_twice(text, others, python) == []

@@ -83,8 +83,10 @@ def test_a_missing_module_or_name_is_named(tmp_path):
 
 
 def test_the_page_s_own_modules_join(tmp_path):
-    """templates/page/ as it is: every module reached from main.js, the formatter (notation.js) first, main.js last."""
+    """templates/page/ as it is, with a plate's compiled Python: every module reached from main.js, the formatter
+    (notation.js) before the compiled module that imports it, that before the words that call it, main.js last."""
     modules = page_modules()
     order = jsmodules.order(modules)
-    assert sorted(order) == sorted(modules) and order[0] == "notation.js" and order[-1] == "main.js"
+    assert sorted(order) == sorted(modules) and order[-1] == "main.js"
+    assert order.index("notation.js") < order.index("py.page.js") < order.index("words.js")
     assert "window.plate = {" in jsmodules.concatenate(modules)

@@ -9,34 +9,13 @@ from functools import cached_property
 import numpy as np
 
 from . import model
+from . import options as _options
+from .options import CAPTIONS, CLUSTER_OPTIONS, FP32_BYTES, OPTIONS  # noqa: F401 - the controls, declared once
 from .page_rows import SELECTION_COLUMNS, csv_rows
 from .presets import Batch, Gpu, Model, Network, Presets, Selection, WorkshopSettings
 
-# The options beyond the workshop: {key: {id: label}}, the workshop's first. Ids appear in the page's URL.
-OPTIONS = {
-    "overlap": {"step": "whole step", "backward": "backward pass only"},
-    "precision": {"bf16": "BF16", "fp32": "FP32"},
-    "topology": {"flat": "flat ring", "nodes": "8-GPU nodes, hierarchical"},
-    "sharding": {"none": "none", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3 / FSDP"},
-}
-# How a caption names an option that is not the workshop's.
-CAPTIONS = {
-    "overlap": {"backward": "backward-only overlap"},
-    "precision": {"fp32": "FP32 gradients"},
-    "topology": {"nodes": "hierarchical on 8-GPU nodes"},
-    "sharding": {k: v for k, v in OPTIONS["sharding"].items() if k != "none"},
-}
-# The real cluster's own controls (issue 22): read per selection, never axes of the grid; DDP's defaults first.
-CLUSTER_OPTIONS = {
-    "bucket": {"default": "unset (25 MiB; first bucket 1 MiB)", "1": "1 MiB", "5": "5 MiB", "25": "25 MiB",
-               "100": "100 MiB", "500": "500 MiB"},
-    "micro": {m: m for m in ("1", "2", "4", "8", "16")},
-}
-CAPTIONS.update({"bucket": {k: f"{v} buckets" for k, v in CLUSTER_OPTIONS["bucket"].items() if k != "default"},
-                 "micro": {k: f"{k} micro-batches" for k in CLUSTER_OPTIONS["micro"] if k != "1"}})
-CLUSTER_KEYS = tuple(CLUSTER_OPTIONS)
-FP32_BYTES = 4
-KEYS = ("model", "batch", "network", "gpu", "overlap", "precision", "topology", "sharding")
+CLUSTER_KEYS = tuple(_options.CLUSTER_KEYS)
+KEYS = tuple(_options.KEYS)
 
 # The columns of a selection's CSV are page_rows.SELECTION_COLUMNS (the page writes that CSV): the site's CSV
 # takes its columns from them, by name.

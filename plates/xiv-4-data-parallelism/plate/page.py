@@ -8,9 +8,7 @@ from generator.content import Content
 from generator.render import csv_column
 
 from . import custom
-from .facts import (CAPTIONS, CLUSTER_KEYS, CLUSTER_OPTIONS, CSV_COLUMNS, KEYS, OPTIONS, SELECTION_COLUMNS, Atlas,
-                    gpus_of)
-from .figures import BUCKET_GROUPS
+from .facts import CLUSTER_KEYS, CLUSTER_OPTIONS, CSV_COLUMNS, KEYS, OPTIONS, SELECTION_COLUMNS, Atlas, gpus_of
 from .presets import Selection
 from .words import TABLE_COLUMNS, words_context
 
@@ -40,7 +38,7 @@ def csv_text(atlas: Atlas) -> str:
 
 
 def presets_data(content: Content) -> dict:
-    """The presets as the page's model reads them (templates/page/model.js `inputs`): the inputs, not their results."""
+    """The presets as the page's facts read them (PAGE's facts, page_facts.facts): the inputs, not their results."""
     p = content.presets
     return {
         "workshop": dataclasses.asdict(p.workshop),
@@ -59,13 +57,8 @@ def page_data(content: Content, atlas: Atlas, figures: list[Figure], dataflows: 
         "default": {k: getattr(default, k) for k in KEYS + CLUSTER_KEYS},
         "cluster_keys": list(CLUSTER_KEYS),
         "choices": {**{k: list(v) for k, v in atlas.axes.items()}, **{k: list(v) for k, v in CLUSTER_OPTIONS.items()}},
-        "options": {k: list(v.items()) for k, v in OPTIONS.items()},  # lists: JSON keys would be sorted
-        "captions": [[k, v] for k, v in CAPTIONS.items()],
         "presets": presets_data(content),
-        "bucket_groups": BUCKET_GROUPS,
-        # page/csv.js's names of the facts' parts, until the page runs page_rows.csv_rows compiled
-        "csv_columns": [[name, {"selection": "sel", "points": "run"}.get(source, source), field, divisor]
-                        for name, source, field, divisor in SELECTION_COLUMNS],
+        "csv_columns": [c[0] for c in SELECTION_COLUMNS],  # over the rows of PAGE's csv_rows
         "csv_name": content.plate.data_file,
     }
 

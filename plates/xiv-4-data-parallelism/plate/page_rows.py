@@ -3,7 +3,7 @@
 # the selection shown. They read the facts as plain data (the page's shape: see words.facts_data).
 from generator.notation import num, seconds
 
-from .model import hiding_comm_seconds
+from platelib.zero import hiding_comm_seconds
 
 BUCKET_GROUPS = 32  # buckets drawn as at most this many bars, each shaded by how busy the link is within it
 

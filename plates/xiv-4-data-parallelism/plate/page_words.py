@@ -6,7 +6,7 @@ import math
 
 from generator.notation import data_size, fraction, gigabytes, num, percent, seconds, sig
 
-from .model import hiding_comm_seconds, smallest_fitting_replicas
+from platelib.zero import hiding_comm_seconds, smallest_fitting_replicas
 
 
 def capital(text):
@@ -305,7 +305,7 @@ def describe(f, figure_id, W):
             text += what + " stays below " + behind + " up to " + n_max + " replicas."
         if len(points) > 1:
             comm = f["cluster"]["comm_s"]
-            text += (" The dash-dotted line is DDP on a real cluster: its " + num(len(f["cluster_buckets"][0])) +
+            text += (" The dash-dotted line is DDP on a real cluster: its " + num(len(f["buckets"][0])) +
                      " buckets' all-reduces, each by NCCL's cheaper of ring and tree on 8-GPU nodes with a NIC per " +
                      "GPU, latency included: " + seconds(comm[1]) + " on 2 replicas and " + seconds(comm[-1]) +
                      " on " + n_max + "." + plain_ddp(f))

@@ -1,44 +1,30 @@
-"""XIV.4's words: the facts its words read (page_words, which the page runs compiled), and one selection's words."""
+"""XIV.4's words for the build: the facts as the page holds them, W, and one selection's words (PAGE's, in Python)."""
 from __future__ import annotations
+
+import dataclasses
+import importlib
 
 from generator import texts
 
-from . import page_words
+from . import page_facts
 from .facts import CLUSTER_KEYS, KEYS, OPTIONS, Facts
 
 FIGURES = ("fig-time", "fig-efficiency", "fig-timeline", "fig-memory")  # the figures the words know
 
 
-def _point(p) -> dict:
-    return {"replicas": p.replicas, "compute_s": p.compute_s, "allreduce_s": p.allreduce_s, "comm_s": p.comm_s,
-            "step_s": p.step_s,
-            "efficiency": p.efficiency, "exposed_s": p.exposed_s, "tokens_per_replica": p.tokens_per_replica,
-            "sequences_per_replica": p.sequences_per_replica, "states_gb": p.states_gb,
-            "states_bytes": p.states_bytes, "fits": p.fits}
-
-
 def facts_data(f: Facts) -> dict:
-    """The facts the words, the figures' rows and the CSV read (page_words, page_rows), as plain data."""
-    x, m = f.inputs, f.model
-    return {
-        "selection": {k: getattr(f.selection, k) for k in KEYS + CLUSTER_KEYS}, "caption": f.caption,
-        "points": [_point(p) for p in f.points], "max_replicas": f.max_replicas,
-        "crossing_replicas": f.crossing_replicas, "continuous_crossing": f.continuous_crossing,
-        "backward_only": f.backward_only, "sharding_stage": f.sharding_stage, "hypothetical_from": f.hypothetical_from,
-        "gpu": {"name": f.gpu.name, "nvlink_domain_name": f.gpu.nvlink_domain_name,
-                "interconnect": f.gpu.interconnect},
-        "gpu_memory_gb": f.gpu_memory_gb, "smallest_fitting_replicas": f.smallest_fitting_replicas,
-        "smallest_fitting_on_grid": f.smallest_fitting_on_grid,
-        "inputs": {name: getattr(x, name) for name in x.__dataclass_fields__},
-        "model": {"params": m.params, "layers": m.layers, "d_model": m.d_model, "ffn": m.ffn, "vocab": m.vocab},
-        "batch": {"tokens": f.batch.tokens},
-        "timeline_replicas": f.timeline_replicas, "timeline_tail_s": f.timeline_tail_s,
-        "timeline_bound_s": f.timeline_bound_s, "timeline_comm_s": f.timeline_comm_s,
-        "forward_comm_s": f.forward_comm_s, "bucket_cap_mb": f.bucket_cap_mb,
-        "buckets": [list(v) for v in f.buckets], "bucket_schedule": [list(v) for v in f.bucket_schedule],
-        "cluster_buckets": [list(v) for v in f.cluster_buckets],
-        "cluster": {name: list(values) for name, values in f.cluster.items()},
-    }
+    """One selection's facts as the page holds them: PAGE's facts (page_facts.facts) of f's selection, with the
+    reader's own values (custom.OwnFacts) as the page's selection carries them, under f's presets."""
+    sel = {k: getattr(f.selection, k) for k in KEYS + CLUSTER_KEYS}
+    workshop = dataclasses.asdict(f.workshop)
+    own_mfu = getattr(f, "workshop_mfu", None)  # OwnFacts: the workshop's MFU; the reader's is in the selection
+    if own_mfu is not None and own_mfu != workshop["mfu"]:
+        sel["mfu"], workshop["mfu"] = workshop["mfu"], own_mfu
+    presets = {"workshop": workshop, "gpus": {f.gpu.id: dataclasses.asdict(f.gpu)},
+               "models": {f.model.id: dataclasses.asdict(f.model)},
+               "batches": {f.batch.id: dataclasses.asdict(f.batch)},
+               "networks": {f.network.id: dataclasses.asdict(f.network)}}
+    return page_facts.facts(sel, presets)
 
 
 def context(seq_len: int, plates: dict[str, str] | None = None) -> dict:
@@ -88,15 +74,8 @@ TABLE_COLUMNS = {
 
 
 def words_of(facts: list[Facts], plates: dict[str, str] | None = None, store=None) -> list[dict]:
-    """Each facts' words ({readout, describe, tables}), by page_words on the facts as the page holds them."""
-    W = texts.plain(words_context(facts, plates))
-    out = []
-    for f in facts:
-        data = texts.plain(facts_data(f))
-        out.append({"readout": page_words.readout(data, W),
-                    "describe": {fid: page_words.describe(data, fid, W) for fid in FIGURES},
-                    "tables": {fid: page_words.table_rows(data, fid) for fid in FIGURES}})
-    return out
+    """Each facts' words ({readout, describe, tables}): PAGE's words, in Python, on the facts as the page holds them."""
+    return texts.words(importlib.import_module(__package__), facts, plates, store)
 
 
 def of(f: Facts, plates: dict[str, str] | None = None) -> dict:
