@@ -164,8 +164,8 @@ def test_the_page_writes_random_custom_runs_texts_as_python_does(shipped):
 
 
 def assert_csv_is_pythons(rows: list[list], f: facts.Facts, label: str) -> None:
-    """A selection's CSV rows (PAGE's csv_rows, under the page data's csv_columns) against the numpy model's values
-    of the same selection: ids and options equal, numbers within RTOL, booleans as booleans."""
+    """A selection's CSV rows (PAGE's csv_rows, or the cells of the CSV the page saves) against the numpy model's
+    values of the same selection: ids and options equal, numbers within RTOL, booleans as booleans (true/false)."""
     from xiv4 import PLATE as plate
     columns = plate.page_rows.SELECTION_COLUMNS
     assert len(rows) == len(f.grid.replicas), label
@@ -179,7 +179,9 @@ def assert_csv_is_pythons(rows: list[list], f: facts.Facts, label: str) -> None:
                 want = f.cluster[field][r]
             else:
                 want = getattr(f.grid, field)[r].item() / divisor if field != "fits" else bool(f.grid.fits[r])
-            if isinstance(want, (bool, str)):
+            if isinstance(want, bool):  # as csv_rows gives it, or as the page's CSV writes it
+                assert cell in (want, str(want).lower()), (label, name)
+            elif isinstance(want, str):
                 assert cell == want, (label, name)
             else:
                 assert abs(float(cell) - want) <= RTOL * abs(want), (label, name, cell, want)

@@ -113,12 +113,21 @@ def facts(selection, presets):
     """What the plate says about one selection {control: id} (and the reader's own values): the model's run at each
     replica count (points), what is read off it, DDP's buckets and the real cluster beside it."""
     sel = copied(selection)
-    if not sel["gpu"]:
+    # a selection may leave out the workshop's GPU and DDP's defaults (bucket_cap_mb unset, one micro-batch)
+    if "gpu" not in sel or not sel["gpu"]:
         sel["gpu"] = presets["workshop"]["gpu"]
+    if "bucket" not in sel:
+        sel["bucket"] = "default"
+    if "micro" not in sel:
+        sel["micro"] = "1"
     p = presets_of(sel, presets)
     x = inputs(p, sel)
-    replicas = [int(n) for n in replica_counts(p["workshop"]["max_replicas"])]
-    points = [point(x, n) for n in replicas]
+    counts = replica_counts(p["workshop"]["max_replicas"])
+    replicas = []
+    points = []
+    for r in range(len(counts)):
+        replicas.append(int(counts[r]))
+        points.append(point(x, replicas[r]))
     crossing = crossing_index(points)
     fitting = float(smallest_fitting_replicas(x["params"], x["sharding"], x["memory_bytes"], x["state_bytes"]))
     fits_at = fitting_index(points)
@@ -154,7 +163,10 @@ def facts(selection, presets):
     f["buckets"] = [sizes, ready]  # the timeline's and the real cluster's
     schedule = bucket_schedule(t["compute_s"], f["timeline_comm_s"], sizes, ready)
     f["bucket_schedule"] = [schedule[0], schedule[1]]
-    f["cluster"] = cluster([q["compute_s"] for q in points], sizes, ready, x["link_bytes_per_s"],
+    compute = []
+    for r in range(len(points)):
+        compute.append(points[r]["compute_s"])
+    f["cluster"] = cluster(compute, sizes, ready, x["link_bytes_per_s"],
                            x["nvlink_bytes_per_s"], replicas, int(sel["micro"]))
     bucketed = max(0.0, forward_comm - t["compute_s"] / 3) + bucketed_tail_seconds(t["compute_s"], f["timeline_comm_s"],
                                                                                   sizes, ready)

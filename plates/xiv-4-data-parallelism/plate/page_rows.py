@@ -53,7 +53,13 @@ def cell(f, column, r):
 
 def csv_rows(f):
     """A selection's CSV rows (SELECTION_COLUMNS): one per replica count."""
-    return [[cell(f, column, r) for column in SELECTION_COLUMNS] for r in range(len(f["points"]))]
+    rows = []
+    for r in range(len(f["points"])):
+        row = []
+        for c in range(len(SELECTION_COLUMNS)):
+            row.append(cell(f, SELECTION_COLUMNS[c], r))
+        rows.append(row)
+    return rows
 
 
 def grid_rows(f):
@@ -83,9 +89,10 @@ def facts_rows(f):
 
 def timeline_point(f):
     """The facts' point at the timeline's replica count."""
-    for p in f["points"]:
-        if p["replicas"] == f["timeline_replicas"]:
-            return p
+    points = f["points"]
+    for r in range(len(points)):
+        if points[r]["replicas"] == f["timeline_replicas"]:
+            return points[r]
     return None
 
 
@@ -148,9 +155,14 @@ def timeline_facts(f):
 def memory_rows(f):
     """The memory figure's rows: model states per GPU at each replica count, and the GPU's memory."""
     first = f["smallest_fitting_on_grid"]
-    return [{"replicas": p["replicas"], "states_gb": p["states_gb"], "memory_gb": f["gpu_memory_gb"],
-             "first_fit": p["replicas"] == first,
-             "gpu_label": f["gpu"]["name"] + " memory: " + num(f["gpu_memory_gb"]) + " GB"} for p in f["points"]]
+    label = f["gpu"]["name"] + " memory: " + num(f["gpu_memory_gb"]) + " GB"
+    points = f["points"]
+    rows = []
+    for r in range(len(points)):
+        p = points[r]
+        rows.append({"replicas": p["replicas"], "states_gb": p["states_gb"], "memory_gb": f["gpu_memory_gb"],
+                     "first_fit": p["replicas"] == first, "gpu_label": label})
+    return rows
 
 
 def datasets(f):

@@ -35,9 +35,10 @@ def behind_of(f):
 
 def point_at(f, replicas):
     """The facts' point at a replica count of the grid."""
-    for p in f["points"]:
-        if p["replicas"] == replicas:
-            return p
+    points = f["points"]
+    for r in range(len(points)):
+        if points[r]["replicas"] == replicas:
+            return points[r]
     return None
 
 
@@ -45,8 +46,12 @@ def drawn_comm(f):
     """Figure 1's communication at each replica count, as its line draws it (the grid dataset's comm_s): what must
     hide behind the time drawn beside it."""
     x = f["inputs"]
-    return [hiding_comm_seconds(p["comm_s"], p["allreduce_s"], x["sharding"], x["bytes_per_grad"], f["backward_only"])
-            for p in f["points"]]
+    points = f["points"]
+    drawn = []
+    for r in range(len(points)):
+        drawn.append(hiding_comm_seconds(points[r]["comm_s"], points[r]["allreduce_s"], x["sharding"],
+                                         x["bytes_per_grad"], f["backward_only"]))
+    return drawn
 
 
 def plain_ddp(f):
@@ -218,7 +223,12 @@ def describe_timeline(f):
 
 def memory_table_rows(f):
     """The memory figure's table: states per GPU at each replica count, and whether they fit."""
-    return [[num(p["replicas"]), gigabytes(p["states_gb"]), "yes" if p["fits"] else "no"] for p in f["points"]]
+    points = f["points"]
+    rows = []
+    for r in range(len(points)):
+        p = points[r]
+        rows.append([num(p["replicas"]), gigabytes(p["states_gb"]), "yes" if p["fits"] else "no"])
+    return rows
 
 
 def describe_memory(f, W):
@@ -310,7 +320,10 @@ def describe(f, figure_id, W):
                      "GPU, latency included: " + seconds(comm[1]) + " on 2 replicas and " + seconds(comm[-1]) +
                      " on " + n_max + "." + plain_ddp(f))
     else:
-        full = [p["replicas"] for p in points if percent(p["efficiency"]) == "100%"]
+        full = []
+        for r in range(len(points)):
+            if percent(points[r]["efficiency"]) == "100%":
+                full.append(points[r]["replicas"])
         if cross is None:
             text = ("Scaling efficiency (solid blue line) stays at " + percent(last["efficiency"]) + " up to " +
                     n_max + " replicas.")
