@@ -45,7 +45,7 @@ def gpus_of(presets: Presets) -> dict[str, Gpu]:
 
 
 def inputs(presets: Presets, sel: Selection) -> model.Inputs:
-    """The model's inputs for one selection, in SI units (templates/page/model.js `inputsOf` does the same)."""
+    """The model's inputs for one selection, in SI units (page_facts.inputs does the same for the page)."""
     m, b, net = presets.models[sel.model], presets.batches[sel.batch], presets.networks[sel.network]
     gpu = gpus_of(presets)[sel.gpu or presets.workshop.gpu]
     w = presets.workshop

@@ -66,7 +66,7 @@ def page_data(content: Content, atlas: Atlas, figures: list[Figure], dataflows: 
 def page(content: Content, atlas: Atlas, figures: list[Figure], dataflows: dict[str, dict] | None,
          store=None) -> dict:
     """What the page template fills in for this plate: the controls, the default's words and the script's data."""
-    from .words import words_of  # the default's words: one node run, kept in the build cache
+    from .words import words_of  # the default's words: PAGE's, in Python
     plate = content.plate
     default = atlas.complete(plate.default)
     default_facts = atlas.facts(default)
@@ -80,7 +80,7 @@ def page(content: Content, atlas: Atlas, figures: list[Figure], dataflows: dict[
     data = page_data(content, atlas, figures, dataflows)
     data["own"] = custom.page_data(atlas, default)
     data["plates"] = plate.plates
-    data["words_context"] = words_context([default_facts], plate.plates)  # W, as the build gives it to node
+    data["words_context"] = words_context([default_facts], plate.plates)  # W, as the build gives it to the words
     for key in {c for c, _, _ in custom.FIELDS.values()} & set(data["choices"]):
         data["choices"][key] = [*data["choices"][key], custom.CUSTOM]
     return dict(

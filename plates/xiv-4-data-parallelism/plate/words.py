@@ -64,7 +64,7 @@ def table_rows(f: Facts, figure_id: str) -> list[list[str]]:
     return of(f)["tables"][figure_id]
 
 
-# What each figure's data table shows, column by column; words.js fills the same columns for any selection.
+# What each figure's data table shows, column by column; page_words fills the same columns for any selection.
 TABLE_COLUMNS = {
     "fig-time": ("Replicas", "Compute per step", "All-reduce per step", "Real cluster's all-reduces"),
     "fig-efficiency": ("Replicas", "Tokens per replica", "Scaling efficiency", "Real cluster's efficiency"),
