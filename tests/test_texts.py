@@ -16,7 +16,7 @@ from conftest import CONTENT, ROOT
 import content_edit
 from xiv4 import PAGE, PLATE, custom, facts, model, xfigures, xpage, xwords
 
-WORDS = PAGE / "words.js"
+WORDS = PAGE.parent / "plate" / "page_words.py"  # the plate's words, which the page runs compiled
 
 
 @pytest.fixture(scope="module")
@@ -163,40 +163,43 @@ def python_pieces(code: str) -> list[str]:
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings]
 
 
-def literal_chunks(js: str) -> set[str]:
-    """The sentence pieces of words.js: pieces of four words or more (shorter ones, "the backward pass" or " GB", are
-    phrases, not sentences)."""
-    return {p.strip(" .,;:()") for p in js_pieces(js) if len(p.strip(" .,;:()").split()) >= 4}
+def literal_chunks(pieces: list[str]) -> set[str]:
+    """The sentence pieces of the words: pieces of four words or more (shorter ones, "the backward pass" or " GB",
+    are phrases, not sentences)."""
+    return {p.strip(" .,;:()") for p in pieces if len(p.strip(" .,;:()").split()) >= 4}
 
 
-def written_twice(words_js: str, others: dict[str, str]) -> list[tuple[str, str]]:
-    """(file, piece) for each sentence piece of words.js that the code (not the comments) of another file holds: a
-    Python file's string constants, a JavaScript file's code as written (its regular expressions may hold quotes)."""
+def written_twice(words: str, others: dict[str, str], python: bool = True) -> list[tuple[str, str]]:
+    """(file, piece) for each sentence piece of the words (a plate's Python words module, or a page/words.js when not
+    python) that the code (not the comments) of another file holds: a Python file's string constants, a JavaScript
+    file's code as written (its regular expressions may hold quotes)."""
     pieces = {name: "\n".join(python_pieces(text)) if name.endswith(".py") else js_code(text)
               for name, text in others.items()}
-    return sorted((name, chunk) for chunk in literal_chunks(words_js) for name, text in pieces.items() if chunk in text)
+    own = python_pieces(words) if python else js_pieces(words)
+    return sorted((name, chunk) for chunk in literal_chunks(own) for name, text in pieces.items() if chunk in text)
 
 
 def test_no_sentence_of_the_words_is_written_in_python_or_another_page_module():
-    """Every sentence piece of words.js appears nowhere else: not in generator/'s Python, not in another page module
-    (before issue 19, render.py and plate.js each held a copy)."""
-    words_js = WORDS.read_text(encoding="utf-8")
-    assert len(literal_chunks(words_js)) > 50  # the readout, four descriptions and the timeline's table
+    """Every sentence piece of the words (page_words.py) appears nowhere else: not in generator/'s Python, not in the
+    plate's other modules, not in a page module (before issue 19, render.py and plate.js each held a copy)."""
+    words_py = WORDS.read_text(encoding="utf-8")
+    assert len(literal_chunks(python_pieces(words_py))) > 50  # the readout, four descriptions and the timeline's table
     others = {p.name: p.read_text(encoding="utf-8") for p in [*sorted((ROOT / "generator").glob("*.py")),
-                                                              *sorted((PAGE.parent / "plate").glob("*.py")),
+                                                              *sorted(WORDS.parent.glob("*.py")),
                                                               *sorted((ROOT / "templates" / "page").glob("*.js")),
-                                                              *sorted(WORDS.parent.glob("*.js"))] if p != WORDS}
+                                                              *sorted(PAGE.glob("*.js"))]
+              if p != WORDS}
     assert {"render.py", "texts.py", "words.py", "page.py", "texts.js", "own.js"} <= set(others)
-    assert written_twice(words_js, others) == []
+    assert written_twice(words_py, others) == []
 
 
 def test_a_sentence_copied_into_python_is_found():
-    """The check above can fail: a sentence of words.js copied into render.py is reported."""
-    words_js = WORDS.read_text(encoding="utf-8")
+    """The check above can fail: a sentence of the words copied into render.py is reported."""
+    words_py = WORDS.read_text(encoding="utf-8")
     render_py = (ROOT / "generator" / "render.py").read_text(encoding="utf-8")
     planted = render_py + '\nX = f"{noun} stays hidden behind {against} all the way to {n} replicas"\n'
-    assert written_twice(words_js, {"render.py": render_py}) == []
-    assert ("render.py", "all the way to") in written_twice(words_js, {"render.py": planted})
+    assert written_twice(words_py, {"render.py": render_py}) == []
+    assert ("render.py", "all the way to") in written_twice(words_py, {"render.py": planted})
 
 
 def _memory_paragraph(c, plates):
@@ -332,25 +335,28 @@ def test_an_empty_interconnect_is_refused_with_its_line(tmp_path):
 
 
 def test_a_warm_build_takes_the_words_from_the_cache(tmp_path, monkeypatch):
-    """The default's words are kept in the build cache by the scripts and facts they are made of: a second build
-    does not run node for them, and an edit of words.js makes them anew."""
+    """A plate whose words.js runs under node: its words are kept in the build cache by the scripts and facts they
+    are made of; a second build does not run node for them, and an edit of words.js makes them anew."""
+    from types import SimpleNamespace
     from generator import cache
-    c = content.load(CONTENT)
-    f = facts.Atlas(c.presets).facts(c.plate.default)
-    store = cache.Cache(tmp_path / "cache")
     runs = []
-    real = texts.run
-    monkeypatch.setattr(texts, "run", lambda job, t=None: runs.append(1) or real(job, t))
+
+    def run(job, sources):
+        runs.append(1)
+        return [{"said": f["n"], "by": sources["words.js"]} for f in job["facts"]]
+    module = SimpleNamespace(facts_data=lambda f: {"n": f}, words_context=lambda facts, plates: {}, FIGURES=())
+    sources = {"words.js": "export function words() {}"}
+    monkeypatch.setattr(texts, "run", run)
+    monkeypatch.setattr(texts, "sources", lambda module: sources)
+    store = cache.Cache(tmp_path / "cache")
     monkeypatch.setattr(texts, "_MEMO", {})
-    first = xwords.words_of([f], c.plate.plates, store)
+    first = texts.words(module, [1], None, store)
     monkeypatch.setattr(texts, "_MEMO", {})
-    again = xwords.words_of([f], c.plate.plates, store)
-    assert first == again and len(runs) == 1
-    edited = {**texts.sources(PLATE)}
-    edited["words.js"] = edited["words.js"].replace("Model states: ", "Model states now: ")
-    monkeypatch.setattr(texts, "sources", lambda module: edited)
+    again = texts.words(module, [1], None, store)
+    assert first == again == [{"said": 1, "by": sources["words.js"]}] and len(runs) == 1
+    sources = {"words.js": "export function words() { return 1; }"}
     monkeypatch.setattr(texts, "_MEMO", {})
-    changed = xwords.words_of([f], c.plate.plates, store)
+    changed = texts.words(module, [1], None, store)
     assert len(runs) == 2 and changed != first
 
 
@@ -378,12 +384,17 @@ def _atlas_and_default():
     return atlas, atlas.complete(c.plate.default)
 
 
-def test_the_words_module_touches_no_page_state():
-    """words.js runs under node as it runs in the page: it imports only the model mirror and the formatter, reads no DOM or data."""
-    js = WORDS.read_text(encoding="utf-8")
-    assert sorted(re.findall(r'from "\./([\w.]+)"', js)) == ["model.js", "notation.js"]
-    assert not re.search(r"\b(document|window|data\.)", re.sub(r"^\s*//.*$", "", js, flags=re.M))
-    assert Path(texts.__file__).name == "texts.py"
+def test_the_words_module_is_page_python():
+    """The words are Python the page runs compiled (the compiler's checker passes them), made of the facts alone:
+    they import only the formatter and the model's formulas, and read no page state."""
+    import ast
+    from generator import compiler
+    compiler._module_plan("plate.page_words", WORDS)  # CompileError at file:line otherwise
+    tree = ast.parse(WORDS.read_text(encoding="utf-8"))
+    imported = sorted(("." * node.level + (node.module or "")) if isinstance(node, ast.ImportFrom)
+                      else node.names[0].name for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom)))
+    assert imported == ["generator.notation", "math", "platelib.zero"]
+    assert not {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} & {"document", "window", "data"}
 
 
 def test_the_words_memo_never_loses_what_it_is_asked_for(monkeypatch):

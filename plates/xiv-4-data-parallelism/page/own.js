@@ -136,9 +136,10 @@ export function ownSelection(base, texts = null) {
   // custom.model_problem: good values one by one can still overflow the model together. Presets alone cannot:
   // the build refuses any selection of them that does.
   if (ownUrlEntries(sel).length === 0) return sel;
-  const run = factsOf({ ...data.default, ...sel }).run;
+  const f = factsOf({ ...data.default, ...sel });
   const far = (v) => !Number.isFinite(v) || Math.abs(v) >= OWN.largest;
-  if (OWN.results.some((name) => [].concat(run[name]).some(far))) {
+  const results = (name) => (name in f ? [f[name]] : f.points.map((p) => p[name]));
+  if (OWN.results.some((name) => results(name).some(far))) {
     for (const field of ownFieldsFor(base)) if (field !== "mfu") ownMessage(field, OWN.too_far);
     return null;
   }

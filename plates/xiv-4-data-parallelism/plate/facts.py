@@ -9,59 +9,16 @@ from functools import cached_property
 import numpy as np
 
 from . import model
+from . import options as _options
+from .options import CAPTIONS, CLUSTER_OPTIONS, FP32_BYTES, OPTIONS  # noqa: F401 - the controls, declared once
+from .page_rows import SELECTION_COLUMNS, csv_rows
 from .presets import Batch, Gpu, Model, Network, Presets, Selection, WorkshopSettings
 
-# The options beyond the workshop: {key: {id: label}}, the workshop's first. Ids appear in the page's URL.
-OPTIONS = {
-    "overlap": {"step": "whole step", "backward": "backward pass only"},
-    "precision": {"bf16": "BF16", "fp32": "FP32"},
-    "topology": {"flat": "flat ring", "nodes": "8-GPU nodes, hierarchical"},
-    "sharding": {"none": "none", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3 / FSDP"},
-}
-# How a caption names an option that is not the workshop's.
-CAPTIONS = {
-    "overlap": {"backward": "backward-only overlap"},
-    "precision": {"fp32": "FP32 gradients"},
-    "topology": {"nodes": "hierarchical on 8-GPU nodes"},
-    "sharding": {k: v for k, v in OPTIONS["sharding"].items() if k != "none"},
-}
-# The real cluster's own controls (issue 22): read per selection, never axes of the grid; DDP's defaults first.
-CLUSTER_OPTIONS = {
-    "bucket": {"default": "unset (25 MiB; first bucket 1 MiB)", "1": "1 MiB", "5": "5 MiB", "25": "25 MiB",
-               "100": "100 MiB", "500": "500 MiB"},
-    "micro": {m: m for m in ("1", "2", "4", "8", "16")},
-}
-CAPTIONS.update({"bucket": {k: f"{v} buckets" for k, v in CLUSTER_OPTIONS["bucket"].items() if k != "default"},
-                 "micro": {k: f"{k} micro-batches" for k in CLUSTER_OPTIONS["micro"] if k != "1"}})
-CLUSTER_KEYS = tuple(CLUSTER_OPTIONS)
-FP32_BYTES = 4
-KEYS = ("model", "batch", "network", "gpu", "overlap", "precision", "topology", "sharding")
+CLUSTER_KEYS = tuple(_options.CLUSTER_KEYS)
+KEYS = tuple(_options.KEYS)
 
-# The columns of a selection's CSV, declared once: the page writes the same (templates/page/csv.js `selectionCsv`, from
-# data.csv_columns). Each is (name, source, field, divisor): the selection's id or option ("sel"), an input of the
-# model in SI units ("inputs": model.Inputs, the page's `inputs`), or a value at each replica count ("run":
-# model.Run, the page's `evaluate`), divided by divisor. A quantity the model gains per replica count is one line here.
-SELECTION_COLUMNS = (
-    ("model", "sel", "model", 1), ("batch", "sel", "batch", 1), ("network", "sel", "network", 1),
-    ("gpu", "sel", "gpu", 1), ("overlap", "sel", "overlap", 1), ("gradient_precision", "sel", "precision", 1),
-    ("topology", "sel", "topology", 1), ("sharding", "sel", "sharding", 1),
-    ("replicas", "run", "replicas", 1),
-    ("params", "inputs", "params", 1), ("global_batch_tokens", "inputs", "batch_tokens", 1),
-    ("gpu_peak_tflops", "inputs", "peak_flops", 1e12), ("mfu", "inputs", "mfu", 1),
-    ("link_gbytes_per_s", "inputs", "link_bytes_per_s", 1e9),
-    ("nvlink_gbytes_per_s", "inputs", "nvlink_bytes_per_s", 1e9), ("gpu_memory_gb", "inputs", "memory_bytes", 1e9),
-    ("bytes_per_grad", "inputs", "bytes_per_grad", 1), ("seq_len", "inputs", "seq_len", 1),
-    ("compute_s", "run", "compute_s", 1), ("allreduce_s", "run", "allreduce_s", 1), ("comm_s", "run", "comm_s", 1),
-    ("step_s", "run", "step_s", 1), ("exposed_s", "run", "exposed_s", 1), ("efficiency", "run", "efficiency", 1),
-    ("tokens_per_replica", "run", "tokens_per_replica", 1),
-    ("sequences_per_replica", "run", "sequences_per_replica", 1),
-    ("model_states_gb", "run", "states_bytes", 1e9), ("fits_in_memory", "run", "fits", 1),
-    # the real cluster beside the workshop (Facts.cluster), under the selection's bucket_cap_mb and micro-batches
-    ("bucket_cap_mb", "sel", "bucket", 1), ("micro_batches", "sel", "micro", 1),
-    ("cluster_step_s", "cluster", "step_s", 1), ("cluster_comm_s", "cluster", "comm_s", 1),
-    ("cluster_latency_s", "cluster", "latency_s", 1), ("cluster_bandwidth_s", "cluster", "bandwidth_s", 1),
-    ("cluster_tree_calls", "cluster", "tree_calls", 1), ("cluster_efficiency", "cluster", "efficiency", 1),
-)
+# The columns of a selection's CSV are page_rows.SELECTION_COLUMNS (the page writes that CSV): the site's CSV
+# takes its columns from them, by name.
 # The site's CSV: every model, batch and network under the workshop (its GPU and options) at every replica count;
 # the workshop's own values (GPU, MFU, precisions, options) are in presets.toml, not repeated on every row.
 CSV_COLUMNS = ("model", "batch", "network", "replicas", "params", "global_batch_tokens", "link_gbytes_per_s",
@@ -88,7 +45,7 @@ def gpus_of(presets: Presets) -> dict[str, Gpu]:
 
 
 def inputs(presets: Presets, sel: Selection) -> model.Inputs:
-    """The model's inputs for one selection, in SI units (templates/page/model.js `inputsOf` does the same)."""
+    """The model's inputs for one selection, in SI units (page_facts.inputs does the same for the page)."""
     m, b, net = presets.models[sel.model], presets.batches[sel.batch], presets.networks[sel.network]
     gpu = gpus_of(presets)[sel.gpu or presets.workshop.gpu]
     w = presets.workshop
@@ -158,6 +115,7 @@ class Point:
     comm_s: float = 0.0  # the all-reduce × the sharding's traffic factor: what the step waits for
     exposed_s: float = 0.0  # step − compute
     states_gb: float = 0.0  # model states per GPU at this replica count
+    states_bytes: float = 0.0  # the same in bytes
     fits: bool = False
 
 
@@ -191,6 +149,7 @@ class Facts:
             tokens_per_replica=float(g.tokens_per_replica[i]),
             sequences_per_replica=float(g.sequences_per_replica[i]),
             comm_s=float(g.comm_s[i]), exposed_s=float(g.exposed_s[i]), states_gb=float(g.states_bytes[i] / model.GB),
+            states_bytes=float(g.states_bytes[i]),
             fits=bool(g.fits[i]),
         )
 
@@ -607,7 +566,7 @@ class Atlas:
         out = {}
         for name in CSV_COLUMNS:
             source, field, divisor = declared[name]
-            if source == "sel":
+            if source == "selection":
                 out[name] = [getattr(s, field) for s in sels for _ in range(repeat)]
                 continue
             value = np.asarray(getattr(ins if source == "inputs" else run, field))
@@ -636,19 +595,9 @@ def evaluate_inputs(presets: Presets, choices: dict[str, list[str]]) -> model.In
                            for f in model.Inputs.__dataclass_fields__})
 
 
-def _value(column: tuple, f: Facts, r: int):
-    """One cell of a selection's CSV: a column (source, field, divisor) at replica index r."""
-    source, name, divisor = column
-    if source == "sel":
-        return getattr(f.selection, name)
-    value = (getattr(f.inputs, name) if source == "inputs" else f.cluster[name][r] if source == "cluster"
-             else getattr(f.grid, name)[r])
-    value = value.item() if isinstance(value, np.generic) else value
-    return value if isinstance(value, bool) or divisor == 1 else value / divisor
-
-
 def selection_rows(f: Facts) -> list[dict]:
-    """A selection's CSV as the page writes it (SELECTION_COLUMNS): one row per replica count."""
-    columns = [(name, (source, field, divisor)) for name, source, field, divisor in SELECTION_COLUMNS]
-    return [{name: _value(column, f, r) for name, column in columns}
-            for r in range(len(f.grid.replicas))]
+    """A selection's CSV as the page writes it (page_rows.csv_rows, SELECTION_COLUMNS): one row per replica count."""
+    from generator.texts import plain
+    from .words import facts_data
+    names = [c[0] for c in SELECTION_COLUMNS]
+    return [dict(zip(names, row)) for row in csv_rows(plain(facts_data(f)))]

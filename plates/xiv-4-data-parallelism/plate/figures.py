@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING
 
 from generator.cache import Cache
 from generator.charts import HEIGHT, INK, MUTED, WIDTH, Figure, figure, ink
-from generator.notation import num, seconds
 
-from . import model
+from . import page_rows
 from .facts import Atlas, Facts
+from .page_rows import BUCKET_GROUPS  # noqa: F401 - the page data names it
 
 if TYPE_CHECKING:
     import altair as alt
@@ -36,76 +36,34 @@ LOW_LABEL_PX = 40  # a series label this near the plot's foot goes above its lin
 
 
 def grid_rows(f: Facts) -> list[dict]:
-    """The rows the live views draw for one selection (templates/page/selection.js `gridRows` makes the same)."""
-    c, x = f.cluster, f.inputs
-    # Figure 1's line is what must hide in the window it is drawn against, so that the two meet at n*
-    return [{"replicas": p.replicas, "compute_s": p.compute_s,
-             "comm_s": float(model.hiding_comm_seconds(p.comm_s, p.allreduce_s, x.sharding, x.bytes_per_grad,
-                                                       f.backward_only)),
-             "window_s": p.compute_s * 2 / 3 if f.backward_only else None, "efficiency": p.efficiency,
-             "cluster_s": c["comm_s"][r], "cluster_efficiency": c["efficiency"][r]}
-            for r, p in enumerate(f.points)]
+    """The rows Figures 1 and 2 draw for one selection (page_rows, which the page runs compiled)."""
+    return page_rows.grid_rows(_data(f))
 
 
 def facts_rows(f: Facts, label: str) -> list[dict]:
     """The one row of marks for a selection: label, crossing, n*, one sequence, NVLink's reach."""
-    return [{
-        "label": label, "crossing": f.crossing_replicas, "n_star": f.continuous_crossing,
-        "n_star_text": "n* ≈ " + num(f.continuous_crossing),
-        "one_sequence": f.batch.tokens / f.workshop.seq_len, "max_replicas": f.max_replicas,
-        "hypothetical_from": f.hypothetical_from,
-    }]
+    return [{**page_rows.facts_rows(_data(f))[0], "label": label}]
+
+
+def _data(f: Facts) -> dict:
+    """The facts as the page holds them (plain data), which page_rows reads."""
+    from generator.texts import plain
+    from .words import facts_data
+    return plain(facts_data(f))
 
 
 TIMELINE_DATA = "timeline"  # the timeline's bars: forward, backward layer by layer, bucket groups, the tail
 TIMELINE_FACTS = "timeline_facts"  # its rules and labels
-BUCKET_GROUPS = 32  # buckets drawn as at most this many bars, each shaded by how busy the link is within it
 
 
 def timeline_rows(f: Facts) -> list[dict]:
-    """One step at the timeline's replica count (templates/page/selection.js `timelineRows` makes the same): the forward
-    pass, the backward pass from the output head through the layers to the input embedding, and the gradient
-    buckets' all-reduces back to back, grouped into bars shaded by the link's busy share."""
-    p = f.at(f.timeline_replicas)
-    compute, comm = p.compute_s, f.timeline_comm_s
-    forward, backward = compute / 3, compute * 2 / 3
-    m = f.model
-    embedding = m.vocab * m.d_model
-    layer = (m.params - 2 * embedding) / m.layers
-    rows = [{"row": "compute", "kind": "forward", "start": 0.0, "end": forward, "shade": 1.0}]
-    t = forward
-    for i, (kind, params) in enumerate([("head", embedding)] + [("layer", layer)] * m.layers + [("embedding", embedding)]):
-        end = t + backward * params / m.params
-        rows.append({"row": "compute", "kind": kind, "start": t, "end": end, "shade": 0.55 if i % 2 else 0.8})
-        t = end
-    if comm > 0 and not f.backward_only:  # the workshop: the whole all-reduce beside the whole step, from its start
-        rows.append({"row": "all-reduce", "kind": "buckets", "start": 0.0, "end": p.comm_s, "shade": 1.0})
-    elif comm > 0:
-        starts, ends = f.bucket_schedule
-        count = len(starts)
-        groups = min(count, BUCKET_GROUPS)
-        for g in range(groups):
-            first, through = g * count // groups, (g + 1) * count // groups - 1  # the group's first and last bucket
-            start, end = starts[first], ends[through]
-            busy = sum(ends[k] - starts[k] for k in range(first, through + 1))
-            rows.append({"row": "all-reduce", "kind": "buckets", "start": start, "end": end,
-                         "shade": max(0.25, min(1.0, busy / (end - start))) if end > start else 1.0})
-    tail = f.timeline_tail_s
-    if tail > 0:
-        rows.append({"row": "exposed", "kind": "tail", "start": compute, "end": compute + tail, "shade": 1.0})
-    return rows
+    """One step at the timeline's replica count as bars (page_rows, which the page runs compiled)."""
+    return page_rows.timeline_rows(_data(f))
 
 
 def timeline_facts(f: Facts) -> list[dict]:
     """The timeline's rules and labels: where compute ends, the backward-only bound, the bucketed end."""
-    p = f.at(f.timeline_replicas)
-    tail, bound = f.timeline_tail_s, f.timeline_bound_s
-    return [{
-        "compute_end": p.compute_s, "bound_end": p.compute_s + bound, "step_end": p.compute_s + tail,
-        "span": max(p.compute_s + tail, p.compute_s) * 1.04,
-        "tail_text": f"exposed tail {seconds(tail)}" if tail > 0 else "no exposed tail",
-        "bound_text": f"bound {seconds(bound)}", "replicas_text": f"one step on each of {num(f.timeline_replicas)} replicas",
-    }]
+    return page_rows.timeline_facts(_data(f))
 
 
 # Encodings name their channel class (alt.X("f:Q"), alt.YValue(0)), never a bare "f:Q" or alt.value(0): Altair
@@ -313,11 +271,8 @@ MEMORY_DATA = "memory"  # the shown selection's states per GPU at each replica c
 
 
 def memory_rows(f: Facts) -> list[dict]:
-    """The memory figure's rows for one selection (templates/page/selection.js `memoryRows` makes the same)."""
-    first = f.smallest_fitting_on_grid
-    return [{"replicas": p.replicas, "states_gb": p.states_gb, "memory_gb": f.gpu_memory_gb,
-             "first_fit": p.replicas == first, "gpu_label": f"{f.gpu.name} memory: {num(f.gpu_memory_gb)} GB"}
-            for p in f.points]
+    """The memory figure's rows for one selection (page_rows, which the page runs compiled)."""
+    return page_rows.memory_rows(_data(f))
 
 
 def memory_chart(max_replicas: int) -> alt.LayerChart:

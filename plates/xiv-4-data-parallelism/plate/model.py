@@ -1,8 +1,8 @@
 """Plate XIV.4's data-parallel scaling model of spec/MODEL.md: every quantity of a run (evaluate) and of the workshop
 (grid), broadcasting over numpy arrays. The formulas are the shared library's (platelib), imported here by name.
 
-Pure numpy: no file access, no charting. page/model.js mirrors every formula under the same name, operation for
-operation (so both give the same doubles); tests/test_engine.py holds the two equal.
+Pure numpy: no file access, no charting. The page runs the same platelib formulas compiled, per replica count
+(page_facts.py); tests/test_engine.py holds the two equal.
 """
 from __future__ import annotations
 

@@ -8,9 +8,7 @@ from generator.content import Content
 from generator.render import csv_column
 
 from . import custom
-from .facts import (CAPTIONS, CLUSTER_KEYS, CLUSTER_OPTIONS, CSV_COLUMNS, KEYS, OPTIONS, SELECTION_COLUMNS, Atlas,
-                    gpus_of)
-from .figures import BUCKET_GROUPS
+from .facts import CLUSTER_KEYS, CLUSTER_OPTIONS, CSV_COLUMNS, KEYS, OPTIONS, SELECTION_COLUMNS, Atlas, gpus_of
 from .presets import Selection
 from .words import TABLE_COLUMNS, words_context
 
@@ -40,7 +38,7 @@ def csv_text(atlas: Atlas) -> str:
 
 
 def presets_data(content: Content) -> dict:
-    """The presets as the page's model reads them (templates/page/model.js `inputs`): the inputs, not their results."""
+    """The presets as the page's facts read them (PAGE's facts, page_facts.facts): the inputs, not their results."""
     p = content.presets
     return {
         "workshop": dataclasses.asdict(p.workshop),
@@ -59,18 +57,16 @@ def page_data(content: Content, atlas: Atlas, figures: list[Figure], dataflows: 
         "default": {k: getattr(default, k) for k in KEYS + CLUSTER_KEYS},
         "cluster_keys": list(CLUSTER_KEYS),
         "choices": {**{k: list(v) for k, v in atlas.axes.items()}, **{k: list(v) for k, v in CLUSTER_OPTIONS.items()}},
-        "options": {k: list(v.items()) for k, v in OPTIONS.items()},  # lists: JSON keys would be sorted
-        "captions": [[k, v] for k, v in CAPTIONS.items()],
         "presets": presets_data(content),
-        "bucket_groups": BUCKET_GROUPS,
-        "csv_columns": [list(c) for c in SELECTION_COLUMNS], "csv_name": content.plate.data_file,
+        "csv_columns": [c[0] for c in SELECTION_COLUMNS],  # over the rows of PAGE's csv_rows
+        "csv_name": content.plate.data_file,
     }
 
 
 def page(content: Content, atlas: Atlas, figures: list[Figure], dataflows: dict[str, dict] | None,
          store=None) -> dict:
     """What the page template fills in for this plate: the controls, the default's words and the script's data."""
-    from .words import words_of  # the default's words: one node run, kept in the build cache
+    from .words import words_of  # the default's words: PAGE's, in Python
     plate = content.plate
     default = atlas.complete(plate.default)
     default_facts = atlas.facts(default)
@@ -84,7 +80,7 @@ def page(content: Content, atlas: Atlas, figures: list[Figure], dataflows: dict[
     data = page_data(content, atlas, figures, dataflows)
     data["own"] = custom.page_data(atlas, default)
     data["plates"] = plate.plates
-    data["words_context"] = words_context([default_facts], plate.plates)  # W, as the build gives it to node
+    data["words_context"] = words_context([default_facts], plate.plates)  # W, as the build gives it to the words
     for key in {c for c, _, _ in custom.FIELDS.values()} & set(data["choices"]):
         data["choices"][key] = [*data["choices"][key], custom.CUSTOM]
     return dict(

@@ -1,49 +1,30 @@
-"""XIV.4's words: the facts its page/words.js reads, and the words for one selection as the page writes them."""
+"""XIV.4's words for the build: the facts as the page holds them, W, and one selection's words (PAGE's, in Python)."""
 from __future__ import annotations
 
+import dataclasses
 import importlib
 
 from generator import texts
 
-from .facts import OPTIONS, Facts
+from . import page_facts
+from .facts import CLUSTER_KEYS, KEYS, OPTIONS, Facts
 
 FIGURES = ("fig-time", "fig-efficiency", "fig-timeline", "fig-memory")  # the figures the words know
 
 
-def _plate():
-    """This plate module (its package), for the engine's texts runner."""
-    return importlib.import_module(__package__)
-
-
-def _point(p) -> dict:
-    return {"replicas": p.replicas, "compute_s": p.compute_s, "allreduce_s": p.allreduce_s, "comm_s": p.comm_s,
-            "step_s": p.step_s,
-            "efficiency": p.efficiency, "exposed_s": p.exposed_s, "tokens_per_replica": p.tokens_per_replica,
-            "sequences_per_replica": p.sequences_per_replica, "states_gb": p.states_gb, "fits": p.fits}
-
-
 def facts_data(f: Facts) -> dict:
-    """The facts the words read, named and shaped as the page's factsOf names them (templates/page/selection.js)."""
-    x = f.inputs
-    return {
-        "points": [_point(p) for p in f.points], "max_replicas": f.max_replicas,
-        "crossing_replicas": f.crossing_replicas, "continuous_crossing": f.continuous_crossing,
-        "backward_only": f.backward_only, "sharding_stage": f.sharding_stage, "hypothetical_from": f.hypothetical_from,
-        "gpu": {"name": f.gpu.name, "nvlink_domain_name": f.gpu.nvlink_domain_name,
-                "interconnect": f.gpu.interconnect},
-        "gpu_memory_gb": f.gpu_memory_gb, "smallest_fitting_replicas": f.smallest_fitting_replicas,
-        "smallest_fitting_on_grid": f.smallest_fitting_on_grid,
-        "inputs": {"params": float(x.params), "memory_bytes": float(x.memory_bytes),
-                   "state_bytes": float(x.state_bytes), "sharding": int(x.sharding),
-                   "bytes_per_grad": float(x.bytes_per_grad)},
-        "model": {"layers": f.model.layers}, "batch": {"tokens": f.batch.tokens},
-        "timeline_replicas": f.timeline_replicas, "timeline_tail_s": f.timeline_tail_s,
-        "timeline_bound_s": f.timeline_bound_s, "forward_comm_s": f.forward_comm_s,
-        "bucket_cap_mb": f.bucket_cap_mb,
-        "buckets": [list(f.buckets[0])], "bucket_schedule": [list(f.bucket_schedule[0])],
-        "cluster_buckets": [list(f.cluster_buckets[0])],
-        "cluster": {"comm_s": list(f.cluster["comm_s"]), "efficiency": list(f.cluster["efficiency"])},
-    }
+    """One selection's facts as the page holds them: PAGE's facts (page_facts.facts) of f's selection, with the
+    reader's own values (custom.OwnFacts) as the page's selection carries them, under f's presets."""
+    sel = {k: getattr(f.selection, k) for k in KEYS + CLUSTER_KEYS}
+    workshop = dataclasses.asdict(f.workshop)
+    own_mfu = getattr(f, "workshop_mfu", None)  # OwnFacts: the workshop's MFU; the reader's is in the selection
+    if own_mfu is not None and own_mfu != workshop["mfu"]:
+        sel["mfu"], workshop["mfu"] = workshop["mfu"], own_mfu
+    presets = {"workshop": workshop, "gpus": {f.gpu.id: dataclasses.asdict(f.gpu)},
+               "models": {f.model.id: dataclasses.asdict(f.model)},
+               "batches": {f.batch.id: dataclasses.asdict(f.batch)},
+               "networks": {f.network.id: dataclasses.asdict(f.network)}}
+    return page_facts.facts(sel, presets)
 
 
 def context(seq_len: int, plates: dict[str, str] | None = None) -> dict:
@@ -61,7 +42,7 @@ def words_context(facts: list[Facts], plates: dict[str, str] | None = None) -> d
 
 
 
-# --- views of one selection: the words are templates/page/words.js's, run under node (generator/texts.py) ---------
+# --- views of one selection: the words are page_words's, which the page runs compiled --------------------------
 
 def readout(f: Facts, plates: dict[str, str] | None = None) -> str:
     """The status for one selection, as one text: its paragraphs in order."""
@@ -70,20 +51,20 @@ def readout(f: Facts, plates: dict[str, str] | None = None) -> str:
 
 def readout_paragraphs(f: Facts, plates: dict[str, str] | None = None) -> list[str]:
     """One short paragraph per question a reader brings (hiding, cost, memory), as the page writes them."""
-    return texts.of(_plate(), f, plates)["readout"]
+    return of(f, plates)["readout"]
 
 
 def describe(f: Facts, figure_id: str, plates: dict[str, str] | None = None) -> str:
     """A figure in words for one selection, as the page writes it."""
-    return texts.of(_plate(), f, plates)["describe"][figure_id]
+    return of(f, plates)["describe"][figure_id]
 
 
 def table_rows(f: Facts, figure_id: str) -> list[list[str]]:
     """A figure's data table for one selection, as text, as the page writes it."""
-    return texts.of(_plate(), f)["tables"][figure_id]
+    return of(f)["tables"][figure_id]
 
 
-# What each figure's data table shows, column by column; words.js fills the same columns for any selection.
+# What each figure's data table shows, column by column; page_words fills the same columns for any selection.
 TABLE_COLUMNS = {
     "fig-time": ("Replicas", "Compute per step", "All-reduce per step", "Real cluster's all-reduces"),
     "fig-efficiency": ("Replicas", "Tokens per replica", "Scaling efficiency", "Real cluster's efficiency"),
@@ -93,10 +74,10 @@ TABLE_COLUMNS = {
 
 
 def words_of(facts: list[Facts], plates: dict[str, str] | None = None, store=None) -> list[dict]:
-    """Each facts' words, by one node run of page/words.js (kept in store, a cache.Cache, when given)."""
-    return texts.words(_plate(), facts, plates, store)
+    """Each facts' words ({readout, describe, tables}): PAGE's words, in Python, on the facts as the page holds them."""
+    return texts.words(importlib.import_module(__package__), facts, plates, store)
 
 
 def of(f: Facts, plates: dict[str, str] | None = None) -> dict:
     """One facts' words."""
-    return texts.of(_plate(), f, plates)
+    return words_of([f], plates)[0]

@@ -1,0 +1,176 @@
+"""XIV.4's facts of one selection as plain data (the model's run and what is read off it), in the page's subset."""
+# The page computes them compiled (generator/compiler.py) for the selection shown, the build in Python for the
+# default (words.facts_data); the words (page_words) and rows (page_rows) read them. `presets` is the page data's.
+import math
+
+from generator.notation import given, num, percent
+from platelib.buckets import bucket_caps, bucket_schedule, bucketed_tail_seconds, buckets, tensor_params
+from platelib.cluster import cluster
+from platelib.collectives import allreduce_seconds
+from platelib.compute import compute_seconds, continuous_crossing, efficiency, replica_counts, step_seconds
+from platelib.units import GB
+from platelib.zero import comm_seconds, forward_traffic, smallest_fitting_replicas, state_bytes_per_param
+
+from .options import CAPTIONS, CUSTOM, FP32_BYTES, SHAPE, SHARDING
+
+
+def copied(table):
+    """A shallow copy of a dict."""
+    out = {}
+    for key in table:
+        out[key] = table[key]
+    return out
+
+
+def presets_of(sel, presets):
+    """The presets with the reader's own model, batch and network (id CUSTOM) and MFU where the selection gives
+    them."""
+    workshop = copied(presets["workshop"])
+    if "mfu" in sel:
+        workshop["mfu"] = sel["mfu"]
+    models = copied(presets["models"])
+    batches = copied(presets["batches"])
+    networks = copied(presets["networks"])
+    if sel["model"] == CUSTOM and "params" in sel:
+        model = {"id": CUSTOM, "name": "custom " + given(sel["params"] / 1e9) + "B model", "params": sel["params"]}
+        for key in SHAPE:
+            model[key] = sel[key] if key in sel and sel[key] is not None else 0
+        models[CUSTOM] = model
+    if sel["batch"] == CUSTOM and "tokens" in sel:
+        batches[CUSTOM] = {"id": CUSTOM, "name": num(sel["tokens"]) + " tokens", "tokens": sel["tokens"]}
+    if sel["network"] == CUSTOM and "gbps" in sel:
+        name = given(sel["gbps"]) + " GB/s"
+        networks[CUSTOM] = {"id": CUSTOM, "name": name, "short": name, "link_gbytes_per_s": sel["gbps"],
+                            "nvlink": False}
+    return {"workshop": workshop, "gpus": presets["gpus"], "models": models, "batches": batches,
+            "networks": networks}
+
+
+def inputs(p, sel):
+    """The model's inputs for a selection, in SI units, as doubles."""
+    m = p["models"][sel["model"]]
+    b = p["batches"][sel["batch"]]
+    net = p["networks"][sel["network"]]
+    gpu = p["gpus"][sel["gpu"]]
+    w = p["workshop"]
+    link = gpu["nvlink_gbytes_per_s"] if net["nvlink"] else net["link_gbytes_per_s"]
+    return {"params": float(m["params"]), "batch_tokens": float(b["tokens"]), "link_bytes_per_s": link * 1e9,
+            "nvlink_bytes_per_s": gpu["nvlink_gbytes_per_s"] * GB, "peak_flops": gpu["peak_tflops"] * 1e12,
+            "memory_bytes": gpu["memory_gb"] * GB, "mfu": float(w["mfu"]),
+            "bytes_per_grad": float(FP32_BYTES if sel["precision"] == "fp32" else w["bytes_per_grad"]),
+            "hierarchical": sel["topology"] == "nodes", "backward_only": sel["overlap"] == "backward",
+            "sharding": SHARDING.index(sel["sharding"]), "seq_len": float(w["seq_len"]),
+            "state_bytes": float(w["bytes_per_param_states"])}
+
+
+def point(x, n):
+    """The model at one replica count."""
+    compute = float(compute_seconds(x["params"], x["batch_tokens"], n, x["peak_flops"], x["mfu"]))
+    allreduce = float(allreduce_seconds(x["params"], x["bytes_per_grad"], x["link_bytes_per_s"],
+                                        x["nvlink_bytes_per_s"], n, x["hierarchical"]))
+    comm = float(comm_seconds(allreduce, x["sharding"], x["bytes_per_grad"]))
+    forward = float(forward_traffic(x["sharding"], x["bytes_per_grad"])) * allreduce
+    step = float(step_seconds(compute, comm, x["backward_only"], forward))
+    tokens = x["batch_tokens"] / n
+    states = float(state_bytes_per_param(x["sharding"], n, x["state_bytes"])) * x["params"]
+    return {"replicas": n, "compute_s": compute, "allreduce_s": allreduce, "comm_s": comm, "step_s": step,
+            "exposed_s": step - compute, "efficiency": float(efficiency(compute, step)), "tokens_per_replica": tokens,
+            "sequences_per_replica": tokens / x["seq_len"], "states_gb": states / GB, "states_bytes": states,
+            "fits": states <= x["memory_bytes"]}
+
+
+def caption(sel, p, presets):
+    """The presets' names, then the GPU and options where they are not the workshop's, and an own MFU."""
+    parts = [p["models"][sel["model"]]["name"], p["batches"][sel["batch"]]["name"],
+             p["networks"][sel["network"]]["short"]]
+    if sel["gpu"] != p["workshop"]["gpu"]:
+        parts.append(p["gpus"][sel["gpu"]]["name"])
+    for key in CAPTIONS:
+        if sel[key] in CAPTIONS[key]:
+            parts.append(CAPTIONS[key][sel[key]])
+    if p["workshop"]["mfu"] != presets["workshop"]["mfu"]:
+        parts.append("MFU " + percent(p["workshop"]["mfu"]))
+    return " · ".join(parts)
+
+
+def crossing_index(points):
+    """The first replica index at which communication outlasts the compute it hides behind, -1 where none does."""
+    for r in range(len(points)):
+        if points[r]["step_s"] > points[r]["compute_s"]:
+            return r
+    return -1
+
+
+def fitting_index(points):
+    """The first replica index whose model states fit on the GPU, -1 where none does."""
+    for r in range(len(points)):
+        if points[r]["fits"]:
+            return r
+    return -1
+
+
+def facts(selection, presets):
+    """What the plate says about one selection {control: id} (and the reader's own values): the model's run at each
+    replica count (points), what is read off it, DDP's buckets and the real cluster beside it."""
+    sel = copied(selection)
+    # a selection may leave out the workshop's GPU and DDP's defaults (bucket_cap_mb unset, one micro-batch)
+    if "gpu" not in sel or not sel["gpu"]:
+        sel["gpu"] = presets["workshop"]["gpu"]
+    if "bucket" not in sel:
+        sel["bucket"] = "default"
+    if "micro" not in sel:
+        sel["micro"] = "1"
+    p = presets_of(sel, presets)
+    x = inputs(p, sel)
+    counts = replica_counts(p["workshop"]["max_replicas"])
+    replicas = []
+    points = []
+    for r in range(len(counts)):
+        replicas.append(int(counts[r]))
+        points.append(point(x, replicas[r]))
+    crossing = crossing_index(points)
+    fitting = float(smallest_fitting_replicas(x["params"], x["sharding"], x["memory_bytes"], x["state_bytes"]))
+    fits_at = fitting_index(points)
+    gpu = p["gpus"][sel["gpu"]]
+    network = p["networks"][sel["network"]]
+    model = p["models"][sel["model"]]
+    max_replicas = replicas[-1]
+    domain = gpu["nvlink_domain"]
+    f = {"selection": sel, "caption": caption(sel, p, presets), "points": points, "gpu": gpu, "network": network,
+         "inputs": x, "model": model, "batch": p["batches"][sel["batch"]], "max_replicas": max_replicas,
+         "crossing_replicas": None if crossing < 0 else replicas[crossing],
+         "continuous_crossing": float(continuous_crossing(x["batch_tokens"], x["peak_flops"], x["mfu"],
+                                                          x["bytes_per_grad"], x["link_bytes_per_s"],
+                                                          x["nvlink_bytes_per_s"], x["hierarchical"],
+                                                          x["backward_only"], x["sharding"])),
+         "backward_only": x["backward_only"], "sharding_stage": x["sharding"],
+         "smallest_fitting_replicas": None if math.isnan(fitting) else fitting,
+         "smallest_fitting_on_grid": None if fits_at < 0 else replicas[fits_at],
+         "hypothetical_from": domain if network["nvlink"] and domain is not None and domain < max_replicas else None,
+         "gpu_memory_gb": gpu["memory_gb"]}
+    f["timeline_replicas"] = f["crossing_replicas"] or max_replicas
+    t = points[replicas.index(f["timeline_replicas"])]
+    forward_comm = float(forward_traffic(x["sharding"], x["bytes_per_grad"])) * t["allreduce_s"]
+    f["forward_comm_s"] = forward_comm
+    f["timeline_comm_s"] = t["comm_s"] - forward_comm
+    # DDP's buckets under the chosen bucket_cap_mb: the timeline's, and the real cluster's
+    f["bucket_cap_mb"] = None if sel["bucket"] == "default" else float(sel["bucket"])
+    caps = bucket_caps(f["bucket_cap_mb"])
+    made = buckets(tensor_params(model["params"], model["layers"], model["d_model"], model["ffn"], model["vocab"]),
+                   x["bytes_per_grad"], caps[0], caps[1])
+    sizes = made[0]
+    ready = made[1]
+    f["buckets"] = [sizes, ready]  # the timeline's and the real cluster's
+    schedule = bucket_schedule(t["compute_s"], f["timeline_comm_s"], sizes, ready)
+    f["bucket_schedule"] = [schedule[0], schedule[1]]
+    compute = []
+    for r in range(len(points)):
+        compute.append(points[r]["compute_s"])
+    f["cluster"] = cluster(compute, sizes, ready, x["link_bytes_per_s"],
+                           x["nvlink_bytes_per_s"], replicas, int(sel["micro"]))
+    bucketed = max(0.0, forward_comm - t["compute_s"] / 3) + bucketed_tail_seconds(t["compute_s"], f["timeline_comm_s"],
+                                                                                  sizes, ready)
+    bound = float(step_seconds(t["compute_s"], t["comm_s"], True, forward_comm)) - t["compute_s"]
+    f["timeline_tail_s"] = bucketed if x["backward_only"] else t["exposed_s"]
+    f["timeline_bound_s"] = bound if x["backward_only"] else f["timeline_tail_s"]
+    return f

@@ -1,0 +1,351 @@
+"""XIV.4's words for one selection's facts (readout, descriptions, tables), in the Python the page runs compiled."""
+# The build calls these on the default's facts as plain data (the page's shape); the page runs them compiled by
+# generator/compiler.py, so the page as built and the live page say the same. W is what the words need besides the
+# facts: the sharding options' labels, the workshop's sequence length and the plates this one refers to.
+import math
+
+from generator.notation import data_size, fraction, gigabytes, num, percent, seconds, sig
+
+from platelib.zero import hiding_comm_seconds, smallest_fitting_replicas
+
+
+def capital(text):
+    """The text with its first letter a capital."""
+    return text[0].upper() + text[1:]
+
+
+def sequences_text(share):
+    """'0.500 of a sequence', '2 sequences', '1.50 sequences': a whole share is a count, any other a measure."""
+    if share < 1:
+        return fraction(share) + " of a sequence"
+    if share == 1:
+        return "one sequence"
+    return (num(share) if share == math.floor(share) else sig(share)) + " sequences"
+
+
+def noun_of(f):
+    """What communicates: the readout's and descriptions' noun."""
+    return "ZeRO-3's traffic" if f["sharding_stage"] == 3 else "the all-reduce"
+
+
+def behind_of(f):
+    """What communication hides behind."""
+    return "the backward pass" if f["backward_only"] else "compute"
+
+
+def point_at(f, replicas):
+    """The facts' point at a replica count of the grid."""
+    points = f["points"]
+    for r in range(len(points)):
+        if points[r]["replicas"] == replicas:
+            return points[r]
+    return None
+
+
+def drawn_comm(f):
+    """Figure 1's communication at each replica count, as its line draws it (the grid dataset's comm_s): what must
+    hide behind the time drawn beside it."""
+    x = f["inputs"]
+    points = f["points"]
+    drawn = []
+    for r in range(len(points)):
+        drawn.append(hiding_comm_seconds(points[r]["comm_s"], points[r]["allreduce_s"], x["sharding"],
+                                         x["bytes_per_grad"], f["backward_only"]))
+    return drawn
+
+
+def plain_ddp(f):
+    """The descriptions' note on the real cluster under a ZeRO stage, else nothing."""
+    return " The real cluster is plain DDP: it does not follow the Sharding control." if f["sharding_stage"] > 0 else ""
+
+
+def see_plate(W, subject):
+    """' (plate XIV.5)' when the content names the plate on that subject, else nothing."""
+    plates = W["plates"]
+    if plates and subject in plates and plates[subject]:
+        return " (plate " + plates[subject] + ")"
+    return ""
+
+
+def readout(f, W):
+    """One short paragraph per question a reader brings: hiding, cost, memory."""
+    return [hiding_text(f), cost_text(f), memory_text(f, W)]
+
+
+def hiding_text(f):
+    """Where communication outgrows the compute it hides behind: n*, and the first power of two past it."""
+    noun = noun_of(f)
+    behind = behind_of(f)
+    star = num(f["continuous_crossing"])
+    if f["crossing_replicas"] is None:
+        text = (capital(noun) + " stays hidden behind " + behind + " all the way to " + num(f["max_replicas"]) +
+                " replicas (the lines would meet at n* ≈ " + star + ").")
+    else:
+        at = point_at(f, f["crossing_replicas"])
+        past = num(f["crossing_replicas"]) + " is the first power of two past it"
+        if f["sharding_stage"] == 3 and f["backward_only"]:
+            # Pass by pass (forward_comm_s is at the timeline's count, the crossing): the forward all-gather hides
+            # behind the forward pass, the rest of the traffic behind the backward pass.
+            text = (capital(noun) + " outgrows the passes it hides behind at n* ≈ " + star + " replicas; " + past +
+                    ", where its backward-pass share takes " + seconds(at["comm_s"] - f["forward_comm_s"]) +
+                    " against " + seconds(at["compute_s"] * 2 / 3) + " of backward pass, and the forward all-gather " +
+                    seconds(f["forward_comm_s"]) + " against " + seconds(at["compute_s"] / 3) + " of forward pass.")
+        else:
+            hiding = at["compute_s"] * 2 / 3 if f["backward_only"] else at["compute_s"]  # what it can hide behind
+            what = "backward pass" if f["backward_only"] else "compute"
+            text = (capital(noun) + " outgrows " + behind + " at n* ≈ " + star + " replicas; " + past +
+                    ", where it takes " + seconds(at["comm_s"]) + " against " + seconds(hiding) + " of " + what + ".")
+    if f["hypothetical_from"] is not None:
+        link = f["gpu"]["interconnect"]
+        text += (" " + link + " joins at most " + num(f["hypothetical_from"]) + " " + f["gpu"]["name"] + " GPUs (" +
+                 f["gpu"]["nvlink_domain_name"] + "): beyond that the figures shade the " + link +
+                 " ring as hypothetical.")
+    return text
+
+
+def cost_text(f):
+    """What one step then costs: the wait beyond compute alone, the efficiency, each replica's share."""
+    last = f["points"][-1]
+    if f["crossing_replicas"] is None:
+        return ("A step costs its compute alone: " + seconds(last["step_s"]) + " on " + num(last["replicas"]) +
+                " replicas, where communication takes " + seconds(last["comm_s"]) + "; efficiency still " +
+                percent(last["efficiency"]) + ".")
+    # The times of that crossing are the paragraph above's; what is new is the wait they make.
+    at = point_at(f, f["crossing_replicas"])
+    # Behind the backward pass the readout's wait is the bound of perfect overlap within each pass; DDP's buckets
+    # (Figure 3, at the same replica count) wait longer.
+    bound = ""
+    if f["backward_only"]:
+        bound = (" with perfect overlap within each pass (" + seconds(f["timeline_tail_s"]) +
+                 " with DDP's buckets, Figure 3)")
+    return ("Each step there waits " + seconds(at["exposed_s"]) + " for communication beyond compute" + bound +
+            ": efficiency " + percent(at["efficiency"]) + ", and each replica processes " +
+            num(at["tokens_per_replica"]) + " tokens per step (" + sequences_text(at["sequences_per_replica"]) +
+            "); on " + num(last["replicas"]) + " replicas a step takes " + seconds(last["step_s"]) +
+            ", efficiency " + percent(last["efficiency"]) + ".")
+
+
+def first_stage_that_fits(f, W):
+    """[the first sharding stage's label, the smallest replica count] at which the model states fit, or None."""
+    x = f["inputs"]
+    for k in range(1, len(W["sharding"])):
+        n = smallest_fitting_replicas(x["params"], k, x["memory_bytes"], x["state_bytes"])
+        if n == n:  # not NaN
+            return [W["sharding"][k][1], n]
+    return None
+
+
+def memory_text(f, W):
+    """Whether the model states fit on the chosen GPU (one unit: GB = 10⁹ B), and from how many replicas."""
+    gpu = "one " + f["gpu"]["name"] + " GPU (" + num(f["gpu_memory_gb"]) + " GB)"  # the prose says once what GB means
+    first = f["points"][0]
+    last = f["points"][-1]
+    if f["sharding_stage"] == 0:
+        fits = "fit on" if first["fits"] else "do not fit on"
+        text = "Model states: " + gigabytes(first["states_gb"]) + " per GPU, which " + fits + " " + gpu + "."
+        other = None if first["fits"] else first_stage_that_fits(f, W)
+        if other is not None:
+            text += (" Sharded with " + other[0] + " they would fit from " + num(other[1]) + " replicas" +
+                     see_plate(W, "sharding") + ".")
+        return text
+    text = ("With " + W["sharding"][f["sharding_stage"]][1] + ", model states per GPU fall from " +
+            gigabytes(first["states_gb"]) + " on one replica to " + gigabytes(last["states_gb"]) + " on " +
+            num(last["replicas"]) + "; ")
+    n = f["smallest_fitting_replicas"]
+    on_grid = f["smallest_fitting_on_grid"]
+    if n is None:
+        return text + "they never fit on " + gpu + "."
+    if on_grid is None:
+        return text + "they fit on " + gpu + " only from " + num(n) + " replicas, beyond the figures."
+    grid = "" if on_grid == n else " (" + num(on_grid) + " on the figures' powers of two)"
+    return text + "they fit on " + gpu + " from " + num(n) + " replicas" + grid + "."
+
+
+def timeline_table(f):
+    """The step timeline's phases, when each starts and ends."""
+    p = point_at(f, f["timeline_replicas"])
+    compute = p["compute_s"]
+    tail = f["timeline_tail_s"]
+    bound = f["timeline_bound_s"]
+    forward = compute / 3
+    rows = [["Forward pass", seconds(0), seconds(forward)],
+            ["Backward pass: output head, " + num(f["model"]["layers"]) + " layers, input embedding", seconds(forward),
+             seconds(compute)]]
+    if p["comm_s"] > 0 and not f["backward_only"]:
+        rows.append(["All-reduce beside the whole step (the workshop's overlap)", seconds(0), seconds(p["comm_s"])])
+        rows.append(["Exposed tail", seconds(compute), seconds(compute + tail)])
+        return rows
+    if p["comm_s"] > 0:
+        starts = f["bucket_schedule"][0]
+        rows.append(["All-reduce of " + num(len(starts)) + " buckets of whole tensors", seconds(starts[0]),
+                     seconds(compute + tail)])
+    rows.append(["Exposed tail", seconds(compute), seconds(compute + tail)])
+    rows.append(["Perfect overlap within the backward pass (bound)", seconds(compute), seconds(compute + bound)])
+    return rows
+
+
+def describe_timeline(f):
+    """The step timeline in words."""
+    p = point_at(f, f["timeline_replicas"])
+    compute = p["compute_s"]
+    tail = f["timeline_tail_s"]
+    bound = f["timeline_bound_s"]
+    text = ("One optimiser step on each of " + num(f["timeline_replicas"]) + " replicas. The forward pass takes " +
+            seconds(compute / 3) + ", then the backward pass " + seconds(compute * 2 / 3) + ", from the output head " +
+            "through " + num(f["model"]["layers"]) + " layers to the input embedding, so compute ends at " +
+            seconds(compute) + " (grey rule). ")
+    if p["comm_s"] == 0:
+        return text + "With one replica there is nothing to reduce."
+    if not f["backward_only"]:
+        text += ("Below, the all-reduce runs beside the whole step from its first instant, as the workshop assumes; " +
+                 "a real step can send a gradient only once the backward pass has made it (choose \"backward pass " +
+                 "only\" for the buckets). ")
+        if tail <= 0:
+            return text + "It ends at " + seconds(p["comm_s"]) + ", within compute: nothing is exposed."
+        return (text + "It ends at " + seconds(p["comm_s"]) + ": an exposed tail of " + seconds(tail) +
+                " after compute (bottom row).")
+    sizes = f["buckets"][0]
+    # DDP's bucket_cap_mb left unset: 25 MiB, the first bucket 1 MiB
+    limit = "25 MiB (the first at 1 MiB)" if f["bucket_cap_mb"] is None else num(f["bucket_cap_mb"]) + " MiB"
+    text += ("Below, the gradients go in " + num(len(sizes)) + " buckets, each all-reduced as soon as the backward " +
+             "pass fills it, one after another on the link; bars are darker where the link is busier. DDP closes a " +
+             "bucket once it holds " + limit + " and never splits a tensor, so they hold from " +
+             data_size(min(sizes)) + " to " + data_size(max(sizes)) + ". ")
+    if f["sharding_stage"] > 0:
+        text += ("The buckets are plain DDP's all-reduce buckets: the Sharding control sets how much time they " +
+                 "carry, not their sizes. ")
+    if tail <= 0:
+        return text + "The link finishes with compute: nothing is exposed."
+    return (text + "The last bucket finishes at " + seconds(compute + tail) + ": an exposed tail of " + seconds(tail) +
+            " after compute (bottom row). Perfect overlap within the backward pass would leave " + seconds(bound) +
+            " (dotted rule, the ideal); the buckets add " + seconds(tail - bound) + ".")
+
+
+def memory_table_rows(f):
+    """The memory figure's table: states per GPU at each replica count, and whether they fit."""
+    points = f["points"]
+    rows = []
+    for r in range(len(points)):
+        p = points[r]
+        rows.append([num(p["replicas"]), gigabytes(p["states_gb"]), "yes" if p["fits"] else "no"])
+    return rows
+
+
+def describe_memory(f, W):
+    """The memory figure in words: the states' line against the GPU's memory, and where it passes under."""
+    first = f["points"][0]
+    last = f["points"][-1]
+    how = "without sharding" if f["sharding_stage"] == 0 else "with " + W["sharding"][f["sharding_stage"]][1]
+    if f["sharding_stage"] == 0:
+        shape = ("a flat line: every replica holds all of them, " + gigabytes(first["states_gb"]) +
+                 " on each of 1 to " + num(last["replicas"]) + " replicas")
+    elif f["sharding_stage"] == 3:
+        shape = ("a straight line falling as 1/n, from " + gigabytes(first["states_gb"]) + " on one replica to " +
+                 gigabytes(last["states_gb"]) + " on " + num(last["replicas"]))
+    else:
+        shape = ("falling from " + gigabytes(first["states_gb"]) + " on one replica and levelling off at the part " +
+                 "each replica keeps whole, " + gigabytes(last["states_gb"]) + " on " + num(last["replicas"]))
+    text = ("On log–log axes against replicas from 1 to " + num(last["replicas"]) + ", model states per GPU (solid " +
+            "blue line, circles) " + how + " make " + shape + ". The dashed vermilion line is one " +
+            f["gpu"]["name"] + "'s memory, " + num(f["gpu_memory_gb"]) + " GB.")
+    on_grid = f["smallest_fitting_on_grid"]
+    if on_grid is None:
+        return text + " The states stay above it at every replica count drawn."
+    if on_grid == 1:
+        return text + " The states fit from one replica on."
+    return text + " The states fit from " + num(on_grid) + " replicas on (solid rule)."
+
+
+def table_rows(f, figure_id):
+    """A figure's data table for one selection, as text; the crossing's row says so."""
+    if figure_id == "fig-timeline":
+        return timeline_table(f)
+    if figure_id == "fig-memory":
+        return memory_table_rows(f)
+    c = f["cluster"]
+    drawn = drawn_comm(f)
+    rows = []
+    for r in range(len(f["points"])):
+        p = f["points"][r]
+        n = num(p["replicas"]) + (" (crossed)" if p["replicas"] == f["crossing_replicas"] else "")
+        if figure_id == "fig-time":
+            rows.append([n, seconds(p["compute_s"]), seconds(drawn[r]), seconds(c["comm_s"][r])])
+        else:
+            rows.append([n, num(p["tokens_per_replica"]), percent(p["efficiency"]), percent(c["efficiency"][r])])
+    return rows
+
+
+def describe(f, figure_id, W):
+    """A figure in words for one selection: what is drawn, how it runs, where it turns."""
+    if figure_id == "fig-timeline":
+        return describe_timeline(f)
+    if figure_id == "fig-memory":
+        return describe_memory(f, W)
+    points = f["points"]
+    first = points[0]
+    last = points[-1]
+    n_max = num(last["replicas"])
+    cross = f["crossing_replicas"]
+    noun = noun_of(f)
+    behind = behind_of(f)
+    star = "n* ≈ " + num(f["continuous_crossing"])
+    if figure_id == "fig-time":
+        text = ("On log–log axes against replicas from 1 to " + n_max + ", compute per step (solid blue line, " +
+                "circles) falls as 1/n, from " + seconds(first["compute_s"]) + " on one replica to " +
+                seconds(last["compute_s"]) + " on " + n_max + ". ")
+        # ZeRO-3, backward only: the line is the traffic of the backward pass alone (the grid dataset)
+        zero3 = f["sharding_stage"] == 3 and f["backward_only"]
+        drawn = drawn_comm(f)
+        if len(points) > 1:
+            if zero3:
+                line = ("ZeRO-3's traffic during the backward pass (dashed vermilion line, squares: its backward " +
+                        "all-gather and reduce-scatter; the forward all-gather hides behind the forward pass)")
+            else:
+                line = noun + " (dashed vermilion line, squares)"
+            text += ("With one replica there is nothing to reduce; " + line + " takes " + seconds(drawn[1]) +
+                     " on 2 replicas and " + seconds(drawn[-1]) + " on " + n_max + ", levelling off as n grows. ")
+        if f["backward_only"]:
+            text += ("The dotted blue line is the backward pass, two thirds of compute: all " +
+                     ("that traffic" if zero3 else "the all-reduce") + " can hide behind. ")
+        what = "That traffic" if zero3 else capital(noun)
+        if cross:
+            text += (what + " outgrows " + behind + " at " + star + " (dotted rule, the ideal point) and first on " +
+                     "the grid at " + num(cross) + " replicas (solid rule).")
+        else:
+            text += what + " stays below " + behind + " up to " + n_max + " replicas."
+        if len(points) > 1:
+            comm = f["cluster"]["comm_s"]
+            text += (" The dash-dotted line is DDP on a real cluster: its " + num(len(f["buckets"][0])) +
+                     " buckets' all-reduces, each by NCCL's cheaper of ring and tree on 8-GPU nodes with a NIC per " +
+                     "GPU, latency included: " + seconds(comm[1]) + " on 2 replicas and " + seconds(comm[-1]) +
+                     " on " + n_max + "." + plain_ddp(f))
+    else:
+        full = []
+        for r in range(len(points)):
+            if percent(points[r]["efficiency"]) == "100%":
+                full.append(points[r]["replicas"])
+        if cross is None:
+            text = ("Scaling efficiency (solid blue line) stays at " + percent(last["efficiency"]) + " up to " +
+                    n_max + " replicas.")
+        elif len(full) > 0:
+            at = point_at(f, cross)
+            text = ("Scaling efficiency (solid blue line) is 100% up to " + num(max(full)) + " replicas, then " +
+                    "falls: " + percent(at["efficiency"]) + " at " + num(cross) + " (solid rule; " + star +
+                    ", dotted) and " + percent(last["efficiency"]) + " at " + n_max + ".")
+        else:
+            text = ("Scaling efficiency (solid blue line) is " + percent(first["efficiency"]) + " on one replica " +
+                    "and " + percent(last["efficiency"]) + " at " + n_max + ".")
+        efficiency = f["cluster"]["efficiency"]
+        text += (" The dash-dotted line is DDP on a real cluster (NCCL on 8-GPU nodes, only the last " +
+                 "micro-batch's backward pass hiding the buckets), " + percent(efficiency[-1]) + " on " + n_max +
+                 " replicas." + plain_ddp(f))
+    seq_len = W["seq_len"]
+    one_sequence = f["batch"]["tokens"] / seq_len
+    if one_sequence < last["replicas"]:
+        text += (" Shaded beyond " + num(one_sequence) + " replicas, where a replica gets less than one " +
+                 num(seq_len) + "-token sequence per step.")
+    if f["hypothetical_from"] is not None:
+        link = f["gpu"]["interconnect"]
+        text += (" Shaded darker beyond " + num(f["hypothetical_from"]) + " GPUs, the most one " + f["gpu"]["name"] +
+                 " " + link + " domain holds: there the " + link + " ring is hypothetical.")
+    return text
