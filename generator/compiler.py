@@ -235,8 +235,9 @@ def _const(module: str) -> str:
 class _Compiler:
     """Compiles modules in import order, each to a closure over the names it imports."""
 
-    def __init__(self, shared: dict[str, str]):
+    def __init__(self, shared: dict[str, str], wanted: dict[str, set[str]] | None = None):
         self.shared = shared  # {module: page module}: compiled apart, imported by name
+        self.wanted = wanted  # {module: its top-level names the page reaches}; None: every name
         self.done: dict[str, str] = {}
         self.exports: dict[str, list[str]] = {}
         self.natives: set[str] = set()
@@ -251,6 +252,11 @@ class _Compiler:
         self.visiting.append(name)
         path = file_of(name)
         tree, imports, aliases = _module_plan(name, path)
+        if self.wanted is not None:  # what no role reaches is left out of the page (the build still runs it all)
+            tree.body = [node for node in tree.body if set(_names_of(node)) & self.wanted.get(name, set())]
+            used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+            imports = [(target, [(n, a) for n, a in names if a in used], node) for target, names, node in imports]
+            imports = [(target, names, node) for target, names, node in imports if names]
         self.natives |= {NATIVE[m][1] for m in aliases.values()}
         lines = [f"// {_LOADED.sub('plate', name)}: {path.name}"]
         for target, names, node in imports:
@@ -271,7 +277,7 @@ class _Compiler:
         parser = pscript.Parser(_blanked(path.read_text(encoding="utf-8"), tree), pysource=(str(path), 1),
                                 inline_stdlib=False, docstrings=False)
         names = _top_names(tree)
-        lines.append(_DESTRUCTURED.sub(_declared, parser.dump()).strip())
+        lines.append(_KEYS_IF_DICT.sub(r"\1 = _pyseq(\1);", _DESTRUCTURED.sub(_declared, parser.dump())).strip())
         lines.append(f"return {{ {', '.join(names)} }};")
         # indented: a module's own names are the closure's, never the page script's top level (jsmodules' join
         # refuses a name two modules declare there, and a shared library may name what notation.js names)
@@ -311,12 +317,19 @@ def library(modules: dict[str, str]) -> str:
     return head + "\n" + re.sub(r"^var (?=_py)", "export var ", code, flags=re.M) + "\n"
 
 
+# PScript writes, before every loop, "iterating a dict iterates its keys" out in full; one helper says it once (the
+# page's script was over its gzip budget with it written out a hundred times).
+_KEYS_IF_DICT = re.compile(r'if \(\(typeof (\w+) === "object"\) && \(!Array\.isArray\(\1\)\)\) ?\{ ?\1 = Object\.keys\(\1\);\}')
+_SEQ = 'const _pyseq = (x) => (typeof x === "object" && !Array.isArray(x) ? Object.keys(x) : x);'
+
+
 def _file(compiler: _Compiler, file: str, source: str, exports: dict[str, str]) -> str:
     """One ES module of the compiled modules, in one closure (so that no name of theirs meets another page module's
     in the scope jsmodules.concatenate joins them in), with exports ({name: the expression it is in the closure});
     it imports PScript's library from LIBRARY."""
     holder = "py_" + re.sub(r"\W", "_", file)  # py_notation_js: the one top-level name besides the exports
-    inside = "\n".join([*compiler.done.values(),
+    inside = "\n".join([*([_SEQ] if any("_pyseq(" in t for t in compiler.done.values()) else []),
+                         *compiler.done.values(),
                          f"return {{ {', '.join(f'{name}: {value}' for name, value in exports.items())} }};"])
     head = [f"// {source}, compiled for the page by generator/compiler.py with PScript: edit the Python."]
     if compiler.natives:
@@ -335,11 +348,50 @@ def _file(compiler: _Compiler, file: str, source: str, exports: dict[str, str]) 
 FILE = "py.page.js"  # the one module the compiled Python makes in the page's bundle
 
 
+def _names_of(node: ast.AST) -> list[str]:
+    """The top-level names a statement of a page module defines."""
+    if isinstance(node, ast.FunctionDef):
+        return [node.name]
+    if isinstance(node, ast.Assign):  # a, b = 1, 2 defines both
+        return [n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return [node.target.id]
+    return []
+
+
+def reachable(roots: list[tuple[str, str]], shared: dict[str, str]) -> dict[str, set[str]]:
+    """{module: its top-level names} that the (module, name) roots reach through the names their code reads, in
+    their own modules and through imports: what the page runs (the rest would be dead weight in its script)."""
+    wanted: dict[str, set[str]] = {}
+    plans: dict[str, tuple] = {}
+    stack = list(roots)
+    while stack:
+        module, name = stack.pop()
+        if module in NATIVE_NAMES or module in shared or name in wanted.get(module, set()):
+            continue
+        if module not in plans:
+            plans[module] = _module_plan(module, file_of(module))
+        tree, imports, _ = plans[module]
+        imported = {alias: (target, orig) for target, names, _ in imports for orig, alias in names}
+        defined = {n: node for node in tree.body for n in _names_of(node)}
+        if name not in defined:
+            if name in imported:
+                stack.append(imported[name])
+            continue
+        wanted.setdefault(module, set()).add(name)
+        for ref in {n.id for n in ast.walk(defined[name]) if isinstance(n, ast.Name)}:
+            if ref in defined:
+                stack.append((module, ref))
+            elif ref in imported:
+                stack.append(imported[ref])
+    return wanted
+
+
 def compile_page(entries: dict[str, object]) -> Compiled:
-    """One ES module, FILE, that exports page_<role> for each of entries ({role: a Python function}), with every
-    module they import (but the engine's, which it imports from their page modules) and the part of PScript's
-    library they use; CompileError at file:line for Python the page cannot run."""
-    compiler = _Compiler(ENGINE)
+    """One ES module, FILE, that exports page_<role> for each of entries ({role: a Python function}), with what
+    they reach of the modules they import (but the engine's, which it imports from their page modules) and the part
+    of PScript's library they use; CompileError at file:line for Python the page cannot run."""
+    compiler = _Compiler(ENGINE, reachable([(f.__module__, f.__name__) for f in entries.values()], ENGINE))
     exported = {}
     for role, function in entries.items():
         module = function.__module__

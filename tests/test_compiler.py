@@ -428,3 +428,33 @@ def test_every_plates_compiled_page_agrees_on_random_presets(series, tmp_path, p
         sels = selections(data, 4, round_)[-4:]
         problems += agree(module, data, sels, presets, tmp_path / str(round_))
     assert problems[:20] == []
+
+
+PRUNED = '''
+"""A role, what it reads (a pair of constants set together, a helper) and what nothing reads."""
+WIDTH, HEIGHT = 2, 3
+
+
+def helper(x):
+    return x * WIDTH
+
+
+def never_read_by_the_page(x):
+    return x * HEIGHT
+
+
+def facts(selection, presets):
+    return {"size": helper(presets["size"])}
+'''
+
+
+def test_what_no_role_reaches_is_left_out_of_the_page(tmp_path):
+    """The page carries the functions and constants its roles reach, and not the others (the build runs them all)."""
+    module_in(tmp_path, "pruned", {"m.py": PRUNED})
+    try:
+        from pruned import m
+        page_js = compiler.compile_page({"facts": m.facts}).modules[compiler.FILE]
+    finally:
+        sys.path.remove(str(tmp_path))
+    assert "helper" in page_js and "WIDTH" in page_js
+    assert "never_read_by_the_page" not in page_js
