@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, pairwise
 from generator import build, compiler, content, jsmodules, texts, volume
 
 SERIES = ROOT / "plates"
@@ -306,24 +306,6 @@ def series(tmp_path_factory) -> Path:
 
 def page_data(html: str) -> dict:
     return json.loads(re.search(r'<script type="application/json" id="plate-data">(.*?)</script>', html, re.S)[1])
-
-
-def pairwise(choices: dict[str, list]) -> list[dict]:
-    """Selections in which every two choices of any two controls meet at least once (a greedy covering array):
-    every preset is taken, with every other control's every choice, in far fewer selections than all of them."""
-    keys = list(choices)
-    pair = lambda k, x, q, y: (k, x, q, y) if keys.index(k) < keys.index(q) else (q, y, k, x)  # noqa: E731
-    uncovered = {(k, x, q, y) for i, k in enumerate(keys) for q in keys[i + 1:] for x in choices[k] for y in choices[q]}
-    found = []
-    while uncovered:
-        k, x, q, y = min(uncovered, key=repr)
-        row = {k: x, q: y}
-        for key in keys:
-            if key not in row:
-                row[key] = max(choices[key], key=lambda c: sum(pair(key, c, o, row[o]) in uncovered for o in row))
-        found.append(row)
-        uncovered -= {pair(k, row[k], q, row[q]) for i, k in enumerate(keys) for q in keys[i + 1:]}
-    return found
 
 
 def selections(data: dict, extra: int, seed: int) -> list[dict]:

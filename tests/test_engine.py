@@ -11,7 +11,7 @@ from numpy.testing import assert_allclose
 
 from generator import content, texts
 
-from conftest import CONTENT, plates
+from conftest import CONTENT, covering, plates
 from xiv4 import PLATE, custom, facts, model, xfigures, xpage, xwords
 
 FIELDS = ("compute_s", "allreduce_s", "comm_s", "step_s", "exposed_s", "efficiency", "tokens_per_replica",
@@ -28,9 +28,11 @@ def shipped():
 
 @pytest.fixture(scope="module")
 def every(shipped):
-    """(selection, its facts.Facts, the page's facts of it) for every preset selection, each computed once."""
+    """(selection, its facts.Facts, the page's facts of it) for a covering set of preset selections (every two
+    choices of any two controls together, and random ones: conftest.covering), each computed once."""
     _, atlas, presets = shipped
-    return [(sel, atlas.facts(sel), page_facts(sel, presets)) for sel in atlas.selections]
+    sels = [facts.Selection(*[row[k] for k in atlas.axes]) for row in covering(atlas.axes)]
+    return [(sel, atlas.facts(sel), page_facts(sel, presets)) for sel in sels]
 
 
 def page_facts(sel, presets: dict, values: dict | None = None) -> dict:
@@ -86,7 +88,8 @@ def _same_run(got: dict, run: model.Run, where: tuple, label: str) -> None:
 def test_every_preset_selection_matches_python(shipped, every):
     """The page's facts (from the page data's presets) are the numpy model's run, and are the build's facts_data."""
     _, atlas, _ = shipped
-    assert len(every) == np.prod([len(v) for v in atlas.axes.values()])  # every option combination
+    for key, ids in atlas.axes.items():  # every preset and option is among them
+        assert {getattr(sel, key) for sel, _, _ in every} == set(ids), key
     for sel, f, got in every:
         _same_run(got, f.grid, f.index, xpage.selection_key(sel))
         assert got == texts.plain(xwords.facts_data(f)), xpage.selection_key(sel)
@@ -210,14 +213,14 @@ def test_the_pages_selection_csv_is_pythons_on_random_custom_runs(shipped):
         assert_csv_is_pythons(rows, f, f"{xpage.selection_key(sel)} {values}")
 
 
-def test_the_page_prices_every_selections_real_cluster_as_python_does(shipped):
-    """The real cluster (issue 22) of every preset selection, each under one of the bucket_cap_mb and micro-batch
-    choices in turn: the same buckets, NCCL's same costs and choices, the same steps and rows, to the last bit."""
-    from dataclasses import replace
+def test_the_page_prices_a_covering_set_of_selections_real_cluster_as_python_does(shipped):
+    """The real cluster (issue 22) of every two presets or options of any two controls together (bucket_cap_mb and
+    micro-batches among them) and random selections (conftest.covering): the same buckets, NCCL's same costs and
+    choices, the same steps and rows, to the last bit."""
     _, atlas, presets = shipped
-    choices = [(b, m) for b in facts.CLUSTER_OPTIONS["bucket"] for m in facts.CLUSTER_OPTIONS["micro"]]
-    selections = [replace(s, bucket=choices[i % len(choices)][0], micro=choices[i % len(choices)][1])
-                  for i, s in enumerate(atlas.selections)]
+    choices = {**atlas.axes, **{k: list(v) for k, v in facts.CLUSTER_OPTIONS.items()}}
+    selections = [facts.Selection(**row) for row in covering(choices, 200, 22)]
+    assert {s.bucket for s in selections} == set(facts.CLUSTER_OPTIONS["bucket"])
     for sel in selections:
         f = atlas.facts(sel)
         got = page_facts(sel, presets)
