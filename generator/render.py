@@ -82,7 +82,7 @@ def page_datasets(module, data: dict, figures: list[Figure]) -> list[str]:
     must (docs/plates.md, "What the engine checks"), each a PageError at the plate's file and line:
     - a figure none of whose datasets `datasets` fills for the default selection, at `datasets`;
     - a figure with no words (`describe` gives no text, or `table_rows` no row, at the default), at that function;
-    - a control none of whose choices changes a number of the facts or the rows, at the line declaring its key."""
+    - a control none of whose choices changes anything in the facts or the rows, at the line declaring its key."""
     page = texts.page_of(module)
     presets = texts.plain(data["presets"])
     facts = texts.page_call(module, "facts", texts.plain(data["default"]), presets)
@@ -105,23 +105,24 @@ def page_datasets(module, data: dict, figures: list[Figure]) -> list[str]:
             raise PageError(f"{plates.defined_at(module, page['table_rows'])}: the figure {figure.id!r} has no words: "
                             f"{page['table_rows'].__name__} gives {table!r} for it at the default selection (its "
                             f"data table)")
-    _check_controls(module, data, presets, _numbers(facts) + _numbers(rows))
+    _check_controls(module, data, presets, _values(facts) + _values(rows))
     return list(rows)
 
 
-def _numbers(value, path: str = "") -> list[tuple[str, str]]:
-    """Every number in plain data, with where it is (NaN equal to NaN): what a control's choice must change."""
+def _values(value, path: str = "") -> list[tuple[str, str]]:
+    """Every value in plain data, with where it is (NaN equal to NaN): what a control's choice must change. Names
+    count: two choices of equal numbers (an author's two GPUs of the same figures) differ by their names."""
     if isinstance(value, dict):
-        return [n for key in sorted(value, key=str) for n in _numbers(value[key], f"{path}/{key}")]
+        return [n for key in sorted(value, key=str) for n in _values(value[key], f"{path}/{key}")]
     if isinstance(value, list):
-        return [(f"{path}#", str(len(value)))] + [n for i, v in enumerate(value) for n in _numbers(v, f"{path}/{i}")]
+        return [(f"{path}#", str(len(value)))] + [n for i, v in enumerate(value) for n in _values(v, f"{path}/{i}")]
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return [(path, repr(float(value)))]
-    return []
+    return [(path, repr(value))]
 
 
 def _check_controls(module, data: dict, presets, default_numbers: list) -> None:
-    """A control of the page (its data's `choices`) none of whose other choices changes a number of the facts or the
+    """A control of the page (its data's `choices`) none of whose other choices changes anything in the facts or the
     figures' rows is the plate's mistake, at the line declaring its key."""
     default = texts.plain(data["default"])
     for key, choices in dict(data.get("choices") or {}).items():
@@ -131,15 +132,15 @@ def _check_controls(module, data: dict, presets, default_numbers: list) -> None:
         for choice in others:
             try:
                 facts = texts.page_call(module, "facts", {**default, key: choice}, presets)
-                numbers = _numbers(facts) + _numbers(texts.page_call(module, "datasets", facts))
+                numbers = _values(facts) + _values(texts.page_call(module, "datasets", facts))
             except plates.ModuleError:
                 break  # a choice the page completes (the reader's own values) fails here: no sign it changes nothing
             if numbers != default_numbers:
                 break
         else:
             where = plates.declared_line(module, key) or plates.defined_at(module, texts.page_of(module)["facts"])
-            raise PageError(f"{where}: the control {key!r}: no choice of it ({', '.join(map(str, others))}) changes a "
-                            f"number of the facts or the figures' rows from the default's "
+            raise PageError(f"{where}: the control {key!r}: no choice of it ({', '.join(map(str, others))}) changes "
+                            f"anything in the facts or the figures' rows from the default's "
                             f"({default.get(key)!r}), so the reader's choice would change nothing")
 
 

@@ -152,16 +152,25 @@ def test_a_figure_with_no_words_fails_at_the_function_that_gives_none(tmp_path, 
                                   f"'fig-time' has no words: {role} gives ")
 
 
-def test_a_control_whose_choices_change_no_number_fails_where_it_is_declared(tmp_path):
+def test_a_control_whose_choices_change_nothing_fails_where_it_is_declared(tmp_path):
+    """The plate's facts never read the control (a plate's mistake): every choice gives the default's facts."""
     root = copy(tmp_path)
-    presets = root / "presets.toml"
-    presets.write_text(re.sub(r"overhead_s = .*", "overhead_s = 0.5", presets.read_text()))  # links only by name
+    edit(root / "plate" / "page_code.py", 'link = presets["links"][selection["link"]]', 'link = presets["links"]["slow"]')
+    edit(root / "plate" / "page_code.py", '"selection": {"link": selection["link"]}', '"selection": {"link": "slow"}')
     others = [link for link in content.load(root).presets["links"] if link != "slow"]
     init = root / "plate" / "__init__.py"
     problems = build_problems(root, tmp_path / "site")
     assert problems == [f"toy/plate/__init__.py, line {line_of(init, 'CONTROLS = ')}: the control 'link': no choice "
-                        f"of it ({', '.join(others)}) changes a number of the facts or the figures' rows from the "
+                        f"of it ({', '.join(others)}) changes anything in the facts or the figures' rows from the "
                         f"default's ('slow'), so the reader's choice would change nothing"]
+
+
+def test_choices_of_equal_numbers_that_differ_by_name_pass(tmp_path):
+    """An author's two links of the same figures (two names for one speed) are content, not a plate's mistake."""
+    root = copy(tmp_path)
+    presets = root / "presets.toml"
+    presets.write_text(re.sub(r"overhead_s = .*", "overhead_s = 0.5", presets.read_text()))  # links only by name
+    build.build(root, tmp_path / "site")
 
 
 def test_a_control_one_of_whose_choices_changes_a_number_passes(tmp_path):
