@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, pairwise
-from generator import build, compiler, content, jsmodules, texts, volume
+from generator import compiler, content, jsmodules, texts, volume
 
 SERIES = ROOT / "plates"
 
@@ -297,13 +297,6 @@ def page_plates() -> list[tuple[str, Path]]:
     return found
 
 
-@pytest.fixture(scope="module")
-def series(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("series") / "site"
-    build.build(SERIES, out)
-    return out
-
-
 def page_data(html: str) -> dict:
     return json.loads(re.search(r'<script type="application/json" id="plate-data">(.*?)</script>', html, re.S)[1])
 
@@ -374,10 +367,10 @@ def agree(module, data: dict, sels: list[dict], presets: dict, folder: Path) -> 
 
 @pytest.mark.parametrize("page_file,folder", page_plates() or [pytest.param(None, None, marks=pytest.mark.skip(
     reason="no plate of the series declares PAGE yet"))])
-def test_every_plates_compiled_page_gives_what_its_python_gives(series, tmp_path, page_file, folder):
+def test_every_plates_compiled_page_gives_what_its_python_gives(series_site, tmp_path, page_file, folder):
     """On every preset selection, the facts, rows, words and CSV rows the page computes are the build's."""
     module = content.load(folder).module
-    data = page_data((series / page_file).read_text(encoding="utf-8"))
+    data = page_data((series_site / page_file).read_text(encoding="utf-8"))
     sels = selections(data, 40, 29)
     assert len(sels) > len(data["keys"])
     assert agree(module, data, sels, data["presets"], tmp_path)[:20] == []
@@ -398,11 +391,11 @@ def perturbed(presets, rng: random.Random):
 
 @pytest.mark.parametrize("page_file,folder", page_plates() or [pytest.param(None, None, marks=pytest.mark.skip(
     reason="no plate of the series declares PAGE yet"))])
-def test_every_plates_compiled_page_agrees_on_random_presets(series, tmp_path, page_file, folder):
+def test_every_plates_compiled_page_agrees_on_random_presets(series_site, tmp_path, page_file, folder):
     """Presets no author wrote (every number scaled at random), random selections: the page still computes what the
     build computes, errors included."""
     module = content.load(folder).module
-    data = page_data((series / page_file).read_text(encoding="utf-8"))
+    data = page_data((series_site / page_file).read_text(encoding="utf-8"))
     rng = random.Random(2029)
     problems = []
     for round_ in range(12):
