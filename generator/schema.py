@@ -135,6 +135,18 @@ def quote(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def default_choice(problems: "Problems", root: Path, front: str, key: str, chosen: str, known: list[str],
+                   among: str) -> None:
+    """plate.md's [default] choosing, for key, an id not in known: a mistake at its line, with the closest id as a
+    hint (among: what the choices are, as the message names them)."""
+    if not known or chosen in known:
+        return
+    close = difflib.get_close_matches(chosen, known, n=1)
+    hint = f"did you mean {quote(close[0])}? " if close else ""
+    problems.add(Path(root) / "plate.md", locate(front, ("default", key), 1),
+                 f"[default]: {key} {quote(chosen)} is not one of {among} ({hint}known: {', '.join(known)})")
+
+
 def describe_value(value: Any) -> str:
     """A value as the author wrote it, for error messages."""
     if isinstance(value, str):

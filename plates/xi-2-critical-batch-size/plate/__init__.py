@@ -4,7 +4,6 @@ build runs as they are; the hooks below read the presets, draw the figures and f
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import itertools
 from dataclasses import make_dataclass
 from pathlib import Path
@@ -12,7 +11,7 @@ from pathlib import Path
 import platelib
 from generator.notation import given
 from generator.render import csv_cell
-from generator.schema import Range, fields, keyed, locate, quote, read_toml, unknown_tables
+from generator.schema import Range, default_choice, fields, keyed, locate, quote, read_toml, unknown_tables
 from platelib import presets as shared  # the presets XIV.4 declares: its models, GPUs, networks and batches
 
 from . import figures as plate_figures
@@ -96,13 +95,8 @@ def check_content(problems, root: Path, front: str, plate, presets, ids, sources
     if not (plate and ids):
         return
     for key, table in CONTROLS.items():
-        chosen, known = getattr(plate.default, key), ids.get(table, [])
-        if known and chosen not in known:
-            close = difflib.get_close_matches(chosen, known, n=1)
-            hint = f"did you mean {quote(close[0])}? " if close else ""
-            problems.add(Path(root) / "plate.md", locate(front, ("default", key), 1),
-                         f"[default]: {key} {quote(chosen)} is not one of the choices of [{table}] ({hint}known: "
-                         f"{', '.join(known)})")
+        default_choice(problems, root, front, key, getattr(plate.default, key), ids.get(table, []),
+                       f"the choices of [{table}]")
 
 
 class Model:

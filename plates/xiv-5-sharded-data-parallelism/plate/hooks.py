@@ -1,12 +1,11 @@
 """What the engine asks of XIV.5 (docs/plates.md): its [default], presets, prose names, figures, CSV and page."""
 from __future__ import annotations
 
-import difflib
 import itertools
 from pathlib import Path
 
 from generator import texts
-from generator.schema import Problems, locate, quote
+from generator.schema import Problems, default_choice
 from platelib import presets as shared  # the presets XIV.4 declares: this plate's Model is its model of the page
 
 from . import figures as plate_figures
@@ -49,13 +48,7 @@ def check_content(problems: Problems, root: Path, front: str, plate, presets, id
     if presets is not None:
         tables["gpu"] = list(gpus_of(presets))
     for key, table in tables.items():
-        chosen = getattr(plate.default, key)
-        if table and chosen not in table:
-            close = difflib.get_close_matches(chosen, table, n=1)
-            hint = f"did you mean {quote(close[0])}? " if close else ""
-            problems.add(Path(root) / "plate.md", locate(front, ("default", key), 1),
-                         f"[default]: {key} {quote(chosen)} is not one of XIV.5's choices ({hint}known: "
-                         f"{', '.join(table)})")
+        default_choice(problems, root, front, key, getattr(plate.default, key), table, "XIV.5's choices")
 
 
 class Model:
