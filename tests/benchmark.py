@@ -251,6 +251,13 @@ def walk(controls: list, start: tuple, steps: int) -> list[tuple[int, str, tuple
     return found
 
 
+def step_values(controls: list, signals: dict, steps: list) -> tuple[list, list]:
+    """What each step sets on each page: one [the control's id, its value] on the plate's, one [its signal, the
+    value] on Altair's (CHANGE_PLATE and CHANGE_ALTAIR send one change event per pair)."""
+    return ([[[controls[i][0], v]] for i, v, _ in steps],
+            [[[signals[controls[i][1]], v]] for i, v, _ in steps])
+
+
 def altair_page(vl_specs: list[dict], datasets: dict, controls: list, signals: dict, start: tuple,
                 out: Path) -> Path:
     """Altair's own inline page of the same figures: the data inline, the controls as bound Vega params (at the
@@ -834,8 +841,7 @@ def run(work: Path, args) -> None:
             f"(the whole vega entry: {len(gzip.compress(whole, 6)) / 1000:.1f} kB)")
 
         if path is not None:
-            values = [[[controls[i][0], v]] for i, v, _ in steps]
-            altair_values = [[[signals[controls[i][1]], v]] for i, v, _ in steps]
+            values, altair_values = step_values(controls, signals, steps)
             probed = work / "altair" / "probed.html"
             probed.write_text(anchor.read_text().replace(
                 ".catch(console.error);", ".then((r) => { window.__view = r.view; }).catch(console.error);", 1))
