@@ -194,7 +194,8 @@ def test_a_figure_scrolled_to_before_its_turn_is_drawn_at_once(site, open_page):
 
 def test_once_timed_figures_out_of_sight_follow_the_next_change_without_idle_time(site, open_page):
     """A first change times the figures out of sight as they catch up in idle time; at the next, with the browser
-    never idle, they still follow (after the frame that shows those in view), and those in view come first."""
+    never idle, they still follow (in the next task or after the frame that shows those in view, as their costs
+    allow), and those in view come first."""
     page = open_page(site).page
     seen, away = in_view_and_out_of_sight(page)
     shown = page.evaluate("document.documentElement.dataset.shown")

@@ -12,8 +12,8 @@ import { ownCheck, ownFromUrl, ownSelection, ownSliderShown, ownUrlEntries } fro
 import { currentSelection, extraEntries, sayUnknown, selectionFromUrl, selectionToUrl, unknownInUrl, writeUrl }
   from "./state.js";
 import { termTips } from "./tips.js";
-import { NEAR, SLICE_MS, afterFrame, afterPaint, byVisibility, distanceFromView, isDefault, nextTask, whenIdle }
-  from "./schedule.js";
+import { NEAR, SAME_FRAME_MS, SLICE_MS, afterFrame, afterPaint, byVisibility, distanceFromView, isDefault, nextTask,
+  whenIdle } from "./schedule.js";
 import { feed, fitWidth, liveView, setPaper } from "./views.js";
 
 async function start() {
@@ -133,10 +133,11 @@ async function start() {
     await Promise.all(seen.map(({ view }) => view.runAsync()));
     if (shown !== f) return; // a newer change took over, and says when it is drawn
     markDrawn();
-    // Every view out of sight timed by an earlier change: they follow in the tasks after the frame that shows those
-    // in view, not in idle time, which a busy page gives late (tens of ms, a wait per view).
+    // Every view out of sight timed by an earlier change: they follow in the next task when they are cheap, else in
+    // the tasks after the frame that shows those in view; not in idle time, which a busy page gives late (tens of
+    // ms, a wait per view).
     if (later.length && later.every((made) => made.cost !== undefined)) {
-      await catchUpAfterFrame(f, later, closed.length ? away : null);
+      await catchUpTimed(f, later, closed.length ? away : null);
       return;
     }
     let idle = null; // the idle period in use: the next view goes on in it while it has room
@@ -169,10 +170,12 @@ async function start() {
     if (shown === f) markShown();
   }
 
-  /** The views out of sight given the selection f after the next frame, in tasks of about SLICE_MS by their
-   * last costs (input gets in between), then data-shown; with `away` (their ids), the closed words in view too. */
-  async function catchUpAfterFrame(f, later, away) {
-    await afterFrame();
+  /** The views out of sight given the selection f in tasks of about SLICE_MS by their last costs (input gets in
+   * between), then data-shown; with `away` (their ids), the closed words in view too. They start in the next task
+   * when their costs add up to at most SAME_FRAME_MS, else after the next frame. */
+  async function catchUpTimed(f, later, away) {
+    const cost = later.reduce((sum, made) => sum + (made.fed === f ? 0 : made.cost), 0);
+    await (cost <= SAME_FRAME_MS ? nextTask() : afterFrame());
     if (shown !== f) return;
     if (away) fillTexts(f, away);
     let slice = performance.now();

@@ -48,6 +48,11 @@ export function afterFrame(wait = 100) {
 // Work out of sight runs in tasks of about this many ms, so input waits no longer than a frame for it.
 export const SLICE_MS = 16;
 
+// Figures out of sight whose last redraws took this many ms in all go on in the task right after those in view, not
+// after their frame: few and cheap, they most often share that frame, and every figure shows the change a frame
+// sooner; more, and the frame of those in view would wait for them.
+export const SAME_FRAME_MS = 8;
+
 /** End this task and go on in a new one soon (before idle time), so no single task blocks input for long. */
 export function nextTask() {
   if (window.scheduler && typeof window.scheduler.yield === "function") return window.scheduler.yield();
