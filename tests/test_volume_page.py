@@ -269,3 +269,31 @@ def test_a_new_plate_starts_live_and_its_words_follow_its_control(browser, tmp_p
         assert seen["console"] == []
     finally:
         context.close()
+
+
+SVG_DRAWN = """(svg) => [svg.getAttribute('viewBox'), [...svg.querySelectorAll('text')].map((t) => t.textContent),
+  svg.querySelectorAll('path, line, rect').length]"""
+
+
+def test_each_index_pictures_every_written_plate_by_its_own_figure_1_as_built(browser, series_site):
+    shelf = volume.load_series(SERIES)
+    for vol in shelf.volumes:
+        context, page, _ = opened(browser, series_site / vol.page)
+        try:
+            pictured = {row.get_attribute("id"): row.locator(".volume-plate-picture svg").evaluate(SVG_DRAWN)
+                        for row in page.locator(".volume-plate.pictured").all()}
+            assert sorted(pictured) == sorted(f"plate-{e.number}" for e in vol.written())
+            static = browser.new_context(offline=True, java_script_enabled=False)  # the SVG as built, not live
+            for entry in vol.written():
+                plate = static.new_page()
+                plate.goto((series_site / vol.page_of(entry)).resolve().as_uri())
+                first = plate.locator("figure.figure .chart > svg").first.evaluate(SVG_DRAWN)
+                assert pictured[f"plate-{entry.number}"] == first, (vol.id, entry.number)  # the same drawing, small
+            static.close()
+        finally:
+            context.close()
+
+
+def test_every_plate_to_come_of_a_volume_whose_outline_titles_it_has_its_title(index):
+    """Vol. XIV's index names each plate (the series' outline titles all eleven): no row reads "to come" alone."""
+    assert [e.number for e in index[1].plates if not shown_title(index, e).strip()] == []
