@@ -133,10 +133,10 @@ async function start() {
     await Promise.all(seen.map(({ view }) => view.runAsync()));
     if (shown !== f) return; // a newer change took over, and says when it is drawn
     markDrawn();
-    // Every view out of sight timed by an earlier change: they follow in the next task when they are cheap, else in
-    // the tasks after the frame that shows those in view; not in idle time, which a busy page gives late (tens of
-    // ms, a wait per view).
-    if (later.length && later.every((made) => made.cost !== undefined)) {
+    // Every view out of sight timed by an earlier change (or none out of sight, only closed words in view): they
+    // follow in the next task when they are cheap, else in the tasks after the frame that shows those in view; not
+    // in idle time, which a busy page gives late (tens of ms, a wait per view).
+    if ((later.length || closed.length) && later.every((made) => made.cost !== undefined)) {
       await catchUpTimed(f, later, closed.length ? away : null);
       return;
     }
