@@ -387,10 +387,11 @@ def reachable(roots: list[tuple[str, str]], shared: dict[str, str]) -> dict[str,
     return wanted
 
 
-def compile_page(entries: dict[str, object]) -> Compiled:
+def compile_page(entries: dict[str, object], optional=()) -> Compiled:
     """One ES module, FILE, that exports page_<role> for each of entries ({role: a Python function}), with what
     they reach of the modules they import (but the engine's, which it imports from their page modules) and the part
-    of PScript's library they use; CompileError at file:line for Python the page cannot run."""
+    of PScript's library they use, and page_<role> = null for each optional role entries lacks (the engine's page
+    modules test for it); CompileError at file:line for Python the page cannot run."""
     compiler = _Compiler(ENGINE, reachable([(f.__module__, f.__name__) for f in entries.values()], ENGINE))
     exported = {}
     for role, function in entries.items():
@@ -399,6 +400,7 @@ def compile_page(entries: dict[str, object]) -> Compiled:
         if function.__name__ not in compiler.exports[module]:
             raise CompileError(f"{file_of(module)}: {function.__name__} is not a top-level function of the module")
         exported[f"page_{role}"] = f"{_const(module)}.{function.__name__}"
+    exported.update({f"page_{role}": "null" for role in optional if role not in entries})
     modules = {FILE: _file(compiler, FILE, "The plate's Python", exported)}
     return Compiled({**modules, LIBRARY: library(modules)}, {role: f"page_{role}" for role in entries})
 

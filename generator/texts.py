@@ -50,7 +50,7 @@ def page_modules(module) -> dict[str, str]:
     modules = engine_modules()
     page = page_of(module)
     if page is not None:
-        compiled = compiler.compile_page(page).modules
+        compiled = compiler.compile_page(page, plates.PAGE_OPTIONAL).modules
         modules.update(compiled)
         modules[compiler.LIBRARY] = compiler.library(modules)  # one copy for the engine's compiled modules and these
     for folder in plates.page_folders(module):
