@@ -200,6 +200,54 @@ def test_compiled_functions_give_what_the_python_gives(tmp_path):
     assert [d for a, b in zip(python, page) for d in differences(a, b)] == []
 
 
+LEAN = '''
+"""What the compiler writes as JavaScript's own operators and methods, and its loops by for…of and by index."""
+from generator.notation import num
+
+
+def facts(selection, presets):
+    words = selection["words"]
+    out = []
+    for w in words:
+        out.append(w.lower() + "|" + w.upper() + "|" + str(w.find("a")) + "|" + ("y" if w.startswith("ab") else "n"))
+    pairs = []
+    for a, b in zip(presets["xs"], words):
+        pairs.append([a * 0.5, b.replace("a", "-"), a == 2, b == "abc", a != 3.0, "x" != b])
+    chars = []
+    for ch in "a\U0001f600b":
+        chars.append(ch)
+    keys = []
+    for k in presets:
+        keys.append(k)
+    joined = ", ".join(words) + num(presets["xs"][0]) + " items"
+    return {"out": out, "pairs": pairs, "chars": chars, "keys": keys, "joined": joined,
+            "empty": "".join([]), "double": presets["xs"][1] * 2.0, "one": 1 == presets["xs"][0],
+            "text_eq": [w == "" for w in words], "num_in": 3 in presets["xs"], "text_in": "b" in words}
+'''
+
+
+def test_javascript_s_own_operators_and_loops_give_what_the_python_gives(tmp_path):
+    """== with a literal, * with a float, + with text, str's and list's methods under JavaScript's names, loops over
+    lists, text (by character, past the BMP too), dicts and zip(a, b): the same results under node."""
+    module_in(tmp_path, "lean", {"m.py": LEAN})
+    try:
+        from lean import m
+        compiled = compiler.compile_page({"facts": m.facts})
+        js = compiled.modules[compiler.FILE]
+        calls = [["facts", [{"words": w}, {"xs": x, "other": 1}]]
+                 for w in (["abc", "bab", "", "Ab"], ["a"], []) for x in ([1, 2, 3], [2.0, 0.5], [3, 1])]
+        modules = {**texts.engine_modules(), **compiled.modules}
+        modules[compiler.LIBRARY] = compiler.library(modules)
+        page = node_run(modules, calls, tmp_path / "node")
+        python = python_run({"facts": m.facts}, calls)
+    finally:
+        sys.path.remove(str(tmp_path))
+    assert " === " in js and ".push(" in js and ".toLowerCase()" in js and " of _pyseq(" in js  # the lean forms
+    assert "_pyfunc_zip" not in js and "_pymeth_append" not in js
+    assert len(python[0]["chars"]) == 3 and python[0]["pairs"]
+    assert [d for a, b in zip(python, page) for d in differences(a, b)] == []
+
+
 ROLES = '''
 """Every PAGE role, in a module that names at its top level what the engine's notation.js names (GB)."""
 from generator.notation import num
@@ -448,16 +496,19 @@ def own_texts(rng: random.Random) -> str:
     ])
 
 
-@pytest.mark.parametrize("page_file,folder", page_plates() or [pytest.param(None, None, marks=pytest.mark.skip(
-    reason="no plate of the series declares PAGE yet"))])
+def own_plates() -> list[tuple[str, Path]]:
+    """page_plates() whose PAGE has the optional own role (the reader's own values)."""
+    return [(page, folder) for page, folder in page_plates() if "own" in texts.page_of(content.load(folder).module)]
+
+
+@pytest.mark.parametrize("page_file,folder", own_plates() or [pytest.param(None, None, marks=pytest.mark.skip(
+    reason="no plate of the series has free inputs (PAGE's own role)"))])
 def test_every_plates_compiled_own_role_reads_random_texts_as_its_python_does(series_site, tmp_path, page_file,
                                                                                folder):
     """The reader's own values (PAGE's optional own role): random texts typed into the fields or named by the URL,
     on random selections that choose the reader's own for any control that has fields: the page's answer (the
     selection, each message, what the fields show) is the build's."""
     module = content.load(folder).module
-    if "own" not in texts.page_of(module):
-        pytest.skip(f"{folder.name}: no free inputs (PAGE has no own role)")
     html = (series_site / page_file).read_text(encoding="utf-8")
     data = page_data(html)
     fields = data["own"]["fields"]

@@ -137,16 +137,6 @@ def passes(test, v):
     return order <= 0  # at_most
 
 
-def grouped(digits, mark):
-    """Whole digits with mark between each group of three from the right."""
-    out = ""
-    for i in range(len(digits)):
-        if i > 0 and (len(digits) - i) % 3 == 0:
-            out += mark
-        out += digits[i]
-    return out
-
-
 def broken_rule(rules, v):
     """What the typed value v is told by the first rule it fails, or None when it passes them all."""
     for rule in rules:
@@ -154,7 +144,7 @@ def broken_rule(rules, v):
         for test in tests:
             if not passes(test, v):
                 if "{example}" in rule[1]:  # said of a whole positive float only (not_whole_float)
-                    return rule[1].replace("{example}", grouped(fixed(v["value"], 0), "_"))
+                    return rule[1].replace("{example}", num(v["value"]).replace(",", "_"))
                 return rule[1]
     return None
 
