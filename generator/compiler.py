@@ -18,6 +18,7 @@ from pathlib import Path
 import pscript
 from pscript import stdlib
 
+from .plates import PAGE_OPTIONAL
 from .schema import ContentError
 
 # What `np.` and `math.` may name in a page module: templates/page/np.js gives the page these, on scalars.
@@ -274,10 +275,11 @@ class _Compiler:
                 raise CompileError(f"{_where(path, node)}: {target} has no page-compiled {', '.join(missing)}")
             pairs = ", ".join(n if n == a else f"{n}: {a}" for n, a in names)
             lines.append(f"const {{ {pairs} }} = {_const(target)};")
-        parser = pscript.Parser(_blanked(path.read_text(encoding="utf-8"), tree), pysource=(str(path), 1),
-                                inline_stdlib=False, docstrings=False)
+        texts = frozenset(a for target, names, _ in imports if target == "generator.notation" for _, a in names)
+        parser = _Parser(_blanked(path.read_text(encoding="utf-8"), tree), pysource=(str(path), 1),
+                         inline_stdlib=False, docstrings=False, texts=texts)
         names = _top_names(tree)
-        lines.append(_KEYS_IF_DICT.sub(r"\1 = _pyseq(\1);", _DESTRUCTURED.sub(_declared, parser.dump())).strip())
+        lines.append(_lean(_KEYS_IF_DICT.sub(r"\1 = _pyseq(\1);", _DESTRUCTURED.sub(_declared, parser.dump()))).strip())
         lines.append(f"return {{ {', '.join(names)} }};")
         # indented: a module's own names are the closure's, never the page script's top level (jsmodules' join
         # refuses a name two modules declare there, and a shared library may name what notation.js names)
@@ -291,6 +293,122 @@ def public_names(module: str) -> list[str]:
     """The top-level names of a page module that do not start with an underscore: what its own page module exports."""
     tree, _, _ = _module_plan(module, file_of(module))
     return [n for n in _top_names(tree) if not n.startswith("_")]
+
+
+_TEXT_METHODS = frozenset({"replace", "join", "lower", "upper", "strip", "rstrip", "lstrip"})  # str's, giving str
+
+
+class _Parser(pscript.Parser):
+    """PScript, writing JavaScript's own operator where an operand settles what Python's means (the page's script is
+    smaller for it): == with a text or number literal, * with a float literal, + with a text; `texts` names the
+    functions that give text (the formatter's)."""
+
+    def __init__(self, *args, texts=frozenset(), **kwargs):
+        self._texts = texts
+        super().__init__(*args, **kwargs)
+
+    def _is_text(self, node) -> bool:
+        """Whether node is text in Python whatever the values: a text literal, an f-string, str() or a function
+        that gives text, a str method that gives text, or a sum with text in it."""
+        ca = pscript.commonast
+        if isinstance(node, (ca.Str, ca.JoinedStr)):
+            return True
+        if isinstance(node, ca.Call):
+            func = node.func_node
+            if isinstance(func, ca.Name):
+                return func.name == "str" or func.name in self._texts
+            return isinstance(func, ca.Attribute) and func.attr in _TEXT_METHODS and self._is_text(func.value_node)
+        if isinstance(node, ca.BinOp) and node.op == node.OPS.Add:
+            return self._is_text(node.left_node) or self._is_text(node.right_node)
+        return False
+
+    def use_std_method(self, base, name, arg_nodes):
+        """A str or list method JavaScript has under another name, called as such where its arguments say it means
+        the same (PScript's library function otherwise)."""
+        ca = pscript.commonast
+        args = [(a if isinstance(a, str) else pscript.parser1.unify(self.parse(a))) for a in arg_nodes]
+        renamed = {("append", 1): "push", ("find", 1): "indexOf", ("lower", 0): "toLowerCase",
+                   ("upper", 0): "toUpperCase", ("startswith", 1): "startsWith"}.get((name, len(args)))
+        if renamed:  # only a list appends; only text has find, lower, upper and startswith
+            return f"({base}).{renamed}({', '.join(args)})"
+        if name == "join" and len(args) == 1:  # sep.join(texts): the list's join
+            return f"({args[0]}).join({base})"
+        if name == "replace" and len(args) == 2 and isinstance(arg_nodes[0], ca.Str) and arg_nodes[0].value:
+            return f"({base}).split({args[0]}).join({args[1]})"  # every occurrence of a text that is not empty
+        return super().use_std_method(base, name, arg_nodes)
+
+    def parse_Compare(self, node):
+        ca = pscript.commonast
+        literal = (ca.Str, ca.Num)
+        if node.op in (node.COMP.Eq, node.COMP.NotEq) and (isinstance(node.left_node, literal) or
+                                                           isinstance(node.right_node, literal)):
+            # Python's == of a text or number literal and anything else but a bool is JavaScript's ===
+            op = " === " if node.op == node.COMP.Eq else " !== "
+            return [pscript.parser1.unify(self.parse(node.left_node)), op,
+                    pscript.parser1.unify(self.parse(node.right_node))]
+        return super().parse_Compare(node)
+
+    def parse_BinOp(self, node):
+        ca = pscript.commonast
+
+        def is_float(n):
+            return isinstance(n, ca.Num) and isinstance(n.value, float)
+        plain = ((node.op == node.OPS.Mult and (is_float(node.left_node) or is_float(node.right_node))) or
+                 # a float times what Python multiplies is a number (a list or text times a float is a TypeError)
+                 (node.op == node.OPS.Add and (self._is_text(node.left_node) or self._is_text(node.right_node))))
+        # text plus what Python adds to it is text
+        if plain:
+            op = " * " if node.op == node.OPS.Mult else " + "
+            return [pscript.parser1.unify(self.parse(node.left_node)), op,
+                    pscript.parser1.unify(self.parse(node.right_node))]
+        return super().parse_BinOp(node)
+
+
+# PScript's loop over a sequence, which iterates a dict's keys (_pyseq) and the sequence by index: one for…of says
+# the same (a list grown in the loop is walked to its new end either way; a text walks by characters, as Python's).
+_SEQ_LOOP = re.compile(r"^(?P<indent>[ \t]*)(?P<seq>stub\d+_seq) = (?P<expr>[^\n]*);\n[ \t]*(?P=seq) = _pyseq\((?P=seq)\);\n"
+                       r"[ \t]*for \((?P<itr>stub\d+_itr) = 0; (?P=itr) < (?P=seq)\.length; (?P=itr) \+= 1\) \{\n"
+                       r"[ \t]*(?P<target>\w+) = (?P=seq)\[(?P=itr)\];\n", re.M)
+
+
+# … and a loop over zip(a, b) of two names (or their items), unpacked at once, as a walk by index (no pair made per step)
+_ZIP_LOOP = re.compile(r'^(?P<indent>[ \t]*)for \((?P<t>stub\d+_tgt) of _pyseq\(_pyfunc_zip\((?P<a>[\w.\[\]"]+), (?P<b>[\w.\[\]"]+)\)\)\) '
+                       r"\{\n(?P<inner>[ \t]*)(?P<x>\w+) = (?P=t)\[0\]; (?P<y>\w+) = (?P=t)\[1\];\n", re.M)
+
+
+def _zip_walk(m: re.Match) -> str:
+    t = m["t"]
+    return (f"{m['indent']}for (let {t} = 0, {t}a = _pyseq({m['a']}), {t}b = _pyseq({m['b']}); "
+            f"{t} < {t}a.length && {t} < {t}b.length; {t} += 1) {{\n"
+            f"{m['inner']}{m['x']} = {t}a[{t}]; {m['y']} = {t}b[{t}];\n")
+
+
+def _lean(code: str) -> str:
+    """PScript's output with its loops over sequences as for…of, and over zip(a, b) by index, where written the one
+    way PScript writes them (anything else is left as it is)."""
+    code = _SEQ_LOOP.sub(lambda m: f"{m['indent']}for ({m['target']} of _pyseq({m['expr']})) {{\n", code)
+    return _ZIP_LOOP.sub(_zip_walk, code)
+
+
+_HANDS_OFF = re.compile(r"^[ \t]*if \(this\.constructor !== (?:String|Object)\) return this\.\w+\.apply\(this, arguments\);\n",
+                        re.M)
+# Shorter equivalents of PScript's functions, each doing what the one it replaces does
+_LEAN = {
+    "op_equals": """function e(a, b) {
+    if (a == null || b == null || typeof a !== "object") return a == b;
+    if (Array.isArray(a) && Array.isArray(b)) return a.length == b.length && a.every((x, i) => e(x, b[i]));
+    if (a.constructor !== Object || b.constructor !== Object) return a == b;
+    var k = Object.keys(a).sort();
+    return e(k, Object.keys(b).sort()) && k.every((x) => e(a[x], b[x]));
+}""",
+    "op_contains": """function (a, b) {
+    if (Array.isArray(b)) return b.some((x) => _pyfunc_op_equals(a, x));
+    if (b != null && b.constructor === Object) return Object.keys(b).some((k) => a == k);
+    if (b != null && b.constructor == String) return b.indexOf(a) >= 0;
+    var e = Error("Not a container: " + b); e.name = "TypeError"; throw e;
+}""",
+}
+_LEAN_LIBRARY = re.compile(r"^(var _pyfunc_(" + "|".join(_LEAN) + r") = )function[^\n]*\n(?:(?!var _py)[^\n]*\n)*?\};\n", re.M)
 
 
 LIBRARY = "pscript.js"  # the part of PScript's library the page's compiled modules use, one copy for them all
@@ -313,6 +431,9 @@ def library(modules: dict[str, str]) -> str:
     # sum([]) is 0 in Python; PScript's reduce without a start throws on an empty list
     code = code.replace("return x.reduce(function(a, b) {return a + b;});",
                         "return x.reduce(function(a, b) {return a + b;}, 0);")
+    # the page's Python has no classes: a str or dict method never hands off to an object's own method of its name
+    code = _HANDS_OFF.sub("", code)
+    code = _LEAN_LIBRARY.sub(lambda m: m[1] + _LEAN[m[2]] + ";\n", code)
     head = "// PScript's library, the part the page's compiled Python uses (generator/compiler.py)."
     return head + "\n" + re.sub(r"^var (?=_py)", "export var ", code, flags=re.M) + "\n"
 
@@ -390,7 +511,8 @@ def reachable(roots: list[tuple[str, str]], shared: dict[str, str]) -> dict[str,
 def compile_page(entries: dict[str, object]) -> Compiled:
     """One ES module, FILE, that exports page_<role> for each of entries ({role: a Python function}), with what
     they reach of the modules they import (but the engine's, which it imports from their page modules) and the part
-    of PScript's library they use; CompileError at file:line for Python the page cannot run."""
+    of PScript's library they use, and page_<role> = null for each optional role (plates.PAGE_OPTIONAL) entries lacks (the engine's page
+    modules test for it); CompileError at file:line for Python the page cannot run."""
     compiler = _Compiler(ENGINE, reachable([(f.__module__, f.__name__) for f in entries.values()], ENGINE))
     exported = {}
     for role, function in entries.items():
@@ -399,25 +521,32 @@ def compile_page(entries: dict[str, object]) -> Compiled:
         if function.__name__ not in compiler.exports[module]:
             raise CompileError(f"{file_of(module)}: {function.__name__} is not a top-level function of the module")
         exported[f"page_{role}"] = f"{_const(module)}.{function.__name__}"
+    exported.update({f"page_{role}": "null" for role in PAGE_OPTIONAL if role not in entries})
     modules = {FILE: _file(compiler, FILE, "The plate's Python", exported)}
     return Compiled({**modules, LIBRARY: library(modules)}, {role: f"page_{role}" for role in entries})
 
 
-_ENGINE_MADE: dict[tuple, dict[str, str]] = {}  # {the sources: the page modules}, made once a process
+_ENGINE_MADE: dict[tuple, dict[str, str]] = {}  # {the sources and names asked for: the page modules}
 
 
-def compile_engine() -> dict[str, str]:
-    """{page module: ES module} of the engine's Python the page runs (ENGINE), each exporting its module's public
-    names, as the page's notation.js and references.js."""
-    key = tuple((name, file_of(name).read_text(encoding="utf-8")) for name in ENGINE)
+def compile_engine(used: dict[str, set[str]] | None = None) -> dict[str, str]:
+    """{page module: ES module} of the engine's Python the page runs (ENGINE), as the page's notation.js and
+    references.js: each exporting its module's public names, or, given used ({page module: names its importers
+    take}), those names and carrying only what they reach (a page needs few of the formatter's functions)."""
+    key = (tuple((name, file_of(name).read_text(encoding="utf-8")) for name in ENGINE),
+           None if used is None else tuple(sorted((m, tuple(sorted(n))) for m, n in used.items())))
     if key not in _ENGINE_MADE:
         made = {}
         for name, page_module in ENGINE.items():
-            compiler = _Compiler({n: m for n, m in ENGINE.items() if n != name})
+            names = public_names(name) if used is None else \
+                [n for n in public_names(name) if n in used.get(page_module, set())]
+            shared = {n: m for n, m in ENGINE.items() if n != name}
+            compiler = _Compiler(shared, None if used is None else reachable([(name, n) for n in names], shared))
             compiler.compile(name)
-            exports = {n: f"{_const(name)}.{n}" for n in public_names(name)}
+            exports = {n: f"{_const(name)}.{n}" for n in names}
             made[page_module] = _file(compiler, page_module, f"generator/{file_of(name).name}", exports)
         made[LIBRARY] = library(made)
-        _ENGINE_MADE.clear()
+        if len(_ENGINE_MADE) > 8:
+            _ENGINE_MADE.clear()
         _ENGINE_MADE[key] = made
     return dict(_ENGINE_MADE[key])

@@ -34,6 +34,8 @@ VALUES = {"DEFAULT_SCHEMA": (dict, "a dict"), "DEFAULT_OPTIONAL": (dict, "a dict
           "SLOT_ROOTS": (dict, "a dict"), "SLOT_CALLS": (dict, "a dict"), "FIGURES": ((tuple, list), "a tuple of ids"),
           "PAGE": (dict, "a dict of functions by role")}
 PAGE_ROLES = ("facts", "datasets", "readout", "describe", "table_rows", "csv_rows")  # PAGE's functions, every one
+# PAGE's optional functions, each with what the page has without it (docs/plates.md): `own`, the reader's own values
+PAGE_OPTIONAL = {"own": "no free inputs: the page reads the controls alone"}
 TIME_LIMIT_S = 60.0  # of one hook call: the shipped plates' slowest, cold, takes a few seconds (docs/plates.md)
 TIME_LIMIT_VARIABLE = "PLATE_HOOK_TIMEOUT"  # changes it, as `--hook-timeout SECONDS` does
 AGAIN_S = 0.5  # past the limit, how often a hook that caught the timeout is told again
@@ -440,14 +442,15 @@ def module_of(problems: Problems, root: Path) -> Plate:
                               f"(see docs/plates.md)")
     page = getattr(module, "PAGE", None)
     if page is not None:
-        missing = [role for role in PAGE_ROLES if not callable(page.get(role))]
-        unknown = [str(role) for role in page if role not in PAGE_ROLES]
+        missing = [role for role in (*PAGE_ROLES, *(r for r in PAGE_OPTIONAL if r in page))
+                   if not callable(page.get(role))]
+        unknown = [str(role) for role in page if role not in PAGE_ROLES and role not in PAGE_OPTIONAL]
         if missing or unknown:
             where = _at(package.resolve(), *_defined_at(package.resolve(), "PAGE", page))
             what = "; ".join(([f"no function for {', '.join(missing)}"] if missing else []) +
                              ([f"roles it does not know: {', '.join(unknown)}"] if unknown else []))
             raise ModuleError(f"{where}: the plate module's PAGE has {what} (its roles: {', '.join(PAGE_ROLES)}; "
-                              f"see docs/plates.md)")
+                              f"optional: {', '.join(PAGE_OPTIONAL)}; see docs/plates.md)")
     return Plate(module)
 
 

@@ -205,11 +205,12 @@ def _control_in(value: Any) -> str | None:
     return None
 
 
-# The number kinds' checks as data: this module and the page's checker of free inputs (templates/page/own.js) both read
-# them, so a rule and its message are written once. A rule is (the tests a value must pass, in order; what a value
-# failing one is told); the first rule failed says why. Tests: "int" (a whole number as TOML writes one), "number",
-# "finite", "not_whole_float" (13e9 for a count: a whole value written as a float), ["above", x], ["at_least", x],
-# ["at_most", x]. "{example}" in a message is the value as a whole number, digits grouped by "_".
+# The number kinds' checks as data: this module and a plate's checker of free inputs (its PAGE's own role, which the
+# page runs compiled) both read them, so a rule and its message are written once. A rule is (the tests a value must
+# pass, in order; what a value failing one is told); the first rule failed says why. Tests: "int" (a whole number as
+# TOML writes one), "number", "finite", "not_whole_float" (13e9 for a count: a whole value written as a float),
+# ["above", x], ["at_least", x], ["at_most", x]. "{example}" in a message is the value as a whole number, digits
+# grouped by "_".
 NUMBER_RULES = {
     "count": ((("not_whole_float",), "must be a whole number written without a decimal point or exponent "
                                      "(e.g. {example})"),

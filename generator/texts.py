@@ -52,9 +52,19 @@ def page_modules(module) -> dict[str, str]:
     if page is not None:
         compiled = compiler.compile_page(page).modules
         modules.update(compiled)
-        modules[compiler.LIBRARY] = compiler.library(modules)  # one copy for the engine's compiled modules and these
     for folder in plates.page_folders(module):
         modules.update(jsmodules.read(folder))
+    # the engine's compiled modules carry what the page imports of them (and what that reaches), nothing else: the
+    # references first, whose code imports the formatter's names too
+    engine = set(compiler.ENGINE.values())
+    for _ in engine:
+        used: dict[str, set[str]] = {}
+        for text in modules.values():
+            for match in jsmodules.IMPORT.finditer(text):
+                if match[2] in engine:
+                    used.setdefault(match[2], set()).update(n.strip() for n in match[1].split(",") if n.strip())
+        modules.update(compiler.compile_engine(used))
+    modules[compiler.LIBRARY] = compiler.library(modules)
     return modules
 
 

@@ -200,6 +200,54 @@ def test_compiled_functions_give_what_the_python_gives(tmp_path):
     assert [d for a, b in zip(python, page) for d in differences(a, b)] == []
 
 
+LEAN = '''
+"""What the compiler writes as JavaScript's own operators and methods, and its loops by for…of and by index."""
+from generator.notation import num
+
+
+def facts(selection, presets):
+    words = selection["words"]
+    out = []
+    for w in words:
+        out.append(w.lower() + "|" + w.upper() + "|" + str(w.find("a")) + "|" + ("y" if w.startswith("ab") else "n"))
+    pairs = []
+    for a, b in zip(presets["xs"], words):
+        pairs.append([a * 0.5, b.replace("a", "-"), a == 2, b == "abc", a != 3.0, "x" != b])
+    chars = []
+    for ch in "a\U0001f600b":
+        chars.append(ch)
+    keys = []
+    for k in presets:
+        keys.append(k)
+    joined = ", ".join(words) + num(presets["xs"][0]) + " items"
+    return {"out": out, "pairs": pairs, "chars": chars, "keys": keys, "joined": joined,
+            "empty": "".join([]), "double": presets["xs"][1] * 2.0, "one": 1 == presets["xs"][0],
+            "text_eq": [w == "" for w in words], "num_in": 3 in presets["xs"], "text_in": "b" in words}
+'''
+
+
+def test_javascript_s_own_operators_and_loops_give_what_the_python_gives(tmp_path):
+    """== with a literal, * with a float, + with text, str's and list's methods under JavaScript's names, loops over
+    lists, text (by character, past the BMP too), dicts and zip(a, b): the same results under node."""
+    module_in(tmp_path, "lean", {"m.py": LEAN})
+    try:
+        from lean import m
+        compiled = compiler.compile_page({"facts": m.facts})
+        js = compiled.modules[compiler.FILE]
+        calls = [["facts", [{"words": w}, {"xs": x, "other": 1}]]
+                 for w in (["abc", "bab", "", "Ab"], ["a"], []) for x in ([1, 2, 3], [2.0, 0.5], [3, 1])]
+        modules = {**texts.engine_modules(), **compiled.modules}
+        modules[compiler.LIBRARY] = compiler.library(modules)
+        page = node_run(modules, calls, tmp_path / "node")
+        python = python_run({"facts": m.facts}, calls)
+    finally:
+        sys.path.remove(str(tmp_path))
+    assert " === " in js and ".push(" in js and ".toLowerCase()" in js and " of _pyseq(" in js  # the lean forms
+    assert "_pyfunc_zip" not in js and "_pymeth_append" not in js
+    assert len(python[0]["chars"]) == 3 and python[0]["pairs"]
+    assert [d for a, b in zip(python, page) for d in differences(a, b)] == []
+
+
 ROLES = '''
 """Every PAGE role, in a module that names at its top level what the engine's notation.js names (GB)."""
 from generator.notation import num
@@ -433,3 +481,54 @@ def test_what_no_role_reaches_is_left_out_of_the_page(tmp_path):
         sys.path.remove(str(tmp_path))
     assert "helper" in page_js and "WIDTH" in page_js
     assert "never_read_by_the_page" not in page_js
+
+
+def own_texts(rng: random.Random) -> str:
+    """A text a reader might type into a free input, or paste into a link: numbers in TOML's spellings and others,
+    the edges of 2^53, white space, and what is no number."""
+    n = int(10 ** rng.uniform(0, 16))
+    return rng.choice([
+        str(n), f"{n:,}", f"{n:_}", f"+{n}", f"-{n}", str(2**53 + rng.randrange(-2, 3)), "9" * rng.randrange(15, 40),
+        repr(rng.uniform(0, 2)), f"{rng.uniform(0, 1e6):.3e}", f".{rng.randrange(100)}", f"{rng.randrange(100)}.",
+        f"{rng.randrange(1, 90)}e{rng.randrange(-3, 400)}", rng.choice(["inf", "-Infinity", "NaN", "+nan", "iNf"]),
+        "", " ", f" {n}\t", f"\u00a0{n}\u3000", "1,0", "1__0", "1e", "e5", "1.2.3", "--5", "abc", "\x01\"\\",
+        "x" * rng.randrange(55, 70), "\U0001f600" * rng.randrange(55, 65), str(rng.randrange(0, 101)),
+    ])
+
+
+def own_plates() -> list[tuple[str, Path]]:
+    """page_plates() whose PAGE has the optional own role (the reader's own values)."""
+    return [(page, folder) for page, folder in page_plates() if "own" in texts.page_of(content.load(folder).module)]
+
+
+@pytest.mark.parametrize("page_file,folder", own_plates() or [pytest.param(None, None, marks=pytest.mark.skip(
+    reason="no plate of the series has free inputs (PAGE's own role)"))])
+def test_every_plates_compiled_own_role_reads_random_texts_as_its_python_does(series_site, tmp_path, page_file,
+                                                                               folder):
+    """The reader's own values (PAGE's optional own role): random texts typed into the fields or named by the URL,
+    on random selections that choose the reader's own for any control that has fields: the page's answer (the
+    selection, each message, what the fields show) is the build's."""
+    module = content.load(folder).module
+    html = (series_site / page_file).read_text(encoding="utf-8")
+    data = page_data(html)
+    fields = data["own"]["fields"]
+    # a range input holds a whole number between its ends, whatever is typed elsewhere
+    ranges = {m["field"]: (int(m["low"]), int(m["high"])) for m in re.finditer(
+        r'<input id="own-(?P<field>[\w-]+)"[^>]*type="range" min="(?P<low>\d+)" max="(?P<high>\d+)"', html)}
+    controls = sorted({spec["control"] for spec in fields.values()} & set(data["choices"]))
+    rng = random.Random(4057)
+    calls = []
+    for sel in selections(data, 300, 31)[-300:]:
+        for control in controls:
+            if rng.random() < 0.7:
+                sel[control] = data["own"]["id"]
+        typed = {field: str(rng.randint(*ranges[field])) if field in ranges else own_texts(rng) for field in fields}
+        linked = None if rng.random() < 0.5 else {f: own_texts(rng) for f in fields if rng.random() < 0.5}
+        calls.append(["own", [sel, typed, linked, data]])
+        calls.append(["own", [None, typed, None, data]])  # the slider moving
+    python = python_run(texts.page_of(module), calls)
+    page = node_run(texts.page_modules(module), calls, tmp_path / "own")
+    assert sum(isinstance(r, dict) and r.get("selection") is not None for r in python) > 20  # good values read
+    assert sum(isinstance(r, dict) and bool(r.get("messages")) for r in python) > 20  # and bad ones told
+    assert [f"call {i}: {d}" for i, (a, b) in enumerate(zip(python, page)) for d in differences(a, b)][:20] \
+        == []

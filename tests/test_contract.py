@@ -106,6 +106,7 @@ def test_a_plate_without_a_dataclass_selection_must_declare_default_schema(tmp_p
     ('"csv_rows": page_code.csv_rows}', '}', "no function for csv_rows"),
     ('"csv_rows": page_code.csv_rows}', '"csv_rows": page_code.csv_rows, "rows": page_code.datasets}',
      "roles it does not know: rows"),
+    ('"csv_rows": page_code.csv_rows}', '"csv_rows": page_code.csv_rows, "own": None}', "no function for own"),
 ])
 def test_a_page_lacking_a_role_or_with_one_it_does_not_know_is_one_line_at_page(tmp_path, old, new, what):
     root = copy(tmp_path)
@@ -114,7 +115,8 @@ def test_a_page_lacking_a_role_or_with_one_it_does_not_know_is_one_line_at_page(
     with pytest.raises(plates.ModuleError) as raised:
         content.load(root)
     assert str(raised.value) == (f"toy/plate/__init__.py, line {line_of(init, 'PAGE = ')}: the plate module's PAGE "
-                                 f"has {what} (its roles: {', '.join(plates.PAGE_ROLES)}; see docs/plates.md)")
+                                 f"has {what} (its roles: {', '.join(plates.PAGE_ROLES)}; optional: "
+                                 f"{', '.join(plates.PAGE_OPTIONAL)}; see docs/plates.md)")
 
 
 def test_the_engine_s_plate_builds_its_page_from_its_python(tmp_path):

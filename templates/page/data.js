@@ -7,4 +7,3 @@ export const readout = document.getElementById("readout");
 export const CLUSTER_KEYS = data.cluster_keys; // controls written to the URL only when not the default's
 export const ALL = [...KEYS, ...CLUSTER_KEYS];
 export const selects = Object.fromEntries(ALL.map((k) => [k, document.getElementById(`choose-${k}`)]));
-export const OWN = data.own; // the plate's data for the reader's own values (own.js), if it has any

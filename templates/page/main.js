@@ -8,7 +8,7 @@ import { ALL, CLUSTER_KEYS, KEYS, data, form, readout, selects } from "./data.js
 import { DATASETS, factsOf } from "./selection.js";
 import { downloadSelection, selectionCsv } from "./csv.js";
 import { fillTexts, texts } from "./texts.js";
-import { ownCheck, ownFromUrl, ownSelection, ownSliderShown, ownUrlEntries } from "./own.js";
+import { ownFromUrl, ownRead, ownSelection, ownSliderShown, ownUrlEntries } from "./own.js";
 import { currentSelection, extraEntries, sayUnknown, selectionFromUrl, selectionToUrl, unknownInUrl, writeUrl }
   from "./state.js";
 import { termTips } from "./tips.js";
@@ -219,7 +219,7 @@ async function start() {
     if (unknown.length) writeUrl(); // show() gave it the selection shown
   });
   window.plate = {
-    views: [], show, live: liveAll, model, texts, factsOf, datasets: DATASETS, ownCheck,
+    views: [], show, live: liveAll, model, texts, factsOf, datasets: DATASETS, ownRead,
     selectionCsv,
     selection: () => ({ ...sel }),
   };

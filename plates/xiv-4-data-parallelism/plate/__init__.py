@@ -10,12 +10,13 @@ from .slots import (PROSE_NAMES, SLOT_CALLS, SLOT_ROOTS, SLOT_TABLES, check_mode
 from .words import FIGURES, facts_data, words_context  # noqa: F401
 from .page import csv_text, page, select_choices  # noqa: F401
 from . import figures as figures_module  # noqa: E402 - the modules whose names hooks take, by other names
-from . import page_facts, page_rows, page_words
+from . import page_facts, page_own, page_rows, page_words
 page_module = sys.modules[f"{__name__}.page"]
 
 # What the page runs compiled from this Python (generator/compiler.py; docs/plates.md): each number and sentence once.
 PAGE = {"facts": page_facts.facts, "datasets": page_rows.datasets, "readout": page_words.readout,
-        "describe": page_words.describe, "table_rows": page_words.table_rows, "csv_rows": page_rows.csv_rows}
+        "describe": page_words.describe, "table_rows": page_words.table_rows, "csv_rows": page_rows.csv_rows,
+        "own": page_own.own}
 
 
 def figures(content, atlas: Atlas, store=None) -> list:

@@ -1,20 +1,17 @@
 """The reader's own run: free inputs checked exactly as the content schema checks the same fields, then evaluated
-like a preset. The checks are data (schema.NUMBER_RULES, the slider's range, the layer shape's rules, the messages):
-this module and the page's checker (templates/page/own.js) interpret the same data."""
+like a preset. The checks are data (schema.NUMBER_RULES, the slider's range, the layer shape's rules, the messages),
+which page_own reads, for the page (compiled: PAGE's own) and for the build alike."""
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass, replace
 
-import numpy as np
-
-from . import model
+from . import model, page_own
 from .presets import (BATCH_SCHEMA, MODEL_SCHEMA, NETWORK_SCHEMA, WORKSHOP_SCHEMA, Batch, Model, Network,
                       Selection)
 from .facts import Atlas, Facts, gpus_of, inputs
 from generator.notation import given, num, percent
-from generator.schema import broken_rule, rules
+from generator.schema import rules
+from generator.texts import plain
 
 CUSTOM = "custom"  # the id of the reader's own model, batch or network, in the controls and the URL
 # Each free input: (the control it belongs to, its label, the schema kind of the same content field).
@@ -30,25 +27,17 @@ FIELDS = {
 }
 SHAPE = ("layers", "d_model", "ffn", "vocab")  # optional, all or none (the timeline draws layers when given)
 MFU_RANGE = (0.2, 0.7)  # the slider's ends, as fractions
-_INT = re.compile(r"[+-]?\d(?:[\d,_]*\d)?")
-_FLOAT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
-_SPECIAL = re.compile(r"[+-]?(?:inf|infinity|nan)", re.IGNORECASE)
 
 
 def parse(text: str):
     """What a typed value is, as TOML would read it: a whole number (commas and underscores between digits
-    allowed), a float (decimal point, exponent, inf, nan), or else the text itself."""
-    t = text.strip()
-    if _INT.fullmatch(t):
-        return int(t.replace(",", "").replace("_", ""))
-    if _FLOAT.fullmatch(t) or _SPECIAL.fullmatch(t):
-        return float(t)
-    return t
+    allowed), a float (decimal point, exponent, inf, nan), or else the text itself (page_own.parse)."""
+    return page_own.parse(text)["value"]
 
 
 def shown(text: str) -> str:
     """The reader's text as a message quotes it."""
-    return json.dumps(text if len(text) <= 60 else text[:57] + "…", ensure_ascii=False)
+    return page_own.quoted(text)
 
 
 GOT = "{why}, got {text}"  # a message beside a free input: why, then what the reader typed
@@ -63,11 +52,8 @@ def field_rules(field: str) -> list[tuple[tuple, str]]:
 
 def check(field: str, text: str) -> tuple[object, str | None]:
     """(the value, None) when text is a good value of field, else (None, the message shown beside it)."""
-    value = parse(text)
-    why = broken_rule(field_rules(field), value)
-    if why is None:
-        return value, None
-    return None, GOT.replace("{why}", why).replace("{text}", shown(text))
+    value, message = page_own.check(field, text, {"fields": {field: {"rules": field_rules(field)}}, "got": GOT})
+    return value, message
 
 
 # The layer shape's rules: all of SHAPE or none; and params above factor × the product of `over` (the embedding and
@@ -81,18 +67,8 @@ SHAPE_RULES = {
 
 def shape_problem(values: dict) -> tuple[str, str] | None:
     """(field, message) when the optional layer shape is half given or leaves no room beside the embeddings."""
-    given = [k for k in SHAPE if values.get(k) is not None]
-    if given and len(given) < len(SHAPE):
-        missing = next(k for k in SHAPE if values.get(k) is None)
-        return missing, SHAPE_RULES["partial"]
-    room = SHAPE_RULES["room"]
-    if given:
-        least = room["factor"]
-        for k in room["over"]:
-            least *= values[k]
-        if values[room["field"]] <= least:
-            return room["field"], room["say"].replace("{least}", num(least))
-    return None
+    problem = page_own.shape_problem(values, list(SHAPE), SHAPE_RULES)
+    return None if problem is None else tuple(problem)
 
 
 def defaults(atlas: Atlas, default: Selection) -> dict[str, str]:
@@ -113,13 +89,11 @@ TOO_FAR = ("together with the other values, too large or too small for the model
 
 
 def model_problem(f: Facts) -> str | None:
-    """Values that pass each field's check can still overflow the model, as presets can (build.check_grid)."""
-    g = f.grid
-    for name in RESULTS:
-        a = np.asarray(getattr(g, name), dtype=np.float64)
-        if not (np.isfinite(a).all() and (np.abs(a) < LARGEST).all()):
-            return TOO_FAR
-    return None
+    """Values that pass each field's check can still overflow the model, as presets can (build.check_grid): the
+    facts as the page holds them, read as the page reads them (page_own.model_problem)."""
+    from .words import facts_data
+    return page_own.model_problem(plain(facts_data(f)), {"results": list(RESULTS), "largest": LARGEST,
+                                                         "too_far": TOO_FAR})
 
 
 def page_data(atlas: Atlas, default: Selection) -> dict:
