@@ -16,7 +16,7 @@ from .words import TABLE_COLUMNS, words_context
 CONTROLS = (("model", "Model"), ("batch", "Global batch"), ("network", "Network"), ("gpu", "GPU"),
             ("overlap", "Overlap"), ("precision", "Gradient precision"), ("topology", "Topology"),
             ("sharding", "Sharding"), ("bucket", "DDP bucket_cap_mb"),
-            ("micro", "Micro-batches (no_sync)"))
+            ("micro", "Micro-batches (no_sync)"), ("replica_gpus", "GPUs per replica"))
 
 
 def selection_key(sel: Selection, default: Selection | None = None) -> str:

@@ -28,11 +28,12 @@ class Selection:
     sharding: str = "none"
     bucket: str = "default"  # DDP's bucket_cap_mb on the real cluster (facts.CLUSTER_OPTIONS): left unset
     micro: str = "1"  # micro-batches per step (no_sync on all but the last)
+    replica_gpus: str = "1"  # GPUs per replica (tensor × pipeline parallel); the workshop's is one
 
 
 # [default]: the page's first selection, by id; any control may be set (facts.OPTIONS and CLUSTER_OPTIONS name the
 # allowed ids, presets.toml the GPUs), the rest keep the workshop's (Selection's own defaults).
-DEFAULT_CONTROLS = ("gpu", "overlap", "precision", "topology", "sharding", "bucket", "micro")
+DEFAULT_CONTROLS = ("gpu", "overlap", "precision", "topology", "sharding", "bucket", "micro", "replica_gpus")
 DEFAULT_SCHEMA = {"model": "text", "batch": "text", "network": "text", **{key: "text" for key in DEFAULT_CONTROLS}}
 DEFAULT_OPTIONAL = {key: getattr(Selection, key) for key in DEFAULT_CONTROLS}
 
