@@ -7,7 +7,7 @@ from generator.charts import Figure
 from generator.content import Content
 from generator.render import csv_column
 
-from . import custom
+from . import custom, measured
 from .facts import CLUSTER_KEYS, CLUSTER_OPTIONS, CSV_COLUMNS, KEYS, OPTIONS, SELECTION_COLUMNS, Atlas, gpus_of
 from .presets import Selection
 from .words import TABLE_COLUMNS, words_context
@@ -88,8 +88,19 @@ def page(content: Content, atlas: Atlas, figures: list[Figure], dataflows: dict[
         readout=words["readout"], caption=default_facts.caption, columns=TABLE_COLUMNS,
         tables={f.id: words["tables"][f.id] for f in figures},
         descriptions={f.id: words["describe"][f.id] for f in figures},
-        data=data, own=data["own"], presets=p,
+        data=data, own=data["own"], presets=p, static_tables=static_tables(content, atlas, default),
     )
+
+
+def static_tables(content: Content, atlas: Atlas, default: Selection) -> list[dict]:
+    """The page's tables that follow no control (docs/plates.md): published measurements beside the model."""
+    rows = measured.rows(atlas, content.root, default)
+    if not rows:
+        return []
+    labels = {i: (s.label, f"#source-{i}") for i, s in content.sources.items()}
+    return [{"id": "measured", "title": "Measured beside the model", "columns": measured.COLUMNS,
+             "caption": "Published measurements and the model's value for the same setup.",
+             "rows": measured.table(rows, labels), "note": measured.error_sentence(rows)}]
 
 
 def select_choices(content: Content) -> dict[str, list[str]]:
