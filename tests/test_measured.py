@@ -14,6 +14,12 @@ from xiv4 import PLATE, Selection, facts, model, xpage
 
 measured = PLATE.measured
 TOML = tomllib.loads((CONTENT / measured.FILE).read_text(encoding="utf-8"))
+LAYOUTS = tomllib.loads((CONTENT / "presets.toml").read_text(encoding="utf-8"))["layouts"]
+
+
+def layout(ident: str) -> Selection:
+    """A [layouts.<id>] of presets.toml as the selection it names."""
+    return Selection(**{k: v for k, v in LAYOUTS[ident].items() if k != "name"})
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +69,8 @@ def test_each_ratio_is_the_prediction_over_the_contents_measurement(shipped, row
     runs = [r for r in rows if r.kind == "mfu"]
     assert [r.measured for r in runs] == [e["mfu"] for e in TOML["runs"]]
     for row, entry in zip(runs, TOML["runs"]):
-        f = atlas.facts(Selection(**entry["selection"]))
+        f = atlas.facts(layout(entry["layout"]))
+        assert f.selection.replica_gpus == "128" and f.model.id == "llama3-405b"  # the published layout
         assert row.predicted == pytest.approx(f.inputs.mfu * f.cluster_at(entry["replicas"])["efficiency"], rel=1e-12)
         assert row.ratio == pytest.approx(row.predicted / entry["mfu"], rel=1e-12)
 
@@ -104,3 +111,19 @@ def test_a_replica_of_g_gpus_is_priced_per_gpu(shipped):
         model.NCCL_BASE_US + 2 * 63 * model.NET_US)
     wide = atlas.facts(Selection(default.model, default.batch, default.network, replica_gpus="128"))
     assert sum(wide.cluster_buckets[0]) == pytest.approx(sum(one.cluster_buckets[0]) / 128)  # each GPU's 1/g
+
+
+def test_a_layout_naming_a_choice_the_page_lacks_fails_at_its_line(tmp_path):
+    import shutil
+    from generator.schema import ContentError
+    root = tmp_path / "plate"
+    shutil.copytree(CONTENT, root, ignore=shutil.ignore_patterns("__pycache__"))
+    presets = root / "presets.toml"
+    text = presets.read_text(encoding="utf-8")
+    presets.write_text(text + '\n[layouts.wide]\nname = "too wide"\nmodel = "llama3-405b"\nbatch = "16M"\n'
+                       'network = "ib-400"\nreplica_gpus = "3"\n', encoding="utf-8")
+    line = len((text + '\n[layouts.wide]\nname = "too wide"\nmodel = "llama3-405b"\nbatch = "16M"\n'
+                'network = "ib-400"\nreplica_gpus = "3"').splitlines())
+    with pytest.raises(ContentError) as caught:
+        content.load(root)
+    assert f"presets.toml, line {line}:" in str(caught.value) and 'replica_gpus "3"' in str(caught.value)

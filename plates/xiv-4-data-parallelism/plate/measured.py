@@ -3,6 +3,7 @@ ratio predicted / measured, and the table the page prints of them (built once, a
 from __future__ import annotations
 
 import tomllib
+import urllib.parse
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from generator.notation import num, percent, sig
 
 from . import model
 from .facts import Atlas, inputs
-from .presets import Selection
+from .presets import Selection, layout_selection
 
 FILE = "measured.toml"
 LARGE_BYTES = 2**33  # an 8 GiB all-reduce: nccl-tests' largest sizes, where bandwidth alone counts
@@ -28,6 +29,7 @@ class Row:
     predicted: float
     source: str
     note: str = ""
+    href: str = ""  # the page's link to the selection the row's setup is, where it is one
 
     @property
     def measured(self) -> float:
@@ -68,7 +70,7 @@ def collective_row(atlas: Atlas, entry: dict, default: Selection) -> Row:
 
 def run_mfu(atlas: Atlas, entry: dict) -> float:
     """The model's MFU for a training run: the workshop's MFU × the real cluster's scaling efficiency there."""
-    f = atlas.facts(Selection(**entry["selection"]))
+    f = atlas.facts(layout_selection(atlas.presets, entry["layout"]))
     return float(f.inputs.mfu * f.cluster_at(int(entry["replicas"]))["efficiency"])
 
 
@@ -78,7 +80,8 @@ def rows(atlas: Atlas, root: Path, default: Selection) -> list[Row]:
     data = load(root)
     out = [collective_row(atlas, e, default) for e in data.get("collectives", [])]
     runs = data.get("runs", [])
-    made = [Row("mfu", e["setup"], float(e["mfu"]), float(e["mfu"]), run_mfu(atlas, e), e["source"]) for e in runs]
+    made = [Row("mfu", e["setup"], float(e["mfu"]), float(e["mfu"]), run_mfu(atlas, e), e["source"],
+                href="#" + urllib.parse.urlencode(atlas.presets.layouts[e["layout"]].choices)) for e in runs]
     out += made
     if len(made) >= 2:
         first, last = made[0], made[-1]
@@ -105,7 +108,10 @@ def _measured(row: Row) -> str:
 def table(rows_: list[Row], labels: dict[str, str]) -> list[list[str]]:
     """The table's cells, a row per measurement: what and where, measured, model, ratio, source label."""
     what = {"busbw": "all-reduce busbw", "per_nic": "busbw per NIC", "mfu": "BF16 MFU", "mfu_ratio": "MFU ratio"}
-    return [[f"{what[r.kind]}: {r.setup}" + (f" ({r.note})" if r.note else ""), _measured(r),
+    def head(r: Row):
+        text = f"{what[r.kind]}: {r.setup}" + (f" ({r.note})" if r.note else "")
+        return [text, r.href] if r.href else text
+    return [[head(r), _measured(r),
              _value(r.kind, r.predicted), sig(r.ratio, 3), labels.get(r.source, r.source)] for r in rows_]
 
 
