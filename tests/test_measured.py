@@ -127,3 +127,16 @@ def test_a_layout_naming_a_choice_the_page_lacks_fails_at_its_line(tmp_path):
     with pytest.raises(ContentError) as caught:
         content.load(root)
     assert f"presets.toml, line {line}:" in str(caught.value) and 'replica_gpus "3"' in str(caught.value)
+
+
+def test_a_layout_no_measured_run_names_is_a_warning(tmp_path):
+    import shutil
+    root = tmp_path / "plate"
+    shutil.copytree(CONTENT, root, ignore=shutil.ignore_patterns("__pycache__"))
+    assert not [w for w in PLATE.slots.unused(content.load(root)) if "layouts" in w]
+    presets = root / "presets.toml"
+    presets.write_text(presets.read_text(encoding="utf-8") + '\n[layouts.spare]\nname = "spare"\n'
+                       'model = "llama3-8b"\nbatch = "4M"\nnetwork = "ib-400"\n', encoding="utf-8")
+    warnings = PLATE.slots.unused(content.load(root))
+    assert [w for w in warnings if "[layouts.spare] is never used" in w] and \
+        not [w for w in warnings if "llama3-405b" in w]
