@@ -45,8 +45,12 @@ def test_the_table_holds_at_least_six_measurements_each_cited(shipped):
     for cells, entry in zip(body, TOML["collectives"] + TOML["runs"]):
         assert len(cells) == len(measured.COLUMNS)
         label, href = cells[-1]
-        assert entry["source"] in c.sources and href == f"#source-{entry['source']}"
-        assert label == c.sources[entry["source"]].label
+        if "thread" in entry:  # a GitHub thread: the row links to it
+            assert entry["thread"].startswith("https://github.com/NVIDIA/")
+            assert href == entry["thread"] and label.endswith("#" + entry["thread"].rsplit("/", 1)[-1])
+        else:
+            assert entry["source"] in c.sources
+            assert href == f"#source-{entry['source']}" and label == c.sources[entry["source"]].label
     assert tables[0]["note"]  # the one sentence that states the model's error
 
 

@@ -15,6 +15,7 @@ from .presets import Selection, layout_selection
 
 FILE = "measured.toml"
 LARGE_BYTES = 2**33  # an 8 GiB all-reduce: nccl-tests' largest sizes, where bandwidth alone counts
+OPTIMISTIC = 1.1  # a ratio past this the error sentence calls optimistic, not "within"
 COLUMNS = ["Measurement", "Measured", "Model", "Model ÷ measured", "Source"]
 
 
@@ -28,7 +29,8 @@ class Row:
     high: float
     predicted: float
     source: str
-    note: str = ""
+    algorithm: str = ""
+    thread: str = ""  # a GitHub thread's address, where the source is one entry for several  # a collective's: "ring" (what the model prices), "nvls" or "default" (NCCL's pick)
     href: str = ""  # the page's link to the selection the row's setup is, where it is one
 
     @property
@@ -65,7 +67,7 @@ def collective_row(atlas: Atlas, entry: dict, default: Selection) -> Row:
     if entry["what"] == "per_nic":
         predicted /= min(gpus, model.NODE_GPUS)  # each GPU's own NIC carries its channel
     return Row(entry["what"], entry["setup"], float(entry["low"]), float(entry["high"]), predicted / model.GB,
-               entry["source"], entry.get("note", ""))
+               entry.get("source", ""), entry["algorithm"], entry.get("thread", ""))
 
 
 def run_mfu(atlas: Atlas, entry: dict) -> float:
@@ -85,7 +87,7 @@ def rows(atlas: Atlas, root: Path, default: Selection) -> list[Row]:
     out += made
     if len(made) >= 2:
         first, last = made[0], made[-1]
-        out.append(Row("mfu_ratio", f"MFU at {num(runs[-1]['replicas'])} replicas over {num(runs[0]['replicas'])}",
+        out.append(Row("mfu_ratio", f"{num(runs[-1]['replicas'])} over {num(runs[0]['replicas'])} replicas",
                        last.measured / first.measured, last.measured / first.measured,
                        last.predicted / first.predicted, last.source))
     return out
@@ -105,31 +107,41 @@ def _measured(row: Row) -> str:
     return num(row.low) + "–" + _value(row.kind, row.high)
 
 
+def thread_label(address: str) -> str:
+    """A GitHub issue's short name: "nccl-tests #212"."""
+    parts = address.rstrip("/").split("/")
+    return f"{parts[-3]} #{parts[-1]}"
+
+
 def table(rows_: list[Row], labels: dict[str, str]) -> list[list[str]]:
-    """The table's cells, a row per measurement: what and where, measured, model, ratio, source label."""
-    what = {"busbw": "all-reduce busbw", "per_nic": "busbw per NIC", "mfu": "BF16 MFU", "mfu_ratio": "MFU ratio"}
+    """The table's cells, a row per measurement: what and where, measured, model, ratio, source (its thread where it
+    has one)."""
+    what = {"busbw": "busbw", "per_nic": "busbw per NIC", "mfu": "MFU", "mfu_ratio": "MFU ratio"}
     def head(r: Row):
-        text = f"{what[r.kind]}: {r.setup}" + (f" ({r.note})" if r.note else "")
+        text = f"{what[r.kind]}: {r.setup}"
         return [text, r.href] if r.href else text
     return [[head(r), _measured(r),
-             _value(r.kind, r.predicted), sig(r.ratio, 3), labels.get(r.source, r.source)] for r in rows_]
+             _value(r.kind, r.predicted), sig(r.ratio, 3),
+             [thread_label(r.thread), r.thread] if r.thread else labels.get(r.source, r.source)] for r in rows_]
 
 
 def error_sentence(rows_: list[Row]) -> str:
     """The model's error in one sentence, its numbers read off the rows."""
     nic = [r for r in rows_ if r.kind == "per_nic"][:1]
-    ring = [r for r in rows_ if r.kind == "busbw" and "NVLS off" in r.setup][:1]
-    nvls = [r for r in rows_ if r.kind == "busbw" and "NVLS" in r.setup and "NVLS off" not in r.setup][:1]
+    ring = [r for r in rows_ if r.kind == "busbw" and r.algorithm == "ring"][:1]  # NVLink inside one node
+    nvls = [r for r in rows_ if r.kind == "busbw" and r.algorithm == "nvls"][:1]
     ratio = [r for r in rows_ if r.kind == "mfu_ratio"][:1]
     parts = []
     if nic:
         parts.append(f"where a NIC bounds the ring the model is within {percent(abs(nic[0].ratio - 1))} of NVIDIA's "
                      "figure")
-    if ring:
-        parts.append(f"at NVLink's line rate it is {percent(ring[0].ratio - 1)} optimistic, lacking NCCL's "
-                     "protocol overhead")
+    if ring and ring[0].ratio > OPTIMISTIC:
+        parts.append(f"over NVLink it is {percent(ring[0].ratio - 1)} optimistic, pricing the line rate without "
+                     "NCCL's protocol overhead")
+    elif ring:
+        parts.append(f"over NVLink it is within {percent(abs(ring[0].ratio - 1))}")
     if nvls:
-        parts.append(f"in-switch reduction (NVLS), which it leaves out, beats that line rate by "
+        parts.append(f"in-switch reduction (NVLS), which it leaves out, beats its ring by "
                      f"{percent(1 / nvls[0].ratio - 1)}")
     if ratio:
         r = ratio[0]

@@ -100,7 +100,8 @@ def static_tables(content: Content, atlas: Atlas, default: Selection) -> list[di
     labels = {i: (s.label, f"#source-{i}") for i, s in content.sources.items()}
     return [{"id": "measured", "title": "Measured beside the model", "columns": measured.COLUMNS,
              "caption": "Published measurements and the model's value for the same setup.",
-             "rows": measured.table(rows, labels), "note": measured.error_sentence(rows)}]
+             "rows": measured.table(rows, labels), "note": measured.error_sentence(rows),
+             "print": False}]  # the plate's four printed pages have no room for it
 
 
 def select_choices(content: Content) -> dict[str, list[str]]:
