@@ -11,6 +11,12 @@ PIECES = 4096  # … in at most this many pieces (the page cuts the same list at
 MAX_LAYERS = 10_000  # deeper than any model trained; past it the shape is not used (nine tensors a layer)
 
 
+def gpu_tensors(tensors, gpus_per_replica):
+    """One GPU's gradient tensors when a replica spans g GPUs: each tensor's 1/g (tensor parallelism cuts tensors,
+    pipeline parallelism deals out layers; either way a GPU holds 1/g of the gradients, in the same order)."""
+    return [t / gpus_per_replica for t in tensors]
+
+
 def tensor_params(params, layers, d_model, ffn, vocab):
     """The model's parameter tensors (elements each) in the order the backward pass makes their gradients: the
     output head, the final norm, each layer from the last (down, up, gate, post-attention norm, o, v, k, q, input

@@ -8,6 +8,12 @@ RING_FACTOR = 2  # a ring all-reduce sends and receives 2·(n−1)/n of the buff
 NODE_GPUS = 8  # GPUs per node joined by NVLink, for the hierarchical all-reduce
 
 
+def group_node_gpus(gpus_per_replica, node_gpus=NODE_GPUS):
+    """GPUs of one data-parallel group in a node: replicas of g GPUs share a node g to g (node_gpus/g of the group in
+    it); a replica of a node or more meets its peers only across nodes, one to a node."""
+    return np.maximum(1.0, np.floor(node_gpus / gpus_per_replica))
+
+
 def ring_seconds(buffer_bytes, link_bytes_per_s, replicas):
     """A ring all-reduce of a buffer S over n members: 2·(n−1)/n · S / B (zero for one member)."""
     return RING_FACTOR * (replicas - 1) / replicas * buffer_bytes / link_bytes_per_s

@@ -15,6 +15,12 @@ def replica_counts(max_replicas):
     return np.asarray([2**k for k in range(math.floor(math.log2(max_replicas)) + 1)])
 
 
+def gpu_params(params, gpus_per_replica):
+    """Parameters each GPU of a replica computes, reduces and keeps: N/g, a replica of g GPUs split evenly by tensor
+    and pipeline parallelism (the pipeline's bubble and tensor parallelism's own traffic are left out)."""
+    return params / gpus_per_replica
+
+
 def compute_seconds(params, batch_tokens, replicas, peak_flops, mfu):
     """Per-replica compute time of one optimiser step: 6·N·T / (n·P·u)."""
     return FLOPS_PER_PARAM_TOKEN * params * batch_tokens / (replicas * peak_flops * mfu)

@@ -81,6 +81,16 @@ class WorkshopSettings:
 
 
 @dataclass(frozen=True)
+class Layout:
+    """A published run's layout: its name and the controls' ids that select it ({control key: id}; the plate that
+    offers the controls checks them)."""
+
+    id: str
+    name: str
+    choices: dict[str, str]
+
+
+@dataclass(frozen=True)
 class Presets:
     """Everything the reader can choose, and the workshop they are evaluated in."""
 
@@ -90,6 +100,7 @@ class Presets:
     batches: dict[str, Batch]
     networks: dict[str, Network]
     gpus: dict[str, Gpu] = field(default_factory=dict)  # every GPU the reader can choose; `gpu` is the workshop's
+    layouts: dict[str, Layout] = field(default_factory=dict)  # [layouts.<id>]: selections real runs used
 
 
 MAX_REPLICAS = 2**20  # the page embeds every replica count; beyond this it only grows
@@ -131,7 +142,8 @@ def _presets(problems: Problems, path: Path, text: str, data: dict) -> Presets |
     """Check the tables of presets.toml into Presets."""
     hints = belongs({"[workshop]": WORKSHOP_SCHEMA, "[gpus.<id>]": GPU_SCHEMA, "[models.<id>]": MODEL_SCHEMA,
                       "[batches.<id>]": BATCH_SCHEMA, "[networks.<id>]": NETWORK_SCHEMA})
-    unknown_tables(problems, path, text, data, ("workshop", "gpus", "models", "batches", "networks"), hints)
+    unknown_tables(problems, path, text, data, ("workshop", "gpus", "models", "batches", "networks", "layouts"),
+                   hints)
     workshop = None
     if "workshop" not in data:
         problems.add(path, None, "missing table [workshop] (gpu, mfu, bytes_per_grad, bytes_per_param_states, "
@@ -199,7 +211,25 @@ def _presets(problems: Problems, path: Path, text: str, data: dict) -> Presets |
     networks = {i: replace(n, link_gbytes_per_s=gpu.nvlink_gbytes_per_s) if n.nvlink else n
                 for i, n in networks.items()}
     return Presets(workshop=WorkshopSettings(**workshop), gpu=gpu, models=models, batches=batches,
-                   networks=networks, gpus=gpus)
+                   networks=networks, gpus=gpus, layouts=layouts(problems, path, text, data))
+
+
+def layouts(problems: Problems, path: Path, text: str, data: dict) -> dict[str, Layout]:
+    """[layouts.<id>]: each a name and control ids, all text (which ids a control offers is the plate's to check)."""
+    out = {}
+    tables = data.get("layouts", {})
+    if not isinstance(tables, dict):
+        problems.add(path, locate(text, ("layouts",)), "[layouts] must be tables [layouts.<id>]")
+        return out
+    for ident, table in tables.items():
+        if not isinstance(table, dict) or not isinstance(table.get("name"), str) or \
+                not all(isinstance(v, str) for v in table.values()):
+            problems.add(path, locate(text, ("layouts", ident)),
+                         f"layout {quote(ident)}: a name and the controls' ids, each a string "
+                         f'(name = "…", model = "…", replica_gpus = "128")')
+            continue
+        out[ident] = Layout(id=ident, name=table["name"], choices={k: v for k, v in table.items() if k != "name"})
+    return out
 
 
 def check_gpu_sources(problems: Problems, path: Path, presets: Presets, sources: dict[str, Source]) -> None:

@@ -56,7 +56,7 @@ def inputs(presets: Presets, sel: Selection) -> model.Inputs:
         bytes_per_grad=FP32_BYTES if sel.precision == "fp32" else w.bytes_per_grad,
         hierarchical=sel.topology == "nodes", backward_only=sel.overlap == "backward",
         sharding=list(OPTIONS["sharding"]).index(sel.sharding), seq_len=w.seq_len,
-        state_bytes=w.bytes_per_param_states,
+        state_bytes=w.bytes_per_param_states, gpus_per_replica=float(sel.replica_gpus),
     )
 
 
@@ -94,11 +94,14 @@ def extremes(presets: Presets) -> dict[str, list[str]]:
 
 
 @functools.lru_cache(maxsize=1024)
-def _cluster(shape, bytes_per_grad, cap_mb, compute, link, nvlink, replicas, micro) -> dict[str, list]:
-    """model.cluster for one model, precision, cap, compute and links: the overlap, topology and sharding do not
-    change it, so the selections that differ only in those share one evaluation."""
-    sizes, ready = model.buckets(model.tensor_params(*shape), bytes_per_grad, *model.bucket_caps(cap_mb))
-    return model.cluster(list(compute), sizes, ready, link, nvlink, list(replicas), micro)
+def _cluster(shape, bytes_per_grad, cap_mb, compute, link, nvlink, replicas, micro, gpus_per_replica=1.0
+             ) -> dict[str, list]:
+    """model.cluster for one model, precision, cap, compute, links and GPUs per replica: the overlap, topology and
+    sharding do not change it, so the selections that differ only in those share one evaluation."""
+    sizes, ready = model.buckets(model.gpu_tensors(model.tensor_params(*shape), gpus_per_replica), bytes_per_grad,
+                                 *model.bucket_caps(cap_mb))
+    return model.cluster(list(compute), sizes, ready, link, nvlink, list(replicas), micro,
+                         int(model.group_node_gpus(gpus_per_replica)))
 
 
 @dataclass(frozen=True)
@@ -331,7 +334,8 @@ class Facts:
         """DDP's buckets under the chosen bucket_cap_mb: the bytes of each, in all-reduce order, and the share of
         the gradients made when each is full."""
         m = self.model
-        return model.buckets(model.tensor_params(m.params, m.layers, m.d_model, m.ffn, m.vocab),
+        return model.buckets(model.gpu_tensors(model.tensor_params(m.params, m.layers, m.d_model, m.ffn, m.vocab),
+                                               self.inputs.gpus_per_replica),
                              self.inputs.bytes_per_grad, *model.bucket_caps(self.bucket_cap_mb))
 
     @cached_property
@@ -340,7 +344,8 @@ class Facts:
         x, m = self.inputs, self.model
         made = _cluster((m.params, m.layers, m.d_model, m.ffn, m.vocab), float(x.bytes_per_grad), self.bucket_cap_mb,
                         tuple(p.compute_s for p in self.points), float(x.link_bytes_per_s),
-                        float(x.nvlink_bytes_per_s), tuple(p.replicas for p in self.points), self.micro_batches)
+                        float(x.nvlink_bytes_per_s), tuple(p.replicas for p in self.points), self.micro_batches,
+                        float(x.gpus_per_replica))
         return {name: list(values) for name, values in made.items()}
 
     def cluster_at(self, replicas: int) -> dict[str, float]:

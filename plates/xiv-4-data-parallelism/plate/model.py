@@ -11,14 +11,15 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from platelib.buckets import (BUCKET_BYTES, FIRST_BUCKET_BYTES, MAX_LAYERS, PIECE, PIECES,  # noqa: F401
-                              bucket_caps, bucket_schedule, bucketed_tail_seconds, buckets, tensor_params)
+                              bucket_caps, bucket_schedule, bucketed_tail_seconds, buckets, gpu_tensors,
+                              tensor_params)
 from platelib.cluster import CLUSTER_FIELDS, cluster, cluster_point  # noqa: F401
 from platelib.collectives import (NCCL_BASE_US, NCCL_CHANNELS, NET_US, NODE_GPUS, RING_FACTOR,  # noqa: F401
                                   RING_NVLINK_US, RING_PLATEAU, TREE_BUS, TREE_CORRECTION, TREE_NVLINK_US,
-                                  allreduce_seconds, bus_bytes_per_s, nccl_allreduce, nccl_choice, nodes,
+                                  allreduce_seconds, bus_bytes_per_s, group_node_gpus, nccl_allreduce, nccl_choice, nodes,
                                   ring_latency_us, ring_plateau, ring_seconds, tree_correction, tree_latency_us)
 from platelib.compute import (FLOPS_PER_PARAM_TOKEN, compute_seconds, continuous_crossing, efficiency,  # noqa: F401
-                              hidden_window, replica_counts, step_seconds)
+                              gpu_params, hidden_window, replica_counts, step_seconds)
 from platelib.units import GB, MIB  # noqa: F401
 from platelib.zero import (GRADIENT_BYTES, WEIGHT_BYTES, comm_seconds, forward_traffic,  # noqa: F401
                            hiding_comm_seconds, kept_bytes_per_param, smallest_fitting_replicas,
@@ -42,6 +43,7 @@ class Inputs:
     sharding: object = 0
     seq_len: object = 8192
     state_bytes: object = 16
+    gpus_per_replica: object = 1  # tensor × pipeline parallel: the GPUs one replica spans
 
 
 @dataclass(frozen=True)
@@ -70,13 +72,15 @@ def evaluate(inputs: Inputs, replicas) -> Run:
     x = {f.name: np.asarray(getattr(inputs, f.name), dtype=np.float64)[..., None] for f in fields(Inputs)}
     n = np.asarray(replicas, dtype=np.float64)
     shape = np.broadcast_shapes(n.shape, *(v.shape for v in x.values()))
-    compute = compute_seconds(x["params"], x["batch_tokens"], n, x["peak_flops"], x["mfu"])
-    allreduce = allreduce_seconds(x["params"], x["bytes_per_grad"], x["link_bytes_per_s"], x["nvlink_bytes_per_s"],
-                                  n, x["hierarchical"] != 0)
+    share = gpu_params(x["params"], x["gpus_per_replica"])  # each GPU computes, reduces and keeps N/g
+    node = group_node_gpus(x["gpus_per_replica"])
+    compute = compute_seconds(share, x["batch_tokens"], n, x["peak_flops"], x["mfu"])
+    allreduce = allreduce_seconds(share, x["bytes_per_grad"], x["link_bytes_per_s"], x["nvlink_bytes_per_s"],
+                                  n, x["hierarchical"] != 0, node)
     comm = comm_seconds(allreduce, x["sharding"], x["bytes_per_grad"])
     step = step_seconds(compute, comm, x["backward_only"] != 0, forward_traffic(x["sharding"], x["bytes_per_grad"]) * allreduce)
     tokens = x["batch_tokens"] / n
-    states = state_bytes_per_param(x["sharding"], n, x["state_bytes"]) * x["params"]
+    states = state_bytes_per_param(x["sharding"], n, x["state_bytes"]) * share
     fits = np.broadcast_to(states <= x["memory_bytes"], shape)
     crossed = np.broadcast_to(step > compute, shape)
     wide = {k: np.broadcast_to(v, shape) for k, v in
@@ -90,8 +94,8 @@ def evaluate(inputs: Inputs, replicas) -> Run:
         states_bytes=wide["states"], fits=fits, crossing_index=first(crossed),
         continuous_crossing=squeeze(continuous_crossing(
             x["batch_tokens"], x["peak_flops"], x["mfu"], x["bytes_per_grad"], x["link_bytes_per_s"],
-            x["nvlink_bytes_per_s"], x["hierarchical"] != 0, x["backward_only"] != 0, x["sharding"])),
-        smallest_fitting=squeeze(smallest_fitting_replicas(x["params"], x["sharding"], x["memory_bytes"],
+            x["nvlink_bytes_per_s"], x["hierarchical"] != 0, x["backward_only"] != 0, x["sharding"], node)),
+        smallest_fitting=squeeze(smallest_fitting_replicas(share, x["sharding"], x["memory_bytes"],
                                                            x["state_bytes"])),
         smallest_fitting_index=first(fits),
     )

@@ -7,7 +7,7 @@ from generator.charts import Figure
 from generator.content import Content
 from generator.render import csv_column
 
-from . import custom
+from . import custom, measured
 from .facts import CLUSTER_KEYS, CLUSTER_OPTIONS, CSV_COLUMNS, KEYS, OPTIONS, SELECTION_COLUMNS, Atlas, gpus_of
 from .presets import Selection
 from .words import TABLE_COLUMNS, words_context
@@ -16,7 +16,7 @@ from .words import TABLE_COLUMNS, words_context
 CONTROLS = (("model", "Model"), ("batch", "Global batch"), ("network", "Network"), ("gpu", "GPU"),
             ("overlap", "Overlap"), ("precision", "Gradient precision"), ("topology", "Topology"),
             ("sharding", "Sharding"), ("bucket", "DDP bucket_cap_mb"),
-            ("micro", "Micro-batches (no_sync)"))
+            ("micro", "Micro-batches (no_sync)"), ("replica_gpus", "GPUs per replica"))
 
 
 def selection_key(sel: Selection, default: Selection | None = None) -> str:
@@ -88,8 +88,20 @@ def page(content: Content, atlas: Atlas, figures: list[Figure], dataflows: dict[
         readout=words["readout"], caption=default_facts.caption, columns=TABLE_COLUMNS,
         tables={f.id: words["tables"][f.id] for f in figures},
         descriptions={f.id: words["describe"][f.id] for f in figures},
-        data=data, own=data["own"], presets=p,
+        data=data, own=data["own"], presets=p, static_tables=static_tables(content, atlas, default),
     )
+
+
+def static_tables(content: Content, atlas: Atlas, default: Selection) -> list[dict]:
+    """The page's tables that follow no control (docs/plates.md): published measurements beside the model."""
+    rows = measured.rows(atlas, content.root, default)
+    if not rows:
+        return []
+    labels = {i: (s.label, f"#source-{i}") for i, s in content.sources.items()}
+    return [{"id": "measured", "title": "Measured beside the model", "columns": measured.COLUMNS,
+             "caption": "Published measurements and the model's value for the same setup.",
+             "rows": measured.table(rows, labels), "note": measured.error_sentence(rows),
+             "print": False}]  # the plate's four printed pages have no room for it
 
 
 def select_choices(content: Content) -> dict[str, list[str]]:

@@ -4,10 +4,10 @@
 import math
 
 from generator.notation import given, num, percent
-from platelib.buckets import bucket_caps, bucket_schedule, bucketed_tail_seconds, buckets, tensor_params
+from platelib.buckets import bucket_caps, bucket_schedule, bucketed_tail_seconds, buckets, gpu_tensors, tensor_params
 from platelib.cluster import cluster
-from platelib.collectives import allreduce_seconds
-from platelib.compute import compute_seconds, continuous_crossing, efficiency, replica_counts, step_seconds
+from platelib.collectives import allreduce_seconds, group_node_gpus
+from platelib.compute import compute_seconds, continuous_crossing, efficiency, gpu_params, replica_counts, step_seconds
 from platelib.units import GB
 from platelib.zero import comm_seconds, forward_traffic, smallest_fitting_replicas, state_bytes_per_param
 
@@ -60,19 +60,21 @@ def inputs(p, sel):
             "bytes_per_grad": float(FP32_BYTES if sel["precision"] == "fp32" else w["bytes_per_grad"]),
             "hierarchical": sel["topology"] == "nodes", "backward_only": sel["overlap"] == "backward",
             "sharding": SHARDING.index(sel["sharding"]), "seq_len": float(w["seq_len"]),
-            "state_bytes": float(w["bytes_per_param_states"])}
+            "state_bytes": float(w["bytes_per_param_states"]), "gpus_per_replica": float(sel["replica_gpus"])}
 
 
 def point(x, n):
     """The model at one replica count."""
-    compute = float(compute_seconds(x["params"], x["batch_tokens"], n, x["peak_flops"], x["mfu"]))
-    allreduce = float(allreduce_seconds(x["params"], x["bytes_per_grad"], x["link_bytes_per_s"],
-                                        x["nvlink_bytes_per_s"], n, x["hierarchical"]))
+    share = float(gpu_params(x["params"], x["gpus_per_replica"]))  # each GPU computes, reduces and keeps N/g
+    compute = float(compute_seconds(share, x["batch_tokens"], n, x["peak_flops"], x["mfu"]))
+    allreduce = float(allreduce_seconds(share, x["bytes_per_grad"], x["link_bytes_per_s"],
+                                        x["nvlink_bytes_per_s"], n, x["hierarchical"],
+                                        float(group_node_gpus(x["gpus_per_replica"]))))
     comm = float(comm_seconds(allreduce, x["sharding"], x["bytes_per_grad"]))
     forward = float(forward_traffic(x["sharding"], x["bytes_per_grad"])) * allreduce
     step = float(step_seconds(compute, comm, x["backward_only"], forward))
     tokens = x["batch_tokens"] / n
-    states = float(state_bytes_per_param(x["sharding"], n, x["state_bytes"])) * x["params"]
+    states = float(state_bytes_per_param(x["sharding"], n, x["state_bytes"])) * share
     return {"replicas": n, "compute_s": compute, "allreduce_s": allreduce, "comm_s": comm, "step_s": step,
             "exposed_s": step - compute, "efficiency": float(efficiency(compute, step)), "tokens_per_replica": tokens,
             "sequences_per_replica": tokens / x["seq_len"], "states_gb": states / GB, "states_bytes": states,
@@ -120,6 +122,8 @@ def facts(selection, presets):
         sel["bucket"] = "default"
     if "micro" not in sel:
         sel["micro"] = "1"
+    if "replica_gpus" not in sel:
+        sel["replica_gpus"] = "1"
     p = presets_of(sel, presets)
     x = inputs(p, sel)
     counts = replica_counts(p["workshop"]["max_replicas"])
@@ -129,7 +133,9 @@ def facts(selection, presets):
         replicas.append(int(counts[r]))
         points.append(point(x, replicas[r]))
     crossing = crossing_index(points)
-    fitting = float(smallest_fitting_replicas(x["params"], x["sharding"], x["memory_bytes"], x["state_bytes"]))
+    share = float(gpu_params(x["params"], x["gpus_per_replica"]))
+    node_gpus = int(group_node_gpus(x["gpus_per_replica"]))
+    fitting = float(smallest_fitting_replicas(share, x["sharding"], x["memory_bytes"], x["state_bytes"]))
     fits_at = fitting_index(points)
     gpu = p["gpus"][sel["gpu"]]
     network = p["networks"][sel["network"]]
@@ -142,7 +148,7 @@ def facts(selection, presets):
          "continuous_crossing": float(continuous_crossing(x["batch_tokens"], x["peak_flops"], x["mfu"],
                                                           x["bytes_per_grad"], x["link_bytes_per_s"],
                                                           x["nvlink_bytes_per_s"], x["hierarchical"],
-                                                          x["backward_only"], x["sharding"])),
+                                                          x["backward_only"], x["sharding"], node_gpus)),
          "backward_only": x["backward_only"], "sharding_stage": x["sharding"],
          "smallest_fitting_replicas": None if math.isnan(fitting) else fitting,
          "smallest_fitting_on_grid": None if fits_at < 0 else replicas[fits_at],
@@ -156,7 +162,8 @@ def facts(selection, presets):
     # DDP's buckets under the chosen bucket_cap_mb: the timeline's, and the real cluster's
     f["bucket_cap_mb"] = None if sel["bucket"] == "default" else float(sel["bucket"])
     caps = bucket_caps(f["bucket_cap_mb"])
-    made = buckets(tensor_params(model["params"], model["layers"], model["d_model"], model["ffn"], model["vocab"]),
+    made = buckets(gpu_tensors(tensor_params(model["params"], model["layers"], model["d_model"], model["ffn"],
+                                             model["vocab"]), x["gpus_per_replica"]),
                    x["bytes_per_grad"], caps[0], caps[1])
     sizes = made[0]
     ready = made[1]
@@ -167,7 +174,7 @@ def facts(selection, presets):
     for r in range(len(points)):
         compute.append(points[r]["compute_s"])
     f["cluster"] = cluster(compute, sizes, ready, x["link_bytes_per_s"],
-                           x["nvlink_bytes_per_s"], replicas, int(sel["micro"]))
+                           x["nvlink_bytes_per_s"], replicas, int(sel["micro"]), node_gpus)
     bucketed = max(0.0, forward_comm - t["compute_s"] / 3) + bucketed_tail_seconds(t["compute_s"], f["timeline_comm_s"],
                                                                                   sizes, ready)
     bound = float(step_seconds(t["compute_s"], t["comm_s"], True, forward_comm)) - t["compute_s"]

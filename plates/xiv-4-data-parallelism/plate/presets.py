@@ -28,11 +28,12 @@ class Selection:
     sharding: str = "none"
     bucket: str = "default"  # DDP's bucket_cap_mb on the real cluster (facts.CLUSTER_OPTIONS): left unset
     micro: str = "1"  # micro-batches per step (no_sync on all but the last)
+    replica_gpus: str = "1"  # GPUs per replica (tensor × pipeline parallel); the workshop's is one
 
 
 # [default]: the page's first selection, by id; any control may be set (facts.OPTIONS and CLUSTER_OPTIONS name the
 # allowed ids, presets.toml the GPUs), the rest keep the workshop's (Selection's own defaults).
-DEFAULT_CONTROLS = ("gpu", "overlap", "precision", "topology", "sharding", "bucket", "micro")
+DEFAULT_CONTROLS = ("gpu", "overlap", "precision", "topology", "sharding", "bucket", "micro", "replica_gpus")
 DEFAULT_SCHEMA = {"model": "text", "batch": "text", "network": "text", **{key: "text" for key in DEFAULT_CONTROLS}}
 DEFAULT_OPTIONAL = {key: getattr(Selection, key) for key in DEFAULT_CONTROLS}
 
@@ -54,10 +55,39 @@ def _check_default(problems: Problems, path: Path, front: str, plate: Plate, ids
                          f"[default]: {key} {quote(chosen)} is not {what} ({hint}known: {', '.join(table) or 'none'})")
 
 
+def _check_layouts(problems: Problems, path: Path, presets: Presets, ids: dict[str, list[str]]) -> None:
+    """Each [layouts.<id>] names controls the page has and choices they offer."""
+    from .facts import CLUSTER_OPTIONS, OPTIONS
+    tables = {"model": ids["models"], "batch": ids["batches"], "network": ids["networks"], "gpu": ids["gpus"],
+              **{key: list(choices) for key, choices in {**OPTIONS, **CLUSTER_OPTIONS}.items()}}
+    text = path.read_text(encoding="utf-8")
+    for layout in presets.layouts.values():
+        for key, chosen in layout.choices.items():
+            if key not in tables:
+                problems.add(path, locate(text, ("layouts", layout.id, key)),
+                             f"layout {quote(layout.id)}: {key} is not a control (known: {', '.join(tables)})")
+            elif chosen not in tables[key]:
+                problems.add(path, locate(text, ("layouts", layout.id, key)),
+                             f"layout {quote(layout.id)}: {key} {quote(chosen)} is not one of its choices "
+                             f"(known: {', '.join(tables[key])})")
+        for key in ("model", "batch", "network"):
+            if key not in layout.choices:
+                problems.add(path, locate(text, ("layouts", layout.id)),
+                             f"layout {quote(layout.id)}: give its {key} (the other controls keep the workshop's)")
+
+
+def layout_selection(presets: Presets, layout_id: str) -> Selection:
+    """The selection a [layouts.<id>] names (the controls it leaves out keep the workshop's)."""
+    return Selection(**presets.layouts[layout_id].choices)
+
+
 def check_content(problems: Problems, root: Path, front: str, plate: Plate | None, presets: Presets | None,
                   ids: dict[str, list[str]] | None, sources: dict[str, Source] | None) -> None:
-    """What joins the files: [default] names presets and choices; a GPU's source is in sources.toml."""
+    """What joins the files: [default] and [layouts] name presets and choices; a GPU's source is in
+    sources.toml."""
     if plate and ids:
         _check_default(problems, root / "plate.md", front, plate, ids)
+    if presets and ids:
+        _check_layouts(problems, root / "presets.toml", presets, ids)
     if presets and sources is not None:
         check_gpu_sources(problems, root / "presets.toml", presets, sources)
