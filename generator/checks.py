@@ -232,7 +232,8 @@ def checked(content_dir: Path) -> Checked:
     problems: list[str] = []
     module = c.module
     ids = {name: list(getattr(c.presets, name)) for name in module.SLOT_TABLES}
-    check_prose(module, (c.plate.before_figures, c.plate.after_figures), c.terms, c.sources, ids, problems)
+    parts = tuple(p for p in (c.plate.assumptions, c.plate.before_figures, c.plate.after_figures) if p is not None)
+    check_prose(module, parts, c.terms, c.sources, ids, problems)
     model = module.model_of(c)
     module.check_model(model, c.root)
     try:
