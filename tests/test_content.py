@@ -100,7 +100,25 @@ def test_prose_is_split_at_the_figures_line():
     mark = p.after_figures.first_line - 2
     assert lines[mark].strip() == content.FIGURES_MARK
     assert p.after_figures.text.strip() == "\n".join(lines[mark + 1:]).strip()
-    assert p.before_figures.text.strip() == "\n".join(lines[p.before_figures.first_line - 1:mark]).strip()
+    # The prose before [[figures]]: up to the [[assumptions]] line, and from it to [[figures]] (the disclosure's).
+    split = p.assumptions.first_line - 2
+    assert lines[split].strip() == content.ASSUMPTIONS_MARK
+    assert p.before_figures.text.strip() == "\n".join(lines[p.before_figures.first_line - 1:split]).strip()
+    assert p.assumptions.text.strip() == "\n".join(lines[split + 1:mark]).strip()
+
+
+def test_a_misplaced_or_second_assumptions_line_is_a_mistake_at_its_line(tmp_path):
+    """[[assumptions]] after [[figures]], or twice, is reported at file:line, not rendered as text."""
+    twice = "[[assumptions]]\n\n[[assumptions]]\n[[figures]]"
+    for n, edit in enumerate((lambda t: t + "\n[[assumptions]]\n", lambda t: t.replace("[[figures]]", twice))):
+        root = copy_fixture(tmp_path / str(n))
+        text = (root / "plate.md").read_text()
+        (root / "plate.md").write_text(edit(text), encoding="utf-8")
+        with pytest.raises(ContentError) as error:
+            content.load(root)
+        lines = edit(text).splitlines()
+        where = [i + 1 for i, line in enumerate(lines) if line.strip() == content.ASSUMPTIONS_MARK][-1]
+        assert f"plate.md, line {where}:" in str(error.value), str(error.value)
 
 
 def copy_fixture(tmp_path):
