@@ -695,8 +695,11 @@ def prose_html(content: Content, model) -> ProseHtml:
         raise ContentError(problems)
     used: set[str] = set()
     order = citation_order(texts, content)
-    parts = link_terms([link_citations(markdown_to_html(t, used), content, order) for t in texts], content)
+    parts = [link_citations(markdown_to_html(t, used), content, order) for t in texts]
     assumptions = parts.pop(0) if plate.assumptions is not None else ""
+    # Terms link at their first use as a reader with scripts reads: the disclosure of the assumptions, closed on
+    # screen, after the prose (citations keep the page's order, where the assumptions come first).
+    *parts, assumptions = link_terms([*parts, assumptions], content)
     return ProseHtml(parts, sources_in_order(content, order), assumptions)
 
 
