@@ -244,4 +244,4 @@ def checked(content_dir: Path) -> Checked:
         problems += [p for p in error.problems if p.split(": ", 1)[0] not in seen and p not in problems]
     if problems:
         raise ContentError(problems)
-    return Checked(c, model, parts, unused(c, parts))
+    return Checked(c, model, parts, unused(c, [*parts, parts.assumptions]))  # the disclosure's prose counts too
