@@ -34,7 +34,7 @@ def on_screen_together(places: dict) -> bool:
 
 
 def test_every_figure_is_on_screen_with_the_controls_and_changes_under_the_keyboard(site, open_page):
-    page = open_page(site, **PHONE).page
+    page = open_page(site, open_more=False, **PHONE).page  # the bar as it opens: its disclosure closed
     data = page.evaluate("JSON.parse(document.getElementById('plate-data').textContent)")
     keys, figures = data["keys"], [f["id"] for f in data["figures"]]
     key = next(k for k in ("batch", "model", "network") if len(data["choices"][k]) > 1)
