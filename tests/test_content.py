@@ -1,4 +1,5 @@
 """Loading content: the real plate, the fixture, and mistakes reported with file and line."""
+import re
 import shutil
 import tomllib
 
@@ -170,3 +171,21 @@ def test_toml_syntax_error_has_its_line(tmp_path):
     edit(root / "sources.toml", 'title = "A Paper"', 'title = "A Paper')
     with pytest.raises(ContentError, match=r"content/sources.toml, line 3: TOML syntax error"):
         content.load(root)
+
+
+def test_first_controls_default_to_the_first_three_and_must_name_controls(tmp_path):
+    """Without first_controls the page's first three controls sit beside Figure 1 and the rest in the disclosure;
+    a key no control has fails the build, naming it."""
+    from generator import build
+    root = copy_fixture(tmp_path / "plain")
+    build.build(root, tmp_path / "plain-site")
+    html = (tmp_path / "plain-site" / "index.html").read_text(encoding="utf-8")
+    keys = re.findall(r'<select id="choose-([^"]+)"', html)
+    beside = re.findall(r'<select id="choose-([^"]+)"', html[:html.index('id="more"')])
+    assert len(keys) > 3 and beside == keys[:3]
+    root = copy_fixture(tmp_path / "named")
+    text = (root / "plate.md").read_text(encoding="utf-8")
+    (root / "plate.md").write_text(text.replace("\ntakeaway = ", '\nfirst_controls = ["model", "nope"]\ntakeaway = ', 1),
+                                   encoding="utf-8")
+    with pytest.raises(ContentError, match="first_controls names 'nope'"):
+        build.build(root, tmp_path / "named-site")
