@@ -18,13 +18,10 @@ CONTROLS = (("model", "Model"), ("batch", "Global batch"), ("network", "Network"
             ("overlap", "All-reduce hides behind"), ("precision", "Gradient precision"), ("topology", "Ring layout"),
             ("sharding", "Sharding"), ("bucket", "Bucket size"),
             ("micro", "Micro-batches per step"))
-TIPS = {"batch": "Tokens per optimiser step, over all replicas",
-        "network": "The link between replicas, per GPU and direction: InfiniBand or Ethernet, or NVLink",
-        "overlap": "Overlap of the gradient all-reduce with compute",
-        "topology": "Collective topology: one flat ring, or hierarchical over 8-GPU nodes",
-        "sharding": "ZeRO stage (FSDP for stage 3)",
-        "bucket": "DDP's bucket_cap_mb: the size of the gradient buckets sent as they fill",
-        "micro": "Gradient accumulation: DDP's no_sync() skips the all-reduce on all but the last micro-batch"}
+TIPS = {"network": "InfiniBand / Ethernet, or NVLink; per GPU and direction",
+        "overlap": "Compute–communication overlap", "topology": "All-reduce topology",
+        "sharding": "ZeRO stage (FSDP: stage 3)", "bucket": "DDP's bucket_cap_mb",
+        "micro": "Gradient accumulation (DDP's no_sync)"}
 
 
 def option_name(key: str, preset) -> str:
