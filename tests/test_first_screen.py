@@ -213,3 +213,14 @@ def test_a_narrow_window_never_paints_the_desktop_figure_shrunk(opened, c):
     wide.wait_for_load_state("domcontentloaded")
     every = "[...document.querySelectorAll('.chart')].map((c) => getComputedStyle(c.querySelector('svg')).visibility)"
     assert set(wide.evaluate(every)) == {"visible"}
+
+
+def test_the_disclosure_opens_and_closes_from_the_keyboard(opened):
+    page = opened(PLATES[0].plate, **DESK)
+    page.focus("#more-toggle")
+    page.keyboard.press("Enter")
+    assert page.get_attribute("#more-toggle", "aria-expanded") == "true"
+    assert page.evaluate("getComputedStyle(document.getElementById('more')).display") != "none"
+    page.keyboard.press("Space")
+    assert page.get_attribute("#more-toggle", "aria-expanded") == "false"
+    assert page.evaluate("getComputedStyle(document.getElementById('more')).display") == "none"
