@@ -232,7 +232,8 @@ def checked(content_dir: Path) -> Checked:
     problems: list[str] = []
     module = c.module
     ids = {name: list(getattr(c.presets, name)) for name in module.SLOT_TABLES}
-    check_prose(module, (c.plate.before_figures, c.plate.after_figures), c.terms, c.sources, ids, problems)
+    parts = tuple(p for p in (c.plate.assumptions, c.plate.before_figures, c.plate.after_figures) if p is not None)
+    check_prose(module, parts, c.terms, c.sources, ids, problems)
     model = module.model_of(c)
     module.check_model(model, c.root)
     try:
@@ -243,4 +244,4 @@ def checked(content_dir: Path) -> Checked:
         problems += [p for p in error.problems if p.split(": ", 1)[0] not in seen and p not in problems]
     if problems:
         raise ContentError(problems)
-    return Checked(c, model, parts, unused(c, parts))
+    return Checked(c, model, parts, unused(c, [*parts, parts.assumptions]))  # the disclosure's prose counts too

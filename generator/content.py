@@ -14,6 +14,7 @@ from . import plates
 from .schema import MAX_ENTRIES, Problems, describe_value, fields, keyed, locate, quote, read_text, read_toml, unknown_tables
 
 FIGURES_MARK = "[[figures]]"
+ASSUMPTIONS_MARK = "[[assumptions]]"  # before [[figures]]: the prose from it to there folds in with the other controls
 FRONT_MATTER_FENCE = "---"
 
 
@@ -67,6 +68,9 @@ class Plate:
     data_file: str = "data.csv"
     labels: dict = dataclasses.field(default_factory=lambda: dict(LABELS))
     plates: dict = dataclasses.field(default_factory=dict)  # {subject: "XIV.5"}: the plates this one refers to
+    question: str = ""  # the one sentence under the deck that asks what Figure 1 answers
+    first_controls: tuple[str, ...] = ()  # the controls beside Figure 1 (none named: the first three)
+    assumptions: Prose | None = None  # the prose between [[assumptions]] and [[figures]], in the disclosure
 
 
 @dataclass(frozen=True)
@@ -87,15 +91,18 @@ TERM_SCHEMA = {"name": "text", "definition": "text", "matches": "texts"}
 SOURCE_SCHEMA = {"authors": "text", "title": "text", "venue": "text", "url": "url", "label": "text", "note": "text"}
 FRONT_MATTER_SCHEMA = {"volume": "text", "volume_title": "text", "plate": "count", "plates_in_volume": "count",
                        "title": "text", "deck": "text", "keywords": "texts", "takeaway": "text", "default": "table",
-                       "data_file": "text", "labels": "table", "plates": "table"}
+                       "data_file": "text", "labels": "table", "plates": "table", "question": "text",
+                       "first_controls": "texts"}
 # data_file: the CSV's name in the site (else the title's slug); labels: the page's fixed texts, each replaceable;
 # plates: the series' plates this one refers to, by subject (sharding = "XIV.5"), which the readout names. Where the
 # site is published (base_url) is the volume's: volume.toml's [site].
-FRONT_MATTER_OPTIONAL = {"data_file": "", "labels": {}, "plates": {}}
+FRONT_MATTER_OPTIONAL = {"data_file": "", "labels": {}, "plates": {}, "question": "", "first_controls": []}
+# question: the sentence under the deck; first_controls: the keys of the controls shown beside Figure 1, the others
+# folding into the disclosure with the workshop's assumptions (docs/plates.md, "The first screen").
 MAX_DATA_FILE = 100  # characters of the CSV's name (its PDFs add a few): far below any file system's limit
 LABELS = {"skip": "Skip to the figures", "figure_data": "in words and numbers",
           "download": "Download the data (CSV)", "download_selection": "this selection's numbers (CSV)",
-          "terms": "Terms", "sources": "Sources", "takeaway": "Takeaway"}
+          "terms": "Terms", "sources": "Sources", "takeaway": "Takeaway", "more": "Assumptions and more controls"}
 LABELS_SCHEMA = {key: "text" for key in LABELS}
 def belongs(schemas: dict[str, dict[str, str]]) -> dict[str, str]:
     """{key: 'it belongs in [table]'} for keys written at the wrong level."""
@@ -187,6 +194,29 @@ def _figures_marks(problems: Problems, path: Path, body: str, body_line: int) ->
     return marks if len(marks) == 1 else None
 
 
+def _assumptions(problems: Problems, path: Path, prose: tuple[Prose, Prose]) -> tuple[Prose, Prose | None] | None:
+    """The prose before [[figures]] split at its [[assumptions]] line, if it has one: (the part before, the part
+    after or None); None with the mistake recorded (a second mark, or one after [[figures]])."""
+    before, after = prose
+    lines = before.text.splitlines()
+    marks = [i for i, line in enumerate(lines) if line.strip() == ASSUMPTIONS_MARK]
+    for i, line in enumerate(after.text.splitlines()):
+        if line.strip() == ASSUMPTIONS_MARK:
+            problems.add(path, after.first_line + i, f"'{ASSUMPTIONS_MARK}' after '{FIGURES_MARK}': the assumptions "
+                                                     f"are the prose from it to '{FIGURES_MARK}'")
+            return None
+    for i in marks[1:]:
+        problems.add(path, before.first_line + i, f"a second line '{ASSUMPTIONS_MARK}' (the first is on line "
+                                                  f"{before.first_line + marks[0]}); at most one")
+    if len(marks) > 1:
+        return None
+    if not marks:
+        return before, None
+    m = marks[0]
+    return (Prose("\n".join(lines[:m]), before.path, before.first_line),
+            Prose("\n".join(lines[m + 1:]), before.path, before.first_line + m + 1))
+
+
 def load_plate(problems: Problems, path: Path, module) -> tuple[Plate | None, str, tuple[Prose, Prose] | None]:
     """Read plate.md: TOML front matter, then Markdown prose with one [[figures]] line;
     (plate, front matter, the two parts of the prose even when the front matter has mistakes)."""
@@ -249,14 +279,17 @@ def load_plate(problems: Problems, path: Path, module) -> tuple[Plate | None, st
                      f"front matter: plate {values['plate']} is beyond plates_in_volume "
                      f"{values['plates_in_volume']}")
         values = None
-    if values is None or default is None or prose is None or labels is None:
+    split = _assumptions(problems, path, prose) if prose is not None else None
+    if values is None or default is None or prose is None or labels is None or split is None:
         return None, front, prose
+    intro, assumptions = split
     return Plate(
         volume=values["volume"], volume_title=values["volume_title"], plate=values["plate"],
         plates_in_volume=values["plates_in_volume"], title=values["title"], deck=values["deck"],
         keywords=tuple(values["keywords"]), takeaway=values["takeaway"],
-        default=module.Selection(**default), before_figures=prose[0], after_figures=prose[1],
-        data_file=values["data_file"], labels=labels, plates=values["plates"],
+        default=module.Selection(**default), before_figures=intro, after_figures=prose[1],
+        data_file=values["data_file"], labels=labels, plates=values["plates"], question=values["question"],
+        first_controls=tuple(values["first_controls"]), assumptions=assumptions,
     ), front, prose
 
 

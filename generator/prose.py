@@ -663,13 +663,16 @@ def link_terms(parts: list[str], content: Content) -> list[str]:
 
 
 class ProseHtml(tuple):
-    """The prose before and after the figures as safe HTML (index 0 and 1), and the sources in citation order."""
+    """The prose before and after the figures as safe HTML (index 0 and 1), the sources in citation order, and the
+    workshop's assumptions ("" when the plate marks none)."""
 
     sources: dict
+    assumptions: str
 
-    def __new__(cls, parts: list[str], sources: dict):
+    def __new__(cls, parts: list[str], sources: dict, assumptions: str = ""):
         made = super().__new__(cls, parts)
         made.sources = sources
+        made.assumptions = assumptions
         return made
 
 
@@ -679,7 +682,9 @@ def prose_html(content: Content, model) -> ProseHtml:
     context = ProseContext(content, model)
     plate = content.plate
     texts = []
-    parts = (plate.before_figures, plate.after_figures)
+    # In the page's order: the assumptions (in the disclosure beside Figure 1), then the prose before and after.
+    parts = (plate.assumptions, plate.before_figures, plate.after_figures) if plate.assumptions is not None else \
+        (plate.before_figures, plate.after_figures)
     problems = [p for part in parts for p in nesting_problems(part, content.root)]
     if problems:
         raise ContentError(problems)
@@ -691,7 +696,11 @@ def prose_html(content: Content, model) -> ProseHtml:
     used: set[str] = set()
     order = citation_order(texts, content)
     parts = [link_citations(markdown_to_html(t, used), content, order) for t in texts]
-    return ProseHtml(link_terms(parts, content), sources_in_order(content, order))
+    assumptions = parts.pop(0) if plate.assumptions is not None else ""
+    # Terms link at their first use as a reader with scripts reads: the disclosure of the assumptions, closed on
+    # screen, after the prose (citations keep the page's order, where the assumptions come first).
+    *parts, assumptions = link_terms([*parts, assumptions], content)
+    return ProseHtml(parts, sources_in_order(content, order), assumptions)
 
 
 # --- words that follow the facts: prose states no relation its numbers contradict (issue 8) -------

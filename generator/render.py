@@ -144,6 +144,23 @@ def _check_controls(module, data: dict, presets, default_numbers: list) -> None:
                             f"({default.get(key)!r}), so the reader's choice would change nothing")
 
 
+FIRST_CONTROLS = 3  # beside Figure 1 when the plate names none (first_controls in plate.md's front matter)
+
+
+def first_controls(content: Content, controls: list) -> tuple[list, list]:
+    """The page's controls split: those beside Figure 1 (the front matter's first_controls, in the page's order;
+    else the first three) and those in the disclosure with the assumptions; a key no control has is a PageError."""
+    named = content.plate.first_controls
+    keys = [c[0] for c in controls]
+    unknown = [k for k in named if k not in keys]
+    if unknown:
+        raise PageError(f"{content.root / 'plate.md'}: front matter: first_controls names "
+                        f"{', '.join(map(repr, unknown))}, which the page has no control for (its controls: "
+                        f"{', '.join(keys)})")
+    first = set(named) if named else set(keys[:FIRST_CONTROLS])
+    return [c for c in controls if c[0] in first], [c for c in controls if c[0] not in first]
+
+
 class PageError(ContentError):
     """A plate's PAGE breaks a promise the page makes: the message names file:line."""
 
@@ -221,9 +238,12 @@ def page(content: Content, model, figures: list[Figure], live: Runtime, store=No
     data["figures"] = [live_figure(f, live.dataflows) for f in figures]
     if texts.page_of(module) is not None:
         data["datasets"] = page_datasets(module, data, figures)
+    first, more = first_controls(content, fill.pop("controls"))
+    tips = fill.pop("tips", {})  # optional: {control key: the engineer's term for it}, the select's tip
     return env.get_template("page.html.j2").render(
         plate=plate, terms=content.terms, sources=parts.sources,
-        before=Markup(before), after=Markup(after), figures=figures,
+        before=Markup(before), after=Markup(after), figures=figures, first_controls=first, more_controls=more, tips=tips,
+        assumptions=Markup(crossrefs.link_plates(parts.assumptions, pages)),
         volume_page=links.volume_page if links is not None else "",
         series_page=links.series_page if links is not None else "", see=see,
         takeaway=Markup(crossrefs.link_plates(str(escape(plate.takeaway)), pages)),

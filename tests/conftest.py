@@ -213,15 +213,23 @@ def wait_until(page, expression: str, timeout: float = 15.0):
         page.wait_for_timeout(20)
 
 
+def open_disclosure(page) -> None:
+    """Open the page's "Assumptions and more controls" by its button, if it has one and it is closed; the button's
+    click() leaves the focus where it was (a test's first Tab still reaches the skip link)."""
+    if page.evaluate("document.getElementById('more-toggle')?.getAttribute('aria-expanded') === 'false'"):
+        page.evaluate("document.getElementById('more-toggle').click()")
+
+
 @pytest.fixture
 def open_page(browser):
     """Open a built page from disk with the network off; yields a function returning a Watched page."""
     contexts = []
 
     def opener(site_dir: Path, hash: str = "", wait_ready: bool = True, all_live: bool = True,
-               **context_options) -> Watched:
+               open_more: bool = True, **context_options) -> Watched:
         """all_live: make every figure live once ready, as the first touch of a control does (at load the page makes
-        only the figures near the viewport; test_browser checks that)."""
+        only the figures near the viewport; test_browser checks that); with it, open_more opens the disclosure of the
+        other controls, as a reader reaching for one does (test_first_screen checks it closed at load)."""
         options = {"offline": True, "viewport": {"width": 1100, "height": 900}}
         options.update(context_options)
         context = browser.new_context(**options)
@@ -234,6 +242,8 @@ def open_page(browser):
             assert ready == "true", f"the page's live figures did not start (ready={ready!r}): {watched.problems()}"
             if all_live:
                 watched.page.evaluate("() => window.plate.live().then(() => true)")
+                if open_more:
+                    open_disclosure(watched.page)
         return watched
 
     yield opener

@@ -12,8 +12,9 @@ from xiv4 import facts, xfigures, xpage, xwords
 
 pytestmark = pytest.mark.browser
 # Each control's label, and the field of a selection it sets.
-CONTROLS = {"Model": "model", "Global batch": "batch", "Network": "network", "GPU": "gpu", "Overlap": "overlap",
-            "Gradient precision": "precision", "Topology": "topology", "Sharding": "sharding"}
+CONTROLS = {"Model": "model", "Global batch": "batch", "Network": "network", "GPU": "gpu",
+            "All-reduce hides behind": "overlap",
+            "Gradient precision": "precision", "Ring layout": "topology", "Sharding": "sharding"}
 
 
 def shipped():
@@ -277,7 +278,7 @@ def test_url_keeps_and_restores_the_selection(site, open_page):
     page = watched.page
     page.get_by_label("Model", exact=True).select_option(label=p.models[sel.model].name)
     page.get_by_label("Global batch", exact=True).select_option(label=p.batches[sel.batch].name)
-    page.get_by_label("Network", exact=True).select_option(label=p.networks[sel.network].name)
+    page.get_by_label("Network", exact=True).select_option(label=p.networks[sel.network].short)
     wait_until(page, f"document.documentElement.dataset.shown === '{key}'")
     wait_until(page, f"location.hash.includes('network={sel.network}')")  # the URL is written after the redraw's paint
     url = page.url
@@ -334,8 +335,8 @@ def test_options_are_kept_in_the_url_and_restored(site, open_page):
     c, atlas, d = shipped()
     sel = replace(d, gpu=other_id(c.presets.gpus, d.gpu), overlap="backward", precision="fp32", topology="nodes")
     page = open_page(site).page
-    for label, value in (("GPU", sel.gpu), ("Overlap", "backward"), ("Gradient precision", "fp32"),
-                         ("Topology", "nodes")):
+    for label, value in (("GPU", sel.gpu), ("All-reduce hides behind", "backward"), ("Gradient precision", "fp32"),
+                         ("Ring layout", "nodes")):
         page.get_by_label(label, exact=True).select_option(value)
     shown = xpage.selection_key(sel)
     wait_until(page, f"document.documentElement.dataset.shown === '{shown}'")
@@ -345,8 +346,8 @@ def test_options_are_kept_in_the_url_and_restored(site, open_page):
     assert f"gpu={sel.gpu}&overlap=backward&precision=fp32&topology=nodes" in url
     reopened = open_page(site, hash="#" + url.split("#", 1)[1]).page
     assert reopened.evaluate("document.documentElement.dataset.shown") == shown
-    for label, value in (("GPU", sel.gpu), ("Overlap", "backward"), ("Gradient precision", "fp32"),
-                         ("Topology", "nodes")):
+    for label, value in (("GPU", sel.gpu), ("All-reduce hides behind", "backward"), ("Gradient precision", "fp32"),
+                         ("Ring layout", "nodes")):
         assert reopened.get_by_label(label, exact=True).input_value() == value
     assert reopened.locator("#readout").text_content() == readout
     caption = reopened.locator("#fig-time figcaption").text_content()
@@ -410,7 +411,7 @@ def test_the_timeline_follows_the_controls(site, open_page):
     tail = "[...document.querySelectorAll('#fig-timeline .chart svg text')].map(t => t.textContent)" \
         ".find(t => t.includes('exposed tail'))"
     before = page.evaluate(tail)
-    page.get_by_label("Overlap", exact=True).select_option(label="backward pass only")
+    page.get_by_label("All-reduce hides behind", exact=True).select_option(label="backward pass only")
     wait_until(page, "document.documentElement.dataset.shown.includes('|backward|')")
     after = page.evaluate(tail)
     assert before and after and before != after
@@ -512,7 +513,7 @@ def test_the_real_clusters_controls_redraw_its_line_and_are_kept_in_the_url(site
     _, atlas, d = shipped()
     watched = open_page(site)
     page = watched.page
-    page.get_by_label("DDP bucket_cap_mb", exact=True).select_option("500")
+    page.get_by_label("Bucket size", exact=True).select_option("500")
     page.focus("#choose-micro")
     page.keyboard.press("ArrowDown")  # the next choice: 2 micro-batches
     sel = replace(d, bucket="500", micro="2")
@@ -533,8 +534,8 @@ def test_the_real_clusters_controls_redraw_its_line_and_are_kept_in_the_url(site
     assert reopened.locator("#choose-micro").input_value() == "2"
     assert atlas.facts(sel).caption in reopened.locator("#fig-time figcaption").text_content()
     # back to DDP's defaults: the URL names neither
-    page.get_by_label("DDP bucket_cap_mb", exact=True).select_option("default")
-    page.get_by_label("Micro-batches (no_sync)", exact=True).select_option("1")
+    page.get_by_label("Bucket size", exact=True).select_option("default")
+    page.get_by_label("Micro-batches per step", exact=True).select_option("1")
     wait_until(page, f"document.documentElement.dataset.shown === '{xpage.selection_key(d)}'")
     wait_until(page, "!location.hash.includes('micro=')")
     assert "bucket=" not in page.url

@@ -1,4 +1,5 @@
 """Loading content: the real plate, the fixture, and mistakes reported with file and line."""
+import re
 import shutil
 import tomllib
 
@@ -100,7 +101,25 @@ def test_prose_is_split_at_the_figures_line():
     mark = p.after_figures.first_line - 2
     assert lines[mark].strip() == content.FIGURES_MARK
     assert p.after_figures.text.strip() == "\n".join(lines[mark + 1:]).strip()
-    assert p.before_figures.text.strip() == "\n".join(lines[p.before_figures.first_line - 1:mark]).strip()
+    # The prose before [[figures]]: up to the [[assumptions]] line, and from it to [[figures]] (the disclosure's).
+    split = p.assumptions.first_line - 2
+    assert lines[split].strip() == content.ASSUMPTIONS_MARK
+    assert p.before_figures.text.strip() == "\n".join(lines[p.before_figures.first_line - 1:split]).strip()
+    assert p.assumptions.text.strip() == "\n".join(lines[split + 1:mark]).strip()
+
+
+def test_a_misplaced_or_second_assumptions_line_is_a_mistake_at_its_line(tmp_path):
+    """[[assumptions]] after [[figures]], or twice, is reported at file:line, not rendered as text."""
+    twice = "[[assumptions]]\n\n[[assumptions]]\n[[figures]]"
+    for n, edit in enumerate((lambda t: t + "\n[[assumptions]]\n", lambda t: t.replace("[[figures]]", twice))):
+        root = copy_fixture(tmp_path / str(n))
+        text = (root / "plate.md").read_text()
+        (root / "plate.md").write_text(edit(text), encoding="utf-8")
+        with pytest.raises(ContentError) as error:
+            content.load(root)
+        lines = edit(text).splitlines()
+        where = [i + 1 for i, line in enumerate(lines) if line.strip() == content.ASSUMPTIONS_MARK][-1]
+        assert f"plate.md, line {where}:" in str(error.value), str(error.value)
 
 
 def copy_fixture(tmp_path):
@@ -152,3 +171,21 @@ def test_toml_syntax_error_has_its_line(tmp_path):
     edit(root / "sources.toml", 'title = "A Paper"', 'title = "A Paper')
     with pytest.raises(ContentError, match=r"content/sources.toml, line 3: TOML syntax error"):
         content.load(root)
+
+
+def test_first_controls_default_to_the_first_three_and_must_name_controls(tmp_path):
+    """Without first_controls the page's first three controls sit beside Figure 1 and the rest in the disclosure;
+    a key no control has fails the build, naming it."""
+    from generator import build
+    root = copy_fixture(tmp_path / "plain")
+    build.build(root, tmp_path / "plain-site")
+    html = (tmp_path / "plain-site" / "index.html").read_text(encoding="utf-8")
+    keys = re.findall(r'<select id="choose-([^"]+)"', html)
+    beside = re.findall(r'<select id="choose-([^"]+)"', html[:html.index('id="more"')])
+    assert len(keys) > 3 and beside == keys[:3]
+    root = copy_fixture(tmp_path / "named")
+    text = (root / "plate.md").read_text(encoding="utf-8")
+    (root / "plate.md").write_text(text.replace("\ntakeaway = ", '\nfirst_controls = ["model", "nope"]\ntakeaway = ', 1),
+                                   encoding="utf-8")
+    with pytest.raises(ContentError, match="first_controls names 'nope'"):
+        build.build(root, tmp_path / "named-site")

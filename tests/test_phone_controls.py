@@ -34,7 +34,7 @@ def on_screen_together(places: dict) -> bool:
 
 
 def test_every_figure_is_on_screen_with_the_controls_and_changes_under_the_keyboard(site, open_page):
-    page = open_page(site, **PHONE).page
+    page = open_page(site, open_more=False, **PHONE).page  # the bar as it opens: its disclosure closed
     data = page.evaluate("JSON.parse(document.getElementById('plate-data').textContent)")
     keys, figures = data["keys"], [f["id"] for f in data["figures"]]
     key = next(k for k in ("batch", "model", "network") if len(data["choices"][k]) > 1)
@@ -75,4 +75,9 @@ def test_the_bar_passes_axe_on_a_phone(site, open_page, axe_js):
 def test_the_bar_is_not_printed(site, open_page):
     page = open_page(site, **PHONE).page
     page.emulate_media(media="print")
-    assert page.evaluate("getComputedStyle(document.getElementById('controls')).display") == "none"
+    # No control is printed, and the bar is not stuck over the page; only the assumptions it folds are printed.
+    assert page.evaluate("[...document.querySelectorAll('#controls .control, #controls .own')]"
+                         ".map((c) => getComputedStyle(c).display)") and \
+        set(page.evaluate("[...document.querySelectorAll('#controls .control, #controls .own')]"
+                          ".map((c) => getComputedStyle(c).display)")) == {"none"}
+    assert page.evaluate("getComputedStyle(document.getElementById('controls')).position") == "static"

@@ -16,9 +16,23 @@ import { NEAR, SAME_FRAME_MS, SLICE_MS, afterFrame, afterPaint, byVisibility, di
   whenIdle } from "./schedule.js";
 import { feed, fitWidth, liveView, setPaper } from "./views.js";
 
+// The disclosure of the other controls and the workshop's assumptions: closed on screen where scripts run (plate.css,
+// from the first paint), opened and closed by its button.
+const moreToggle = document.getElementById("more-toggle");
+function showMore(open) {
+  form.classList.toggle("more-open", open);
+  moreToggle.setAttribute("aria-expanded", String(open));
+}
+if (moreToggle) {
+  showMore(false);
+  moreToggle.addEventListener("click", () => showMore(!form.classList.contains("more-open")));
+}
+
 async function start() {
   let sel = selectionFromUrl();
   for (const k of ALL) if (selects[k]) selects[k].value = sel[k];
+  // A link that chose one of the disclosure's controls otherwise than the default opens it: the choice is in sight.
+  if (moreToggle && ALL.some((k) => sel[k] !== data.default[k] && selects[k]?.closest("#more"))) showMore(true);
   sel = ownFromUrl(sel);
   const unknown = unknownInUrl();
   if (unknown.length) { // the page says so, and the URL says what it shows
@@ -265,7 +279,7 @@ function failed(error) {
     textContent: `(The interactive figures could not start: ${error.message})`,
   }));
   document.documentElement.dataset.ready = "failed";
-  form.hidden = true; // controls that cannot work
+  form.classList.add("failed"); // controls that cannot work go; the assumptions stay
   const saving = document.querySelector(".download-selection");
   if (saving) saving.hidden = true;
 }

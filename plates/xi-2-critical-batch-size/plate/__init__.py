@@ -21,7 +21,23 @@ from .page_facts import CONTROLS
 FOLDER = Path(__file__).resolve().parent.parent  # the plate's folder
 XIV4 = "xiv-4-data-parallelism"  # plate XIV.4's folder, whose presets.toml this plate reads (not a copy)
 LABELS = {"critical": "Critical batch", "size": "Run's size", "model": "Model", "gpu": "GPU", "network": "Network",
-          "batch": "Fixed global batch", "per_replica": "Fixed batch per replica"}
+          "batch": "Fixed global batch", "per_replica": "Batch per replica"}
+TIPS = {"critical": "B_crit: set in tokens, or from a loss through Kaplan et al.'s fit (on their corpus)",
+        "size": "S_min: the fewest optimiser steps to the target, with an unbounded batch",
+        "per_replica": "Figure 2's first way: the global batch grows with the replicas",
+        "batch": "Figure 2's second way: the replicas share one global batch"}
+
+
+def option_name(key: str, choice: dict) -> str:
+    """A choice as its select names it: the presets' name, but short enough to sit beside Figure 1 on a phone for
+    the controls that do (the words keep the full names)."""
+    if key == "critical" and choice.get("loss") is not None:
+        return "loss " + given(choice["loss"]) + " nats (Kaplan)"
+    if key == "size":
+        return given(choice["min_steps"]) + " steps"
+    if key == "per_replica":
+        return given(choice["sequences"]) + (" sequence" if choice["sequences"] == 1 else " sequences")
+    return choice["name"]
 SETTINGS = {"kaplan_b_star": Range("positive", 1, 1e15, " tokens"), "kaplan_alpha_b": Range("positive", 0.01, 10),
             "region_factor": Range("positive", 1.5, 1000), "claim_factor": Range("positive", 1.5, 1000),
             "knee_saving": Range("fraction", 0.001, 0.5),
@@ -176,7 +192,8 @@ def page(content, model: Model, figures: list, dataflows, store=None) -> dict:
         "words_context": W, "csv_columns": CSV_COLUMNS, "csv_name": plate.data_file,
     }
     return dict(
-        controls=[(key, LABELS[key], {i: c["name"] for i, c in p[table].items()}) for key, table in CONTROLS.items()],
+        controls=[(key, LABELS[key], {i: option_name(key, c) for i, c in p[table].items()})
+                  for key, table in CONTROLS.items()], tips=TIPS,
         selected=default, readout=page_words.readout(f, W), caption=f["caption"], columns=TABLE_COLUMNS,
         tables={fig.id: page_words.table_rows(f, fig.id) for fig in figures},
         descriptions={fig.id: page_words.describe(f, fig.id, W) for fig in figures}, data=data,

@@ -12,11 +12,23 @@ from .facts import CLUSTER_KEYS, CLUSTER_OPTIONS, CSV_COLUMNS, KEYS, OPTIONS, SE
 from .presets import Selection
 from .words import TABLE_COLUMNS, words_context
 
-# The controls beside the figures: (key, label); their options come from the presets and facts.OPTIONS.
+# The controls beside the figures: (key, label), named as readers would; their options come from the presets and
+# facts.OPTIONS. TIPS: the engineer's term for a control, in its tip.
 CONTROLS = (("model", "Model"), ("batch", "Global batch"), ("network", "Network"), ("gpu", "GPU"),
-            ("overlap", "Overlap"), ("precision", "Gradient precision"), ("topology", "Topology"),
-            ("sharding", "Sharding"), ("bucket", "DDP bucket_cap_mb"),
-            ("micro", "Micro-batches (no_sync)"), ("replica_gpus", "GPUs per replica"))
+            ("overlap", "All-reduce hides behind"), ("precision", "Gradient precision"), ("topology", "Ring layout"),
+            ("sharding", "Sharding"), ("bucket", "Bucket size"),
+            ("micro", "Micro-batches per step"), ("replica_gpus", "GPUs per replica"))
+TIPS = {"network": "InfiniBand / Ethernet, or NVLink; per GPU and direction",
+        "overlap": "Compute–communication overlap", "topology": "All-reduce topology",
+        "sharding": "ZeRO stage (FSDP: stage 3)", "bucket": "DDP's bucket_cap_mb",
+        "micro": "Gradient accumulation (DDP's no_sync)",
+        "replica_gpus": "Tensor × pipeline parallelism: the GPUs that hold one replica"}
+
+
+def option_name(key: str, preset) -> str:
+    """A preset as its select names it: a network by its short name (its medium is in the tip), so that the three
+    controls beside Figure 1 fit a phone's width; any other by its name."""
+    return preset.short if key == "network" else preset.name
 
 
 def selection_key(sel: Selection, default: Selection | None = None) -> str:
@@ -74,7 +86,7 @@ def page(content: Content, atlas: Atlas, figures: list[Figure], dataflows: dict[
     p = content.presets
     names = {"model": p.models, "batch": p.batches, "network": p.networks, "gpu": gpus_of(p)}
     controls = [(key, label, CLUSTER_OPTIONS[key] if key in CLUSTER_OPTIONS else
-                 {i: (names[key][i].name if key in names else OPTIONS[key][i]) for i in atlas.axes[key]})
+                 {i: (option_name(key, names[key][i]) if key in names else OPTIONS[key][i]) for i in atlas.axes[key]})
                 for key, label in CONTROLS]
     controls = custom.with_custom(controls)
     data = page_data(content, atlas, figures, dataflows)
@@ -84,7 +96,7 @@ def page(content: Content, atlas: Atlas, figures: list[Figure], dataflows: dict[
     for key in {c for c, _, _ in custom.FIELDS.values()} & set(data["choices"]):
         data["choices"][key] = [*data["choices"][key], custom.CUSTOM]
     return dict(
-        controls=controls, selected={k: getattr(default, k) for k in KEYS + CLUSTER_KEYS},
+        controls=controls, tips=TIPS, selected={k: getattr(default, k) for k in KEYS + CLUSTER_KEYS},
         readout=words["readout"], caption=default_facts.caption, columns=TABLE_COLUMNS,
         tables={f.id: words["tables"][f.id] for f in figures},
         descriptions={f.id: words["describe"][f.id] for f in figures},

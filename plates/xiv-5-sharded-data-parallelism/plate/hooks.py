@@ -23,8 +23,14 @@ SLOT_ROOTS = {"default": Facts, "gpu": shared.Gpu, "network": shared.Network, "w
 SLOT_CALLS = {"scenario": Facts}
 FIGURES = plate_words.FIGURES
 # The controls beside the figures, in the page's order: (key, label).
-LABELS = {"model": "Model", "gpu": "GPU", "stage": "ZeRO stage", "precision": "Gradient precision",
+LABELS = {"model": "Model", "gpu": "GPU", "stage": "What is sharded", "precision": "Gradient precision",
           "network": "Network"}
+# The stage's choices as its select names them, short enough to sit beside Figure 1 on a phone (STAGES, the words'
+# names, say more); the engineer's terms go in the tips.
+STAGE_OPTIONS = {"none": "nothing (stage 0)", "zero1": "optimiser (stage 1)", "zero2": "+ gradients (stage 2)",
+                 "zero3": "+ weights (stage 3)"}
+TIPS = {"stage": "ZeRO stage: 1 shards the optimiser states, 2 the gradients too, 3 the weights too (FSDP FULL_SHARD)",
+        "precision": "The bytes each gradient travels in", "network": "The link between replicas, per GPU and direction"}
 # What each figure's data table shows, column by column; page_words.table_rows fills the same columns for any
 # selection.
 TABLE_COLUMNS = {"fig-states": ("Replicas", "Stage 0", "Stage 1", "Stage 2", "Stage 3"),
@@ -116,7 +122,7 @@ def page(content, model: Model, figures: list, dataflows, store=None) -> dict:
     p, plate, f = model.presets, content.plate, model.default
     words = plate_words.words_of([f], plate.plates, store)[0]
     names = {"model": {i: m.name for i, m in p.models.items()}, "gpu": {i: g.name for i, g in gpus_of(p).items()},
-             "stage": dict(STAGES), "precision": dict(PRECISIONS),
+             "stage": {i: STAGE_OPTIONS[i] for i in STAGES}, "precision": dict(PRECISIONS),
              "network": {i: n.name for i, n in p.networks.items()}}
     default = {k: getattr(plate.default, k) for k in CONTROLS}
     data = {
@@ -126,7 +132,7 @@ def page(content, model: Model, figures: list, dataflows, store=None) -> dict:
         "words_context": words_context([f], plate.plates),  # W, as the build gives it to the words
         "csv_name": plate.data_file, "csv_columns": list(CSV_COLUMNS),
     }
-    return dict(controls=[(k, LABELS[k], names[k]) for k in CONTROLS], selected=default,
+    return dict(controls=[(k, LABELS[k], names[k]) for k in CONTROLS], tips=TIPS, selected=default,
                 readout=words["readout"], caption=facts_data(f)["caption"], columns=TABLE_COLUMNS,
                 tables={fig.id: words["tables"][fig.id] for fig in figures},
                 descriptions={fig.id: words["describe"][fig.id] for fig in figures}, data=data, presets=p)
