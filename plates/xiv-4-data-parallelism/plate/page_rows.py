@@ -46,6 +46,8 @@ def cell(f, column, r):
         value = f["inputs"][field]
     elif source == "cluster":
         value = f["cluster"][field][r]
+        if value is None:  # beyond the NVLink domain the real cluster is not priced: an empty cell
+            return ""
     else:
         value = f["points"][r][field]
     return value / divisor if divisor != 1 else value
