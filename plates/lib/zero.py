@@ -51,6 +51,9 @@ def comm_seconds(allreduce, sharding, bytes_per_grad):
 
 
 def hiding_comm_seconds(comm, allreduce, sharding, bytes_per_grad, backward_only):
-    """The communication that must fit in the hidden window: all of it, but backward only, not ZeRO-3's forward
-    all-gather (it hides behind the forward pass)."""
-    return comm - np.where(backward_only, forward_traffic(sharding, bytes_per_grad), 0.0) * allreduce
+    """The communication that must fit in the hidden window (Figure 1's line, drawn against it): all of it; but
+    backward only under ZeRO, pass by pass, whichever phase fills its pass first, at the backward pass's scale: the
+    backward share, or the all-gather behind the forward pass doubled (that pass is half the backward pass's length),
+    so the line meets the backward pass at n*."""
+    forward = np.where(backward_only, forward_traffic(sharding, bytes_per_grad), 0.0) * allreduce
+    return np.where(forward > 0, np.maximum(comm - forward, 2 * forward), comm)

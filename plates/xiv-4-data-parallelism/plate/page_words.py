@@ -77,8 +77,8 @@ def drawn_comm(f):
     points = f["points"]
     drawn = []
     for r in range(len(points)):
-        drawn.append(hiding_comm_seconds(points[r]["comm_s"], points[r]["allreduce_s"], x["sharding"],
-                                         x["bytes_per_grad"], f["backward_only"]))
+        drawn.append(float(hiding_comm_seconds(points[r]["comm_s"], points[r]["allreduce_s"], x["sharding"],
+                                               x["bytes_per_grad"], f["backward_only"])))
     return drawn
 
 
@@ -359,9 +359,11 @@ def describe(f, figure_id, W):
             if zero3:
                 carried = ("its backward all-gather and reduce-scatter" if f["sharding_stage"] == 3 else
                            "its reduce-scatter")
-                line = (noun + " during the backward pass (dashed vermilion line, squares: " + carried + "; " +
-                        gather_of(f) + " hides behind the " + ("" if f["sharding_stage"] == 3 else "next ") +
-                        "forward pass)")
+                # the line is whichever pass fills first, at the backward pass's scale (zero.hiding_comm_seconds)
+                line = (noun + " at the backward pass's scale (dashed vermilion line, squares: " + carried +
+                        ", or twice " + gather_of(f) + ", which hides behind the " +
+                        ("" if f["sharding_stage"] == 3 else "next ") + "forward pass, half as long, where that " +
+                        "fills its pass first)")
             else:
                 line = noun + " (dashed vermilion line, squares)"
             text += ("With one replica there is nothing to reduce; " + line + " takes " + seconds(drawn[1]) +
