@@ -208,8 +208,9 @@ def sides_of_n_star(rows: list[dict], n_star: float) -> tuple[float, float] | No
 
 
 def test_the_communication_line_meets_the_line_it_hides_behind_at_n_star(made):
-    """The legend's n*, "where the two lines meet", in every preset selection; under ZeRO-3 with the backward pass
-    only, the line is the traffic of the backward pass (the forward all-gather hides behind the forward pass)."""
+    """The legend's n*, "where the two lines meet", in every preset selection; under ZeRO with the backward pass
+    only, the line is the traffic of the backward pass (the all-gather hides behind the forward pass: ZeRO-3's for
+    the forward, ZeRO-1/2's of the updated weights, prefetched behind the next one)."""
     atlas, _ = made
     met = []
     for sel in atlas.selections:
@@ -218,7 +219,7 @@ def test_the_communication_line_meets_the_line_it_hides_behind_at_n_star(made):
         sides = sides_of_n_star(rows, f.continuous_crossing)
         if sides is not None:
             assert sides[0] < 0 < sides[1], (sel, f.continuous_crossing, sides)
-            met.append(f.sharding_stage == 3 and f.backward_only)
-        if not (f.sharding_stage == 3 and f.backward_only):  # elsewhere the line is all the communication
+            met.append(f.sharding_stage > 0 and f.backward_only)
+        if not (f.sharding_stage > 0 and f.backward_only):  # elsewhere the line is all the communication
             assert [r["comm_s"] for r in rows] == [p.comm_s for p in f.points], sel
     assert any(met) and not all(met)

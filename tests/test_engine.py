@@ -180,6 +180,9 @@ def assert_csv_is_pythons(rows: list[list], f: facts.Facts, label: str) -> None:
                 want = getattr(f.inputs, field) / divisor
             elif source == "cluster":
                 want = f.cluster[field][r]
+                if want is None:  # beyond the NVLink domain: not priced, an empty cell
+                    assert cell == "", (label, name)
+                    continue
             else:
                 want = getattr(f.grid, field)[r].item() / divisor if field != "fits" else bool(f.grid.fits[r])
             if isinstance(want, bool):  # as csv_rows gives it, or as the page's CSV writes it
@@ -237,7 +240,7 @@ def test_the_pages_communication_line_meets_the_backward_pass_at_n_star_under_ze
     from test_charts import sides_of_n_star
     met = 0
     for sel, f, got in every:
-        if not (f.sharding_stage == 3 and sel.overlap == "backward"):
+        if not (f.sharding_stage > 0 and sel.overlap == "backward"):
             continue
         rows = PAGE["datasets"](got)["grid"]
         assert got["backward_only"], xpage.selection_key(sel)

@@ -202,7 +202,7 @@ def test_real_cluster_words_hold(built):
     c, text = built
     f = Atlas(c.presets).facts(c.plate.default)
     if f.network.nvlink:  # the paragraph prices a NIC per GPU: left out when the default network is NVLink
-        assert "also draw a real cluster" not in text
+        assert "line is a real cluster" not in text
         return
     words = re.search(r"at ([\d,]+) GPUs the ring's bandwidth term is (\S+ \S+), not (\S+ \S+)\. Latency is dearer: a "
                       r"ring call pays (\S+ \S+) and a tree call (\S+ \S+), so NCCL sends (.+?) calls by (tree|ring), and a "

@@ -1,8 +1,19 @@
 """DDP on a real cluster: each bucket's all-reduce at NCCL's cheaper algorithm, scheduled against the backward pass
 (spec/MODEL.md "Model v2")."""
 from platelib.buckets import bucketed_tail_seconds
-from platelib.collectives import NODE_GPUS, nccl_allreduce, nccl_choice
+from platelib.collectives import NODE_GPUS, group_node_gpus, nccl_allreduce, nccl_choice
 from platelib.compute import efficiency
+
+# Achieved, not line, bandwidths (spec/MEASUREMENTS.md rows 1 and 5): what NCCL's ring gets of a link's line rate.
+# NVLink: 370 GB/s of bus bandwidth of H100's 450 GB/s, NVLS off (an NCCL maintainer, NVIDIA/nccl-tests issue 212;
+# 368.76 GB/s measured in issue 309); the page applies H100's ratio to every GPU's NVLink. A 400 Gb/s (50 GB/s) NIC:
+# 46–48 GB/s through NCCL (NVIDIA's answer in nccl-tests issue 290), taken at 47.
+NVLINK_MEASURED_GBPS = 370
+NVLINK_LINE_GBPS = 450
+NIC_MEASURED_GBPS = 47
+NIC_LINE_GBPS = 50
+NVLINK_ACHIEVED = NVLINK_MEASURED_GBPS / NVLINK_LINE_GBPS
+NIC_ACHIEVED = NIC_MEASURED_GBPS / NIC_LINE_GBPS
 
 CLUSTER_FIELDS = ("step_s", "comm_s", "latency_s", "bandwidth_s", "tree_calls", "ring_latency_s", "ring_bandwidth_s")
 
@@ -48,4 +59,31 @@ def cluster(compute, sizes, ready, link_bytes_per_s, nvlink_bytes_per_s, replica
     for i in range(len(CLUSTER_FIELDS)):
         out[CLUSTER_FIELDS[i]] = [p[i] for p in points]
     out["efficiency"] = [efficiency(c, s) for c, s in zip(compute, out["step_s"])]
+    return out
+
+
+def real_cluster(compute, sizes, ready, link_bytes_per_s, nvlink_bytes_per_s, replicas, micro_batches, domain,
+                 replica_gpus=1):
+    """The real cluster from line rates: each NIC and NVLink at its achieved bandwidth (NIC_ACHIEVED,
+    NVLINK_ACHIEVED), for replicas of replica_gpus GPUs each. domain 0: a NIC per GPU on 8-GPU NVLink nodes (a
+    data-parallel group's GPUs per node: group_node_gpus). domain > 0: the network is the GPU's NVLink itself,
+    priced inside one NVLink domain of that many GPUs with NVLink's steps alone; every field is None at replica
+    counts whose GPUs outgrow it, where no NVLink reaches (cluster's fields, lists over replicas)."""
+    nvlink = nvlink_bytes_per_s * NVLINK_ACHIEVED
+    if domain <= 0:
+        return cluster(compute, sizes, ready, link_bytes_per_s * NIC_ACHIEVED, nvlink, replicas, micro_batches,
+                       int(group_node_gpus(replica_gpus, NODE_GPUS)))
+    inside = []
+    work = []
+    for r in range(len(replicas)):
+        if replicas[r] * replica_gpus <= domain:
+            inside.append(replicas[r])
+            work.append(compute[r])
+    made = cluster(work, sizes, ready, nvlink, nvlink, inside, micro_batches, int(group_node_gpus(replica_gpus, domain)))
+    out = {}
+    for name in made:
+        values = []
+        for r in range(len(replicas)):
+            values.append(made[name][r] if r < len(inside) else None)
+        out[name] = values
     return out

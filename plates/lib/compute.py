@@ -40,6 +40,14 @@ def step_seconds(compute, comm, backward_only, forward_comm=0.0):
     return late + np.maximum(0.0, forward - compute / 3)
 
 
+def blocking_gather_step_seconds(compute, comm, gather, backward_only):
+    """Step time when ZeRO-1/2's all-gather of the updated weights (gather) runs after the optimiser step and
+    blocks, as DeepSpeed's stages 1 and 2 run it: backward only, the rest of the communication hides behind the
+    backward pass and the gather adds in full, C/3 + max(2C/3, A − G) + G; over the whole step as step_seconds."""
+    late = np.maximum(compute, compute / 3 + (comm - gather)) + gather
+    return np.where(backward_only, late, np.maximum(compute, comm))
+
+
 def efficiency(compute, step):
     """Scaling efficiency: compute / step."""
     return compute / step

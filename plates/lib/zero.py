@@ -30,9 +30,10 @@ def smallest_fitting_replicas(params, sharding, memory_bytes, state_bytes=16):
 
 
 def forward_traffic(sharding, bytes_per_grad):
-    """Bytes moved in the forward pass per byte of the all-reduce (2·b·N): ZeRO-3's all-gather of the BF16
-    weights, 2·N; nothing otherwise."""
-    return np.where(np.equal(sharding, 3), WEIGHT_BYTES / (2 * bytes_per_grad), 0.0)
+    """Bytes moved in the forward pass per byte of the all-reduce (2·b·N): an all-gather of the BF16 weights, 2·N,
+    for ZeRO-3 (the weights it needs for the forward) and for ZeRO-1/2 (the weights the last optimiser step
+    updated, prefetched behind the next forward pass, as FSDP's SHARD_GRAD_OP does); nothing otherwise."""
+    return np.where(np.equal(sharding, 0), 0.0, WEIGHT_BYTES / (2 * bytes_per_grad))
 
 
 def traffic_factor(sharding, bytes_per_grad):
@@ -50,6 +51,9 @@ def comm_seconds(allreduce, sharding, bytes_per_grad):
 
 
 def hiding_comm_seconds(comm, allreduce, sharding, bytes_per_grad, backward_only):
-    """The communication that must fit in the hidden window: all of it, but backward only, not ZeRO-3's forward
-    all-gather (it hides behind the forward pass)."""
-    return comm - np.where(backward_only, forward_traffic(sharding, bytes_per_grad), 0.0) * allreduce
+    """The communication that must fit in the hidden window (Figure 1's line, drawn against it): all of it; but
+    backward only under ZeRO, pass by pass, whichever phase fills its pass first, at the backward pass's scale: the
+    backward share, or the all-gather behind the forward pass doubled (that pass is half the backward pass's length),
+    so the line meets the backward pass at n*."""
+    forward = np.where(backward_only, forward_traffic(sharding, bytes_per_grad), 0.0) * allreduce
+    return np.where(forward > 0, np.maximum(comm - forward, 2 * forward), comm)

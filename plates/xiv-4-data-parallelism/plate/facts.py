@@ -94,14 +94,15 @@ def extremes(presets: Presets) -> dict[str, list[str]]:
 
 
 @functools.lru_cache(maxsize=1024)
-def _cluster(shape, bytes_per_grad, cap_mb, compute, link, nvlink, replicas, micro, gpus_per_replica=1.0
+def _cluster(shape, bytes_per_grad, cap_mb, compute, link, nvlink, replicas, micro, domain, gpus_per_replica=1.0
              ) -> dict[str, list]:
-    """model.cluster for one model, precision, cap, compute, links and GPUs per replica: the overlap, topology and
-    sharding do not change it, so the selections that differ only in those share one evaluation."""
+    """model.real_cluster for one model, precision, cap, compute, links, NVLink domain and GPUs per replica: the
+    overlap, topology and sharding do not change it, so the selections that differ only in those share one
+    evaluation."""
     sizes, ready = model.buckets(model.gpu_tensors(model.tensor_params(*shape), gpus_per_replica), bytes_per_grad,
                                  *model.bucket_caps(cap_mb))
-    return model.cluster(list(compute), sizes, ready, link, nvlink, list(replicas), micro,
-                         int(model.group_node_gpus(gpus_per_replica)))
+    return model.real_cluster(list(compute), sizes, ready, link, nvlink, list(replicas), micro, domain,
+                              gpus_per_replica)
 
 
 @dataclass(frozen=True)
@@ -345,8 +346,46 @@ class Facts:
         made = _cluster((m.params, m.layers, m.d_model, m.ffn, m.vocab), float(x.bytes_per_grad), self.bucket_cap_mb,
                         tuple(p.compute_s for p in self.points), float(x.link_bytes_per_s),
                         float(x.nvlink_bytes_per_s), tuple(p.replicas for p in self.points), self.micro_batches,
-                        float(x.gpus_per_replica))
+                        self.cluster_domain, float(x.gpus_per_replica))
         return {name: list(values) for name, values in made.items()}
+
+    @property
+    def cluster_domain(self) -> int:
+        """The real cluster's NVLink domain when the network is NVLink itself (the GPU's, else the whole grid); 0 on
+        a network of NICs (page_facts.cluster_domain does the same for the page)."""
+        if not self.network.nvlink:
+            return 0
+        return int(self.gpu.nvlink_domain) if self.gpu.nvlink_domain is not None else self.max_replicas
+
+    @property
+    def nvlink_achieved(self) -> list[float]:
+        """[achieved, line rate] of H100's NVLink for NCCL's ring, GB/s per direction: the ratio the real cluster
+        applies to every GPU's NVLink."""
+        return [model.NVLINK_MEASURED_GBPS, model.NVLINK_LINE_GBPS]
+
+    @property
+    def nic_achieved(self) -> list[float]:
+        """[achieved, line rate] of a 400 Gb/s NIC through NCCL, GB/s per direction: the ratio the real cluster
+        applies to the network's link."""
+        return [model.NIC_MEASURED_GBPS, model.NIC_LINE_GBPS]
+
+    def blocking_efficiency(self, replicas: int) -> float:
+        """Scaling efficiency at a replica count if ZeRO-1/2's all-gather of the updated weights ran after the
+        optimiser step and blocked (DeepSpeed's stages 1 and 2), where the model prefetches it behind the next
+        forward pass (FSDP's SHARD_GRAD_OP); the model's own efficiency for the other stages."""
+        p = self.at(replicas)
+        if self.sharding_stage not in (1, 2):
+            return p.efficiency
+        gather = float(model.forward_traffic(self.sharding_stage, self.inputs.bytes_per_grad) * p.allreduce_s)
+        step = model.blocking_gather_step_seconds(p.compute_s, p.comm_s, gather, self.backward_only)
+        return float(model.efficiency(p.compute_s, step))
+
+    @property
+    def cluster_reach(self) -> int:
+        """The largest replica count the real cluster is priced at: the grid's, or the last inside the NVLink
+        domain when the network is NVLink."""
+        priced = [p.replicas for p, s in zip(self.points, self.cluster["step_s"]) if s is not None]
+        return priced[-1] if priced else 0
 
     def cluster_at(self, replicas: int) -> dict[str, float]:
         """The real cluster's values at a replica count of the grid."""
@@ -364,7 +403,7 @@ class Facts:
         """The first replica count at which the real cluster's communication outlasts the last micro-batch's
         backward pass (2C/(3m)), all it can hide behind; None if never on the grid."""
         for p, comm in zip(self.points, self.cluster["comm_s"]):
-            if comm > p.compute_s * 2 / 3 / self.micro_batches:
+            if comm is not None and comm > p.compute_s * 2 / 3 / self.micro_batches:
                 return p.replicas
         return None
 

@@ -13,13 +13,16 @@ import numpy as np
 from platelib.buckets import (BUCKET_BYTES, FIRST_BUCKET_BYTES, MAX_LAYERS, PIECE, PIECES,  # noqa: F401
                               bucket_caps, bucket_schedule, bucketed_tail_seconds, buckets, gpu_tensors,
                               tensor_params)
-from platelib.cluster import CLUSTER_FIELDS, cluster, cluster_point  # noqa: F401
+from platelib.cluster import (CLUSTER_FIELDS, NIC_ACHIEVED, NIC_LINE_GBPS, NIC_MEASURED_GBPS,  # noqa: F401
+                              NVLINK_ACHIEVED, NVLINK_LINE_GBPS, NVLINK_MEASURED_GBPS, cluster, cluster_point,
+                              real_cluster)
 from platelib.collectives import (NCCL_BASE_US, NCCL_CHANNELS, NET_US, NODE_GPUS, RING_FACTOR,  # noqa: F401
                                   RING_NVLINK_US, RING_PLATEAU, TREE_BUS, TREE_CORRECTION, TREE_NVLINK_US,
                                   allreduce_seconds, bus_bytes_per_s, group_node_gpus, nccl_allreduce, nccl_choice, nodes,
                                   ring_latency_us, ring_plateau, ring_seconds, tree_correction, tree_latency_us)
-from platelib.compute import (FLOPS_PER_PARAM_TOKEN, compute_seconds, continuous_crossing, efficiency,  # noqa: F401
-                              gpu_params, hidden_window, replica_counts, step_seconds)
+from platelib.compute import (FLOPS_PER_PARAM_TOKEN, blocking_gather_step_seconds, compute_seconds,  # noqa: F401
+                              continuous_crossing, efficiency, gpu_params, hidden_window, replica_counts,
+                              step_seconds)
 from platelib.units import GB, MIB  # noqa: F401
 from platelib.zero import (GRADIENT_BYTES, WEIGHT_BYTES, comm_seconds, forward_traffic,  # noqa: F401
                            hiding_comm_seconds, kept_bytes_per_param, smallest_fitting_replicas,

@@ -5,9 +5,10 @@ import math
 
 from generator.notation import given, num, percent
 from platelib.buckets import bucket_caps, bucket_schedule, bucketed_tail_seconds, buckets, gpu_tensors, tensor_params
-from platelib.cluster import cluster
+from platelib.cluster import real_cluster
 from platelib.collectives import allreduce_seconds, group_node_gpus
-from platelib.compute import compute_seconds, continuous_crossing, efficiency, gpu_params, replica_counts, step_seconds
+from platelib.compute import (blocking_gather_step_seconds, compute_seconds, continuous_crossing, efficiency,
+                              gpu_params, replica_counts, step_seconds)
 from platelib.units import GB
 from platelib.zero import comm_seconds, forward_traffic, smallest_fitting_replicas, state_bytes_per_param
 
@@ -111,6 +112,14 @@ def fitting_index(points):
     return -1
 
 
+def cluster_domain(network, gpu, max_replicas):
+    """The real cluster's NVLink domain when the network is NVLink itself (the GPU's, else the whole grid); 0 on a
+    network of NICs."""
+    if not network["nvlink"]:
+        return 0
+    return gpu["nvlink_domain"] if gpu["nvlink_domain"] is not None else max_replicas
+
+
 def facts(selection, presets):
     """What the plate says about one selection {control: id} (and the reader's own values): the model's run at each
     replica count (points), what is read off it, DDP's buckets and the real cluster beside it."""
@@ -173,8 +182,15 @@ def facts(selection, presets):
     compute = []
     for r in range(len(points)):
         compute.append(points[r]["compute_s"])
-    f["cluster"] = cluster(compute, sizes, ready, x["link_bytes_per_s"],
-                           x["nvlink_bytes_per_s"], replicas, int(sel["micro"]), node_gpus)
+    f["cluster_domain"] = cluster_domain(network, gpu, max_replicas)
+    f["cluster"] = real_cluster(compute, sizes, ready, x["link_bytes_per_s"], x["nvlink_bytes_per_s"], replicas,
+                                int(sel["micro"]), f["cluster_domain"],
+                                x["gpus_per_replica"])
+    reach = 0
+    for r in range(len(replicas)):
+        if f["cluster"]["step_s"][r] is not None:
+            reach = replicas[r]
+    f["cluster_reach"] = reach
     bucketed = max(0.0, forward_comm - t["compute_s"] / 3) + bucketed_tail_seconds(t["compute_s"], f["timeline_comm_s"],
                                                                                   sizes, ready)
     bound = float(step_seconds(t["compute_s"], t["comm_s"], True, forward_comm)) - t["compute_s"]

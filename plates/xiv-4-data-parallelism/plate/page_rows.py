@@ -46,6 +46,8 @@ def cell(f, column, r):
         value = f["inputs"][field]
     elif source == "cluster":
         value = f["cluster"][field][r]
+        if value is None:  # beyond the NVLink domain the real cluster is not priced: an empty cell
+            return ""
     else:
         value = f["points"][r][field]
     return value / divisor if divisor != 1 else value
@@ -71,8 +73,8 @@ def grid_rows(f):
     for r in range(len(f["points"])):
         p = f["points"][r]
         rows.append({"replicas": p["replicas"], "compute_s": p["compute_s"],
-                     "comm_s": hiding_comm_seconds(p["comm_s"], p["allreduce_s"], x["sharding"], x["bytes_per_grad"],
-                                                   f["backward_only"]),
+                     "comm_s": float(hiding_comm_seconds(p["comm_s"], p["allreduce_s"], x["sharding"],
+                                                         x["bytes_per_grad"], f["backward_only"])),
                      "window_s": p["compute_s"] * 2 / 3 if f["backward_only"] else None,
                      "efficiency": p["efficiency"], "cluster_s": c["comm_s"][r],
                      "cluster_efficiency": c["efficiency"][r]})

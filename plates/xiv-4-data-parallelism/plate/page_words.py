@@ -6,7 +6,8 @@ import math
 
 from generator.notation import data_size, fraction, gigabytes, num, percent, seconds, sig
 
-from platelib.zero import hiding_comm_seconds, smallest_fitting_replicas
+from platelib.compute import blocking_gather_step_seconds, efficiency
+from platelib.zero import forward_traffic, hiding_comm_seconds, smallest_fitting_replicas
 
 
 def capital(text):
@@ -24,8 +25,35 @@ def sequences_text(share):
 
 
 def noun_of(f):
-    """What communicates: the readout's and descriptions' noun."""
-    return "ZeRO-3's traffic" if f["sharding_stage"] == 3 else "the all-reduce"
+    """What communicates: the readout's and descriptions' noun (ZeRO's is a reduce-scatter and an all-gather, never an
+    all-reduce)."""
+    return "ZeRO-" + num(f["sharding_stage"]) + "'s traffic" if f["sharding_stage"] > 0 else "the all-reduce"
+
+
+def gather_of(f):
+    """What ZeRO's all-gather behind the forward pass carries: the weights for the forward pass (ZeRO-3), or the
+    weights the last optimiser step updated (ZeRO-1/2)."""
+    return "the forward all-gather" if f["sharding_stage"] == 3 else "the all-gather of the updated weights"
+
+
+def pass_by_pass(f):
+    """Whether communication hides pass by pass: behind the backward pass only, under a ZeRO stage (its all-gather
+    behind the next forward pass, the rest behind the backward pass)."""
+    return f["sharding_stage"] > 0 and f["backward_only"]
+
+
+def schedule_text(f, at):
+    """Under ZeRO-1/2 behind the backward pass only: the schedule the page models for the all-gather of the updated
+    weights (prefetched, as FSDP's SHARD_GRAD_OP) and, at the same replica count, DeepSpeed's blocking one."""
+    if f["sharding_stage"] == 0 or f["sharding_stage"] == 3 or not f["backward_only"] or at["replicas"] < 2:
+        return ""
+    x = f["inputs"]
+    gather = float(forward_traffic(x["sharding"], x["bytes_per_grad"])) * at["allreduce_s"]
+    blocking = float(blocking_gather_step_seconds(at["compute_s"], at["comm_s"], gather, True))
+    return (" The updated weights exist only after the optimiser step: the page prefetches their all-gather behind " +
+            "the next forward pass, as FSDP's SHARD_GRAD_OP does. Run after the step and waited for, as DeepSpeed's " +
+            "stages 1 and 2 run it, it would leave " + percent(efficiency(at["compute_s"], blocking)) + " on " +
+            num(at["replicas"]) + " replicas, not " + percent(at["efficiency"]) + ".")
 
 
 def behind_of(f):
@@ -49,14 +77,36 @@ def drawn_comm(f):
     points = f["points"]
     drawn = []
     for r in range(len(points)):
-        drawn.append(hiding_comm_seconds(points[r]["comm_s"], points[r]["allreduce_s"], x["sharding"],
-                                         x["bytes_per_grad"], f["backward_only"]))
+        drawn.append(float(hiding_comm_seconds(points[r]["comm_s"], points[r]["allreduce_s"], x["sharding"],
+                                               x["bytes_per_grad"], f["backward_only"])))
     return drawn
 
 
 def plain_ddp(f):
     """The descriptions' note on the real cluster under a ZeRO stage, else nothing."""
     return " The real cluster is plain DDP: it does not follow the Sharding control." if f["sharding_stage"] > 0 else ""
+
+
+def cluster_where(f):
+    """Where the real cluster runs: 8-GPU nodes with a NIC per GPU, or, with the GPU's own link as the network,
+    one domain of it, and where its line stops."""
+    if f["cluster_domain"] == 0:
+        return "on 8-GPU nodes with a NIC per GPU, at achieved bandwidths"
+    link = f["gpu"]["interconnect"]
+    text = ("inside one " + link + " domain of up to " + num(f["cluster_domain"]) + " GPUs, on " + link + "'s " +
+            "steps and achieved bandwidth with no NIC")
+    if f["cluster_reach"] < f["max_replicas"]:
+        text += ", so it stops at " + num(f["cluster_reach"]) + " replicas, the domain's edge"
+    return text
+
+
+def priced_at(f):
+    """The real cluster's last priced replica index (the grid's last, or the last inside the NVLink domain)."""
+    last = 0
+    for r in range(len(f["points"])):
+        if f["cluster"]["step_s"][r] is not None:
+            last = r
+    return last
 
 
 def see_plate(W, subject):
@@ -83,12 +133,12 @@ def hiding_text(f):
     else:
         at = point_at(f, f["crossing_replicas"])
         past = num(f["crossing_replicas"]) + " is the first power of two past it"
-        if f["sharding_stage"] == 3 and f["backward_only"]:
-            # Pass by pass (forward_comm_s is at the timeline's count, the crossing): the forward all-gather hides
-            # behind the forward pass, the rest of the traffic behind the backward pass.
+        if pass_by_pass(f):
+            # Pass by pass (forward_comm_s is at the timeline's count, the crossing): the all-gather hides behind the
+            # forward pass, the rest of the traffic behind the backward pass.
             text = (capital(noun) + " outgrows the passes it hides behind at n* ≈ " + star + " replicas; " + past +
                     ", where its backward-pass share takes " + seconds(at["comm_s"] - f["forward_comm_s"]) +
-                    " against " + seconds(at["compute_s"] * 2 / 3) + " of backward pass, and the forward all-gather " +
+                    " against " + seconds(at["compute_s"] * 2 / 3) + " of backward pass, and " + gather_of(f) + " " +
                     seconds(f["forward_comm_s"]) + " against " + seconds(at["compute_s"] / 3) + " of forward pass.")
         else:
             hiding = at["compute_s"] * 2 / 3 if f["backward_only"] else at["compute_s"]  # what it can hide behind
@@ -109,7 +159,7 @@ def cost_text(f):
     if f["crossing_replicas"] is None:
         return ("A step costs its compute alone: " + seconds(last["step_s"]) + " on " + num(last["replicas"]) +
                 " replicas, where communication takes " + seconds(last["comm_s"]) + "; efficiency still " +
-                percent(last["efficiency"]) + ".")
+                percent(last["efficiency"]) + "." + schedule_text(f, last))
     # The times of that crossing are the paragraph above's; what is new is the wait they make.
     at = point_at(f, f["crossing_replicas"])
     # Behind the backward pass the readout's wait is the bound of perfect overlap within each pass; DDP's buckets
@@ -122,7 +172,7 @@ def cost_text(f):
             ": efficiency " + percent(at["efficiency"]) + ", and each replica processes " +
             num(at["tokens_per_replica"]) + " tokens per step (" + sequences_text(at["sequences_per_replica"]) +
             "); on " + num(last["replicas"]) + " replicas a step takes " + seconds(last["step_s"]) +
-            ", efficiency " + percent(last["efficiency"]) + ".")
+            ", efficiency " + percent(last["efficiency"]) + "." + schedule_text(f, at))
 
 
 def first_stage_that_fits(f, W):
@@ -172,12 +222,15 @@ def timeline_table(f):
             ["Backward pass: output head, " + num(f["model"]["layers"]) + " layers, input embedding", seconds(forward),
              seconds(compute)]]
     if p["comm_s"] > 0 and not f["backward_only"]:
-        rows.append(["All-reduce beside the whole step (the workshop's overlap)", seconds(0), seconds(p["comm_s"])])
+        rows.append([capital(noun_of(f)) + " beside the whole step (the workshop's overlap)", seconds(0),
+                     seconds(p["comm_s"])])
         rows.append(["Exposed tail", seconds(compute), seconds(compute + tail)])
         return rows
     if p["comm_s"] > 0:
         starts = f["bucket_schedule"][0]
-        rows.append(["All-reduce of " + num(len(starts)) + " buckets of whole tensors", seconds(starts[0]),
+        what = ("All-reduce of " if f["sharding_stage"] == 0 else
+                "ZeRO-" + num(f["sharding_stage"]) + "'s reduce-scatter, drawn in DDP's ")
+        rows.append([what + num(len(starts)) + " buckets of whole tensors", seconds(starts[0]),
                      seconds(compute + tail)])
     rows.append(["Exposed tail", seconds(compute), seconds(compute + tail)])
     rows.append(["Perfect overlap within the backward pass (bound)", seconds(compute), seconds(compute + bound)])
@@ -212,8 +265,11 @@ def describe_timeline(f):
              "bucket once it holds " + limit + " and never splits a tensor, so they hold from " +
              data_size(min(sizes)) + " to " + data_size(max(sizes)) + ". ")
     if f["sharding_stage"] > 0:
-        text += ("The buckets are plain DDP's all-reduce buckets: the Sharding control sets how much time they " +
-                 "carry, not their sizes. ")
+        stage = "ZeRO-" + num(f["sharding_stage"])
+        carried = "its reduce-scatter and backward all-gather" if f["sharding_stage"] == 3 else "its reduce-scatter"
+        text += ("Under " + stage + " the bars stand for " + carried + ", drawn in plain DDP's buckets: the " +
+                 "Sharding control sets how much time they carry, not their sizes; " + gather_of(f) + " runs in " +
+                 ("the" if f["sharding_stage"] == 3 else "the next") + " forward pass. ")
     if tail <= 0:
         return text + "The link finishes with compute: nothing is exposed."
     return (text + "The last bucket finishes at " + seconds(compute + tail) + ": an exposed tail of " + seconds(tail) +
@@ -268,10 +324,13 @@ def table_rows(f, figure_id):
     for r in range(len(f["points"])):
         p = f["points"][r]
         n = num(p["replicas"]) + (" (crossed)" if p["replicas"] == f["crossing_replicas"] else "")
+        priced = c["step_s"][r] is not None  # beyond the NVLink domain the real cluster is not priced
         if figure_id == "fig-time":
-            rows.append([n, seconds(p["compute_s"]), seconds(drawn[r]), seconds(c["comm_s"][r])])
+            rows.append([n, seconds(p["compute_s"]), seconds(drawn[r]),
+                         seconds(c["comm_s"][r]) if priced else "not priced"])
         else:
-            rows.append([n, num(p["tokens_per_replica"]), percent(p["efficiency"]), percent(c["efficiency"][r])])
+            rows.append([n, num(p["tokens_per_replica"]), percent(p["efficiency"]),
+                         percent(c["efficiency"][r]) if priced else "not priced"])
     return rows
 
 
@@ -293,13 +352,18 @@ def describe(f, figure_id, W):
         text = ("On log–log axes against replicas from 1 to " + n_max + ", compute per step (solid blue line, " +
                 "circles) falls as 1/n, from " + seconds(first["compute_s"]) + " on one replica to " +
                 seconds(last["compute_s"]) + " on " + n_max + ". ")
-        # ZeRO-3, backward only: the line is the traffic of the backward pass alone (the grid dataset)
-        zero3 = f["sharding_stage"] == 3 and f["backward_only"]
+        # ZeRO, backward only: the line is the traffic of the backward pass alone (the grid dataset)
+        zero3 = pass_by_pass(f)
         drawn = drawn_comm(f)
         if len(points) > 1:
             if zero3:
-                line = ("ZeRO-3's traffic during the backward pass (dashed vermilion line, squares: its backward " +
-                        "all-gather and reduce-scatter; the forward all-gather hides behind the forward pass)")
+                carried = ("its backward all-gather and reduce-scatter" if f["sharding_stage"] == 3 else
+                           "its reduce-scatter")
+                # the line is whichever pass fills first, at the backward pass's scale (zero.hiding_comm_seconds)
+                line = (noun + " at the backward pass's scale (dashed vermilion line, squares: " + carried +
+                        ", or twice " + gather_of(f) + ", which hides behind the " +
+                        ("" if f["sharding_stage"] == 3 else "next ") + "forward pass, half as long, where that " +
+                        "fills its pass first)")
             else:
                 line = noun + " (dashed vermilion line, squares)"
             text += ("With one replica there is nothing to reduce; " + line + " takes " + seconds(drawn[1]) +
@@ -315,10 +379,11 @@ def describe(f, figure_id, W):
             text += what + " stays below " + behind + " up to " + n_max + " replicas."
         if len(points) > 1:
             comm = f["cluster"]["comm_s"]
+            end = priced_at(f)
             text += (" The dash-dotted line is DDP on a real cluster: its " + num(len(f["buckets"][0])) +
-                     " buckets' all-reduces, each by NCCL's cheaper of ring and tree on 8-GPU nodes with a NIC per " +
-                     "GPU, latency included: " + seconds(comm[1]) + " on 2 replicas and " + seconds(comm[-1]) +
-                     " on " + n_max + "." + plain_ddp(f))
+                     " buckets' all-reduces, each by NCCL's cheaper of ring and tree (NVLS left out) " +
+                     cluster_where(f) + ", latency included: " + seconds(comm[1]) + " on 2 replicas and " +
+                     seconds(comm[end]) + " on " + num(points[end]["replicas"]) + "." + plain_ddp(f))
     else:
         full = []
         for r in range(len(points)):
@@ -336,9 +401,10 @@ def describe(f, figure_id, W):
             text = ("Scaling efficiency (solid blue line) is " + percent(first["efficiency"]) + " on one replica " +
                     "and " + percent(last["efficiency"]) + " at " + n_max + ".")
         efficiency = f["cluster"]["efficiency"]
-        text += (" The dash-dotted line is DDP on a real cluster (NCCL on 8-GPU nodes, only the last " +
-                 "micro-batch's backward pass hiding the buckets), " + percent(efficiency[-1]) + " on " + n_max +
-                 " replicas." + plain_ddp(f))
+        end = priced_at(f)
+        text += (" The dash-dotted line is DDP on a real cluster (NCCL " + cluster_where(f) + ", only the last " +
+                 "micro-batch's backward pass hiding the buckets), " + percent(efficiency[end]) + " on " +
+                 num(points[end]["replicas"]) + " replicas." + plain_ddp(f))
     seq_len = W["seq_len"]
     one_sequence = f["batch"]["tokens"] / seq_len
     if one_sequence < last["replicas"]:
