@@ -7,7 +7,9 @@ from generator.charts import Figure
 from generator.content import Content
 from generator.render import csv_column
 
-from . import custom, measured
+from generator.notation import num
+
+from . import custom, measured, model
 from .facts import CLUSTER_KEYS, CLUSTER_OPTIONS, CSV_COLUMNS, KEYS, OPTIONS, SELECTION_COLUMNS, Atlas, gpus_of
 from .presets import Selection
 from .words import TABLE_COLUMNS, words_context
@@ -111,7 +113,11 @@ def static_tables(content: Content, atlas: Atlas, default: Selection) -> list[di
         return []
     labels = {i: (s.label, f"#source-{i}") for i, s in content.sources.items()}
     return [{"id": "measured", "title": "Measured beside the model", "columns": measured.COLUMNS,
-             "caption": "Published measurements and the model's value for the same setup.",
+             "caption": ("Published measurements and the model's value for the same setup: each collective at its "
+                         "links' line rates, as the workshop prices it; the runs on the real cluster, whose NVLink "
+                         f"({num(model.NVLINK_MEASURED_GBPS)} of {num(model.NVLINK_LINE_GBPS)} GB/s) and NIC "
+                         f"({num(model.NIC_MEASURED_GBPS)} of {num(model.NIC_LINE_GBPS)} GB/s) factors come from "
+                         "NVIDIA's single-node ring and per-NIC figures."),
              "rows": measured.table(rows, labels), "note": measured.error_sentence(rows),
              "print": False}]  # the plate's four printed pages have no room for it
 
