@@ -297,3 +297,9 @@ def covering(choices: dict[str, list], extra: int = 100, seed: int = 29) -> list
     import random
     rng = random.Random(seed)
     return pairwise(choices) + [{k: rng.choice(v) for k, v in choices.items()} for _ in range(extra)]
+
+
+def covered(atlas, extra: int = 100, seed: int = 29) -> list[Selection]:
+    """covering() over an atlas's controls (presets and options), as its Selections: what a test of every selection
+    walks instead of atlas.selections (2,880 in the shipped XIV.4)."""
+    return [Selection(*[row[k] for k in atlas.axes]) for row in covering(atlas.axes, extra, seed)]

@@ -9,7 +9,7 @@ from generator import charts, content
 from xiv4 import Selection
 from generator.notation import num
 
-from conftest import CONTENT, spec_selection
+from conftest import CONTENT, covered, spec_selection
 from xiv4 import facts, xfigures
 
 
@@ -107,7 +107,7 @@ def test_every_id_in_the_built_page_is_unique(site):
 
 def test_facts_rows_mark_crossing_and_one_sequence(made):
     atlas, _ = made
-    for sel in atlas.selections:
+    for sel in covered(atlas):  # every two choices of any two controls together, and more at random
         f = atlas.facts(sel)
         row = xfigures.facts_rows(f, f.caption)[0]
         assert row["crossing"] == f.crossing_replicas and row["n_star_text"] == "n* ≈ " + num(f.continuous_crossing)
@@ -208,12 +208,12 @@ def sides_of_n_star(rows: list[dict], n_star: float) -> tuple[float, float] | No
 
 
 def test_the_communication_line_meets_the_line_it_hides_behind_at_n_star(made):
-    """The legend's n*, "where the two lines meet", in every preset selection; under ZeRO with the backward pass
-    only, the line is the traffic of the backward pass (the all-gather hides behind the forward pass: ZeRO-3's for
-    the forward, ZeRO-1/2's of the updated weights, prefetched behind the next one)."""
+    """The legend's n*, "where the two lines meet", in a covering set of preset selections; under ZeRO with the
+    backward pass only, the line is the traffic of the backward pass (the all-gather hides behind the forward pass:
+    ZeRO-3's for the forward, ZeRO-1/2's of the updated weights, prefetched behind the next one)."""
     atlas, _ = made
     met = []
-    for sel in atlas.selections:
+    for sel in covered(atlas):  # every two choices of any two controls together, and more at random
         f = atlas.facts(sel)
         rows = xfigures.grid_rows(f)
         sides = sides_of_n_star(rows, f.continuous_crossing)

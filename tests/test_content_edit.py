@@ -1,7 +1,7 @@
-"""Authors' legitimate edits keep every test of the shipped plate that reads the content passing: additions only, a
-new default model and network, and a folder with the spec's presets removed but one model. Those tests derive what
-they expect from the content they build (PLATE_CONTENT points them at an edited copy) and pin MODEL.md's claims to
-its own presets."""
+"""Authors' legitimate edits keep the tests of the shipped plate that read the content passing, each edit those of
+them it can break (EDIT_TESTS): additions only, a new default model and network, and a folder with the spec's presets
+removed but one model. Those tests derive what they expect from the content they build (PLATE_CONTENT points them at
+an edited copy) and pin MODEL.md's claims to its own presets."""
 import csv
 import html
 import json
@@ -18,7 +18,7 @@ from content_edit import EDITS, SPEC_PRESETS, edited_copy
 from generator import build, content
 from xiv4 import SHIPPED, facts, xpresets, xpage, xwords
 
-# The tests of the shipped plate that read the content, run again on each edited copy (PLATE_CONTENT points them at
+# The tests of the shipped plate that read the content, run again on the edited copies (PLATE_CONTENT points them at
 # it), grouped by what an author's edit can break. The others cannot depend on the content (docs/testing.md says why
 # for each group): the fixture's content, pure functions, the spec's own numbers, the page's machinery.
 LOADS = [  # the content loads as written, checks clean, and the prose splits at the figures' line
@@ -84,14 +84,26 @@ ACCESSIBLE = [  # axe-core, the keyboard, the figures' text alternatives, every 
     "tests/test_accessibility.py::test_descriptions_and_tables_follow_every_selection_with_the_readouts_numbers",
 ]
 CONTROL = "tests/test_browser.py::test_each_control_redraws_both_figures_and_the_readout[{}]"
-# Each edit, the groups above and the controls that reach what it added: additions, the GPU it added as the last
-# (MI300X, no source, no NVLink domain); a new default, every preset control moved off it; the spec's presets
-# removed, the batch and network controls (one model and one GPU are left: nothing to change to).
+# What opening the page shows of a content: it opens offline without a complaint, the page without JavaScript holds
+# the default's text, figures and tables, and every preset selection's readout, descriptions and tables in Chromium.
+OPENS = ["tests/test_browser.py::test_opens_offline_with_three_live_charts_and_no_requests",
+         "tests/test_page_modes.py::test_without_javascript_text_static_figures_and_tables_are_there",
+         "tests/test_accessibility.py::test_descriptions_and_tables_follow_every_selection_with_the_readouts_numbers"]
+# Each edit runs what it can break, and no more. Every edit: the content loads, builds, offers its choices through
+# the facts, rows, words and figures (covering sets of selections, conftest.covered), keeps its prose's claims and
+# gives a valid page that opens; and the controls that reach what it changed. The page's layout on screen, phone
+# and paper, and axe-core, run on the additions only: they depend on the names, terms, sources and sentences the
+# content holds, and the additions are the edit that adds to each (the longest names, MI300X without a source or an
+# NVLink domain, a term, a source cited in a new sentence); the other two add no text the additions lack. A new
+# default changes what the page opens on and prints for a chosen selection; the spec's presets removed leave one
+# model (the plots of the smallest and largest model line up) and controls with a single choice (the keyboard).
+COMMON = [*LOADS, *BUILDS, *CHOICES, *PROSE, *VALID, *OPENS]
 EDIT_TESTS = {
-    "additions": [*LOADS, *BUILDS, *CHOICES, *PROSE, *VALID, *PRINT, *PAGE, *ACCESSIBLE, CONTROL.format("GPU-True")],
-    "new-default": [*LOADS, *BUILDS, *CHOICES, *PROSE, *VALID, *PRINT, *PAGE, *ACCESSIBLE,
+    "additions": [*COMMON, *PRINT, *(t for t in PAGE + ACCESSIBLE if t not in OPENS), CONTROL.format("GPU-True")],
+    "new-default": [*COMMON, "tests/test_print.py::test_printed_captions_follow_the_chosen_selection",
                     *(CONTROL.format(c) for c in ("Model-False", "Global batch-False", "Network-False", "GPU-True"))],
-    "spec-removed": [*LOADS, *BUILDS, *CHOICES, *PROSE, *VALID, *PRINT, *PAGE, *ACCESSIBLE,
+    "spec-removed": [*COMMON, "tests/test_browser.py::test_plots_against_replicas_line_up",
+                     "tests/test_accessibility.py::test_controls_operate_with_the_keyboard_alone",
                      *(CONTROL.format(c) for c in ("Global batch-False", "Network-False"))],
 }
 
@@ -193,12 +205,26 @@ def plate_data(page: str) -> dict:
     return json.loads(re.search(r'<script type="application/json" id="plate-data">(.*?)</script>', page, re.S)[1])
 
 
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """Each edit's copy of the shipped content and its site, made once for the module on first use: built(kind) is
+    (the Edit, the built files); the site is beside the copy, in site/. Nothing may change them."""
+    made = {}
+
+    def get(kind: str):
+        if kind not in made:
+            base = tmp_path_factory.mktemp(f"edit-{kind}")
+            edit = edited_copy(SHIPPED, base / "content", kind)
+            made[kind] = edit, build.build(edit.root, base / "site")
+        return made[kind]
+    return get
+
+
 @pytest.mark.parametrize("kind", list(EDITS))
-def test_the_edit_shows_in_the_built_plate(tmp_path, kind):
+def test_the_edit_shows_in_the_built_plate(built, kind):
     """What each edit adds is offered by the page and the CSV, what it removes is gone, and [default] opens the page."""
     before = content.load(SHIPPED)
-    edit = edited_copy(SHIPPED, tmp_path / "content", kind)
-    files = build.build(edit.root, tmp_path / "site")
+    edit, files = built(kind)
     c = content.load(edit.root)
     tables = {"models": c.presets.models, "batches": c.presets.batches, "networks": c.presets.networks,
               "gpus": c.presets.gpus, "terms": c.terms, "sources": c.sources}
@@ -209,7 +235,7 @@ def test_the_edit_shows_in_the_built_plate(tmp_path, kind):
         assert set(tables[table]) == (set(old[table]) - set(removed)) | set(added), table
         assert not set(added) & set(old[table]), f"{table}: an added id collides with the content's"
     data = plate_data(files["index.html"])
-    rows = list(csv.DictReader(open(tmp_path / "site" / c.plate.data_file, encoding="utf-8")))
+    rows = list(csv.DictReader(open(edit.root.parent / "site" / c.plate.data_file, encoding="utf-8")))
     for table, key in (("models", "model"), ("batches", "batch"), ("networks", "network"), ("gpus", "gpu")):
         offered = set(data["choices"][key]) - {"custom"}
         assert offered == set(tables[table]), (key, offered)
@@ -271,10 +297,10 @@ def test_every_test_of_the_shipped_plate_is_run_or_excused():
 
 
 @pytest.mark.parametrize("kind", list(EDIT_TESTS))
-def test_the_shipped_plate_tests_pass_on_the_edited_content(tmp_path, kind):
-    """The tests that read the content pass on the edited copy (EDIT_TESTS[kind]; a name that no longer collects
-    fails the run)."""
-    edit = edited_copy(SHIPPED, tmp_path / "content", kind)
+def test_the_shipped_plate_tests_pass_on_the_edited_content(built, kind):
+    """The tests that read the content and that the edit can break pass on the edited copy (EDIT_TESTS[kind]; a name
+    that no longer collects fails the run)."""
+    edit, _ = built(kind)
     result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfE", *EDIT_TESTS[kind]],
                             cwd=ROOT, env={**os.environ, "PLATE_CONTENT": str(edit.root)}, capture_output=True,
                             text=True, timeout=1800)
@@ -282,14 +308,13 @@ def test_the_shipped_plate_tests_pass_on_the_edited_content(tmp_path, kind):
     assert " passed" in result.stdout.splitlines()[-1]
 
 
-def test_default_may_set_any_control_and_the_static_page_opens_there(tmp_path):
+def test_default_may_set_any_control_and_the_static_page_opens_there(tmp_path, built):
     """Issue 19: [default] sets a control beyond model, batch and network (sharding = "zero3"): the page opens on
     it without JavaScript (the option selected, the readout, the figures' descriptions and tables, the page data's
     default), while the prose states the workshop, as the shipped plate's prose does."""
     from generator import render
     from content_edit import set_default
-    before = build.build(edited_copy(SHIPPED, tmp_path / "before", "additions").root,
-                         tmp_path / "site-before")["index.html"]
+    before = built("additions")[1]["index.html"]
     edit = edited_copy(SHIPPED, tmp_path / "content", "additions")
     set_default(edit, sharding="zero3")
     page = build.build(edit.root, tmp_path / "site")["index.html"]
