@@ -45,8 +45,8 @@ class Network:
     id: str
     name: str
     short: str
-    link_gbytes_per_s: float  # for the NVLink network, the workshop GPU's NVLink (the model takes the chosen GPU's)
-    nvlink: bool = False  # the link is the chosen GPU's NVLink
+    link_gbytes_per_s: float  # for the GPU's own link, the workshop GPU's (the model takes the chosen GPU's)
+    nvlink: bool = False  # the link is the chosen GPU's own (presets.toml: interconnect = true), named as it
 
     def link_bytes_per_s(self, gpu: "Gpu") -> float:
         """Bytes per second per direction this network gives each replica of the given GPU."""
@@ -99,16 +99,60 @@ WORKSHOP_SCHEMA = {"gpu": "text", "mfu": Range("fraction", 0.001, 1), "bytes_per
 TFLOPS = Range("positive", 0.001, 1_000_000, " TFLOP/s")
 GIGABYTES = Range("positive", 0.001, 1_000_000, " GB")
 GB_PER_S = Range("positive", 0.001, 1_000_000, " GB/s per direction")
-GPU_SCHEMA = {"name": "text", "peak_tflops": TFLOPS, "memory_gb": GIGABYTES, "nvlink_gbytes_per_s": GB_PER_S,
-              "nvlink_domain": "count", "nvlink_domain_name": "text", "source": "text", "interconnect": "text"}
-GPU_OPTIONAL = {"nvlink_domain": None, "nvlink_domain_name": "", "source": "", "interconnect": Gpu.interconnect}
+GPU_SCHEMA = {"name": "text", "peak_tflops": TFLOPS, "memory_gb": GIGABYTES, "interconnect_gbytes_per_s": GB_PER_S,
+              "interconnect_domain": "count", "interconnect_domain_name": "text", "source": "text",
+              "interconnect": "text"}
+GPU_OPTIONAL = {"interconnect_domain": None, "interconnect_domain_name": "", "source": "",
+                "interconnect": Gpu.interconnect}
+# presets.toml's keys for the GPU's own link, vendor-neutral, and the Gpu fields they fill; the NVIDIA-named keys
+# earlier files wrote are still read (OLD_GPU_KEYS), so those files keep building.
+GPU_KEYS = {"interconnect_gbytes_per_s": "nvlink_gbytes_per_s", "interconnect_domain": "nvlink_domain",
+            "interconnect_domain_name": "nvlink_domain_name"}
+OLD_GPU_KEYS = {"nvlink_gbytes_per_s": "interconnect_gbytes_per_s", "nvlink_domain": "interconnect_domain",
+                "nvlink_domain_name": "interconnect_domain_name"}
+OLD_NETWORK_KEYS = {"nvlink": "interconnect"}
 # The timeline draws a bar per layer, in the build and on the page: a count far past any model keeps both quick.
 LAYERS = Range("count", 1, MAX_LAYERS, " layers")
 MODEL_SCHEMA = {"name": "text", "params": "count", "layers": LAYERS, "d_model": "count", "ffn": "count",
                 "vocab": "count"}
 BATCH_SCHEMA = {"name": "text", "tokens": "count"}
-NETWORK_SCHEMA = {"name": "text", "short": "text", "link_gbytes_per_s": GB_PER_S, "nvlink": "flag"}
-NETWORK_OPTIONAL = {"link_gbytes_per_s": None, "nvlink": False}
+NETWORK_SCHEMA = {"name": "text", "short": "text", "link_gbytes_per_s": GB_PER_S, "interconnect": "flag"}
+# The GPU's own link (interconnect = true) may leave out its name and short name: both are then the workshop
+# GPU's interconnect ("NVLink", "Infinity Fabric").
+NETWORK_OPTIONAL = {"link_gbytes_per_s": None, "interconnect": False, "name": None, "short": None}
+
+
+def _old_keys(problems: Problems, path: Path, text: str, data: dict, section: str, old: dict[str, str]) -> None:
+    """Rename each [section.<id>] table's old keys to the new ones in place; both written is a mistake."""
+    tables = data.get(section)
+    if not isinstance(tables, dict):
+        return
+    for ident, table in tables.items():
+        if not isinstance(table, dict):
+            continue
+        for before, after in old.items():
+            if before in table:
+                if after in table:
+                    problems.add(path, locate(text, (section, ident, before)),
+                                 f"{SINGULAR_OF[section]} {quote(ident)}: {before} is the old name of {after}; "
+                                 f"give only {after}")
+                    del table[before]
+                else:
+                    table[after] = table.pop(before)
+
+
+SINGULAR_OF = {"gpus": "gpu", "networks": "network"}
+
+
+def _gpu(ident: str, values: dict) -> Gpu:
+    """A Gpu from its checked presets.toml keys."""
+    return Gpu(id=ident, **{GPU_KEYS.get(k, k): v for k, v in values.items()})
+
+
+def _network(ident: str, values: dict) -> Network:
+    """A Network from its checked presets.toml keys (its interconnect flag is the field `nvlink`)."""
+    values = dict(values)
+    return Network(id=ident, nvlink=values.pop("interconnect"), **values)
 
 
 def declared_ids(data: dict | None) -> dict[str, list[str]]:
@@ -139,17 +183,26 @@ def _presets(problems: Problems, path: Path, text: str, data: dict) -> Presets |
     else:
         workshop = fields(problems, path, text, ("workshop",), data["workshop"], WORKSHOP_SCHEMA,
                           label="[workshop]", hints=hints)
-    gpus = keyed(problems, path, text, data, "gpus", GPU_SCHEMA, lambda i, v: Gpu(id=i, **v), optional=GPU_OPTIONAL)
+    _old_keys(problems, path, text, data, "gpus", OLD_GPU_KEYS)
+    _old_keys(problems, path, text, data, "networks", OLD_NETWORK_KEYS)
+    gpus = keyed(problems, path, text, data, "gpus", GPU_SCHEMA, _gpu, optional=GPU_OPTIONAL)
     models = keyed(problems, path, text, data, "models", MODEL_SCHEMA, lambda i, v: Model(id=i, **v))
     batches = keyed(problems, path, text, data, "batches", BATCH_SCHEMA, lambda i, v: Batch(id=i, **v))
-    networks = keyed(problems, path, text, data, "networks", NETWORK_SCHEMA, lambda i, v: Network(id=i, **v),
-                     optional=NETWORK_OPTIONAL, unique=("name", "short"))
+    networks = keyed(problems, path, text, data, "networks", NETWORK_SCHEMA, _network,
+                     optional=NETWORK_OPTIONAL, unique=())
     bad_network = False
     for ident, net in list(networks.items()):
         if (net.link_gbytes_per_s is None) == (not net.nvlink):  # exactly one of the two
             problems.add(path, locate(text, ("networks", ident)),
                          f"network {quote(ident)}: give either link_gbytes_per_s (GB/s per replica, per direction) "
-                         f"or nvlink = true (the chosen GPU's NVLink), " + ("not both" if net.nvlink else "one is missing"))
+                         f"or interconnect = true (the chosen GPU's own link), " +
+                         ("not both" if net.nvlink else "one is missing"))
+            del networks[ident]
+            bad_network = True
+        elif not net.nvlink and (net.name is None or net.short is None):
+            problems.add(path, locate(text, ("networks", ident)),
+                         f"network {quote(ident)}: missing key {quote('name' if net.name is None else 'short')} "
+                         f"(only the GPU's own link, interconnect = true, may leave its names to the GPU)")
             del networks[ident]
             bad_network = True
     ok = workshop is not None and not bad_network
@@ -196,10 +249,30 @@ def _presets(problems: Problems, path: Path, text: str, data: dict) -> Presets |
     if not (ok and models and batches and networks):
         return None
     gpu = gpus[workshop["gpu"]]
-    networks = {i: replace(n, link_gbytes_per_s=gpu.nvlink_gbytes_per_s) if n.nvlink else n
+    networks = {i: replace(n, link_gbytes_per_s=gpu.nvlink_gbytes_per_s, name=n.name or gpu.interconnect,
+                           short=n.short or gpu.interconnect) if n.nvlink else n
                 for i, n in networks.items()}
+    if not _distinct(problems, path, text, networks):
+        return None
     return Presets(workshop=WorkshopSettings(**workshop), gpu=gpu, models=models, batches=batches,
                    networks=networks, gpus=gpus)
+
+
+def _distinct(problems: Problems, path: Path, text: str, networks: dict[str, Network]) -> bool:
+    """No two networks share a name or a short name (keyed's check, after the GPU's link has taken its names)."""
+    seen: dict[tuple[str, str], str] = {}
+    ok = True
+    for ident, net in networks.items():
+        for name in ("name", "short"):
+            key = (name, getattr(net, name).strip().casefold())
+            if key in seen:
+                problems.add(path, locate(text, ("networks", ident, name)) or locate(text, ("networks", ident)),
+                             f"network {quote(ident)}: {name} {quote(getattr(net, name))} is also the {name} of "
+                             f"network {quote(seen[key])}; readers could not tell them apart")
+                ok = False
+            else:
+                seen[key] = ident
+    return ok
 
 
 def check_gpu_sources(problems: Problems, path: Path, presets: Presets, sources: dict[str, Source]) -> None:
