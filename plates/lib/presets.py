@@ -104,13 +104,14 @@ GPU_SCHEMA = {"name": "text", "peak_tflops": TFLOPS, "memory_gb": GIGABYTES, "in
               "interconnect": "text"}
 GPU_OPTIONAL = {"interconnect_domain": None, "interconnect_domain_name": "", "source": "",
                 "interconnect": Gpu.interconnect}
-# presets.toml's keys for the GPU's own link, vendor-neutral, and the Gpu fields they fill; the NVIDIA-named keys
-# earlier files wrote are still read (OLD_GPU_KEYS), so those files keep building.
-GPU_KEYS = {"interconnect_gbytes_per_s": "nvlink_gbytes_per_s", "interconnect_domain": "nvlink_domain",
-            "interconnect_domain_name": "nvlink_domain_name"}
+# presets.toml's keys for the GPU's own link are vendor-neutral; the NVIDIA-named keys earlier files wrote are read
+# too (OLD_GPU_KEYS: old key -> new key), so those files keep building and their mistakes are named as written.
 OLD_GPU_KEYS = {"nvlink_gbytes_per_s": "interconnect_gbytes_per_s", "nvlink_domain": "interconnect_domain",
                 "nvlink_domain_name": "interconnect_domain_name"}
-OLD_NETWORK_KEYS = {"nvlink": "interconnect"}
+GPU_FIELDS = {"interconnect_gbytes_per_s": "nvlink_gbytes_per_s", "interconnect_domain": "nvlink_domain",
+              "interconnect_domain_name": "nvlink_domain_name"}  # the Gpu fields the keys fill
+GPU_READ = {**GPU_SCHEMA, **{old: GPU_SCHEMA[new] for old, new in OLD_GPU_KEYS.items()}}
+GPU_READ_OPTIONAL = {**GPU_OPTIONAL, "interconnect_gbytes_per_s": None, **{old: None for old in OLD_GPU_KEYS}}
 # The timeline draws a bar per layer, in the build and on the page: a count far past any model keeps both quick.
 LAYERS = Range("count", 1, MAX_LAYERS, " layers")
 MODEL_SCHEMA = {"name": "text", "params": "count", "layers": LAYERS, "d_model": "count", "ffn": "count",
@@ -118,41 +119,32 @@ MODEL_SCHEMA = {"name": "text", "params": "count", "layers": LAYERS, "d_model": 
 BATCH_SCHEMA = {"name": "text", "tokens": "count"}
 NETWORK_SCHEMA = {"name": "text", "short": "text", "link_gbytes_per_s": GB_PER_S, "interconnect": "flag"}
 # The GPU's own link (interconnect = true) may leave out its name and short name: both are then the workshop
-# GPU's interconnect ("NVLink", "Infinity Fabric").
-NETWORK_OPTIONAL = {"link_gbytes_per_s": None, "interconnect": False, "name": None, "short": None}
+# GPU's interconnect ("NVLink", "Infinity Fabric"). Earlier files wrote nvlink = true: still read.
+NETWORK_OPTIONAL = {"link_gbytes_per_s": None, "interconnect": None, "name": None, "short": None}
+NETWORK_READ = {**NETWORK_SCHEMA, "nvlink": "flag"}
+NETWORK_READ_OPTIONAL = {**NETWORK_OPTIONAL, "nvlink": None}
 
 
-def _old_keys(problems: Problems, path: Path, text: str, data: dict, section: str, old: dict[str, str]) -> None:
-    """Rename each [section.<id>] table's old keys to the new ones in place; both written is a mistake."""
-    tables = data.get(section)
-    if not isinstance(tables, dict):
-        return
-    for ident, table in tables.items():
-        if not isinstance(table, dict):
-            continue
-        for before, after in old.items():
-            if before in table:
-                if after in table:
-                    problems.add(path, locate(text, (section, ident, before)),
-                                 f"{SINGULAR_OF[section]} {quote(ident)}: {before} is the old name of {after}; "
-                                 f"give only {after}")
-                    del table[before]
-                else:
-                    table[after] = table.pop(before)
+def _gpu(ident: str, values: dict) -> Gpu | dict:
+    """A Gpu from its checked keys, new or old; {"twice": {new: old}} when a key is given under both names."""
+    given = values["_given"]
+    twice = {new: old for old, new in OLD_GPU_KEYS.items() if old in given and new in given}
+    if twice:
+        return {"twice": twice}
+    merged = {k: v for k, v in values.items() if k not in OLD_GPU_KEYS and k != "_given"}
+    for old, new in OLD_GPU_KEYS.items():
+        if values[old] is not None:
+            merged[new] = values[old]
+    return Gpu(id=ident, **{GPU_FIELDS.get(k, k): v for k, v in merged.items()})
 
 
-SINGULAR_OF = {"gpus": "gpu", "networks": "network"}
-
-
-def _gpu(ident: str, values: dict) -> Gpu:
-    """A Gpu from its checked presets.toml keys."""
-    return Gpu(id=ident, **{GPU_KEYS.get(k, k): v for k, v in values.items()})
-
-
-def _network(ident: str, values: dict) -> Network:
-    """A Network from its checked presets.toml keys (its interconnect flag is the field `nvlink`)."""
+def _network(ident: str, values: dict) -> Network | dict:
+    """A Network from its checked keys (interconnect = true, or the old nvlink = true, is the field `nvlink`)."""
     values = dict(values)
-    return Network(id=ident, nvlink=values.pop("interconnect"), **values)
+    new, old = values.pop("interconnect"), values.pop("nvlink")
+    if new is not None and old is not None:
+        return {"twice": {"interconnect": "nvlink"}}
+    return Network(id=ident, nvlink=bool(new or old), **values)
 
 
 def declared_ids(data: dict | None) -> dict[str, list[str]]:
@@ -183,14 +175,22 @@ def _presets(problems: Problems, path: Path, text: str, data: dict) -> Presets |
     else:
         workshop = fields(problems, path, text, ("workshop",), data["workshop"], WORKSHOP_SCHEMA,
                           label="[workshop]", hints=hints)
-    _old_keys(problems, path, text, data, "gpus", OLD_GPU_KEYS)
-    _old_keys(problems, path, text, data, "networks", OLD_NETWORK_KEYS)
-    gpus = keyed(problems, path, text, data, "gpus", GPU_SCHEMA, _gpu, optional=GPU_OPTIONAL)
+    tables = data.get("gpus") if isinstance(data.get("gpus"), dict) else {}
+    given = {i: set(t) for i, t in tables.items() if isinstance(t, dict)}  # which spelling each GPU wrote
+    gpus = _read_twice(problems, path, text, "gpu",
+                       keyed(problems, path, text, data, "gpus", GPU_READ,
+                             lambda i, v: _gpu(i, {**v, "_given": given.get(i, set())}), optional=GPU_READ_OPTIONAL))
     models = keyed(problems, path, text, data, "models", MODEL_SCHEMA, lambda i, v: Model(id=i, **v))
     batches = keyed(problems, path, text, data, "batches", BATCH_SCHEMA, lambda i, v: Batch(id=i, **v))
-    networks = keyed(problems, path, text, data, "networks", NETWORK_SCHEMA, _network,
-                     optional=NETWORK_OPTIONAL, unique=())
+    networks = _read_twice(problems, path, text, "network",
+                           keyed(problems, path, text, data, "networks", NETWORK_READ, _network,
+                                 optional=NETWORK_READ_OPTIONAL, unique=()))
     bad_network = False
+    for ident, g in list(gpus.items()):
+        if g.nvlink_gbytes_per_s is None:
+            problems.add(path, locate(text, ("gpus", ident)),
+                         f"gpu {quote(ident)}: missing key {quote('interconnect_gbytes_per_s')}")
+            del gpus[ident]
     for ident, net in list(networks.items()):
         if (net.link_gbytes_per_s is None) == (not net.nvlink):  # exactly one of the two
             problems.add(path, locate(text, ("networks", ident)),
@@ -258,8 +258,21 @@ def _presets(problems: Problems, path: Path, text: str, data: dict) -> Presets |
                    networks=networks, gpus=gpus)
 
 
+def _read_twice(problems: Problems, path: Path, text: str, one: str, read: dict) -> dict:
+    """The tables read; those that give a key under both its new and its old name reported and left out."""
+    out = {}
+    for ident, made in read.items():
+        if isinstance(made, dict):
+            for new, old in made["twice"].items():
+                problems.add(path, locate(text, (f"{one}s", ident, old)),
+                             f"{one} {quote(ident)}: {old} is the old name of {new}; give only {new}")
+        else:
+            out[ident] = made
+    return out
+
+
 def _distinct(problems: Problems, path: Path, text: str, networks: dict[str, Network]) -> bool:
-    """No two networks share a name or a short name (keyed's check, after the GPU's link has taken its names)."""
+    """No two networks share a name or a short name (after the GPU's own link has taken its names)."""
     seen: dict[tuple[str, str], str] = {}
     ok = True
     for ident, net in networks.items():
