@@ -205,7 +205,7 @@ def test_real_cluster_words_hold(built):
         assert "also draw a real cluster" not in text
         return
     words = re.search(r"at ([\d,]+) GPUs the ring's bandwidth term is (\S+ \S+), not (\S+ \S+)\. Latency is dearer: NCCL's "
-                      r"cost model charges a ring call (\S+ \S+) and a tree call (\S+ \S+), so NCCL sends (.+?) calls by (tree|ring), and a "
+                      r"cost model charges a ring call (\S+ \S+) and a tree call (\S+ \S+), so NCCL sends (.+?) calls by (tree|ring)\. A "
                       r"step takes (\S+ \S+), a scaling efficiency of ([\d.]+)%", text.replace("’", "'"))
     assert words, text
     n, ring_bw, flat, ring_lat, tree_lat, calls, algorithm, step, eff = words.groups()
