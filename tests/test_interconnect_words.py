@@ -12,7 +12,7 @@ import pytest
 import content_edit
 from conftest import CONTENT
 from generator import build, content, schema
-from generator.notation import about, num, seconds, sig
+from generator.notation import num, percent, seconds, sig
 from platelib.presets import load_presets
 from test_build import readout_of, text_of
 from xiv4 import PLATE
@@ -130,15 +130,16 @@ def test_the_corrected_statements_are_the_formulas_on_the_presets(site):
     assert f"reduce in FP32 (n* ≈ {num(crossing(4))})" in words
     attention = m.layers * m.d_model * w.seq_len / m.params  # causal: 12·L·d·s / 2 against 6N
     lookup = m.vocab * m.d_model / m.params  # the input embedding's 6·V·d of 6N
-    assert f"(+{about(100 * attention)}% for {m.name})" in words
-    assert f"multiplies nothing (+{about(100 * lookup)}%): correcting both, n* ≈ " \
+    assert f"(+{percent(attention)} for {m.name})" in words
+    assert f"multiplies nothing (+{percent(lookup)}): correcting both, n* ≈ " \
            f"{num(crossing(2, 1 + attention - lookup))}." in words
     # the seed's 128.5 GB, to four figures: the one readers know
     assert f"For {m.name} that is {sig(w.bytes_per_param_states * m.params / 1e9, 4)} GB, which" in words
     f = PLATE.facts.Atlas(p).facts(PLATE.presets.Selection(d.model, d.batch, d.network))
     if not p.networks[d.network].nvlink:
-        assert f"NCCL’s cost model charges a ring call {sig(f.ring_call_latency_us / 1e3)} ms and a tree call " \
-               f"{sig(f.tree_latency_us / 1e3)} ms" in words
+        # in NCCL's own unit, µs, for both (one unit in one sentence)
+        assert f"NCCL’s cost model charges a ring call {sig(f.ring_call_latency_us)} µs and a tree call " \
+               f"{sig(f.tree_latency_us)} µs" in words
     # The readout leads with the most replicas (a power of two) that still get a whole sequence each.
     whole = [2**k for k in range(w.max_replicas.bit_length()) if T / (2**k * w.seq_len) >= 1]
     if whole:
