@@ -4,7 +4,7 @@ The rule: a count is exact (1,024 devices, 8,030,261,248 parameters); a measure 
 with their trailing zeros (0.390 s, 0.0714 s, 7.80 MB), no whole digit rounded away (91,798 s), in the unit that
 suits it (s from 10 ms up, then ms, µs; TB, GB, MB, kB); a percentage is a measure too, written whole when it is
 a whole percent (45%, 100%) and never rounded to 0% when it is not zero (0.470%); a share below one is a decimal
-(0.125 of a sequence); powers of ten are superscripts (10⁹ B). Rounding is half-up on the number's exact binary
+(0.750 of a sequence; a plate may say an even split in words, "half a sequence"); powers of ten are superscripts (10⁹ B). Rounding is half-up on the number's exact binary
 value, which is what JavaScript's toFixed does.
 
 Written once, in the Python the page runs (generator/compiler.py): the build calls it here, and the page runs it

@@ -193,6 +193,11 @@ def spec_removed(content: Path, dest: Path) -> Edit:
     kept = next(m for m in SPEC_PRESETS["models"] if m in tables.get("models", {}))
     names = {ident: entry["name"] for entries in tables.values() for ident, entry in entries.items()
              if isinstance(entry, dict) and "name" in entry}
+    # The GPU's own link may leave its name to the workshop GPU's interconnect (platelib.presets).
+    workshop = tomllib.loads((dest / "presets.toml").read_text(encoding="utf-8")).get("workshop", {})
+    workshop_gpu = tables.get("gpus", {}).get(workshop.get("gpu"), {})
+    names.update({ident: workshop_gpu.get("interconnect", "NVLink") for ident, entry in tables.get("networks", {}).items()
+                  if ident not in names and (entry.get("interconnect") or entry.get("nvlink"))})
     batch = add(edit, "batches", "2M", BATCH_2M)
     network = add(edit, "networks", "ib-200", IB_200)
     fabric = add(edit, "networks", "fabric", FABRIC)
@@ -211,7 +216,7 @@ def spec_removed(content: Path, dest: Path) -> Edit:
         if source and source in _tables(dest).get("sources", {}):
             remove(edit, "sources", source)
     set_workshop(edit, gpu=gpu)
-    nvlink = {i for i, n in tables.get("networks", {}).items() if n.get("nvlink")}
+    nvlink = {i for i, n in tables.get("networks", {}).items() if n.get("interconnect") or n.get("nvlink")}
     replacements["networks"] = {i: fabric if i in nvlink else network for i in edit.removed.get("networks", [])}
     replacements["batches"] = {i: batch for i in edit.removed.get("batches", [])}
     replacements["gpus"] = {i: gpu for i in edit.removed.get("gpus", [])}

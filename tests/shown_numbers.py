@@ -9,7 +9,12 @@ import re
 MEASURE = re.compile(r"(?<![\w.,])(\d[\d,]*(?:\.\d+)?)(?:\s?)(s|ms|µs|ns|TB|GB|MB|kB|%)(?![\w/])")
 CARET = re.compile(r"\d\s*\^\s*[-\d]")
 ZERO = re.compile(r"(?<![\w.,])0\.0+\s?(?:s|ms|µs|ns|TB|GB|MB|kB|B|%)(?![\w/])|(?<![\w.,])0\s?(?:%|GB|MB|kB|TB)(?![\w/])")
-FRACTION = re.compile(r"(?<![\w/])\d+/\d+ of\b|\b(?:half|a quarter|a third) of (?:a|one) (?:sequence|\d[\d,]*-token)")
+# A share of a sequence that replicas split evenly is said in words ("half a sequence", "one sequence per 128
+# replicas", issue 31); a slash, or a decimal of such a share, is the other style.
+FRACTION = re.compile(r"(?<![\w/])\d+/\d+ of\b|(?<![\w.,])0\.(?:500|250|125|0625|0313|0156|00781) of (?:a|one) sequence")
+# XIV.4's model states, stated to the seed's four figures ("128.5 GB", the figure readers know; issue 31): the one
+# measure the prose gives past three figures, and only in that sentence.
+SEED_FIGURE = re.compile(r"that is \d[\d,]*\.\d GB, which (?:fits|does not fit) in")
 # Seconds are written down to 10 ms; below that, ms, µs or ns.
 SMALLEST = {"s": 0.01, "ms": 1.0, "µs": 1.0, "ns": 1.0, "TB": 1.0, "GB": 1.0, "MB": 1.0, "kB": 1.0}
 
@@ -29,8 +34,11 @@ def problems(text: str) -> list[str]:
         found.append(f"a value shown as zero: {around(m)!r}")
     for m in FRACTION.finditer(text):
         found.append(f"a fraction in another style: {around(m)!r}")
+    seed = [m.span() for m in SEED_FIGURE.finditer(text)]
     for m in MEASURE.finditer(text):
         digits, unit = m[1], m[2]
+        if any(start <= m.start() < end for start, end in seed):
+            continue
         value = float(digits.replace(",", ""))
         if "." in digits and figures(digits) != 3:
             found.append(f"{figures(digits)} significant figures, not 3: {around(m)!r}")

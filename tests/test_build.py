@@ -9,7 +9,7 @@ import pytest
 
 import content_edit
 from generator import build, content
-from generator.notation import data_size, num, seconds
+from generator.notation import num, seconds, sig
 from spec_model import check_readout, expected
 
 from conftest import CONTENT, FIXTURE, XIV4_MINI, spec_selection
@@ -58,7 +58,13 @@ def test_page_states_the_claims_of_model_md(spec_site):
     assert "the time climbs from 0.321 s on two replicas towards 2bN/B = 0.642 s" in words
     assert "about 5,930 at 50 GB/s and about 659 over NVLink" in words
     assert "A 1M-token batch brings it in to ≈ 178, first passed at 256." in words
-    assert "For Llama 3 8B that is 128 GB, which does not fit in the 80 GB of an H100 SXM" in words
+    assert "For Llama 3 8B that is 128.5 GB, which does not fit in the 80 GB of an H100 SXM" in words
+    assert "reduce in FP32 (n* ≈ 354)" in words and "correcting both, n* ≈ 756." in words
+    assert "(+13.4% for Llama 3 8B)" in words and "multiplies nothing (+6.54%)" in words  # about 13% and 6.5%
+    assert "NCCL’s cost model charges a ring call 13,520 µs and a tree call 260 µs" in words
+    readout = text_of(readout_of((spec_site / "index.html").read_text()))
+    assert readout.lstrip().startswith("512 replicas are the most that still give each a whole sequence")
+    assert "(half a sequence)" in readout and "0.500" not in readout
     assert "read as 80 GiB, it is 85.9 GB, and the verdict stands" in words
     assert "each replica spanned 128 GPUs (tensor parallel 8 × pipeline parallel 16), so with 8,192-token sequences 8,192 GPUs held 64 " \
            "replicas and 16,384 held 128" in words
@@ -84,7 +90,7 @@ def test_page_states_the_defaults_numbers(site):
     assert (f", beyond the {num(e.replicas[-1])} replicas drawn." in words) == (not e.crossing)
     limit = 2 * c.presets.workshop.bytes_per_grad * m.params / link
     assert f"the time climbs from {seconds(e.allreduce_s[2])} on two replicas towards 2bN/B = {seconds(limit)}" in words
-    assert f"For {m.name} that is {data_size(e.model_states_gb * 1e9)}, which" in words
+    assert f"For {m.name} that is {sig(e.model_states_gb, 4)} GB, which" in words
     fits = "fits in" if e.model_states_gb <= e.gpu_memory_gb else "does not fit in"
     assert f"{fits} the {num(e.gpu_memory_gb)} GB of an" in words
 

@@ -22,7 +22,7 @@ ALTERNATIVES = {
     "h200-memory": ({}, {"name": "H200 SXM", "memory_gb": "141"}),
     "nvlink-16M-no-crossing": ({"network": "nvlink", "batch": "16M"}, {}),
     "405b-16M": ({"model": "llama3-405b", "batch": "16M"}, {}),
-    "b200-like": ({}, {"name": "B200", "peak_tflops": "2250", "memory_gb": "180", "nvlink_gbytes_per_s": "900"}),
+    "b200-like": ({}, {"name": "B200", "peak_tflops": "2250", "memory_gb": "180", "interconnect_gbytes_per_s": "900"}),
     "nvlink-1M-small-gpu-memory": ({"network": "nvlink", "batch": "1M"}, {"memory_gb": "40"}),
 }
 
@@ -124,7 +124,7 @@ def test_crossing_words_hold(built):
 def test_hidden_all_reduce_rule_words_hold(built):
     c, text = built
     rule = re.search(r"at least b·P·u/\(3·B\) tokens per step, about ([\d,]+) at ([\d,.]+) GB/s and about ([\d,]+) over "
-                     r"NVLink\. On the .+? network that is (less|more) than one ([\d,]+)-token sequence, so (.+?)\.",
+                     r".+?\. On the .+? network that is (less|more) than one ([\d,]+)-token sequence, so (.+?)\.",
                      text)
     assert rule, text
     gpu, w = c.presets.gpu, c.presets.workshop
@@ -181,12 +181,12 @@ def test_sharding_words_hold(built):
     assert number(zero3.group(2)) == round((2 + 2 + b) / (2 * b), 1)
 
 
-def test_nvlink_domain_words_only_where_a_domain_is_known(built):
+def test_the_domain_words_name_the_gpu_s_own_link(built):
     c, text = built
     gpu = c.presets.gpu
-    shown = "counts past the largest NVLink domain sold." in text
-    past = gpu.nvlink_domain is not None and gpu.nvlink_domain < c.presets.workshop.max_replicas
-    assert shown == past
+    assert ("NVLink" in text) == (gpu.interconnect == "NVLink")  # the prose names no other link NVLink
+    own = [n for n in c.presets.networks.values() if n.nvlink]
+    assert all(f"over {n.short}" in text for n in own)
 
 
 def test_layout_words_hold(built):
@@ -204,8 +204,8 @@ def test_real_cluster_words_hold(built):
     if f.network.nvlink:  # the paragraph prices a NIC per GPU: left out when the default network is NVLink
         assert "line is a real cluster" not in text
         return
-    words = re.search(r"at ([\d,]+) GPUs the ring's bandwidth term is (\S+ \S+), not (\S+ \S+)\. Latency is dearer: a "
-                      r"ring call pays (\S+ \S+) and a tree call (\S+ \S+), so NCCL sends (.+?) calls by (tree|ring), and a "
+    words = re.search(r"at ([\d,]+) GPUs the ring's bandwidth term is (\S+ \S+), not (\S+ \S+)\. Latency is dearer: NCCL's "
+                      r"cost model charges a ring call (\S+ \S+) and a tree call (\S+ \S+), so NCCL sends (.+?) calls by (tree|ring)\. A "
                       r"step takes (\S+ \S+), a scaling efficiency of ([\d.]+)%", text.replace("’", "'"))
     assert words, text
     n, ring_bw, flat, ring_lat, tree_lat, calls, algorithm, step, eff = words.groups()

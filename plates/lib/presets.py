@@ -45,8 +45,8 @@ class Network:
     id: str
     name: str
     short: str
-    link_gbytes_per_s: float  # for the NVLink network, the workshop GPU's NVLink (the model takes the chosen GPU's)
-    nvlink: bool = False  # the link is the chosen GPU's NVLink
+    link_gbytes_per_s: float  # for the GPU's own link, the workshop GPU's (the model takes the chosen GPU's)
+    nvlink: bool = False  # the link is the chosen GPU's own (presets.toml: interconnect = true), named as it
 
     def link_bytes_per_s(self, gpu: "Gpu") -> float:
         """Bytes per second per direction this network gives each replica of the given GPU."""
@@ -110,16 +110,52 @@ WORKSHOP_SCHEMA = {"gpu": "text", "mfu": Range("fraction", 0.001, 1), "bytes_per
 TFLOPS = Range("positive", 0.001, 1_000_000, " TFLOP/s")
 GIGABYTES = Range("positive", 0.001, 1_000_000, " GB")
 GB_PER_S = Range("positive", 0.001, 1_000_000, " GB/s per direction")
-GPU_SCHEMA = {"name": "text", "peak_tflops": TFLOPS, "memory_gb": GIGABYTES, "nvlink_gbytes_per_s": GB_PER_S,
-              "nvlink_domain": "count", "nvlink_domain_name": "text", "source": "text", "interconnect": "text"}
-GPU_OPTIONAL = {"nvlink_domain": None, "nvlink_domain_name": "", "source": "", "interconnect": Gpu.interconnect}
+GPU_SCHEMA = {"name": "text", "peak_tflops": TFLOPS, "memory_gb": GIGABYTES, "interconnect_gbytes_per_s": GB_PER_S,
+              "interconnect_domain": "count", "interconnect_domain_name": "text", "source": "text",
+              "interconnect": "text"}
+GPU_OPTIONAL = {"interconnect_domain": None, "interconnect_domain_name": "", "source": "",
+                "interconnect": Gpu.interconnect}
+# presets.toml's keys for the GPU's own link are vendor-neutral; the NVIDIA-named keys earlier files wrote are read
+# too (OLD_GPU_KEYS: old key -> new key), so those files keep building and their mistakes are named as written.
+OLD_GPU_KEYS = {"nvlink_gbytes_per_s": "interconnect_gbytes_per_s", "nvlink_domain": "interconnect_domain",
+                "nvlink_domain_name": "interconnect_domain_name"}
+GPU_FIELDS = {"interconnect_gbytes_per_s": "nvlink_gbytes_per_s", "interconnect_domain": "nvlink_domain",
+              "interconnect_domain_name": "nvlink_domain_name"}  # the Gpu fields the keys fill
+GPU_READ = {**GPU_SCHEMA, **{old: GPU_SCHEMA[new] for old, new in OLD_GPU_KEYS.items()}}
+GPU_READ_OPTIONAL = {**GPU_OPTIONAL, "interconnect_gbytes_per_s": None, **{old: None for old in OLD_GPU_KEYS}}
 # The timeline draws a bar per layer, in the build and on the page: a count far past any model keeps both quick.
 LAYERS = Range("count", 1, MAX_LAYERS, " layers")
 MODEL_SCHEMA = {"name": "text", "params": "count", "layers": LAYERS, "d_model": "count", "ffn": "count",
                 "vocab": "count"}
 BATCH_SCHEMA = {"name": "text", "tokens": "count"}
-NETWORK_SCHEMA = {"name": "text", "short": "text", "link_gbytes_per_s": GB_PER_S, "nvlink": "flag"}
-NETWORK_OPTIONAL = {"link_gbytes_per_s": None, "nvlink": False}
+NETWORK_SCHEMA = {"name": "text", "short": "text", "link_gbytes_per_s": GB_PER_S, "interconnect": "flag"}
+# The GPU's own link (interconnect = true) may leave out its name and short name: both are then the workshop
+# GPU's interconnect ("NVLink", "Infinity Fabric"). Earlier files wrote nvlink = true: still read.
+NETWORK_OPTIONAL = {"link_gbytes_per_s": None, "interconnect": None, "name": None, "short": None}
+NETWORK_READ = {**NETWORK_SCHEMA, "nvlink": "flag"}
+NETWORK_READ_OPTIONAL = {**NETWORK_OPTIONAL, "nvlink": None}
+
+
+def _gpu(ident: str, values: dict) -> Gpu | dict:
+    """A Gpu from its checked keys, new or old; {"twice": {new: old}} when a key is given under both names."""
+    given = values["_given"]
+    twice = {new: old for old, new in OLD_GPU_KEYS.items() if old in given and new in given}
+    if twice:
+        return {"twice": twice}
+    merged = {k: v for k, v in values.items() if k not in OLD_GPU_KEYS and k != "_given"}
+    for old, new in OLD_GPU_KEYS.items():
+        if values[old] is not None:
+            merged[new] = values[old]
+    return Gpu(id=ident, **{GPU_FIELDS.get(k, k): v for k, v in merged.items()})
+
+
+def _network(ident: str, values: dict) -> Network | dict:
+    """A Network from its checked keys (interconnect = true, or the old nvlink = true, is the field `nvlink`)."""
+    values = dict(values)
+    new, old = values.pop("interconnect"), values.pop("nvlink")
+    if new is not None and old is not None:
+        return {"twice": {"interconnect": "nvlink"}}
+    return Network(id=ident, nvlink=bool(new or old), **values)
 
 
 def declared_ids(data: dict | None) -> dict[str, list[str]]:
@@ -151,17 +187,34 @@ def _presets(problems: Problems, path: Path, text: str, data: dict) -> Presets |
     else:
         workshop = fields(problems, path, text, ("workshop",), data["workshop"], WORKSHOP_SCHEMA,
                           label="[workshop]", hints=hints)
-    gpus = keyed(problems, path, text, data, "gpus", GPU_SCHEMA, lambda i, v: Gpu(id=i, **v), optional=GPU_OPTIONAL)
+    tables = data.get("gpus") if isinstance(data.get("gpus"), dict) else {}
+    given = {i: set(t) for i, t in tables.items() if isinstance(t, dict)}  # which spelling each GPU wrote
+    gpus = _read_twice(problems, path, text, "gpu",
+                       keyed(problems, path, text, data, "gpus", GPU_READ,
+                             lambda i, v: _gpu(i, {**v, "_given": given.get(i, set())}), optional=GPU_READ_OPTIONAL))
     models = keyed(problems, path, text, data, "models", MODEL_SCHEMA, lambda i, v: Model(id=i, **v))
     batches = keyed(problems, path, text, data, "batches", BATCH_SCHEMA, lambda i, v: Batch(id=i, **v))
-    networks = keyed(problems, path, text, data, "networks", NETWORK_SCHEMA, lambda i, v: Network(id=i, **v),
-                     optional=NETWORK_OPTIONAL, unique=("name", "short"))
+    networks = _read_twice(problems, path, text, "network",
+                           keyed(problems, path, text, data, "networks", NETWORK_READ, _network,
+                                 optional=NETWORK_READ_OPTIONAL, unique=()))
     bad_network = False
+    for ident, g in list(gpus.items()):
+        if g.nvlink_gbytes_per_s is None:
+            problems.add(path, locate(text, ("gpus", ident)),
+                         f"gpu {quote(ident)}: missing key {quote('interconnect_gbytes_per_s')}")
+            del gpus[ident]
     for ident, net in list(networks.items()):
         if (net.link_gbytes_per_s is None) == (not net.nvlink):  # exactly one of the two
             problems.add(path, locate(text, ("networks", ident)),
                          f"network {quote(ident)}: give either link_gbytes_per_s (GB/s per replica, per direction) "
-                         f"or nvlink = true (the chosen GPU's NVLink), " + ("not both" if net.nvlink else "one is missing"))
+                         f"or interconnect = true (the chosen GPU's own link), " +
+                         ("not both" if net.nvlink else "one is missing"))
+            del networks[ident]
+            bad_network = True
+        elif not net.nvlink and (net.name is None or net.short is None):
+            problems.add(path, locate(text, ("networks", ident)),
+                         f"network {quote(ident)}: missing key {quote('name' if net.name is None else 'short')} "
+                         f"(only the GPU's own link, interconnect = true, may leave its names to the GPU)")
             del networks[ident]
             bad_network = True
     ok = workshop is not None and not bad_network
@@ -208,8 +261,11 @@ def _presets(problems: Problems, path: Path, text: str, data: dict) -> Presets |
     if not (ok and models and batches and networks):
         return None
     gpu = gpus[workshop["gpu"]]
-    networks = {i: replace(n, link_gbytes_per_s=gpu.nvlink_gbytes_per_s) if n.nvlink else n
+    networks = {i: replace(n, link_gbytes_per_s=gpu.nvlink_gbytes_per_s, name=n.name or gpu.interconnect,
+                           short=n.short or gpu.interconnect) if n.nvlink else n
                 for i, n in networks.items()}
+    if not _distinct(problems, path, text, networks):
+        return None
     return Presets(workshop=WorkshopSettings(**workshop), gpu=gpu, models=models, batches=batches,
                    networks=networks, gpus=gpus, layouts=layouts(problems, path, text, data))
 
@@ -230,6 +286,36 @@ def layouts(problems: Problems, path: Path, text: str, data: dict) -> dict[str, 
             continue
         out[ident] = Layout(id=ident, name=table["name"], choices={k: v for k, v in table.items() if k != "name"})
     return out
+
+
+def _read_twice(problems: Problems, path: Path, text: str, one: str, read: dict) -> dict:
+    """The tables read; those that give a key under both its new and its old name reported and left out."""
+    out = {}
+    for ident, made in read.items():
+        if isinstance(made, dict):
+            for new, old in made["twice"].items():
+                problems.add(path, locate(text, (f"{one}s", ident, old)),
+                             f"{one} {quote(ident)}: {old} is the old name of {new}; give only {new}")
+        else:
+            out[ident] = made
+    return out
+
+
+def _distinct(problems: Problems, path: Path, text: str, networks: dict[str, Network]) -> bool:
+    """No two networks share a name or a short name (after the GPU's own link has taken its names)."""
+    seen: dict[tuple[str, str], str] = {}
+    ok = True
+    for ident, net in networks.items():
+        for name in ("name", "short"):
+            key = (name, getattr(net, name).strip().casefold())
+            if key in seen:
+                problems.add(path, locate(text, ("networks", ident, name)) or locate(text, ("networks", ident)),
+                             f"network {quote(ident)}: {name} {quote(getattr(net, name))} is also the {name} of "
+                             f"network {quote(seen[key])}; readers could not tell them apart")
+                ok = False
+            else:
+                seen[key] = ident
+    return ok
 
 
 def check_gpu_sources(problems: Problems, path: Path, presets: Presets, sources: dict[str, Source]) -> None:

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     import altair as alt
 
 GRID_DATA = "grid"  # the shown selection's rows, one per replica count; the page computes and inserts them
-FACTS_DATA = "facts"  # one row: the selection's label, crossings, where a sequence runs out, NVLink's reach
+FACTS_DATA = "facts"  # one row: the selection's label, crossings, where a sequence runs out, the GPU's own link's reach
 # Okabe–Ito blue and vermilion: distinct under the common colour-vision deficiencies, at least 3:1
 # against the light page, and told apart by dash and point shape too. Their direct labels use shades that reach
 # 4.5:1 as text. The real cluster beside the workshop (issue 22): near-black (white in dark mode), dash-dotted,
@@ -84,7 +84,7 @@ def hidden_when(condition: str) -> dict:
 
 
 def _band_and_rule(max_replicas: int) -> list:
-    """Shading (under one sequence per replica; NVLink beyond a real domain), the crossing's rule and n*'s.
+    """Shading (under one sequence per replica; the GPU's own link beyond a real domain), the crossing's rule and n*'s.
     Shapes are hidden from assistive technology (aria=False: an empty layer would be an unnamed image); the
     figure's description and table say what they mark."""
     import altair as alt
@@ -97,7 +97,7 @@ def _band_and_rule(max_replicas: int) -> list:
                                  color=ink(MUTED)).encode(
         x=alt.X("max_replicas:Q"), y=alt.YValue(0), text=alt.TextValue("< 1 sequence per replica"),
     ).transform_filter(f"datum.one_sequence <= {max_replicas / 32}").properties(name="band_label")
-    # Over NVLink past the largest real domain of the GPU: a ring nobody can build, shaded and said so.
+    # Over the GPU's own link past its largest real domain: a ring nobody can build, shaded and said so.
     reach = facts.transform_filter("datum.hypothetical_from != null")
     hypothetical = reach.mark_rect(opacity=0.16, color=ink(MUTED), aria=False).encode(
         x=alt.X("hypothetical_from:Q"), x2=alt.X2("max_replicas:Q")).properties(name="hypothetical")
@@ -107,7 +107,7 @@ def _band_and_rule(max_replicas: int) -> list:
                                          color=ink(MUTED),
                                          **hidden_when("width < 600")).encode(  # narrow: words only
         x=alt.X("hypothetical_from:Q"), y=alt.YValue(0),
-        text=alt.TextValue("NVLink beyond a real domain: hypothetical"),
+        text=alt.Text("hypothetical_text:N"),  # the chosen GPU's own link by name: "NVLink", "Infinity Fabric"
     ).properties(name="hypothetical_label")
     crossed = facts.transform_filter("datum.crossing != null")
     rule = crossed.mark_rule(strokeWidth=1.5, color=ink(INK), aria=False).encode(x=alt.X("crossing:Q")).properties(
@@ -286,7 +286,8 @@ def memory_chart(max_replicas: int) -> alt.LayerChart:
                           point=alt.OverlayMarkDef(filled=True, size=28, color=ink(SERIES["compute"][0])),
                           ).encode(x=_x(max_replicas), y=y).properties(name="states")
     one = base.transform_filter("datum.replicas == 1")
-    memory = one.mark_rule(strokeWidth=1.5, strokeDash=[6, 3], color=ink(SERIES["all-reduce"][0]), aria=False).encode(
+    # Black, as XIV.5's memory rule: a limit, not a series (vermilion is communication's colour).
+    memory = one.mark_rule(strokeWidth=1.5, strokeDash=[4, 4], color=ink(INK), aria=False).encode(
         y=alt.Y("memory_gb:Q")).properties(name="gpu_memory")
     # Labelled at the right, on the side of the memory line the states' line is not on there (above it, the
     # states of an unsharded model ran through the words).
@@ -294,7 +295,7 @@ def memory_chart(max_replicas: int) -> alt.LayerChart:
     under = "datum.states_gb >= datum.memory_gb"
     memory_label = last.mark_text(align="right", baseline=alt.ExprRef(f"{under} ? 'top' : 'bottom'"),
                                   dy=alt.ExprRef(f"{under} ? 4 : -4"), fontSize=12, fontWeight="bold",
-                                  color=ink(LABEL_INK["all-reduce"])).encode(
+                                  color=ink(INK)).encode(
         x=alt.XValue("width"), y=alt.Y("memory_gb:Q"), text=alt.Text("gpu_label:N")).properties(name="gpu_memory_label")
     fit = base.transform_filter("datum.first_fit")
     fit_rule = fit.mark_rule(strokeWidth=1.5, color=ink(INK), aria=False).encode(x=alt.X("replicas:Q")).properties(

@@ -82,11 +82,12 @@ def grid_rows(f):
 
 
 def facts_rows(f):
-    """The one row of marks for a selection: label, crossing, n*, one sequence, NVLink's reach."""
+    """The one row of marks for a selection: label, crossing, n*, one sequence, the GPU's own link's reach."""
     return [{"label": f["caption"], "crossing": f["crossing_replicas"], "n_star": f["continuous_crossing"],
              "n_star_text": "n* ≈ " + num(f["continuous_crossing"]),
              "one_sequence": f["batch"]["tokens"] / f["inputs"]["seq_len"], "max_replicas": f["max_replicas"],
-             "hypothetical_from": f["hypothetical_from"]}]
+             "hypothetical_from": f["hypothetical_from"],
+             "hypothetical_text": f["gpu"]["interconnect"] + " beyond a real domain: hypothetical"}]
 
 
 def timeline_point(f):

@@ -15,9 +15,22 @@ def capital(text):
     return text[0].upper() + text[1:]
 
 
+# A share of one sequence in words, by the number of replicas that share it: 2 → "half a sequence".
+SHARE_WORDS = [[2, "half a sequence"], [4, "a quarter of a sequence"], [8, "an eighth of a sequence"],
+               [16, "a sixteenth of a sequence"], [32, "a thirty-second of a sequence"],
+               [64, "a sixty-fourth of a sequence"]]
+
+
 def sequences_text(share):
-    """'0.500 of a sequence', '2 sequences', '1.50 sequences': a whole share is a count, any other a measure."""
+    """'half a sequence', 'one sequence per 128 replicas', '0.750 of a sequence', '2 sequences', '1.50 sequences':
+    a share of one sequence in words where replicas split it evenly, a whole share a count, any other a measure."""
     if share < 1:
+        split = 1 / share
+        if split == math.floor(split):
+            for k in range(len(SHARE_WORDS)):
+                if SHARE_WORDS[k][0] == split:
+                    return SHARE_WORDS[k][1]
+            return "one sequence per " + num(split) + " replicas"
         return fraction(share) + " of a sequence"
     if share == 1:
         return "one sequence"
@@ -118,8 +131,24 @@ def see_plate(W, subject):
 
 
 def readout(f, W):
-    """One short paragraph per question a reader brings: hiding, cost, memory."""
-    return [hiding_text(f), cost_text(f), memory_text(f, W)]
+    """One short paragraph per question a reader brings: hiding (led by the largest layout that runs), cost, memory."""
+    return [runnable_text(f, W) + hiding_text(f), cost_text(f), memory_text(f, W)]
+
+
+def runnable_text(f, W):
+    """The largest replica count of the grid that still gives each replica a whole sequence, and its step: the
+    layout a run could use, before the crossing (which may lie past it). Nothing when no count does."""
+    points = f["points"]
+    best = None
+    for r in range(len(points)):
+        if points[r]["sequences_per_replica"] >= 1:
+            best = points[r]
+    if best is None:
+        return ""
+    whole = "one " + num(W["seq_len"]) + "-token sequence" if best["sequences_per_replica"] == 1 else \
+        sequences_text(best["sequences_per_replica"])
+    return (num(best["replicas"]) + " replicas are the most that still give each a whole sequence (" + whole +
+            "): a step takes " + seconds(best["step_s"]) + ", efficiency " + percent(best["efficiency"]) + ". ")
 
 
 def hiding_text(f):
@@ -299,10 +328,10 @@ def describe_memory(f, W):
         shape = ("a straight line falling as 1/n, from " + gigabytes(first["states_gb"]) + " on one replica to " +
                  gigabytes(last["states_gb"]) + " on " + num(last["replicas"]))
     else:
-        shape = ("falling from " + gigabytes(first["states_gb"]) + " on one replica and levelling off at the part " +
-                 "each replica keeps whole, " + gigabytes(last["states_gb"]) + " on " + num(last["replicas"]))
+        shape = ("a curve falling from " + gigabytes(first["states_gb"]) + " on one replica and levelling off at " +
+                 "the part each replica keeps whole, " + gigabytes(last["states_gb"]) + " on " + num(last["replicas"]))
     text = ("On log–log axes against replicas from 1 to " + num(last["replicas"]) + ", model states per GPU (solid " +
-            "blue line, circles) " + how + " make " + shape + ". The dashed vermilion line is one " +
+            "blue line, circles) " + how + " make " + shape + ". The dashed black line is one " +
             f["gpu"]["name"] + "'s memory, " + num(f["gpu_memory_gb"]) + " GB.")
     on_grid = f["smallest_fitting_on_grid"]
     if on_grid is None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from generator import schema
+from generator.content import split_front_matter
 from generator.schema import describe_value
 
 from .facts import CLUSTER_OPTIONS, OPTIONS, Atlas, Facts, evaluate, extremes, gpus_of
@@ -140,4 +141,23 @@ def unused(c) -> list[str]:
                 problems.add(c.root / "presets.toml", schema.locate(presets_text, (table, ident)),
                              f"[{table}.{ident}] is never used: no control offers it and the workshop does not "
                              f"refer to it (the workshop's gpu is {schema.quote(c.presets.workshop.gpu)})")
+    _default_gpu(c, problems)
     return problems.items
+
+
+def _default_gpu(c, problems: schema.Problems) -> None:
+    """A warning at [default]'s gpu when it is not the workshop's: the figures open on it, but the prose (Names.workshop)
+    argues from the workshop's GPU, so the page would describe two GPUs at once."""
+    chosen, workshop = c.plate.default.gpu, c.presets.workshop.gpu
+    if chosen in ("", workshop) or chosen not in c.presets.gpus:
+        return
+    path = c.root / "plate.md"
+    try:
+        parts = split_front_matter(schema.Problems(c.root), path, path.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError):
+        parts = None
+    line = schema.locate(parts[0], ("default", "gpu"), 1) if parts else None
+    problems.add(path, line, f"[default]: gpu {schema.quote(chosen)} is not the workshop's GPU "
+                             f"{schema.quote(workshop)}: the figures and readout open on the "
+                             f"{c.presets.gpus[chosen].name} while the prose describes the "
+                             f"{c.presets.gpu.name}; set [workshop] gpu in presets.toml instead")

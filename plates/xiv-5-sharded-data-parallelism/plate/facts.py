@@ -188,6 +188,21 @@ class Facts:
         """Stage k's traffic per byte of the all-reduce at the same precision."""
         return float(zero.traffic_ratio(stage, self.grad_bytes if grad_bytes is None else grad_bytes))
 
+    accumulated_gradient_bytes = 4  # gradients accumulated in FP32, as runs that reduce them in FP32 keep them
+
+    @property
+    def accumulated_states_per_param(self) -> int:
+        """Model-state bytes per parameter with FP32 gradients: 2 + 4 + K."""
+        return self.weight_bytes + self.accumulated_gradient_bytes + self.optimiser_bytes
+
+    @property
+    def accumulated_stage1_fitting(self) -> float:
+        """Stage 1's smallest whole n with FP32 gradients: (2 + 4)·Ψ kept whole, K·Ψ/n sharded, within the memory in
+        10⁹ B; NaN if the kept part alone does not fit."""
+        kept = (self.weight_bytes + self.accumulated_gradient_bytes) * self.params
+        room = self.memory_bytes - kept
+        return float(max(1, np.ceil(self.optimiser_bytes * self.params / room))) if room > 0 else float("nan")
+
     def stage(self, k: int) -> StageFacts:
         """Stage k's facts (0–3)."""
         return self.stages[k]

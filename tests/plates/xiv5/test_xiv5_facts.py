@@ -145,3 +145,23 @@ def test_terms_and_sources_load_without_problems():
     assert problems.items == []
     assert {"sharding", "zero", "fsdp"} <= set(terms)
     assert {"rajbhandari2020", "zhao2023", "llama3"} <= set(sources)
+
+
+def test_fp32_gradients_fsdp_and_stage_1_in_pytorch_are_said_as_they_are(presets, default):
+    """Issue 31: FP32 gradients make the states 2 + 4 + 12 bytes a parameter and stage 1's fit follows (a count by
+    steps on the formula, not the facts' closed form); PyTorch's stage 1 is ZeroRedundancyOptimizer; Llama 3 sharded
+    its weights too, so FSDP communicates in every pass."""
+    flat = re.sub(r"\s+", " ", render(presets, default)[0])
+    f = plate_facts.facts(presets, default)
+    params, memory = f.params, f.gpu.memory_gb * 1e9
+    n = 1
+    while (2 + 4) * params + 12 * params / n > memory and n < 2**20:
+        n += 1
+    assert f"make the states {2 + 4 + 12} bytes per parameter: stage 1 then fits from {FILTERS['num'](n)} replicas." \
+        in flat
+    assert n >= f.stage(1).smallest_fitting  # FP32 gradients never fit from fewer replicas
+    assert "PyTorch ships stage 1 apart, as `ZeroRedundancyOptimizer`" in flat
+    assert "sharding the weights as well as the optimiser states and gradients" in flat
+    assert "not once per optimiser step" in flat
+    if has_spec(presets) and (default.model, default.gpu) == (SPEC_MODEL, SPEC_GPU):
+        assert n == 4 and f.stage(1).smallest_fitting == 3  # MODEL.md: 4 replicas, not 3

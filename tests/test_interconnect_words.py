@@ -1,0 +1,149 @@
+"""XIV.4's hardware words follow the GPU preset (issue 31): the vendor-neutral keys (the nvlink_* ones still read), the
+interconnect's name wherever the GPU's own link is meant, a [default] GPU the prose does not describe warned about;
+and the corrected statements' numbers, each from independent formulas on the content's presets."""
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+import content_edit
+from conftest import CONTENT
+from generator import build, content, schema
+from generator.notation import num, percent, seconds, sig
+from platelib.presets import load_presets
+from test_build import readout_of, text_of
+from xiv4 import PLATE
+
+# AMD's MI300X datasheet: 1,307 TFLOP/s dense BF16, 192 GB of HBM3, 896 GB/s of Infinity Fabric both ways, 8 GPUs
+# to a platform.
+MI300X = {"name": "MI300X", "peak_tflops": 1307, "memory_gb": 192, "interconnect_gbytes_per_s": 448,
+          "interconnect_domain": 8, "interconnect_domain_name": "an 8-GPU MI300X platform",
+          "interconnect": "Infinity Fabric"}
+OLD = {"interconnect_gbytes_per_s": "nvlink_gbytes_per_s", "interconnect_domain_name": "nvlink_domain_name",
+       "interconnect_domain": "nvlink_domain"}  # new key -> the key earlier files wrote
+
+
+def copy(tmp_path: Path) -> Path:
+    """The content being built, copied into tmp_path."""
+    root = tmp_path / "content"
+    shutil.copytree(CONTENT, root)
+    return root
+
+
+def test_the_old_nvlink_keys_read_as_the_new_ones(tmp_path):
+    root = copy(tmp_path)
+    path = root / "presets.toml"
+    text = path.read_text(encoding="utf-8")
+    assert "interconnect_gbytes_per_s" in text and "nvlink_gbytes_per_s" not in text  # the content uses the new keys
+    old = text
+    for new, before in OLD.items():
+        old = re.sub(rf"(?m)^{new}\b", before, old)
+    old = re.sub(r"(?m)^interconnect = true", "nvlink = true", old)
+    assert old != text
+    problems = schema.Problems(root)
+    now, _ = load_presets(problems, root)
+    path.write_text(old, encoding="utf-8")
+    before, _ = load_presets(problems, root)
+    assert not problems.items and now is not None and before == now
+    assert any(n.nvlink for n in now.networks.values())
+
+
+def test_a_key_under_both_names_is_one_mistake_at_the_old_one(tmp_path):
+    root = copy(tmp_path)
+    path = root / "presets.toml"
+    text = path.read_text(encoding="utf-8")
+    gpu = content.load(CONTENT).presets.workshop.gpu
+    text = re.sub(rf"(?m)^(\[gpus\.{re.escape(gpu)}\]\n)", r"\1nvlink_domain = 8\n", text)
+    path.write_text(text, encoding="utf-8")
+    problems = schema.Problems(root)
+    load_presets(problems, root)
+    line = text.splitlines().index("nvlink_domain = 8") + 1
+    assert len(problems.items) == 1, problems.items
+    assert f"presets.toml, line {line}:" in problems.items[0]
+    assert "nvlink_domain is the old name of interconnect_domain" in problems.items[0]
+
+
+@pytest.mark.parametrize("network", ["ib", "own"])
+def test_with_mi300x_as_the_workshop_s_gpu_nvlink_is_named_nowhere_for_it(tmp_path, network):
+    edit = content_edit.Edit(copy(tmp_path))
+    gpu = content_edit.add(edit, "gpus", "mi300x", MI300X)
+    content_edit.set_workshop(edit, gpu=gpu)
+    presets = content.load(edit.root).presets
+    own = next(i for i, n in presets.networks.items() if n.nvlink)
+    if network == "own":
+        content_edit.set_default(edit, network=own)
+    build.build(edit.root, tmp_path / "site")
+    page = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    words = text_of(page)
+    assert "NVLink" not in words  # prose, legend, controls, readout, descriptions, tables
+    assert "Infinity Fabric" in words and presets.networks[own].name == "Infinity Fabric"
+    assert f"over {MI300X['interconnect']}" in words
+    # The page data names the other GPUs' own links; nothing else says NVLink.
+    others = [g for g in presets.gpus.values() if g.interconnect == "NVLink"]
+    assert page.count("NVLink") == page.count('"interconnect":"NVLink"') == len(others)
+
+
+def test_a_default_gpu_the_prose_does_not_describe_is_warned_about_at_its_line(tmp_path):
+    edit = content_edit.Edit(copy(tmp_path))
+    c = content.load(edit.root)
+    assert not [w for w in PLATE.slots.unused(c) if "[default]: gpu" in w]
+    other = next(i for i in c.presets.gpus if i != c.presets.workshop.gpu)
+    content_edit.set_default(edit, gpu=other)
+    warnings = [w for w in PLATE.slots.unused(content.load(edit.root)) if "[default]: gpu" in w]
+    text = (edit.root / "plate.md").read_text(encoding="utf-8")
+    line = text.splitlines().index(f'gpu = "{other}"') + 1
+    assert len(warnings) == 1 and f"plate.md, line {line}:" in warnings[0], warnings
+    assert c.presets.gpus[other].name in warnings[0] and c.presets.gpu.name in warnings[0]
+
+
+def sequences_text(share: float) -> str:
+    return PLATE.page_words.sequences_text(share)
+
+
+def test_a_share_of_a_sequence_is_in_words():
+    assert sequences_text(0.5) == "half a sequence"
+    assert sequences_text(0.25) == "a quarter of a sequence"
+    assert sequences_text(1 / 128) == "one sequence per 128 replicas"
+    assert sequences_text(0.75) == "0.750 of a sequence"
+    assert sequences_text(1) == "one sequence" and sequences_text(2) == "2 sequences"
+
+
+def test_the_corrected_statements_are_the_formulas_on_the_presets(site):
+    """BF16's optimism, 6N sized, 128.5 GB, NCCL's charges and the readout's lead, each from the presets."""
+    c = content.load(CONTENT)
+    p, d = c.presets, c.plate.default
+    m, w = p.models[d.model], p.workshop
+    gpu = p.gpu
+    T, B = p.batches[d.batch].tokens, p.networks[d.network].link_bytes_per_s(gpu)
+    Pu = gpu.peak_tflops * 1e12 * w.mfu
+    page = (site / "index.html").read_text(encoding="utf-8")
+    words = text_of(page)
+
+    def crossing(b, scale=1.0):
+        """n*: compute 6·N·T·scale/(n·P·u) meets the ring's 2(n−1)/n · b·N/B."""
+        return 1 + 3 * T * B * scale / (b * Pu)
+
+    assert w.bytes_per_grad == 2
+    assert f"reduce in FP32 (n* ≈ {num(crossing(4))})" in words
+    attention = m.layers * m.d_model * w.seq_len / m.params  # causal: 12·L·d·s / 2 against 6N
+    lookup = m.vocab * m.d_model / m.params  # the input embedding's 6·V·d of 6N
+    assert f"(+{percent(attention)} for {m.name})" in words
+    assert f"multiplies nothing (+{percent(lookup)}): correcting both, n* ≈ " \
+           f"{num(crossing(2, 1 + attention - lookup))}." in words
+    # the seed's 128.5 GB, to four figures: the one readers know
+    assert f"For {m.name} that is {sig(w.bytes_per_param_states * m.params / 1e9, 4)} GB, which" in words
+    f = PLATE.facts.Atlas(p).facts(PLATE.presets.Selection(d.model, d.batch, d.network))
+    if not p.networks[d.network].nvlink:
+        # in NCCL's own unit, µs, for both (one unit in one sentence)
+        assert f"NCCL’s cost model charges a ring call {sig(f.ring_call_latency_us)} µs and a tree call " \
+               f"{sig(f.tree_latency_us)} µs" in words
+    # The readout leads with the most replicas (a power of two) that still get a whole sequence each.
+    whole = [2**k for k in range(w.max_replicas.bit_length()) if T / (2**k * w.seq_len) >= 1]
+    if whole:
+        n = whole[-1]
+        readout = text_of(readout_of(page))
+        assert readout.lstrip().startswith(f"{num(n)} replicas are the most that still give each a whole sequence")
+        assert f"a step takes {seconds(f.at(n).step_s)}" in readout
