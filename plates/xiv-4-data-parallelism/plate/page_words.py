@@ -113,6 +113,14 @@ def cluster_where(f):
     return text
 
 
+def no_cluster(f):
+    """Why no real cluster is drawn, where not two replicas fit inside the GPU's own link's domain."""
+    link = f["gpu"]["interconnect"]
+    return (" No dash-dotted line: two replicas of " + num(f["inputs"]["gpus_per_replica"]) + " GPUs outgrow one " +
+            link + " domain of " + num(f["cluster_domain"]) + " GPUs, the only place the real cluster is priced " +
+            "over " + link + ".")
+
+
 def priced_at(f):
     """The real cluster's last priced replica index (the grid's last, or the last inside the NVLink domain)."""
     last = 0
@@ -406,7 +414,9 @@ def describe(f, figure_id, W):
                      "the grid at " + num(cross) + " replicas (solid rule).")
         else:
             text += what + " stays below " + behind + " up to " + n_max + " replicas."
-        if len(points) > 1:
+        if len(points) > 1 and f["cluster_reach"] < 2:
+            text += no_cluster(f)
+        elif len(points) > 1:
             comm = f["cluster"]["comm_s"]
             end = priced_at(f)
             text += (" The dash-dotted line is DDP on a real cluster: its " + num(len(f["buckets"][0])) +
@@ -431,9 +441,12 @@ def describe(f, figure_id, W):
                     "and " + percent(last["efficiency"]) + " at " + n_max + ".")
         efficiency = f["cluster"]["efficiency"]
         end = priced_at(f)
-        text += (" The dash-dotted line is DDP on a real cluster (NCCL " + cluster_where(f) + ", only the last " +
-                 "micro-batch's backward pass hiding the buckets), " + percent(efficiency[end]) + " on " +
-                 num(points[end]["replicas"]) + " replicas." + plain_ddp(f))
+        if f["cluster_reach"] < 2:
+            text += no_cluster(f)
+        else:
+            text += (" The dash-dotted line is DDP on a real cluster (NCCL " + cluster_where(f) + ", only the last " +
+                     "micro-batch's backward pass hiding the buckets), " + percent(efficiency[end]) + " on " +
+                     num(points[end]["replicas"]) + " replicas." + plain_ddp(f))
     seq_len = W["seq_len"]
     one_sequence = f["batch"]["tokens"] / seq_len
     if one_sequence < last["replicas"]:
