@@ -33,7 +33,7 @@ VALUES = {"DEFAULT_SCHEMA": (dict, "a dict"), "DEFAULT_OPTIONAL": (dict, "a dict
           "PROSE_NAMES": ((tuple, list, set, frozenset), "a tuple of names"), "SLOT_TABLES": (dict, "a dict"),
           "SLOT_ROOTS": (dict, "a dict"), "SLOT_CALLS": (dict, "a dict"), "FIGURES": ((tuple, list), "a tuple of ids"),
           "PAGE": (dict, "a dict of functions by role")}
-PAGE_ROLES = ("facts", "datasets", "readout", "describe", "table_rows", "csv_rows")  # PAGE's functions, every one
+PAGE_ROLES = ("facts", "datasets", "readout", "title", "describe", "table_rows", "csv_rows")  # PAGE's functions, every one
 TIME_LIMIT_S = 60.0  # of one hook call: the shipped plates' slowest, cold, takes a few seconds (docs/plates.md)
 TIME_LIMIT_VARIABLE = "PLATE_HOOK_TIMEOUT"  # changes it, as `--hook-timeout SECONDS` does
 AGAIN_S = 0.5  # past the limit, how often a hook that caught the timeout is told again
