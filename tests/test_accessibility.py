@@ -149,7 +149,9 @@ def test_each_figure_is_an_image_named_by_its_caption_and_described(site, open_p
     for fid in figure_ids:
         chart = page.locator(f"#{fid} .chart")
         assert chart.get_attribute("role") == "img"
-        caption = page.locator("#" + chart.get_attribute("aria-labelledby"))
+        title_id, caption_id = chart.get_attribute("aria-labelledby").split()  # named by its point, then caption
+        assert page.locator("#" + title_id).text_content() == xwords.of(f, c.plate.plates)["title"][fid]
+        caption = page.locator("#" + caption_id)
         describe = page.locator("#" + chart.get_attribute("aria-describedby"))
         assert default_caption(c) in caption.text_content()  # the default selection, as the figure shows it
         assert len(describe.text_content()) > 80
