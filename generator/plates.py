@@ -33,7 +33,7 @@ VALUES = {"DEFAULT_SCHEMA": (dict, "a dict"), "DEFAULT_OPTIONAL": (dict, "a dict
           "PROSE_NAMES": ((tuple, list, set, frozenset), "a tuple of names"), "SLOT_TABLES": (dict, "a dict"),
           "SLOT_ROOTS": (dict, "a dict"), "SLOT_CALLS": (dict, "a dict"), "FIGURES": ((tuple, list), "a tuple of ids"),
           "PAGE": (dict, "a dict of functions by role")}
-PAGE_ROLES = ("facts", "datasets", "readout", "describe", "table_rows", "csv_rows")  # PAGE's functions, every one
+PAGE_ROLES = ("facts", "datasets", "readout", "title", "describe", "table_rows", "csv_rows")  # PAGE's functions, every one
 # PAGE's optional functions, each with what the page has without it (docs/plates.md): `own`, the reader's own values
 PAGE_OPTIONAL = {"own": "no free inputs: the page reads the controls alone"}
 TIME_LIMIT_S = 60.0  # of one hook call: the shipped plates' slowest, cold, takes a few seconds (docs/plates.md)

@@ -77,10 +77,12 @@ def live_figure(figure: Figure, dataflows: dict[str, dict] | None) -> dict:
     return {"id": figure.id, "datasets": [d["name"] for d in figure.vega["data"]]}
 
 
-def page_datasets(module, data: dict, figures: list[Figure]) -> list[str]:
-    """The datasets a plate's PAGE makes, named for the page's views, once the page passes the checks a plate's PAGE
-    must (docs/plates.md, "What the engine checks"), each a PageError at the plate's file and line:
+def page_datasets(module, data: dict, figures: list[Figure]) -> tuple[list[str], dict[str, str]]:
+    """The datasets a plate's PAGE makes, named for the page's views, and each figure's title at the default
+    ({figure: text}), once the page passes the checks a plate's PAGE must (docs/plates.md, "What the engine
+    checks"), each a PageError at the plate's file and line:
     - a figure none of whose datasets `datasets` fills for the default selection, at `datasets`;
+    - a figure with no title (`title` gives no text for it at the default), at `title`;
     - a figure with no words (`describe` gives no text, or `table_rows` no row, at the default), at that function;
     - a control none of whose choices changes anything in the facts or the rows, at the line declaring its key."""
     page = texts.page_of(module)
@@ -94,7 +96,14 @@ def page_datasets(module, data: dict, figures: list[Figure]) -> list[str]:
                             f"{', '.join(names) or 'no dataset'}, and {page['datasets'].__name__} gives no rows for "
                             f"any of them at the default selection")
     context = texts.plain(data.get("words_context", {}))
+    titles = {}
     for figure in figures:
+        title = texts.page_call(module, "title", facts, figure.id, context)
+        if not isinstance(title, str) or not title.strip():
+            raise PageError(f"{plates.defined_at(module, page['title'])}: the figure {figure.id!r} has no title: "
+                            f"{page['title'].__name__} gives {title!r} for it at the default selection (the "
+                            f"sentence above the figure that says what it shows)")
+        titles[figure.id] = title
         described = texts.page_call(module, "describe", facts, figure.id, context)
         if not isinstance(described, str) or not described.strip():
             raise PageError(f"{plates.defined_at(module, page['describe'])}: the figure {figure.id!r} has no words: "
@@ -106,7 +115,7 @@ def page_datasets(module, data: dict, figures: list[Figure]) -> list[str]:
                             f"{page['table_rows'].__name__} gives {table!r} for it at the default selection (its "
                             f"data table)")
     _check_controls(module, data, presets, _values(facts) + _values(rows))
-    return list(rows)
+    return list(rows), titles
 
 
 def _values(value, path: str = "") -> list[tuple[str, str]]:
@@ -203,6 +212,7 @@ def page_environment(module=None) -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(folders), undefined=jinja2.StrictUndefined,
                              autoescape=True, trim_blocks=True, lstrip_blocks=True)
     env.filters.update(FILTERS)
+    env.globals["ink"] = lambda name: theme.current()[name]  # the key's colours (templates/key.html.j2), as charts.ink
     return env
 
 
@@ -236,8 +246,9 @@ def page(content: Content, model, figures: list[Figure], live: Runtime, store=No
     fill["readout"] = [Markup(crossrefs.link_plates(str(escape(p)), pages)) for p in fill["readout"]]
     see = {key: (plate.plates[key], pages[plate.plates[key]]) for key in plate.plates if plate.plates[key] in pages}
     data["figures"] = [live_figure(f, live.dataflows) for f in figures]
+    titles = {f.id: f.title for f in figures}  # a plate with page modules of its own: its figures' names
     if texts.page_of(module) is not None:
-        data["datasets"] = page_datasets(module, data, figures)
+        data["datasets"], titles = page_datasets(module, data, figures)
     first, more = first_controls(content, fill.pop("controls"))
     tips = fill.pop("tips", {})  # optional: {control key: the engineer's term for it}, the select's tip
     return env.get_template("page.html.j2").render(
@@ -247,7 +258,7 @@ def page(content: Content, model, figures: list[Figure], live: Runtime, store=No
         volume_page=links.volume_page if links is not None else "",
         series_page=links.series_page if links is not None else "", see=see,
         takeaway=Markup(crossrefs.link_plates(str(escape(plate.takeaway)), pages)),
-        svgs={f.id: Markup(f.svg) for f in figures}, csv_name=plate.data_file,
+        svgs={f.id: Markup(f.svg) for f in figures}, titles=titles, csv_name=plate.data_file,
         url=publish.page_url(base_url, page), image=publish.preview_url(base_url, page), pdfs=pdfs or {},
         data=script_json(data), dataflows=dataflow_scripts(live.dataflows),
         style=Markup(style), runtime=Markup(runtime_js), script=Markup(script_safe(script)),

@@ -76,6 +76,7 @@ def plain(value):
 def python_words(module, data: dict, context, figures: list[str]) -> dict:
     """One facts' words made by the plate's PAGE in Python, from the data the page is given (plain JSON)."""
     return {"readout": page_call(module, "readout", data, context),
+            "title": {fid: page_call(module, "title", data, fid, context) for fid in figures},
             "describe": {fid: page_call(module, "describe", data, fid, context) for fid in figures},
             "tables": {fid: page_call(module, "table_rows", data, fid) for fid in figures}}
 
@@ -141,7 +142,8 @@ MEMO_MOST = 4096  # entries kept; a call asking for more still gets them all, on
 
 
 def words(module, facts: list, plates: dict[str, str] | None = None, store=None) -> list[dict]:
-    """Each facts' words ({readout: [paragraphs], describe: {figure: text}, tables: {figure: rows}}), made by one
+    """Each facts' words ({readout: [paragraphs], title: {figure: its point}, describe: {figure: text}, tables:
+    {figure: rows}}), made by one
     node run for all those not made before in this process (or kept in store, a cache.Cache)."""
     jobs = [job_of(module, [f], plates) for f in facts]
     keys = [json.dumps(j, sort_keys=True, separators=(",", ":"), default=_plain) for j in jobs]

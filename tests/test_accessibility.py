@@ -149,7 +149,9 @@ def test_each_figure_is_an_image_named_by_its_caption_and_described(site, open_p
     for fid in figure_ids:
         chart = page.locator(f"#{fid} .chart")
         assert chart.get_attribute("role") == "img"
-        caption = page.locator("#" + chart.get_attribute("aria-labelledby"))
+        title_id, caption_id = chart.get_attribute("aria-labelledby").split()  # named by its point, then caption
+        assert page.locator("#" + title_id).text_content() == xwords.of(f, c.plate.plates)["title"][fid]
+        caption = page.locator("#" + caption_id)
         describe = page.locator("#" + chart.get_attribute("aria-describedby"))
         assert default_caption(c) in caption.text_content()  # the default selection, as the figure shows it
         assert len(describe.text_content()) > 80
@@ -247,9 +249,14 @@ def test_series_colours_survive_colour_blindness_and_are_not_the_only_key(site, 
             assert distance >= 40, f"{scheme}: series {i} and {j} are only ΔE {distance:.0f} apart under {name}"
     # Not colour alone: one line solid, the others dashed each its own way, point shapes, and direct labels.
     assert sorted(bool(s["dash"]) for s in series) == [False, True, True] and len({s["dash"] for s in series}) == 3
-    labels = page.locator("#fig-time .label_compute_marks text, #fig-time .label_allreduce_marks text, "
-                          "#fig-time .label_realcluster_marks text")
-    assert sorted(labels.all_text_contents()) == ["all-reduce", "compute", "real cluster"]
+    labels = page.locator("#fig-time .label_compute_marks text, #fig-time .label_allreduce_marks text")
+    assert sorted(labels.all_text_contents()) == ["all-reduce", "compute"]
+    # and the drawn key below the figure, each line's dash beside its name (the real cluster's only there)
+    key = page.locator("#fig-time .key li").all_text_contents()
+    assert any("real cluster" in k for k in key) and any("compute" in k for k in key), key
+    dashes = page.evaluate("[...document.querySelectorAll('#fig-time .key li line')]"
+                           ".map(l => l.getAttribute('stroke-dasharray') || '')")
+    assert {s["dash"].replace(",", " ") for s in series} <= {d.replace(",", " ") for d in dashes}, dashes
     shapes = page.evaluate("[...document.querySelectorAll('#fig-time .series_points_marks path')]"
                            ".map(p => p.getAttribute('d').slice(0, 12))")
     assert len(set(shapes)) >= 2

@@ -267,6 +267,10 @@ def readout(f, W):
     return [num(f["size"] / GB)]
 
 
+def title(f, figure_id, W):
+    return figure_id
+
+
 def describe(f, figure_id, W):
     return figure_id
 

@@ -154,6 +154,30 @@ def test_a_figure_with_no_words_fails_at_the_function_that_gives_none(tmp_path, 
                                   f"'fig-time' has no words: {role} gives ")
 
 
+@pytest.mark.parametrize("new", ['    return ""', '    return "  "', '    return None'])
+def test_a_figure_with_no_title_fails_at_title(tmp_path, new):
+    """Every figure states its point above it: a title that gives no text for a figure is one line at `title`."""
+    root = copy(tmp_path)
+    code = root / "plate" / "page_code.py"
+    edit(code, '    return "Least on " + num(f["best_workers"]) + " workers"', new)
+    problems = build_problems(root, tmp_path / "site")
+    got = {'    return ""': "''", '    return "  "': "'  '", '    return None': "None"}[new]
+    assert problems == [f"toy/plate/page_code.py, line {line_of(code, 'def title(')}: the figure 'fig-time' has no "
+                        f"title: title gives {got} for it at the default selection (the sentence above the figure "
+                        f"that says what it shows)"]
+
+
+def test_the_title_is_above_its_figure_in_the_page_as_built(tmp_path):
+    """The page as built shows each figure's title, the toy's own words for its default, above its SVG."""
+    c = content.load(TOY)
+    build.build(TOY, tmp_path / "site")
+    html = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    f = texts.plain(c.module.PAGE["facts"]({"link": c.plate.default.link}, c.presets))
+    title = c.module.PAGE["title"](f, "fig-time", {})
+    assert f'data-title="fig-time">{title}</p>' in html
+    assert html.index(title) < html.index('<div class="chart"')
+
+
 def test_a_control_whose_choices_change_nothing_fails_where_it_is_declared(tmp_path):
     """The plate's facts never read the control (a plate's mistake): every choice gives the default's facts."""
     root = copy(tmp_path)

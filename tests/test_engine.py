@@ -52,7 +52,8 @@ def assert_texts_as_built(got: list[dict], fs: list, labels: list[str], referred
         assert js["readout"] == " ".join(words["readout"]), label
         assert len(js["readout_paragraphs"]) == 3, label  # hiding, cost, memory: one paragraph each
         assert js["caption"] == f.caption, label
-        assert js["describe"].keys() == js["tables"].keys() and js["describe"], label
+        assert js["describe"].keys() == js["tables"].keys() == js["title"].keys() and js["describe"], label
+        assert js["title"] == words["title"], label  # each figure's point, as the build writes it
         for fid, text in js["describe"].items():
             assert text == words["describe"][fid], (label, fid)
             assert js["tables"][fid] == words["tables"][fid], (label, fid)
@@ -62,6 +63,7 @@ def page_texts(f: dict, W: dict) -> dict:
     """Every text the page writes for the facts f (templates/page/texts.js texts), by PAGE's words."""
     paragraphs = PAGE["readout"](f, W)
     return {"readout": " ".join(paragraphs), "readout_paragraphs": paragraphs, "caption": f["caption"],
+            "title": {fid: PAGE["title"](f, fid, W) for fid in xwords.FIGURES},
             "describe": {fid: PAGE["describe"](f, fid, W) for fid in xwords.FIGURES},
             "tables": {fid: PAGE["table_rows"](f, fid) for fid in xwords.FIGURES}}
 

@@ -83,8 +83,39 @@ def expected_tables(f: facts.Facts) -> dict[str, list[list[str]]]:
     }
 
 
+def expected_titles(f: facts.Facts) -> dict[str, str]:
+    """What each figure's title must say of one selection's facts: its point, each number formatted by notation.py."""
+    last = f.points[-1]
+    if f.crossing_replicas is None:
+        time = f"stays hidden behind {'the backward pass' if f.backward_only else 'compute'} up to " \
+               f"{num(last.replicas)} replicas"
+    else:
+        time = f"stops hiding behind {'the backward pass' if f.backward_only else 'compute'} at n* ≈ " \
+               f"{num(f.continuous_crossing)} replicas"
+    if f.crossing_replicas is None or last.efficiency >= f.points[0].efficiency:
+        efficiency = f"Scaling efficiency stays at {percent(last.efficiency)} up to {num(last.replicas)} replicas"
+    else:
+        efficiency = f"Scaling efficiency falls to {percent(f.at(f.crossing_replicas).efficiency)} at " \
+                     f"{num(f.crossing_replicas)} replicas and {percent(last.efficiency)} at {num(last.replicas)}"
+    n = f.timeline_replicas
+    on = "On one replica" if n == 1 else f"On {num(n)} replicas"
+    if f.at(n).comm_s == 0:
+        timeline = f"{on} there is nothing to reduce"
+    elif f.timeline_tail_s <= 0:
+        timeline = f"{on}, communication ends within compute"
+    else:
+        timeline = f"{on}, communication outlasts compute by {seconds(f.timeline_tail_s)}"
+    gpu = f"one {f.gpu.name}'s {num(f.gpu_memory_gb)} GB"
+    fit = f.smallest_fitting_on_grid
+    memory = (f"stay above {gpu} up to {num(last.replicas)} replicas" if fit is None else
+              f"fit in {gpu} from {'one replica' if fit == 1 else num(fit) + ' replicas'} on")
+    return {"fig-time": time, "fig-efficiency": efficiency, "fig-timeline": timeline, "fig-memory": memory}
+
+
 def check_words(words: dict, f: facts.Facts, label) -> None:
-    """One selection's words against its facts: every number named, every table cell."""
+    """One selection's words against its facts: every number named, every table cell, each figure's point."""
+    for fid, text in expected_titles(f).items():
+        assert text in words["title"][fid], (label, fid, text, words["title"][fid])
     want = expected_numbers(f)
     for i, part in enumerate(("hiding", "cost", "memory")):
         for text in want[part]:
@@ -138,6 +169,19 @@ def test_a_wrong_number_in_a_sentence_fails_the_check(shipped):
     at = f.at(f.crossing_replicas or f.max_replicas)
     wrong = {**words, "readout": [t.replace(seconds(at.comm_s), seconds(at.comm_s * 1.1)) for t in words["readout"]]}
     assert wrong != words
+    with pytest.raises(AssertionError):
+        check_words(wrong, f, "planted")
+
+
+def test_a_wrong_number_in_a_title_fails_the_check(shipped):
+    """A figure's title is held to the selection's numbers: the default's, with n* one off, fails."""
+    c, atlas = shipped
+    f = atlas.facts(c.plate.default)
+    words = xwords.of(f, c.plate.plates)
+    star = num(f.continuous_crossing)
+    assert star in words["title"]["fig-time"]
+    wrong = {**words, "title": {**words["title"],
+                                "fig-time": words["title"]["fig-time"].replace(star, num(f.continuous_crossing + 1))}}
     with pytest.raises(AssertionError):
         check_words(wrong, f, "planted")
 

@@ -3,7 +3,7 @@
 import { data, readout } from "./data.js";
 import { split_references } from "./references.js";
 import { factsOf } from "./selection.js";
-import { describe, readoutParagraphs, tableRows } from "./words.js";
+import { describe, readoutParagraphs, tableRows, title } from "./words.js";
 
 /** What the words need besides the facts (words.js W): the plate module's words_context, as the build gives it. */
 const W = data.words_context;
@@ -15,13 +15,14 @@ export function texts(sel) {
   const paragraphs = readoutParagraphs(f, W);
   return {
     readout: paragraphs.join(" "), readout_paragraphs: paragraphs, caption: f.caption,
+    title: Object.fromEntries(ids.map((id) => [id, title(f, id, W)])),
     describe: Object.fromEntries(ids.map((id) => [id, describe(f, id, W)])),
     tables: Object.fromEntries(ids.map((id) => [id, tableRows(f, id)])),
   };
 }
 
-/** Each figure's description and data table, the readout and the captions, for the selection shown, but not yet
- * those of the figures `away` (ids) from the screen. Only what changed is written: the page keeps its layout, and
+/** Each figure's title, description and data table, the readout and the captions, for the selection shown, but
+ * not yet those of the figures `away` (ids) from the screen. Only what changed is written: the page keeps its layout, and
  * the live readout announces only news. */
 const setText = (el, text) => { if (el.textContent !== text) el.textContent = text; };
 const tableStamps = new WeakMap(); // table -> its rows as JSON, read off the page the first time
@@ -33,10 +34,12 @@ export function fillTexts(f, away = new Set(), wordsAway = away) {
   fillReadout(f);
   holders ||= {
     captions: [...document.querySelectorAll("[data-selection]")].map((el) => [el, el.closest(".figure")?.id]),
+    titles: [...document.querySelectorAll("[data-title]")],
     describes: [...document.querySelectorAll("[data-describe]")],
     tables: [...document.querySelectorAll("[data-table]")],
   };
   for (const [el, id] of holders.captions) if (!away.has(id)) setText(el, f.caption);
+  for (const el of holders.titles) if (!away.has(el.dataset.title)) setText(el, title(f, el.dataset.title, W));
   for (const el of holders.describes) {
     if (!wordsAway.has(el.dataset.describe)) setText(el, describe(f, el.dataset.describe, W));
   }

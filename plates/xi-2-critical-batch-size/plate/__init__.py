@@ -203,4 +203,5 @@ def page(content, model: Model, figures: list, dataflows, store=None) -> dict:
 # The page's functions by role (docs/plates.md, "The page"): the build makes the default's words, the figures' rows
 # and the CSV with the same functions.
 PAGE = {"facts": page_facts.facts, "datasets": page_rows.datasets, "readout": page_words.readout,
+        "title": page_words.title,
         "describe": page_words.describe, "table_rows": page_words.table_rows, "csv_rows": page_rows.csv_rows}

@@ -11,6 +11,7 @@ TITLES = {"fig-steps": "Steps and tokens to the target against the global batch"
           "fig-time": "Time to the target against replicas, two ways to add them"}
 STEPS_INK, TOKENS_INK = "--c-compute", "--c-reduce"  # XIV.4's blue and vermilion
 TOKENS_LABEL_INK = "--c-reduce-ink"
+RULE_LABEL_PX = 170  # about the width of the critical batch's words ("critical batch: 16.0 million"), 11 px bold
 LINE = 13  # px between the lines of a label (Vega sets a label's later lines below its first, whatever its baseline)
 
 
@@ -34,9 +35,13 @@ def steps_chart():
     rule = marks.mark_rule(strokeDash=[4, 4], strokeWidth=1.5, color=charts.ink(charts.INK)).encode(
         x=alt.X("critical:Q"))
     # The bands' words above the plot, clear of the curves, which run into its top corners; short lines, so that at a
-    # phone's width they stay over their bands. The rule's words inside, at the top, where no curve is near B_crit.
+    # phone's width they stay over their bands. The rule's words in a row above theirs, over the rule (inside the
+    # plot they ran onto the shading's edge and the curves), kept within the plot's width.
     text = dict(fontSize=11, lineHeight=LINE, fontWeight="bold", color=charts.ink(charts.INK), lineBreak="\n")
-    rule_label = marks.mark_text(align="left", baseline="top", dx=4, dy=4, **text).encode(
+    near = "scale('x', datum.critical)"
+    rule_label = marks.mark_text(
+        align=alt.ExprRef(f"{near} < {RULE_LABEL_PX / 2} ? 'left' : {near} > width - {RULE_LABEL_PX / 2} ? 'right' "
+                          f": 'center'"), baseline="bottom", dy=-10 - 3 * LINE, **text).encode(
         x=alt.X("critical:Q"), y=alt.YValue(0), text=alt.Text("label:N"))
     low_label = marks.mark_text(align="left", baseline="bottom", dx=2, dy=-6 - 2 * LINE, **text).encode(
         x=alt.X("smallest:Q"), y=alt.YValue(0), text=alt.Text("low_label:N"))
@@ -52,7 +57,7 @@ def time_chart():
     import altair as alt
     names = list(WAY_NAMES.values())
     color = alt.Color("way:N", scale=alt.Scale(domain=names, range=[charts.ink(STEPS_INK), charts.ink(TOKENS_INK)]),
-                      legend=alt.Legend(title=None, orient="top-right"))
+                      legend=None)  # the key below the figure names the lines (page/legend.html.j2)
     dash = alt.StrokeDash("way:N", scale=alt.Scale(domain=names, range=[[], [6, 3]]), legend=None)
     x = alt.X("replicas:Q", title="data-parallel replicas (GPUs)", scale=alt.Scale(type="log", base=2, nice=False),
               axis=alt.Axis(format=",d", grid=False, labelOverlap=True))
@@ -64,13 +69,9 @@ def time_chart():
     knees = alt.Chart(alt.Data(name=KNEE_DATA))
     points = knees.mark_point(filled=True, size=70, shape="diamond", color=charts.ink(charts.INK)).encode(
         x=alt.X("replicas:Q"), y=alt.Y("hours:Q"))
-    # Each knee named left of it, under the curve that falls into it from the upper left, so the name stays inside
-    # the plot at any width; the fixed batch per replica's one line lower, should the two knees meet (the y scale's
-    # padding keeps room for it under the lowest knee).
-    labels = knees.mark_text(align="right", baseline="middle", dx=-8, dy=alt.ExprRef("datum.lower ? 15 : 0"),
-                             fontSize=12, fontWeight="bold", color=charts.ink(charts.INK)).encode(
-        x=alt.X("replicas:Q"), y=alt.Y("hours:Q"), text=alt.Text("text:N"))
-    return alt.layer(lines, points, labels).properties(width=charts.WIDTH, height=charts.HEIGHT)
+    # Each knee a diamond; its limit is named in the figure's title (page_words.title), not beside it, where the
+    # words ran onto the other way's line.
+    return alt.layer(lines, points).properties(width=charts.WIDTH, height=charts.HEIGHT)
 
 
 def figures(rows: dict, describe: dict, store) -> list:

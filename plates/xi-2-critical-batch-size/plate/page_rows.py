@@ -14,7 +14,7 @@ def datasets(f):
     curve = [{"batch": p["batch"], "steps": p["steps"], "tokens": p["tokens"]} for p in f["curve"]]
     critical = [{"critical": f["critical"], "low": f["low_edge"], "high": f["high_edge"],
                  "smallest": f["smallest_batch"], "largest": f["largest_batch"],
-                 "label": "critical batch\n" + count(f["critical"]),
+                 "label": "critical batch: " + count(f["critical"]),
                  "low_label": "doubling B:\n≥" + percent(f["cut_low"]) + " fewer\nsteps",
                  "high_label": "doubling B:\n≥" + percent(f["growth_high"]) + " more\ntokens"}]
     time = []

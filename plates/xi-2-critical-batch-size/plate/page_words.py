@@ -89,6 +89,21 @@ def readout(f, W):
             way_text(f, f["ways"][0], W) + " " + way_text(f, f["ways"][1], W)]
 
 
+def title(f, figure_id, W):
+    """A figure's point for one selection, the line above it: where a bigger batch stops saving steps, or where
+    adding replicas stops paying."""
+    if figure_id == "fig-steps":
+        return "Past the critical batch of " + count(f["critical"]) + " tokens, a bigger batch mostly adds tokens"
+    parts = []
+    for way in f["ways"]:
+        if way["knee"] >= 0:
+            limit = "the critical batch" if way["limit"] == "critical" else "communication"
+            parts.append(WAY_NAMES[way["way"]] + " past " + num(way["knee_replicas"]) + " (" + limit + ")")
+    if len(parts) == 0:
+        return "Every doubling up to " + num(f["max_replicas"]) + " replicas still saves time, either way"
+    return "Adding replicas stops paying with " + " and with ".join(parts)
+
+
 def describe(f, figure_id, W):
     """A figure in words for one selection ('' for a figure the words do not know)."""
     if figure_id == "fig-steps":

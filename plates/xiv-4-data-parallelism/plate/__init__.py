@@ -15,6 +15,7 @@ page_module = sys.modules[f"{__name__}.page"]
 
 # What the page runs compiled from this Python (generator/compiler.py; docs/plates.md): each number and sentence once.
 PAGE = {"facts": page_facts.facts, "datasets": page_rows.datasets, "readout": page_words.readout,
+        "title": page_words.title,
         "describe": page_words.describe, "table_rows": page_words.table_rows, "csv_rows": page_rows.csv_rows,
         "own": page_own.own}
 

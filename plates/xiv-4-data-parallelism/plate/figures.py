@@ -26,13 +26,14 @@ SERIES = {"compute": ("--c-compute", []), "all-reduce": ("--c-reduce", [6, 3]),
 LABEL_INK = {"compute": "--c-compute", "all-reduce": "--c-reduce-ink", "real cluster": "--c-cluster",
              "backward pass": "--c-compute"}
 LEFT_OF_RULE = 16  # from this crossing on, its label sits left of the rule (else right, to stay in the frame)
-LONGEST_LABEL = 60  # characters of the in-figure selection label; longer ones are left to the caption
-LABEL_PX_PER_CHAR, CROSS_LABEL_PX = 6.2, 150  # 11 px text: width per character; the crossing label's width
-# The words of Figures 1 and 2 in rows of their own, so none can run into another whatever the selection: at the
-# top where a sequence runs out and NVLink beyond a real domain; at the foot, by their rules, the first crossing
-# and n* above it (at the top n* ran into the compute label on a phone). 11 px text is 13 px tall.
-ROW_BAND, ROW_REACH, ROW_STAR = 4, 20, -20
+# The rules' words of Figures 1 and 2 in two rows above the plot, where no line, rule or shading is, so none can
+# run into a mark or the other whatever the selection: the first crossing nearer the plot, n* above it (inside the
+# plot they were struck through by the rules and the shading's edge). 11 px text is 13 px tall. The shading is named
+# by the key below the figure (page/legend.html.j2), not in the plot, where its words crossed the rules.
+ROW_CROSSED, ROW_STAR = -4, -19
 LOW_LABEL_PX = 40  # a series label this near the plot's foot goes above its line (below, it would meet the axis)
+ROOM_PX = 34  # px the all-reduce's label needs below a line: the cluster's, if it runs this near under it, counts
+FOOT_PX = 24  # px between the line and the plot's foot that the words need below it (8 + 13 tall, and a margin)
 
 
 def grid_rows(f: Facts) -> list[dict]:
@@ -92,50 +93,30 @@ def _band_and_rule(max_replicas: int) -> list:
     band = facts.mark_rect(opacity=0.13, color=ink("--chart-band"), aria=False).encode(
         x=alt.X("one_sequence:Q", scale=alt.Scale(type="log", base=2)), x2=alt.X2("max_replicas:Q"),
     ).transform_filter(f"datum.one_sequence < {max_replicas}").properties(name="band")
-    # Labelled only when the band is wide enough (5 octaves) to hold its words.
-    band_label = facts.mark_text(align="right", baseline="top", dx=-4, dy=ROW_BAND, fontSize=11,
-                                 color=ink(MUTED)).encode(
-        x=alt.X("max_replicas:Q"), y=alt.YValue(0), text=alt.TextValue("< 1 sequence per replica"),
-    ).transform_filter(f"datum.one_sequence <= {max_replicas / 32}").properties(name="band_label")
     # Over the GPU's own link past its largest real domain: a ring nobody can build, shaded and said so.
     reach = facts.transform_filter("datum.hypothetical_from != null")
     hypothetical = reach.mark_rect(opacity=0.16, color=ink(MUTED), aria=False).encode(
         x=alt.X("hypothetical_from:Q"), x2=alt.X2("max_replicas:Q")).properties(name="hypothetical")
     hypothetical_rule = reach.mark_rule(strokeDash=[2, 2], color=ink(MUTED), aria=False).encode(
         x=alt.X("hypothetical_from:Q")).properties(name="hypothetical_rule")
-    hypothetical_label = reach.mark_text(align="left", baseline="top", dx=4, dy=ROW_REACH, fontSize=11,
-                                         color=ink(MUTED),
-                                         **hidden_when("width < 600")).encode(  # narrow: words only
-        x=alt.X("hypothetical_from:Q"), y=alt.YValue(0),
-        text=alt.Text("hypothetical_text:N"),  # the chosen GPU's own link by name: "NVLink", "Infinity Fabric"
-    ).properties(name="hypothetical_label")
     crossed = facts.transform_filter("datum.crossing != null")
     rule = crossed.mark_rule(strokeWidth=1.5, color=ink(INK), aria=False).encode(x=alt.X("crossing:Q")).properties(
         name="rule")
     rule_label = crossed.transform_calculate(
         label="'first crossed: ' + format(datum.crossing, ',d')",
     ).mark_text(align=alt.ExprRef(f"datum.crossing >= {LEFT_OF_RULE} ? 'right' : 'left'"), baseline="bottom",
-                dx=alt.ExprRef(f"datum.crossing >= {LEFT_OF_RULE} ? -4 : 4"), dy=-4,
+                dx=alt.ExprRef(f"datum.crossing >= {LEFT_OF_RULE} ? -4 : 4"), dy=ROW_CROSSED,
                 fontSize=11, fontWeight="bold", color=ink(INK)).encode(
-        x=alt.X("crossing:Q"), y=alt.YValue("height"), text=alt.Text("label:N")).properties(name="rule_label")
-    # n*, where the drawn lines meet (not a power of two): a dotted rule, labelled above the crossing's words.
+        x=alt.X("crossing:Q"), y=alt.YValue(0), text=alt.Text("label:N")).properties(name="rule_label")
+    # n*, where the drawn lines meet (not a power of two): a dotted rule, labelled a row above the crossing's words.
     star = facts.transform_filter(f"datum.n_star <= {max_replicas}")
     star_rule = star.mark_rule(strokeWidth=1, strokeDash=[1, 3], color=ink(INK), aria=False).encode(
         x=alt.X("n_star:Q")).properties(name="n_star_rule")
     star_label = star.mark_text(align=alt.ExprRef(f"datum.n_star >= {LEFT_OF_RULE} ? 'right' : 'left'"),
                                 baseline="bottom", dx=alt.ExprRef(f"datum.n_star >= {LEFT_OF_RULE} ? -4 : 4"),
                                 dy=ROW_STAR, fontSize=11, color=ink(INK)).encode(
-        x=alt.X("n_star:Q"), y=alt.YValue("height"), text=alt.Text("n_star_text:N")).properties(name="n_star_label")
-    # The selection drawn into the figure, so a saved or printed SVG says what it shows; left out where it
-    # would collide with the crossing's label (a narrow figure, an early crossing, a long label): the caption
-    # says it too.
-    selection = facts.mark_text(align="left", baseline="bottom", dx=6, dy=-4, fontSize=11, color=ink(MUTED),
-                                **hidden_when(f"width < 600 || length(datum.label) > {LONGEST_LABEL} || "
-                                              f"(datum.crossing != null && scale('x', datum.crossing) < "
-                                              f"{CROSS_LABEL_PX} + {LABEL_PX_PER_CHAR} * length(datum.label))")).encode(
-        x=alt.XValue(0), y=alt.YValue("height"), text=alt.Text("label:N")).properties(name="selection_label")
-    return [band, band_label, hypothetical, hypothetical_rule, hypothetical_label, rule, rule_label,
-            star_rule, star_label, selection]
+        x=alt.X("n_star:Q"), y=alt.YValue(0), text=alt.Text("n_star_text:N")).properties(name="n_star_label")
+    return [band, hypothetical, hypothetical_rule, rule, rule_label, star_rule, star_label]
 
 
 def time_chart(max_replicas: int) -> alt.LayerChart:
@@ -152,7 +133,8 @@ def time_chart(max_replicas: int) -> alt.LayerChart:
     colour = alt.Color("series:N", scale=alt.Scale(domain=names, range=colours), legend=None)
     dash = alt.StrokeDash("series:N", scale=alt.Scale(domain=names, range=[d for _, d in SERIES.values()]),
                           legend=None)
-    y = alt.Y("seconds:Q", title="seconds per step", scale=alt.Scale(type="log"),
+    # padding: every line at least FOOT_PX + 2 above the plot's foot, so the all-reduce's words always fit under it
+    y = alt.Y("seconds:Q", title="seconds per step", scale=alt.Scale(type="log", padding=FOOT_PX + 2),
               axis=alt.Axis(format=",~g", tickCount=5, grid=False))
     lines = base.mark_line(strokeWidth=2.5).encode(x=_x(max_replicas), y=y, color=colour, strokeDash=dash,
                                                    ).properties(name="series")
@@ -161,21 +143,32 @@ def time_chart(max_replicas: int) -> alt.LayerChart:
         x=alt.X("replicas:Q"), y=alt.Y("seconds:Q"), color=colour,
         shape=alt.Shape("series:N", scale=alt.Scale(domain=names[:2], range=["circle", "square"]), legend=None),
     ).properties(name="series_points")
-    # Direct labels, so colour is never the only key to the series: compute above, all-reduce below, the
-    # backward pass under its line, left of 8 replicas (the line rises to the left, away from the words); the real
-    # cluster above its line at the right end, where no other words are.
+    # Direct labels, so colour is never the only key to the series: compute above its line; all-reduce below its
+    # line (which rises to the right, away from the words), or below the real cluster's where that runs just under
+    # it, and above only where the plot's foot leaves no room; the
+    # backward pass under its line, left of 8 replicas (the line rises to the left, away from the words). All at 2
+    # replicas, left of the first NVLink domain's edge (8). On a narrow figure they would reach past that edge: the
+    # key below the figure names the lines there, as it names the real cluster's everywhere (at the right end its
+    # words met the rules and the compute line).
     low = f"scale('y', datum.seconds) > height - {LOW_LABEL_PX}"
+    y_at = "scale('y', datum.seconds)"
+    y_cluster = "scale('y', datum.cluster_s)"
+    under = (f"(datum.cluster_s > 0 && {y_cluster} >= {y_at} && {y_cluster} - {y_at} < {ROOM_PX} ? "
+             f"{y_cluster} : {y_at})")  # the lowest of the two where the words would go
+    below = f"({under} <= height - {FOOT_PX})"
     labels = [
         base.transform_filter(f"datum.replicas == {where} && datum.series == '{name}'").mark_text(
             align=align, fontSize=12, fontWeight="bold", color=ink(LABEL_INK[name]),
             **({"baseline": alt.ExprRef(f"{low} ? 'bottom' : 'top'"), "dy": alt.ExprRef(f"{low} ? -6 : {dy}")}
-               if baseline == "top" else {"baseline": baseline, "dy": dy}), dx=dx,
-            **(hidden_when("width < 600") if name == "backward pass" else {}),  # no room left of 8
+               if baseline == "top" else
+               {"baseline": alt.ExprRef(f"{below} ? 'top' : 'bottom'"),
+                "dy": alt.ExprRef(f"{below} ? {under} - {y_at} + 8 : {dy}")}
+               if baseline == "auto" else {"baseline": baseline, "dy": dy}), dx=dx,
+            **hidden_when("width < 600"),  # no room left of 8
         ).encode(x=alt.X("replicas:Q"), y=alt.Y("seconds:Q"), text=alt.Text("series:N")).properties(
             name=f"label_{name.replace('-', '').replace(' ', '')}")
         for name, where, align, baseline, dx, dy in (("compute", 2, "left", "bottom", 6, -6),
-                                                     ("all-reduce", 2, "left", "top", 6, 8),
-                                                     ("real cluster", max_replicas, "right", "bottom", -4, -6),
+                                                     ("all-reduce", 2, "left", "auto", 6, -9),
                                                      ("backward pass", 8, "right", "top", -4, 8))
     ]
     return alt.layer(*_band_and_rule(max_replicas), lines, dots, *labels).properties(width=WIDTH, height=HEIGHT)
@@ -280,8 +273,10 @@ def memory_chart(max_replicas: int) -> alt.LayerChart:
     horizontal rule and the first replica count of the grid at which the states fit marked."""
     import altair as alt
     base = alt.Chart(alt.Data(name=MEMORY_DATA))
-    y = alt.Y("states_gb:Q", title="model states per GPU (GB, 10⁹ B)", scale=alt.Scale(type="log"),
-              axis=alt.Axis(format=",~g", tickCount=5, grid=False))
+    # Ticks at powers of ten only, the domain rounded out to them: a flat line (no sharding) sat on a log axis
+    # ticked 10, 20, 100, 200, 1,000.
+    y = alt.Y("states_gb:Q", title="model states per GPU (GB, 10⁹ B)", scale=alt.Scale(type="log", nice=True),
+              axis=alt.Axis(format=",~g", values=[10.0 ** k for k in range(-4, 7)], grid=False))
     line = base.mark_line(strokeWidth=2.5, color=ink(SERIES["compute"][0]),
                           point=alt.OverlayMarkDef(filled=True, size=28, color=ink(SERIES["compute"][0])),
                           ).encode(x=_x(max_replicas), y=y).properties(name="states")
@@ -289,23 +284,19 @@ def memory_chart(max_replicas: int) -> alt.LayerChart:
     # Black, as XIV.5's memory rule: a limit, not a series (vermilion is communication's colour).
     memory = one.mark_rule(strokeWidth=1.5, strokeDash=[4, 4], color=ink(INK), aria=False).encode(
         y=alt.Y("memory_gb:Q")).properties(name="gpu_memory")
-    # Labelled at the right, on the side of the memory line the states' line is not on there (above it, the
-    # states of an unsharded model ran through the words).
-    last = base.transform_filter(f"datum.replicas == {max_replicas}")
-    under = "datum.states_gb >= datum.memory_gb"
-    memory_label = last.mark_text(align="right", baseline=alt.ExprRef(f"{under} ? 'top' : 'bottom'"),
-                                  dy=alt.ExprRef(f"{under} ? 4 : -4"), fontSize=12, fontWeight="bold",
-                                  color=ink(INK)).encode(
-        x=alt.XValue("width"), y=alt.Y("memory_gb:Q"), text=alt.Text("gpu_label:N")).properties(name="gpu_memory_label")
+    # Not labelled in the plot (its words met the states' line and the fit's rule): the title says the GPU's memory,
+    # the key below names the rule.
     fit = base.transform_filter("datum.first_fit")
     fit_rule = fit.mark_rule(strokeWidth=1.5, color=ink(INK), aria=False).encode(x=alt.X("replicas:Q")).properties(
         name="fit_rule")
+    # Above the plot, as Figures 1 and 2 set their rules' words: at its foot they met the states' line (flat there
+    # when the states fit from one replica) and the x axis.
     fit_label = fit.transform_calculate(label="'fits from ' + format(datum.replicas, ',d')").mark_text(
         align=alt.ExprRef(f"datum.replicas >= {LEFT_OF_RULE} ? 'right' : 'left'"), baseline="bottom",
-        dx=alt.ExprRef(f"datum.replicas >= {LEFT_OF_RULE} ? -4 : 4"), dy=-4, fontSize=11, fontWeight="bold",
-        color=ink(INK)).encode(x=alt.X("replicas:Q"), y=alt.YValue("height"), text=alt.Text("label:N")).properties(
-        name="fit_label")
-    return alt.layer(memory, memory_label, fit_rule, fit_label, line).properties(width=WIDTH, height=HEIGHT * 0.72)
+        dx=alt.ExprRef(f"datum.replicas >= {LEFT_OF_RULE} ? -4 : 4"), dy=ROW_CROSSED, fontSize=11,
+        fontWeight="bold", color=ink(INK)).encode(x=alt.X("replicas:Q"), y=alt.YValue(0),
+                                                  text=alt.Text("label:N")).properties(name="fit_label")
+    return alt.layer(memory, fit_rule, fit_label, line).properties(width=WIDTH, height=HEIGHT * 0.72)
 
 
 def memory_figure(f: Facts, store: Cache | None = None) -> Figure:

@@ -349,6 +349,40 @@ def describe_memory(f, W):
     return text + " The states fit from " + num(on_grid) + " replicas on (solid rule)."
 
 
+def title(f, figure_id, W):
+    """A figure's point for one selection, the line above it: where its lines turn, or that they do not."""
+    points = f["points"]
+    first = points[0]
+    last = points[-1]
+    n_max = num(last["replicas"])
+    if figure_id == "fig-timeline":
+        on = "On one replica" if f["timeline_replicas"] == 1 else "On " + num(f["timeline_replicas"]) + " replicas"
+        tail = f["timeline_tail_s"]
+        if point_at(f, f["timeline_replicas"])["comm_s"] == 0:
+            return on + " there is nothing to reduce"
+        if tail <= 0:
+            return on + ", communication ends within compute"
+        return on + ", communication outlasts compute by " + seconds(tail)
+    if figure_id == "fig-memory":
+        gpu = "one " + f["gpu"]["name"] + "'s " + num(f["gpu_memory_gb"]) + " GB"
+        on_grid = f["smallest_fitting_on_grid"]
+        if on_grid is None:
+            return "Model states stay above " + gpu + " up to " + n_max + " replicas"
+        if on_grid == 1:
+            return "Model states fit in " + gpu + " from one replica on"
+        return "Model states fit in " + gpu + " from " + num(on_grid) + " replicas on"
+    if figure_id == "fig-efficiency":
+        if last["efficiency"] >= first["efficiency"] or f["crossing_replicas"] is None:
+            return "Scaling efficiency stays at " + percent(last["efficiency"]) + " up to " + n_max + " replicas"
+        at = point_at(f, f["crossing_replicas"])
+        return ("Scaling efficiency falls to " + percent(at["efficiency"]) + " at " + num(f["crossing_replicas"]) +
+                " replicas and " + percent(last["efficiency"]) + " at " + n_max)
+    if f["crossing_replicas"] is None:
+        return capital(noun_of(f)) + " stays hidden behind " + behind_of(f) + " up to " + n_max + " replicas"
+    return (capital(noun_of(f)) + " stops hiding behind " + behind_of(f) + " at n* ≈ " +
+            num(f["continuous_crossing"]) + " replicas")
+
+
 def table_rows(f, figure_id):
     """A figure's data table for one selection, as text; the crossing's row says so."""
     if figure_id == "fig-timeline":

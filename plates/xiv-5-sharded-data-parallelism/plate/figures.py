@@ -10,7 +10,7 @@ from generator.cache import Cache
 
 from . import words
 from .facts import Facts, facts_data
-from .page_rows import LABEL_AT, MEMORY_DATA, STATES_DATA, TRAFFIC_DATA, TRAFFIC_LABELS, datasets, stage_name
+from .page_rows import MEMORY_DATA, STATES_DATA, TRAFFIC_DATA, TRAFFIC_LABELS, datasets, stage_name
 
 if TYPE_CHECKING:
     import altair as alt
@@ -24,6 +24,7 @@ LABEL_INK = ("--c-cluster", "--c-compute", "--c-reduce-ink", "--c-green-ink")
 STAGE_DASH = ([], [6, 3], [2, 3], [8, 3, 2, 3])
 SELECTED_WIDTH, OTHER_WIDTH = 3.5, 1.8  # the selected stage's line is the heavier
 LABEL_DECADES = 0.3  # about a name's height, in decades of the states axis as drawn (what the tests allow)
+FOOT_ROOM = 1.6  # a stage's name is set no lower than this times the axis's lowest value: clear of the x axis's words
 
 
 def _x(max_replicas: int) -> alt.X:
@@ -59,24 +60,26 @@ def states_chart(max_replicas: int) -> alt.LayerChart:
     """Model states per GPU against replicas, log–log, a line per stage 0–3, the GPU's memory a dashed rule."""
     import altair as alt
     base = alt.Chart(alt.Data(name=STATES_DATA))
-    y = alt.Y("states_gb:Q", title="model states per GPU (GB, 10⁹ B)", scale=alt.Scale(type="log"),
-              axis=alt.Axis(format=",~g", tickCount=6, grid=False))
-    lines = base.mark_line().encode(x=_x(max_replicas), y=y, **_stage_encodings()).properties(name="stages")
-    at = min(LABEL_AT, max_replicas)
-    labels = [base.transform_filter(f"datum.replicas == {at} && datum.stage == '{stage_name(k)}'").mark_text(
-        align="left", baseline=alt.ExprRef("datum.label_above ? 'bottom' : 'top'"), dx=4,
-        dy=alt.ExprRef("datum.label_above ? -3 : 4"), fontSize=12, fontWeight="bold", color=charts.ink(LABEL_INK[k]),
-    ).encode(x=alt.X("replicas:Q"), y=alt.Y("states_gb:Q"), text=alt.Text("stage:N")).properties(
+    # The span follows the selection (page_rows.states_span, in the memory row): stage 3 runs out of the foot.
+    span = f"data('{MEMORY_DATA}')[0]"
+    y = alt.Y("states_gb:Q", title="model states per GPU (GB, 10⁹ B)",
+              scale=alt.Scale(type="log", nice=False, domainMin=alt.ExprRef(f"{span} ? {span}.low_gb : 0.001"),
+                              domainMax=alt.ExprRef(f"{span} ? {span}.high_gb : 1000")),
+              axis=alt.Axis(format=",~g", values=[10.0 ** k for k in range(-4, 7)], grid=False))
+    lines = base.mark_line(clip=True).encode(x=_x(max_replicas), y=y, **_stage_encodings()).properties(name="stages")
+    # Each stage named in the right margin, level with its line's end, where no mark is: inside the plot the names
+    # met the lines and the memory rule. Stage 3, which runs out of the foot, is named just above it there. The
+    # rule's GPU and memory are in the title and the key.
+    end = base.transform_filter(f"datum.replicas == {max_replicas}").transform_calculate(
+        label_gb=f"max(datum.states_gb, {span} ? {span}.low_gb * {FOOT_ROOM} : 0)")
+    labels = [end.transform_filter(f"datum.stage == '{stage_name(k)}'").mark_text(
+        align="left", baseline="middle", dx=6, fontSize=12, fontWeight="bold", color=charts.ink(LABEL_INK[k]),
+    ).encode(x=alt.XValue("width"), y=alt.Y("label_gb:Q"), text=alt.Text("stage:N")).properties(
         name=f"label_stage{k}") for k in range(4)]
     memory = alt.Chart(alt.Data(name=MEMORY_DATA))
     rule = memory.mark_rule(strokeWidth=1.5, strokeDash=[4, 4], color=charts.ink(charts.INK), aria=False).encode(
         y=alt.Y("memory_gb:Q")).properties(name="gpu_memory")
-    rule_label = memory.mark_text(align="right", baseline=alt.ExprRef("datum.label_above ? 'bottom' : 'top'"),
-                                  dy=alt.ExprRef("datum.label_above ? -4 : 4"), fontSize=11, fontWeight="bold",
-                                  color=charts.ink(charts.INK)).encode(
-        x=alt.XValue("width"), y=alt.Y("memory_gb:Q"), text=alt.Text("gpu_label:N")).properties(
-        name="gpu_memory_label")
-    return alt.layer(rule, rule_label, lines, *labels).properties(width=charts.WIDTH, height=charts.HEIGHT)
+    return alt.layer(rule, lines, *labels).properties(width=charts.WIDTH, height=charts.HEIGHT)
 
 
 # --- (b) bytes each GPU sends per step against replicas ---------------------------------------------

@@ -17,6 +17,25 @@ def stage_name(k):
     return "stage " + str(k)
 
 
+def label_index(f):
+    """The index of the first replica count from LABEL_AT (or of the largest, when that is smaller)."""
+    replicas = f["replicas"]
+    at = 0
+    while at < len(replicas) and replicas[at] < min(LABEL_AT, f["max_replicas"]):
+        at += 1
+    return at
+
+
+def states_span(f):
+    """[lowest, highest] GB the states figure spans: from a third of the least of stage 3 where its name is, the
+    floor stage 2 keeps and the GPU's memory, to twice stage 0; stage 3 runs out of the foot beyond. Spanning all
+    of stage 3 (down to a few MB) squeezed stages 0 to 2 into the top band."""
+    at = min(label_index(f), len(f["replicas"]) - 1)
+    last = len(f["replicas"]) - 1
+    low = min(f["stages"][3]["states_bytes"][at], f["stages"][2]["states_bytes"][last], f["memory_bytes"]) / 3
+    return [low / 1e9, f["unsharded_bytes"] * 2 / 1e9]
+
+
 def label_above(f):
     """Whether each stage's name goes above its line at LABEL_AT: into the wider gap to the lines next to it."""
     # In decades; stage order keeps the lines in order. Never below a line falling steeply through words set right
@@ -65,6 +84,7 @@ def datasets(f):
     return {
         STATES_DATA: stage_rows(f, "states_bytes", "states_gb", label_above(f)),
         MEMORY_DATA: [{"memory_gb": f["memory_bytes"] / 1e9, "replicas": f["max_replicas"],
+                       "low_gb": states_span(f)[0], "high_gb": states_span(f)[1],
                        "label_above": f["unsharded_bytes"] <= f["memory_bytes"],
                        "gpu_label": f["gpu"]["name"] + " memory: " + num(f["gpu"]["memory_gb"]) + " GB"}],
         TRAFFIC_DATA: stage_rows(f, "traffic_bytes", "traffic_gb", None),

@@ -144,6 +144,27 @@ def describe_traffic(f):
         f["precision_name"] + " gradients: " + "; ".join(parts) + " as replicas grow."
 
 
+def title(f, figure_id, W):
+    """A figure's point for the selected stage, the line above it: from how many replicas its states fit one GPU,
+    or how much it sends against plain data parallelism."""
+    k = f["stage"]
+    s = f["stages"][k]
+    if figure_id == "fig-traffic":
+        sent = data_size(s["traffic_limit_bytes"]) + " per GPU and step"
+        if k == 0:
+            return "Stage 0 sends " + sent + ": the ring all-reduce"
+        if s["traffic_ratio"] == f["stages"][0]["traffic_ratio"]:
+            return "Stage " + str(k) + " sends as much as plain data parallelism, " + sent
+        return "Stage " + str(k) + " sends " + sig(s["traffic_ratio"] / f["stages"][0]["traffic_ratio"]) + \
+            " times plain data parallelism's bytes, " + sent
+    memory = "one " + f["gpu"]["name"] + "'s " + num(f["gpu"]["memory_gb"]) + " GB"
+    n = s["smallest_fitting"]
+    if n is None:
+        return "Under stage " + str(k) + ", " + f["model"]["name"] + "'s states never fit in " + memory
+    return "Under stage " + str(k) + ", " + f["model"]["name"] + "'s states fit in " + memory + " from " + num(n) + \
+        " " + replicas_word(n)
+
+
 def describe(f, figure_id, W):
     """A figure in words for one selection ('' for a figure the words do not know)."""
     if figure_id == "fig-states":

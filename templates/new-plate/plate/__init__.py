@@ -117,4 +117,5 @@ def page(content, model: Model, figures: list, dataflows, store=None) -> dict:
 
 # The page's functions by role (docs/plates.md, "The page"): page_code's, compiled for the page.
 PAGE = {"facts": page_code.facts, "datasets": page_code.datasets, "readout": page_code.readout,
+        "title": page_code.title,
         "describe": page_code.describe, "table_rows": page_code.table_rows, "csv_rows": page_code.csv_rows}

@@ -33,6 +33,11 @@ def readout(f, W):
     return ["At " + f["rate"]["name"] + ", y reaches " + sig(last["y"]) + " at n = " + num(last["n"]) + "."]
 
 
+def title(f, figure_id, W):
+    """A figure's point for the selection, the line above it: what a reader should see in it."""
+    return "y reaches " + sig(f["points"][-1]["y"]) + " at n = " + num(f["points"][-1]["n"])
+
+
 def describe(f, figure_id, W):
     """A figure's description, for readers who do not see it."""
     first = f["points"][0]

@@ -11,6 +11,7 @@ import pytest
 
 from conftest import wait_until
 from generator import build, cli, texts
+from generator.notation import num
 from test_compiler import agree, page_data, perturbed, selections
 from test_every_plate import (  # the engine's promises, held for this page as for the listed ones
     test_axe_finds_no_wcag_violation_on_any_plate as axe_clean,
@@ -20,7 +21,7 @@ from test_every_plate import (  # the engine's promises, held for this page as f
     test_without_javascript_every_plate_shows_its_words_figures_and_tables as reads_without_javascript)
 from test_accessibility import axe_js  # noqa: F401 - the fixture, by its name
 from test_html_valid import _checker
-from xi2_support import FOLDER, loaded
+from xi2_support import FOLDER, default_ids, facts, loaded, presets, submodule
 
 PAGE = "index.html"  # a plate built alone
 
@@ -107,7 +108,32 @@ def test_readout_and_figures_follow_the_controls_in_the_browser(site, open_page)
         f = page_fns["facts"](chosen, c.presets)
         shown = [p.text_content() for p in page.locator("#readout p").all()]
         assert shown == page_fns["readout"](f, W) and "".join(shown) != before
+        for fid in ("fig-steps", "fig-time"):  # each figure's point follows the selection
+            assert page.locator(f'[data-title="{fid}"]').text_content() == page_fns["title"](f, fid, W)
         drawn = page.evaluate("window.plate.views[1].data('time').map(({replicas, hours, way}) => "
                               "({replicas, hours, way}))")
         assert drawn == page_fns["datasets"](f)["time"]
     assert watched.problems() == [] and watched.outside_requests(site) == []
+
+
+def test_each_figure_s_title_says_its_selection_s_numbers():
+    """Every choice of every control, one at a time: Figure 1's title names the critical batch, Figure 2's each knee
+    of the selection (or that there is none), each number generator/notation.py's formatting of the facts'."""
+    words = submodule("page_words")
+    checked = 0
+    for key, table in (("critical", "critical"), ("size", "size"), ("network", "networks"), ("gpu", "gpus"),
+                       ("batch", "batches"), ("per_replica", "per_replica")):
+        for ident in presets()[table]:
+            f = facts(**{key: ident})
+            title = words.title(f, "fig-steps", {})
+            assert title == f"Past the critical batch of {words.count(f['critical'])} tokens, a bigger batch mostly " \
+                            f"adds tokens", (key, ident)
+            limits = {"critical": "the critical batch", "communication": "communication"}
+            knees = [f"{words.WAY_NAMES[w['way']]} past {num(w['knee_replicas'])} ({limits[w['limit']]})"
+                     for w in f["ways"] if w["knee"] >= 0]
+            time = words.title(f, "fig-time", {})
+            for knee in knees:
+                assert knee in time, (key, ident, time)
+            assert ("still saves time" in time) == (not knees), (key, ident, time)
+            checked += 1
+    assert checked > 3 and default_ids()

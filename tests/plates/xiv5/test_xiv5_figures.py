@@ -36,7 +36,7 @@ def test_both_figures_compile(made, presets, default):
         assert fig.svg.startswith("<svg") and fig.svg.rstrip().endswith("</svg>")
         assert fig.vega["description"] == described[fig.id] != ""  # page_words's words
     states_svg, traffic_svg = made[0].svg, made[1].svg
-    assert f"{f.gpu.name} memory: {num(f.gpu.memory_gb)} GB" in states_svg
+    assert f"{f.gpu.name} memory" not in states_svg  # the title says the GPU's memory, the key its rule
     for k in range(4):
         assert f">stage {k}<" in states_svg
     for row in plate_figures.rows(f)[plate_figures.TRAFFIC_LABELS]:
@@ -140,7 +140,7 @@ def test_every_stage_colour_is_a_theme_variable_with_its_rule_and_dark_value(mad
     inked = [(name, "stroke") for name in plate_figures.STAGE_INK] + [(n, "fill") for n in plate_figures.LABEL_INK]
     for name, attribute in inked:  # lines are stroked, labels filled
         assert name.startswith("--") and name in t.values, name
-        assert f'.chart [{attribute}="{name}"] {{ {attribute}: var({name}); }}' in t.css, name
+        assert f'.figure [{attribute}="{name}"] {{ {attribute}: var({name}); }}' in t.css, name
         assert re.search(rf"{name}\s*:", dark), name
     colours = json.dumps([fig.vega for fig in made])
     for name in plate_figures.STAGE_INK:

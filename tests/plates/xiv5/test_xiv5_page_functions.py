@@ -245,9 +245,27 @@ def check_describe(describe: dict, f) -> None:
     assert f"{f.precision_name} gradients" in traffic
 
 
+def check_titles(title: dict, f) -> None:
+    """Each figure's point for the selected stage, its numbers Python facts through generator/notation.py."""
+    s, k = f.selected, f.stage_index
+    memory = rf"one {re.escape(f.gpu.name)}'s {NUM} GB"
+    found = re.fullmatch(rf"Under stage (\d), {re.escape(f.model.name)}'s states "
+                         rf"(?:never fit in {memory}|fit in {memory} from {NUM} (?:replica|replicas))",
+                         title["fig-states"])
+    assert found and found[1] == str(k), title
+    assert (found[2] or found[3]) == num(f.gpu.memory_gb), title
+    assert found[4] == (None if np.isnan(s.smallest_fitting) else num(s.smallest_fitting)), title
+    sent = f"{data_size(s.traffic_limit_bytes)} per GPU and step"
+    ratio = s.traffic_ratio / f.stage(0).traffic_ratio
+    assert title["fig-traffic"] == (f"Stage 0 sends {sent}: the ring all-reduce" if k == 0 else
+                                    f"Stage {k} sends as much as plain data parallelism, {sent}" if ratio == 1 else
+                                    f"Stage {k} sends {sig(ratio)} times plain data parallelism's bytes, {sent}"), title
+
+
 def test_every_number_in_the_words_is_a_python_fact_formatted(presets, made):
     assert len(made) == len(every_selection(presets)) > 0
     for f, _, _, w in made:
+        check_titles(w["title"], f)
         check_readout(w["readout"], f)
         check_describe(w["describe"], f)
         for figure, field in (("fig-states", "states_bytes"), ("fig-traffic", "traffic_bytes")):
