@@ -80,6 +80,17 @@ def tree_latency_us(replicas, node_gpus=NODE_GPUS):
     return NCCL_BASE_US + 2 * ((replicas // m - 1) * TREE_NVLINK_US + floor_log2(m) * NET_US)
 
 
+def gather_latency_us(replicas, node_gpus=NODE_GPUS):
+    """NCCL's latency of one reduce-scatter or all-gather (µs): a ring, base + ((n−1) − (m−1))·NVLink + (m−1)·net;
+    0 for one GPU."""
+    # tuning.cc gives these two no tree: besides the ring only PAT (one GPU per node), NVLS and CollNet (in-switch,
+    # one node or SHARP), none of which this model keeps. The ring's ×1.4 plateau is the all-reduce's only.
+    if replicas <= 1:
+        return 0.0
+    across = nodes(replicas, node_gpus) - 1
+    return NCCL_BASE_US + (replicas - 1 - across) * RING_NVLINK_US + across * NET_US
+
+
 def ring_plateau(buffer_bytes, replicas, node_gpus=NODE_GPUS):
     """The ring's latency multiplier: 1.4 on several nodes once a call is large enough, else 1."""
     return RING_PLATEAU if nodes(replicas, node_gpus) > 1 and buffer_bytes / (NCCL_CHANNELS * replicas) >= 64 else 1.0

@@ -2,6 +2,8 @@
 sharded; 2: + gradients; 3: + weights), in mixed precision."""
 import numpy as np
 
+from platelib.collectives import NODE_GPUS, gather_latency_us
+
 WEIGHT_BYTES = 2  # BF16 weights on each GPU (the rest of the states: gradients, then optimiser); ZeRO gathers these
 GRADIENT_BYTES = 2  # BF16 gradients on each GPU
 
@@ -57,3 +59,16 @@ def hiding_comm_seconds(comm, allreduce, sharding, bytes_per_grad, backward_only
     so the line meets the backward pass at n*."""
     forward = np.where(backward_only, forward_traffic(sharding, bytes_per_grad), 0.0) * allreduce
     return np.where(forward > 0, np.maximum(comm - forward, 2 * forward), comm)
+
+
+def fsdp_calls(sharding, units):
+    """Reduce-scatters and all-gathers per step when each FSDP unit (a layer by default) calls its own: none under
+    stage 0 (DDP's bucketed all-reduce), a gather and a reduce-scatter per unit for stages 1–2 (SHARD_GRAD_OP keeps
+    the weights from forward to backward), two gathers and a reduce-scatter for stage 3 (FULL_SHARD)."""
+    return np.where(np.equal(sharding, 0), 0, np.where(np.equal(sharding, 3), 3, 2)) * units
+
+
+def fsdp_latency_seconds(sharding, units, replicas, node_gpus=NODE_GPUS):
+    """The latency a step's FSDP collectives pay by NCCL's cost model: calls per step × one ring call's latency
+    (replicas: one whole count)."""
+    return fsdp_calls(sharding, units) * gather_latency_us(replicas, node_gpus) * 1e-6

@@ -100,6 +100,8 @@ class StageFacts:
     traffic_limit_bytes: float  # as n grows (r → 1)
     traffic_limit_s: float  # that at the selection's link speed per direction
     domain_traffic_s: float | None  # over the GPU's NVLink, at one domain's GPUs (None: not NVLink, or no domain)
+    latency_s: np.ndarray  # NCCL's latency of the step's FSDP calls at each replica count
+    latency_at_s: float  # that at latency_at GPUs
 
 
 @dataclass(frozen=True)
@@ -184,6 +186,35 @@ class Facts:
             return float(zero.traffic_limit_bytes(self.params, stage, b))
         return float(zero.traffic_bytes(self.params, stage, b, replicas))
 
+    latency_at = zero.LATENCY_AT  # where the prose prices NCCL's latency
+
+    @property
+    def fsdp_units(self) -> int:
+        """FSDP units, one per transformer layer: each calls its own reduce-scatter and gathers."""
+        return self.model.layers
+
+    @property
+    def node_gpus(self) -> int:
+        """The GPUs NCCL counts as one node (NVLink steps inside it)."""
+        return zero.node_gpus(self.gpu.nvlink_domain)
+
+    @property
+    def hypothetical(self) -> np.ndarray:
+        """At each replica count, whether the times are over an NVLink wider than its domain (none is built)."""
+        return self.network.nvlink & (self.replicas > self.node_gpus)
+
+    def call_latency_s(self, replicas) -> float:
+        """NCCL's latency of one reduce-scatter or all-gather over n GPUs."""
+        return float(zero.call_latency_seconds(int(replicas), self.node_gpus))
+
+    def latency_s(self, stage: int, replicas) -> float:
+        """The latency stage k's FSDP collectives pay per step over n GPUs."""
+        return float(zero.latency_seconds(stage, self.fsdp_units, int(replicas), self.node_gpus))
+
+    def traffic_s(self, stage: int, replicas) -> float:
+        """Stage k's bytes per step over n GPUs at the link speed per direction."""
+        return float(zero.traffic_seconds(self.params, stage, self.grad_bytes, self.link_bytes_per_s, replicas))
+
     def traffic_ratio(self, stage: int, grad_bytes: int | None = None) -> float:
         """Stage k's traffic per byte of the all-reduce at the same precision."""
         return float(zero.traffic_ratio(stage, self.grad_bytes if grad_bytes is None else grad_bytes))
@@ -227,6 +258,8 @@ class Facts:
                 domain_traffic_s=(float(zero.traffic_seconds(self.params, k, self.grad_bytes, self.link_bytes_per_s,
                                                              self.gpu.nvlink_domain))
                                   if self.network.nvlink and self.gpu.nvlink_domain else None),
+                latency_s=np.array([self.latency_s(k, m) for m in self.replicas]),
+                latency_at_s=self.latency_s(k, self.latency_at),
             ))
         return tuple(out)
 

@@ -98,7 +98,8 @@ def figures(content, model: Model, store=None) -> list:
     return plate_figures.figures(model.default, store, words["describe"])
 
 
-CSV_COLUMNS = ("model", "gpu", "precision", "network", "stage", "replicas", "states_gb", "traffic_gb", "traffic_s")
+CSV_COLUMNS = ("model", "gpu", "precision", "network", "stage", "replicas", "states_gb", "traffic_gb", "traffic_s",
+               "latency_s", "hypothetical")
 
 
 def csv_cell(value) -> str:

@@ -9,20 +9,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from platelib.collectives import RING_FACTOR, ring_seconds
+from platelib.collectives import NODE_GPUS, RING_FACTOR, gather_latency_us, ring_seconds
 from platelib.compute import replica_counts
 from platelib.units import GB, GIB
-from platelib.zero import (GRADIENT_BYTES, WEIGHT_BYTES, comm_seconds, kept_bytes_per_param,
-                           smallest_fitting_replicas, state_bytes_per_param, traffic_factor)
+from platelib.zero import (GRADIENT_BYTES, WEIGHT_BYTES, comm_seconds, fsdp_calls, fsdp_latency_seconds,
+                           kept_bytes_per_param, smallest_fitting_replicas, state_bytes_per_param, traffic_factor)
 
 OPTIMISER_BYTES = 12  # K: FP32 master weights 4 and Adam's two FP32 moments 4 + 4 (Rajbhandari et al. 2020)
 STATE_BYTES = WEIGHT_BYTES + GRADIENT_BYTES + OPTIMISER_BYTES  # 16 per parameter, the whole state unsharded
 STAGES = (0, 1, 2, 3)  # 0: plain data parallelism; 1: + optimiser states sharded; 2: + gradients; 3: + weights
 GATHERS = (0, 1, 1, 2)  # all-gathers of the BF16 weights per step: after the update (1, 2), forward and backward (3)
+LATENCY_AT = 1024  # the replica count the prose prices NCCL's per-call latency at (XIV.4's default crossing)
 
 __all__ = ["GB", "GIB", "WEIGHT_BYTES", "GRADIENT_BYTES", "OPTIMISER_BYTES", "STATE_BYTES", "STAGES", "GATHERS", "replica_counts", "ring_share",
            "state_bytes", "kept_bytes", "smallest_replicas", "reduce_scatter_bytes", "all_gather_bytes",
-           "weight_gathers", "allreduce_bytes", "traffic_bytes", "traffic_limit_bytes", "traffic_ratio", "traffic_seconds"]
+           "weight_gathers", "allreduce_bytes", "traffic_bytes", "traffic_limit_bytes", "traffic_ratio", "traffic_seconds",
+           "LATENCY_AT", "fsdp_calls", "node_gpus", "call_latency_seconds", "latency_seconds"]
 
 
 def ring_share(replicas):
@@ -90,3 +92,18 @@ def traffic_seconds(params, stage, grad_bytes, link_bytes_per_s, replicas):
     params = np.asarray(params, np.float64)
     return comm_seconds(ring_seconds(grad_bytes * params, link_bytes_per_s, np.asarray(replicas, np.float64)),
                         stage, grad_bytes)
+
+
+def call_latency_seconds(replicas, node_gpus=NODE_GPUS):
+    """NCCL's latency of one reduce-scatter or all-gather over n GPUs on n/g nodes (platelib.collectives), in s."""
+    return gather_latency_us(replicas, node_gpus) * 1e-6
+
+
+def latency_seconds(stage, units, replicas, node_gpus=NODE_GPUS):
+    """The latency stage k's collectives pay per step, one call each per FSDP unit (platelib.zero)."""
+    return fsdp_latency_seconds(stage, units, replicas, node_gpus)
+
+
+def node_gpus(domain):
+    """The GPUs NCCL counts as one node, NVLink steps inside it: the GPU's NVLink domain, else platelib's node."""
+    return domain if domain else NODE_GPUS

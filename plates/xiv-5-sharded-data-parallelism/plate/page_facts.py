@@ -9,8 +9,8 @@ import math
 from platelib.compute import replica_counts
 from platelib.units import GB, GIB
 
-from .model import (STAGES as STAGE_NUMBERS, kept_bytes, smallest_replicas, state_bytes, traffic_bytes,
-                    traffic_limit_bytes, traffic_ratio, traffic_seconds)
+from .model import (LATENCY_AT, STAGES as STAGE_NUMBERS, kept_bytes, latency_seconds, node_gpus, smallest_replicas,
+                    state_bytes, traffic_bytes, traffic_limit_bytes, traffic_ratio, traffic_seconds)
 
 # The plate's controls beyond the presets: {key: {id: label}}, the default first. Stage ids are XIV.4's Sharding
 # ids, so that XIV.4's `sharding=zero3` names the same stage here.
@@ -26,9 +26,10 @@ def or_none(x):
     return None if math.isnan(x) else x
 
 
-def stage_facts(stage, params, b, replicas, memory, memory_gib, link, domain):
+def stage_facts(stage, params, b, replicas, memory, memory_gib, link, domain, units, node):
     """One ZeRO stage at the selection's model, gradient bytes b, GPU memory (10⁹ B and GiB) and link speed per
-    direction, over the replica counts; domain: the GPUs one NVLink domain joins (None: not over NVLink)."""
+    direction, over the replica counts; domain: the GPUs one NVLink domain joins (None: not over NVLink); units:
+    FSDP units (the model's layers); node: GPUs NCCL counts as one node (NVLink steps inside it)."""
     states = [float(state_bytes(params, stage, n)) for n in replicas]
     on_grid = None  # the first replica count of the grid whose states fit, if any
     for i in range(len(replicas)):
@@ -42,6 +43,8 @@ def stage_facts(stage, params, b, replicas, memory, memory_gib, link, domain):
         "smallest_fitting_on_grid": on_grid,
         "traffic_bytes": [float(traffic_bytes(params, stage, b, n)) for n in replicas],
         "traffic_s": [float(traffic_seconds(params, stage, b, link, n)) for n in replicas],
+        "latency_s": [float(latency_seconds(stage, units, n, node)) for n in replicas],
+        "latency_at_s": float(latency_seconds(stage, units, LATENCY_AT, node)),
         "traffic_ratio": float(traffic_ratio(stage, b)), "traffic_limit_bytes": limit,
         "traffic_limit_s": limit / link,
         "domain_traffic_s": None if domain is None else float(traffic_seconds(params, stage, b, link, domain)),
@@ -66,6 +69,8 @@ def facts(selection, presets):
     link = (gpu["nvlink_gbytes_per_s"] if net["nvlink"] else net["link_gbytes_per_s"]) * 1e9
     domain = gpu.get("nvlink_domain")
     over_domain = domain if net["nvlink"] and domain else None
+    node = node_gpus(domain)
+    units = m["layers"]  # FSDP's unit: a transformer layer, as its auto-wrap policy is usually set
     chosen = {}
     for key in CONTROLS:
         chosen[key] = selection[key]
@@ -78,8 +83,12 @@ def facts(selection, presets):
         "caption": m["name"] + " · " + gpu["name"] + " · stage " + str(k) + " · " + PRECISIONS[precision] +
         " gradients · " + net["short"],
         "precision_name": PRECISIONS[precision], "stage": k, "grad_bytes": b, "max_replicas": max_replicas,
-        "replicas": replicas, "memory_bytes": memory, "memory_gib_bytes": float(memory_gib),
+        "replicas": replicas, "fsdp_units": units, "latency_at": LATENCY_AT,
+        # NVLink times past the GPUs one NVLink joins are a what-if: no such fabric is built
+        "hypothetical": [bool(net["nvlink"]) and n > node for n in replicas],
+        "memory_bytes": memory, "memory_gib_bytes": float(memory_gib),
         "link_bytes_per_s": link, "link_gbytes_per_s": link / 1e9,
         "unsharded_bytes": float(state_bytes(params, 0, 1)),
-        "stages": [stage_facts(s, params, b, replicas, memory, memory_gib, link, over_domain) for s in STAGE_NUMBERS],
+        "stages": [stage_facts(s, params, b, replicas, memory, memory_gib, link, over_domain, units, node)
+                   for s in STAGE_NUMBERS],
     }

@@ -94,11 +94,13 @@ def datasets(f):
 
 def csv_rows(f):
     """The selection's CSV rows, a row per stage and replica count, under the site CSV's columns (hooks.CSV_COLUMNS):
-    model, gpu, precision, network, stage, replicas, states_gb, traffic_gb, traffic_s."""
+    model, gpu, precision, network, stage, replicas, states_gb, traffic_gb, traffic_s, latency_s, hypothetical ("yes"
+    where the times are over an NVLink wider than any built)."""
     sel = f["selection"]
     rows = []
     for s in f["stages"]:
         for i in range(len(f["replicas"])):
             rows.append([sel["model"], sel["gpu"], sel["precision"], sel["network"], s["stage"], f["replicas"][i],
-                         s["states_bytes"][i] / 1e9, s["traffic_bytes"][i] / 1e9, s["traffic_s"][i]])
+                         s["states_bytes"][i] / 1e9, s["traffic_bytes"][i] / 1e9, s["traffic_s"][i],
+                         s["latency_s"][i], "yes" if f["hypothetical"][i] else "no"])
     return rows

@@ -90,14 +90,17 @@ def traffic_text(f, W):
     else:
         time = "Over " + link + " (" + speed + ") that would take " + seconds(s["traffic_limit_s"]) + \
             ", were every GPU joined by it."
-    return sent + what + ". " + time
+    latency = ""
+    if f["stage"] > 0 and not f["network"]["nvlink"]:
+        latency = " At " + num(f["latency_at"]) + " GPUs NCCL's cost model adds " + seconds(s["latency_at_s"]) + \
+            " of latency per step: it has no tree for these calls, and FSDP makes them per layer."
+    return sent + what + ". " + time + latency
 
 
 def left_out(W):
     """What the formulas leave out, so a reader does not take the numbers for a whole run's."""
-    return "These count model states and bandwidth only: activations" + see_plate(W, "activations") + ", " + \
-        "the weights a unit holds gathered while it computes, temporary buffers and each collective's latency are " + \
-        "left out."
+    return "These count model states and traffic only: activations" + see_plate(W, "activations") + ", " + \
+        "the weights a unit holds gathered while it computes, temporary buffers and overlap with compute are left out."
 
 
 def readout(f, W):

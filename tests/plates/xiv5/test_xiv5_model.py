@@ -128,3 +128,59 @@ def test_smallest_fitting_count_is_the_smallest(params, memory_gb, stage):
     assert model.state_bytes(params, stage, n) <= memory * (1 + 1e-12)
     if n > 1:
         assert model.state_bytes(params, stage, n - 1) > memory
+
+
+# NCCL 2.30's cost model for the Simple protocol (src/graph/tuning.cc), written out here apart from platelib: a
+# reduce-scatter or all-gather has only the ring, n − 1 steps, each step across a node boundary priced as the network.
+NCCL_BASE_S, NVLINK_STEP_S, NET_STEP_S = 8.4e-6, 3.4e-6, 14e-6
+
+
+def ring_call_s(n: int, node: int) -> float:
+    """One reduce-scatter or all-gather over n GPUs, node GPUs to a node: base, then n/node − 1 network steps and
+    the other n − n/node NVLink steps."""
+    if n == 1:
+        return 0.0
+    hops = max(n // node, 1) - 1
+    return NCCL_BASE_S + hops * NET_STEP_S + (n - 1 - hops) * NVLINK_STEP_S
+
+
+def test_fsdp_calls_pay_nccl_s_ring_latency_per_layer(presets):
+    """Each stage's latency per step is its calls per FSDP unit (0; a gather and a reduce-scatter; two gathers and a
+    reduce-scatter) × the model's layers × one ring call; at 1,024 GPUs on 8-GPU nodes a call is about 4.8 ms and
+    stage 3 of Llama 3 8B pays 96 of them."""
+    gpus = plate_facts.gpus_of(presets)
+    network = next(i for i, n in presets.networks.items() if not n.nvlink)
+    for m, g in pairs(presets):
+        f = plate_facts.facts(presets, plate_facts.Selection(m, g, "none", "bf16", network))
+        node = gpus[g].nvlink_domain or 8
+        layers = presets.models[m].layers
+        for n in (1, 2, 8, 16, 1024, 16384):
+            assert f.call_latency_s(n) == pytest.approx(ring_call_s(n, node), rel=1e-12), (m, g, n)
+            for k, calls in zip((0, 1, 2, 3), (0, 2, 2, 3)):
+                assert f.latency_s(k, n) == pytest.approx(calls * layers * ring_call_s(n, node), rel=1e-12)
+        for s in f.stages:
+            assert s.latency_at_s == f.latency_s(s.stage, f.latency_at)
+            assert [float(x) for x in s.latency_s] == [f.latency_s(s.stage, n) for n in f.replicas]
+    if has_spec(presets):
+        f = plate_facts.facts(presets, plate_facts.Selection(SPEC_MODEL, SPEC_GPU, "zero3", "bf16", network))
+        assert f.latency_at == 1024
+        # 1,023 steps, 127 of them between the 128 nodes: the per-call figure the review quotes, about 4.8 ms
+        assert f.call_latency_s(1024) == pytest.approx(8.4e-6 + 896 * 3.4e-6 + 127 * 14e-6, rel=1e-12)
+        assert f.call_latency_s(1024) == pytest.approx(4.8e-3, rel=0.01)
+        # 32 layers × 3 calls: nearly half a second a step, as much as half the bytes' own time at the link speed
+        assert f.latency_s(3, 1024) == pytest.approx(96 * f.call_latency_s(1024), rel=1e-12)
+        assert f.latency_s(3, 1024) > 0.45 and f.latency_s(3, 1024) > f.traffic_s(3, 1024) / 2.1
+
+
+def test_nvlink_times_past_the_domain_are_flagged_hypothetical(presets):
+    """Over the NVLink network, the replica counts past the GPU's NVLink domain are flagged; a network's never."""
+    gpus = plate_facts.gpus_of(presets)
+    flagged = 0
+    for m, g in pairs(presets):
+        for net in presets.networks:
+            f = plate_facts.facts(presets, plate_facts.Selection(m, g, "none", "bf16", net))
+            domain = gpus[g].nvlink_domain or 8
+            expected = [presets.networks[net].nvlink and int(n) > domain for n in f.replicas]
+            assert [bool(h) for h in f.hypothetical] == expected, (m, g, net)
+            flagged += sum(expected)
+    assert flagged > 0

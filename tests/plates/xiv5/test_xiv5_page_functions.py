@@ -61,13 +61,15 @@ def vectorised(f) -> dict:
         "max_replicas": f.max_replicas, "replicas": [int(n) for n in f.replicas], "memory_bytes": f.memory_bytes,
         "memory_gib_bytes": float(f.memory_gib_bytes), "link_bytes_per_s": f.link_bytes_per_s,
         "link_gbytes_per_s": f.link_bytes_per_s / 1e9, "unsharded_bytes": f.unsharded_bytes,
+        "fsdp_units": f.fsdp_units, "latency_at": f.latency_at, "hypothetical": [bool(h) for h in f.hypothetical],
         "stages": [{"stage": s.stage, "states_bytes": [float(b) for b in s.states_bytes],
                     "floor_bytes": s.floor_bytes, "smallest_fitting": float(s.smallest_fitting),
                     "smallest_fitting_gib": float(s.smallest_fitting_gib),
                     "smallest_fitting_on_grid": s.smallest_fitting_on_grid,
                     "traffic_bytes": [float(b) for b in s.traffic_bytes], "traffic_s": [float(t) for t in s.traffic_s],
                     "traffic_ratio": s.traffic_ratio, "traffic_limit_bytes": s.traffic_limit_bytes,
-                    "traffic_limit_s": s.traffic_limit_s, "domain_traffic_s": s.domain_traffic_s}
+                    "traffic_limit_s": s.traffic_limit_s, "domain_traffic_s": s.domain_traffic_s,
+                    "latency_s": [float(t) for t in s.latency_s], "latency_at_s": s.latency_at_s}
                    for s in f.stages],
     }
 
@@ -161,7 +163,8 @@ def test_the_site_csv_is_each_selection_s_csv_rows(presets, made):
                 block.append(",".join([f.selection.model, f.selection.gpu, f.selection.precision,
                                        f.selection.network, str(s.stage), str(int(r)),
                                        repr(float(s.states_bytes[i]) / 1e9), repr(float(s.traffic_bytes[i]) / 1e9),
-                                       repr(float(s.traffic_s[i]))]))
+                                       repr(float(s.traffic_s[i])), repr(float(s.latency_s[i])),
+                                       "yes" if f.hypothetical[i] else "no"]))
         assert [",".join(map(hooks.csv_cell, row)) for row in page_rows.csv_rows(got)] == block, f.selection
         expected += block
     assert len(expected) > 0 and lines[1:] == expected
@@ -214,9 +217,12 @@ def check_readout(readout: list[str], f) -> None:
         timed = re.match(rf"Over {link} \({speed}\) that would take {TIME}, were every GPU joined by it\. ", after)
         assert timed and timed[1] == seconds(s.traffic_limit_s), after
     assert s.traffic_limit_s == pytest.approx(s.traffic_limit_bytes / f.link_bytes_per_s, rel=1e-12)
-    found = timed
-    traffic = after
-    rest = traffic[found.end():]
+    rest = after[timed.end():]
+    if f.stage_index > 0 and not f.network.nvlink:
+        priced = re.match(rf"At {NUM} GPUs NCCL's cost model adds {TIME} of latency per step: it has no tree for "
+                          rf"these calls, and FSDP makes them per layer\. ", rest)
+        assert priced and priced[1] == num(f.latency_at) and priced[2] == seconds(s.latency_at_s), rest
+        rest = rest[priced.end():]
     assert "activations (plate XIV.6)" in rest and not re.search(r"\d", rest.replace("XIV.6", "")), rest
 
 
