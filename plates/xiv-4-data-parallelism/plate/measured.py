@@ -136,10 +136,10 @@ def error_sentence(rows_: list[Row]) -> str:
         parts.append(f"where a NIC bounds the ring the model is within {percent(abs(nic[0].ratio - 1))} of NVIDIA's "
                      "figure")
     if ring and ring[0].ratio > OPTIMISTIC:
-        parts.append(f"over NVLink it is {percent(ring[0].ratio - 1)} optimistic, pricing the line rate without "
+        parts.append(f"inside one node's ring it is {percent(ring[0].ratio - 1)} optimistic, pricing the line rate without "
                      "NCCL's protocol overhead")
     elif ring:
-        parts.append(f"over NVLink it is within {percent(abs(ring[0].ratio - 1))}")
+        parts.append(f"inside one node's ring it is within {percent(abs(ring[0].ratio - 1))}")
     if nvls:
         parts.append(f"in-switch reduction (NVLS), which it leaves out, beats its ring by "
                      f"{percent(1 / nvls[0].ratio - 1)}")
