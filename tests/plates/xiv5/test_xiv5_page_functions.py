@@ -110,13 +110,18 @@ def expected_rows(f) -> dict:
     for s in f.stages:
         groups.setdefault(s.traffic_ratio, []).append(s.stage)
     ordered = sorted(groups.items())
+    # Figure 1's span: a third of the least of stage 3 where its name sits, stage 2's floor and the GPU's memory, up
+    # to twice the unsharded states (the name's place is the rows' own: label_index)
+    at = min(page_rows.label_index(data(f)), len(f.replicas) - 1)
+    low = min(float(f.stages[3].states_bytes[at]), float(f.stages[2].states_bytes[-1]), f.memory_bytes) / 3
     return {
         page_rows.STATES_DATA: [{"replicas": int(n), "stage": f"stage {s.stage}", "states_gb": float(b) / 1e9,
                                  "selected": s.stage == f.stage_index, "label_above": above[s.stage]}
                                 for s in f.stages for n, b in zip(f.replicas, s.states_bytes)],
         page_rows.MEMORY_DATA: [{"memory_gb": f.memory_bytes / 1e9, "replicas": f.max_replicas,
                                  "label_above": f.unsharded_bytes <= f.memory_bytes,
-                                 "gpu_label": f"{f.gpu.name} memory: {num(f.gpu.memory_gb)} GB"}],
+                                 "gpu_label": f"{f.gpu.name} memory: {num(f.gpu.memory_gb)} GB",
+                                 "low_gb": low / 1e9, "high_gb": f.unsharded_bytes * 2 / 1e9}],
         page_rows.TRAFFIC_DATA: [{"replicas": int(n), "stage": f"stage {s.stage}", "traffic_gb": float(b) / 1e9,
                                   "selected": s.stage == f.stage_index}
                                  for s in f.stages for n, b in zip(f.replicas, s.traffic_bytes)],
