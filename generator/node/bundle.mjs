@@ -294,6 +294,59 @@ export function responseType(type) {
 }
 `;
 
+// Expression functions: vega-functions' table holds about 110 (the selection, lasso, statistics, time, colour and
+// tree functions, with the code generator only the parser uses, about 9 kB gzip); the page keeps those its
+// expressions call. The interpreter looks a name up in that table first, then in its own (isFinite, round, ...), so
+// a name both have stays in the table, and a name left out can only be one no expression calls. The patch names the
+// exact lines it replaces and fails the bundle when codegen.js no longer has them.
+const CONTEXT_START = "export const functionContext = {\n";
+const GENERATOR = "export const codeGenerator = codegenExpression(codegenParams);";
+function functionTable(source) {
+  const start = source.indexOf(CONTEXT_START), end = source.indexOf("\n};\n", start);
+  const registered = /^expressionFunction\('(\w+)', .*\);$/gm;
+  if (start < 0 || end < 0 || !source.includes(GENERATOR) || !registered.test(source)) return null;
+  const keep = new Set(needs.functions);
+  const entries = source.slice(start + CONTEXT_START.length, end).split("\n");
+  const named = entries.map((line) => [line, (line.match(/^  (\w+)\b/) || [])[1]]);
+  if (named.some(([, name]) => !name)) return null; // an entry of more than one line: not the table we know
+  const kept = named.filter(([, name]) => keep.has(name)).map(([line]) => line.replace(/,?( *\/\/.*)?$/, ",$1"));
+  return source.slice(0, start) + CONTEXT_START + kept.join("\n") + source.slice(end)
+    // the code generator turns expressions into JavaScript for eval, which the page's interpreter never needs
+    .replace(GENERATOR, "export const codeGenerator = null;")
+    .replace(registered, (line, name) => keep.has(name) ? line : "");
+}
+// Mark types: vega-scenegraph's table holds all twelve (arc and area bring d3-shape's arc and area); the page keeps
+// those its dataflows draw, and group, the scene's root. The shapes' makers are then marked pure, so esbuild drops
+// those no kept mark calls.
+function markTable(source) {
+  const keep = new Set(["group", ...needs.marks]);
+  const imports = /^import (\w+) from '\.\/\w+\.js';\n/gm, entries = /^  (\w+): +\w+,?\n/gm;
+  if ((source.match(imports) || []).length !== 12 || (source.match(entries) || []).length !== 12) return null;
+  return source.replace(imports, (line, name) => keep.has(name) ? line : "")
+    .replace(entries, (line, name) => keep.has(name) ? line : "");
+}
+const SHAPES = /^(const +| {6})(\w+Shape += +)(?=\w)/gm;
+function pureShapes(source) {
+  if ((source.match(SHAPES) || []).length !== 7) return null;
+  return source.replace(SHAPES, "$1$2/* @__PURE__ */ ");
+}
+// Curves: vega-scenegraph's table names seventeen of d3-shape's; the page keeps linear (what a line or area
+// without "interpolate" takes) and those the dataflows name.
+function curveTable(source) {
+  const keep = new Set(["linear", ...needs.curves]);
+  const entries = /^  '([a-z-]+)': \{\n[^}]*\n  \},?\n/gm;
+  if ((source.match(entries) || []).length !== 17) return null;
+  return source.replace(entries, (entry, name) => keep.has(name) ? entry : "");
+}
+// A patch whose lines are not there: the bundle fails, naming the file.
+function patched(make, what) {
+  return (args) => {
+    const contents = make(readFileSync(args.path, "utf8"));
+    return contents === null ? {errors: [{text: `${what} no longer has the lines bundle.mjs replaces`}]}
+      : {contents, loader: "js"};
+  };
+}
+
 const trimmed = {
   name: "trimmed",
   setup(build) {
@@ -322,6 +375,20 @@ const trimmed = {
     }
     if (needs.formats === false) {
       build.onLoad({filter: /vega-loader[\\/]src[\\/]formats[\\/]index\.js$/}, () => ({contents: JSON_ONLY, loader: "js"}));
+    }
+    if (Array.isArray(needs.functions)) {
+      build.onLoad({filter: /vega-functions[\\/]src[\\/]codegen\.js$/},
+                   patched(functionTable, "vega-functions' codegen.js"));
+    }
+    if (Array.isArray(needs.marks)) {
+      build.onLoad({filter: /vega-scenegraph[\\/]src[\\/]marks[\\/]index\.js$/},
+                   patched(markTable, "vega-scenegraph's marks/index.js"));
+      build.onLoad({filter: /vega-scenegraph[\\/]src[\\/]path[\\/]shapes\.js$/},
+                   patched(pureShapes, "vega-scenegraph's path/shapes.js"));
+    }
+    if (Array.isArray(needs.curves)) {
+      build.onLoad({filter: /vega-scenegraph[\\/]src[\\/]path[\\/]curves\.js$/},
+                   patched(curveTable, "vega-scenegraph's path/curves.js"));
     }
     if (!needs.bindings) {
       build.onLoad({filter: /vega-view[\\/]src[\\/]bind\.js$/}, () => ({contents: NO_BIND, loader: "js"}));
