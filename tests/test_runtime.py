@@ -207,6 +207,19 @@ def test_the_parser_names_the_functions_marks_and_curves_the_figures_use(specs, 
     assert json.loads(runtime.parse({"f": chosen}, tools))["needs"]["curves"] is True
 
 
+def test_the_parser_names_the_scale_types_the_figures_use(specs, live, tools):
+    """The scale types in the dataflows, a scale without a type being linear, vega-encode's default."""
+    plain = json.loads(runtime.parse(specs, tools))["needs"]["scales"]
+    types = {(op.get("params") or {}).get("type", "linear") for flow in live.dataflows.values()
+             for op in flow["operators"] if op["type"] == "scale"}
+    assert types and set(plain) == types
+    spec = next(iter(specs.values()))
+    extra = copy.deepcopy(spec)
+    extra["scales"] = [*extra.get("scales", []), {"name": "hb_t", "type": "time", "domain": [0, 1], "range": [0, 1]},
+                       {"name": "hb_q", "type": "quantize", "domain": [0, 1], "range": [0, 1]}]
+    assert set(json.loads(runtime.parse({"f": extra}, tools))["needs"]["scales"]) == types | {"time", "quantize"}
+
+
 def test_the_bundle_holds_only_the_functions_marks_and_curves_asked_for(tools):
     base = {"operators": ["collect", "scale"], "bindings": False, "schemes": [], "geo": False, "formats": False}
     small = runtime.bundle({**base, "functions": [], "marks": ["line"], "curves": []}, tools)
@@ -222,6 +235,17 @@ def test_the_bundle_holds_only_the_functions_marks_and_curves_asked_for(tools):
     assert '"catmull-rom"' not in small and '"catmull-rom"' in named and '"step-after"' not in named
     assert '"step-after"' in every
     assert len(every) > len(small) + 50_000
+
+
+def test_the_bundle_holds_only_the_scale_types_asked_for(tools):
+    base = {"operators": ["collect", "scale"], "bindings": False, "schemes": [], "geo": False, "formats": False,
+            "functions": [], "marks": ["line"], "curves": []}
+    small = runtime.bundle({**base, "scales": ["linear"]}, tools)
+    timed = runtime.bundle({**base, "scales": ["time"]}, tools)
+    every = runtime.bundle({**base, "scales": True}, tools)
+    # (what the minified bundle keeps: the time scale's tick format for years, the discretizing scales' inverse)
+    assert small.count('"%Y"') < timed.count('"%Y"') and timed.count("invertExtent") < every.count("invertExtent")
+    assert len(small) + 1000 < len(timed) < len(every) - 5000
 
 
 def test_a_spec_needing_a_transform_no_package_has_fails_the_build(specs, monkeypatch, tmp_path):

@@ -338,6 +338,29 @@ function curveTable(source) {
   if ((source.match(entries) || []).length !== 17) return null;
   return source.replace(entries, (entry, name) => keep.has(name) ? entry : "");
 }
+// Scale types: vega-scale registers twenty-six (time and UTC bring d3-time's intervals, the sequential and
+// diverging ones d3's interpolating scales); the page keeps linear (a scale without a type) and those the dataflows
+// name. vega-encode reads a continuous scale with a scheme or a range of colours as its sequential or diverging
+// kind, which only the data decides, so both are kept with each continuous type.
+const REGISTERED = /^scale\((\w+|`\$\{(\w+)\}-\$\{(\w+)\}`), .*\);.*\n/gm;
+async function scaleTable(path) {
+  const source = readFileSync(path, "utf8");
+  const types = await import(join(dirname(path), "scales", "types.js"));
+  const keep = new Set(["linear", ...needs.scales]);
+  for (const type of [...keep]) {
+    if ([types.Linear, types.Log, types.Pow, types.Sqrt, types.Symlog].includes(type)) {
+      keep.add(`${types.Sequential}-${type}`).add(`${types.Diverging}-${type}`);
+    }
+    if (type === types.Sequential) keep.add(`${types.Sequential}-${types.Linear}`);
+  }
+  const key = (name, a, b) => a ? `${types[a]}-${types[b]}` : types[name];
+  const lines = [...source.matchAll(REGISTERED)];
+  if (lines.length !== 26 || lines.some(([, name, a, b]) => typeof key(name, a, b) !== "string")) {
+    return {errors: [{text: "vega-scale's scales.js no longer has the lines bundle.mjs replaces"}]};
+  }
+  return {contents: source.replace(REGISTERED, (line, name, a, b) => keep.has(key(name, a, b)) ? line : ""),
+          loader: "js"};
+}
 // A patch whose lines are not there: the bundle fails, naming the file.
 function patched(make, what) {
   return (args) => {
@@ -389,6 +412,9 @@ const trimmed = {
     if (Array.isArray(needs.curves)) {
       build.onLoad({filter: /vega-scenegraph[\\/]src[\\/]path[\\/]curves\.js$/},
                    patched(curveTable, "vega-scenegraph's path/curves.js"));
+    }
+    if (Array.isArray(needs.scales)) {
+      build.onLoad({filter: /vega-scale[\\/]src[\\/]scales\.js$/}, (args) => scaleTable(args.path));
     }
     if (!needs.bindings) {
       build.onLoad({filter: /vega-view[\\/]src[\\/]bind\.js$/}, () => ({contents: NO_BIND, loader: "js"}));

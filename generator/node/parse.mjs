@@ -1,7 +1,7 @@
 // Parse Vega specs into the dataflows vega-view runs, at build time: the page then needs no vega-parser.
 // stdin: {figure id: Vega spec}; stdout: {"dataflows": {id: dataflow}, "needs": {"operators": [names used],
 // "bindings": whether any figure binds a signal to an input, "schemes", "geo", "formats", "functions", "marks",
-// "curves": see extras()}}: what bundle.mjs must put in the runtime.
+// "curves", "scales": see extras()}}: what bundle.mjs must put in the runtime.
 // Expressions come as ASTs for vega-interpreter (the page's CSP forbids eval). The interpreter never reads their
 // generated code, but vega-runtime memoises expression functions by it, so each distinct code becomes a short
 // token (an encoder's channels are not memoised: theirs goes). What the interpreter never reads is dropped: a literal's raw text, a property's type and kind, and a
@@ -48,8 +48,9 @@ function collect(node, used) {
 // What else the runtime must carry: the colour schemes scales name (true: one a signal chooses, so every one) and
 // the geo functions an expression calls; data formats besides JSON only for data read from a URL at run time (a
 // "$request", or a "load" operator): values written in the spec are read here, at parse time. Also the expression
-// functions called (by the name the interpreter looks up, without the parser's leading "_"), the mark types drawn
-// and the curves lines and areas take ("interpolate"; true when one is not a literal, so every one).
+// functions called (by the name the interpreter looks up, without the parser's leading "_"), the mark types drawn,
+// the curves lines and areas take ("interpolate") and the scale types (true when one is not a literal, so every one:
+// Vega's parser takes no signal for a scale's type, but a curve may be one).
 function extras(node, found) {
   if (Array.isArray(node)) { for (const item of node) extras(item, found); return; }
   if (node === null || typeof node !== "object") return;
@@ -63,6 +64,11 @@ function extras(node, found) {
   if ("marktype" in node && found.marks !== true) {
     if (typeof node.marktype === "string") found.marks.add(node.marktype);
     else found.marks = true;
+  }
+  if (node.type === "scale" && node.params && found.scales !== true) {
+    const type = node.params.type ?? "linear"; // vega-encode's default
+    if (typeof type === "string") found.scales.add(type.toLowerCase());
+    else found.scales = true;
   }
   const curve = node.channels?.interpolate;
   if (curve !== undefined && found.curves !== true) {
@@ -79,7 +85,8 @@ function extras(node, found) {
 }
 
 const specs = JSON.parse(readFileSync(0, "utf8"));
-const found = {schemes: new Set(), geo: false, formats: false, functions: new Set(), marks: new Set(), curves: new Set()};
+const found = {schemes: new Set(), geo: false, formats: false, functions: new Set(), marks: new Set(), curves: new Set(),
+               scales: new Set()};
 const dataflows = {}, used = new Set();
 let bindings = false;
 for (const [id, spec] of Object.entries(specs)) {
@@ -99,4 +106,5 @@ found.formats ||= used.has("load");
 process.stdout.write(JSON.stringify({dataflows, needs: {operators: [...used].sort(), bindings,
                                                         schemes: listed(found.schemes), geo: found.geo,
                                                         formats: found.formats, functions: listed(found.functions),
-                                                        marks: listed(found.marks), curves: listed(found.curves)}}));
+                                                        marks: listed(found.marks), curves: listed(found.curves),
+                                                        scales: listed(found.scales)}}));
