@@ -1,5 +1,6 @@
 // Bundle the page's Vega runtime with esbuild: vega-view, vega-interpreter and only the operators named in argv
-// (JSON, parse.mjs's "needs": {"operators": [...], "bindings": bool}), registered into vega-dataflow's registry. Vega's packages are resolved to their ES sources
+// (JSON, parse.mjs's "needs": {"operators": [...], "bindings": bool, ...: what `trimmed` below leaves out}), registered
+// into vega-dataflow's registry. Vega's packages are resolved to their ES sources
 // and marked free of side effects, so esbuild leaves out what the page never reaches (the parser, the unused
 // transforms, most of d3). stdout: the minified script, which defines window.vegaRuntime(): called once, it sets
 // window.vega = {View, transforms} and window.vegaExpressionInterpreter.
@@ -294,7 +295,7 @@ export function responseType(type) {
 }
 `;
 
-// Expression functions: vega-functions' table holds about 110 (the selection, lasso, statistics, time, colour and
+// Expression functions: vega-functions' table holds about 120 (the selection, lasso, statistics, time, colour and
 // tree functions, with the code generator only the parser uses, about 9 kB gzip); the page keeps those its
 // expressions call. The interpreter looks a name up in that table first, then in its own (isFinite, round, ...), so
 // a name both have stays in the table, and a name left out can only be one no expression calls. The patch names the
