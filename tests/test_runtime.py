@@ -165,6 +165,89 @@ def test_the_bundle_holds_only_the_schemes_geo_and_formats_asked_for(tools):
     assert len(every) > len(small) + 15_000
 
 
+def called_marked_curved(node, found=None) -> dict[str, set]:
+    """The functions a dataflow's expressions call (without the parser's "_"), the mark types it draws and the
+    interpolate literals it names (a walk independent of parse.mjs)."""
+    found = found if found is not None else {"functions": set(), "marks": set(), "curves": set()}
+    if isinstance(node, dict):
+        if node.get("type") == "CallExpression":
+            found["functions"].add(node["callee"]["name"].lstrip("_"))
+        if isinstance(node.get("marktype"), str):
+            found["marks"].add(node["marktype"])
+        if isinstance(node.get("channels"), dict) and "interpolate" in node["channels"]:
+            found["curves"].add(node["channels"]["interpolate"]["ast"]["value"])
+        for value in node.values():
+            called_marked_curved(value, found)
+    elif isinstance(node, list):
+        for value in node:
+            called_marked_curved(value, found)
+    return found
+
+
+def test_the_parser_names_the_functions_marks_and_curves_the_figures_use(specs, live, tools):
+    """The functions, mark types and curves the bundle keeps are those in the dataflows; an interpolate a signal
+    chooses asks for every curve."""
+    plain = json.loads(runtime.parse(specs, tools))["needs"]
+    found = called_marked_curved(live.dataflows)
+    assert found["functions"] and found["marks"]
+    assert {key: set(plain[key]) for key in found} == found
+    spec = next(iter(specs.values()))
+    source = next(d["name"] for d in spec["data"] if "source" in d)
+    line = {"type": "line", "from": {"data": source},
+            "encode": {"enter": {"interpolate": {"value": "monotone"}, "x": {"signal": "cumulativeNormal(0.5)"}}}}
+    extra = copy.deepcopy(spec)
+    extra["marks"] = [*extra.get("marks", []), line]
+    named = json.loads(runtime.parse({"f": extra}, tools))["needs"]
+    assert set(named["curves"]) == found["curves"] | {"monotone"}
+    assert set(named["functions"]) == found["functions"] | {"cumulativeNormal"}
+    assert set(named["marks"]) == found["marks"] | {"line"}
+    chosen = copy.deepcopy(extra)
+    chosen["signals"] = [*chosen.get("signals", []), {"name": "hb_curve", "value": "step"}]
+    chosen["marks"][-1]["encode"]["enter"]["interpolate"] = {"signal": "hb_curve"}
+    assert json.loads(runtime.parse({"f": chosen}, tools))["needs"]["curves"] is True
+
+
+def test_the_parser_names_the_scale_types_the_figures_use(specs, live, tools):
+    """The scale types in the dataflows, a scale without a type being linear, vega-encode's default."""
+    plain = json.loads(runtime.parse(specs, tools))["needs"]["scales"]
+    types = {(op.get("params") or {}).get("type", "linear") for flow in live.dataflows.values()
+             for op in flow["operators"] if op["type"] == "scale"}
+    assert types and set(plain) == types
+    spec = next(iter(specs.values()))
+    extra = copy.deepcopy(spec)
+    extra["scales"] = [*extra.get("scales", []), {"name": "hb_t", "type": "time", "domain": [0, 1], "range": [0, 1]},
+                       {"name": "hb_q", "type": "quantize", "domain": [0, 1], "range": [0, 1]}]
+    assert set(json.loads(runtime.parse({"f": extra}, tools))["needs"]["scales"]) == types | {"time", "quantize"}
+
+
+def test_the_bundle_holds_only_the_functions_marks_and_curves_asked_for(tools):
+    base = {"operators": ["collect", "scale"], "bindings": False, "schemes": [], "geo": False, "formats": False}
+    small = runtime.bundle({**base, "functions": [], "marks": ["line"], "curves": []}, tools)
+    named = runtime.bundle({**base, "functions": ["vlSelectionTest"], "marks": ["arc", "line"],
+                            "curves": ["catmull-rom"]}, tools)
+    every = runtime.bundle({**base, "functions": True, "marks": True, "curves": True}, tools)
+    # (names the minified bundle keeps: the tables' keys)
+    assert "vlSelectionTest" not in small and "vlSelectionTest" in named and "vlSelectionTest" in every
+    assert "cumulativeLogNormal" not in named and "cumulativeLogNormal" in every
+    assert "arc:" not in small and "arc:" in named and "trail:" not in named and "trail:" in every
+    assert "line:" in small  # asked for, as is the linear curve every line may take
+    assert "linear:{curve" in small
+    assert '"catmull-rom"' not in small and '"catmull-rom"' in named and '"step-after"' not in named
+    assert '"step-after"' in every
+    assert len(every) > len(small) + 50_000
+
+
+def test_the_bundle_holds_only_the_scale_types_asked_for(tools):
+    base = {"operators": ["collect", "scale"], "bindings": False, "schemes": [], "geo": False, "formats": False,
+            "functions": [], "marks": ["line"], "curves": []}
+    small = runtime.bundle({**base, "scales": ["linear"]}, tools)
+    timed = runtime.bundle({**base, "scales": ["time"]}, tools)
+    every = runtime.bundle({**base, "scales": True}, tools)
+    # (what the minified bundle keeps: the time scale's tick format for years, the discretizing scales' inverse)
+    assert small.count('"%Y"') < timed.count('"%Y"') and timed.count("invertExtent") < every.count("invertExtent")
+    assert len(small) + 1000 < len(timed) < len(every) - 5000
+
+
 def test_a_spec_needing_a_transform_no_package_has_fails_the_build(specs, monkeypatch, tmp_path):
     figure = next(iter(specs))
     broken = dict(specs, **{figure: with_step(specs[figure], {"type": "sparkle"})})

@@ -1,5 +1,6 @@
 // Bundle the page's Vega runtime with esbuild: vega-view, vega-interpreter and only the operators named in argv
-// (JSON, parse.mjs's "needs": {"operators": [...], "bindings": bool}), registered into vega-dataflow's registry. Vega's packages are resolved to their ES sources
+// (JSON, parse.mjs's "needs": {"operators": [...], "bindings": bool, ...: what `trimmed` below leaves out}), registered
+// into vega-dataflow's registry. Vega's packages are resolved to their ES sources
 // and marked free of side effects, so esbuild leaves out what the page never reaches (the parser, the unused
 // transforms, most of d3). stdout: the minified script, which defines window.vegaRuntime(): called once, it sets
 // window.vega = {View, transforms} and window.vegaExpressionInterpreter.
@@ -294,6 +295,82 @@ export function responseType(type) {
 }
 `;
 
+// Expression functions: vega-functions' table holds about 120 (the selection, lasso, statistics, time, colour and
+// tree functions, with the code generator only the parser uses, about 9 kB gzip); the page keeps those its
+// expressions call. The interpreter looks a name up in that table first, then in its own (isFinite, round, ...), so
+// a name both have stays in the table, and a name left out can only be one no expression calls. The patch names the
+// exact lines it replaces and fails the bundle when codegen.js no longer has them.
+const CONTEXT_START = "export const functionContext = {\n";
+const GENERATOR = "export const codeGenerator = codegenExpression(codegenParams);";
+function functionTable(source) {
+  const start = source.indexOf(CONTEXT_START), end = source.indexOf("\n};\n", start);
+  const registered = /^expressionFunction\('(\w+)', .*\);$/gm;
+  if (start < 0 || end < 0 || !source.includes(GENERATOR) || !registered.test(source)) return null;
+  const keep = new Set(needs.functions);
+  const entries = source.slice(start + CONTEXT_START.length, end).split("\n");
+  const named = entries.map((line) => [line, (line.match(/^  (\w+)\b/) || [])[1]]);
+  if (named.some(([, name]) => !name)) return null; // an entry of more than one line: not the table we know
+  const kept = named.filter(([, name]) => keep.has(name)).map(([line]) => line.replace(/,?( *\/\/.*)?$/, ",$1"));
+  return source.slice(0, start) + CONTEXT_START + kept.join("\n") + source.slice(end)
+    // the code generator turns expressions into JavaScript for eval, which the page's interpreter never needs
+    .replace(GENERATOR, "export const codeGenerator = null;")
+    .replace(registered, (line, name) => keep.has(name) ? line : "");
+}
+// Mark types: vega-scenegraph's table holds all twelve (arc and area bring d3-shape's arc and area); the page keeps
+// those its dataflows draw, and group, the scene's root. The shapes' makers are then marked pure, so esbuild drops
+// those no kept mark calls.
+function markTable(source) {
+  const keep = new Set(["group", ...needs.marks]);
+  const imports = /^import (\w+) from '\.\/\w+\.js';\n/gm, entries = /^  (\w+): +\w+,?\n/gm;
+  if ((source.match(imports) || []).length !== 12 || (source.match(entries) || []).length !== 12) return null;
+  return source.replace(imports, (line, name) => keep.has(name) ? line : "")
+    .replace(entries, (line, name) => keep.has(name) ? line : "");
+}
+const SHAPES = /^(const +| {6})(\w+Shape += +)(?=\w)/gm;
+function pureShapes(source) {
+  if ((source.match(SHAPES) || []).length !== 7) return null;
+  return source.replace(SHAPES, "$1$2/* @__PURE__ */ ");
+}
+// Curves: vega-scenegraph's table names seventeen of d3-shape's; the page keeps linear (what a line or area
+// without "interpolate" takes) and those the dataflows name.
+function curveTable(source) {
+  const keep = new Set(["linear", ...needs.curves]);
+  const entries = /^  '([a-z-]+)': \{\n[^}]*\n  \},?\n/gm;
+  if ((source.match(entries) || []).length !== 17) return null;
+  return source.replace(entries, (entry, name) => keep.has(name) ? entry : "");
+}
+// Scale types: vega-scale registers twenty-six (time and UTC bring d3-time's intervals, the sequential and
+// diverging ones d3's interpolating scales); the page keeps linear (a scale without a type) and those the dataflows
+// name. vega-encode reads a continuous scale with a scheme or a range of colours as its sequential or diverging
+// kind, which only the data decides, so both are kept with each continuous type.
+const REGISTERED = /^scale\((\w+|`\$\{(\w+)\}-\$\{(\w+)\}`), .*\);.*\n/gm;
+async function scaleTable(path) {
+  const source = readFileSync(path, "utf8");
+  const types = await import(join(dirname(path), "scales", "types.js"));
+  const keep = new Set(["linear", ...needs.scales]);
+  for (const type of [...keep]) {
+    if ([types.Linear, types.Log, types.Pow, types.Sqrt, types.Symlog].includes(type)) {
+      keep.add(`${types.Sequential}-${type}`).add(`${types.Diverging}-${type}`);
+    }
+    if (type === types.Sequential) keep.add(`${types.Sequential}-${types.Linear}`);
+  }
+  const key = (name, a, b) => a ? `${types[a]}-${types[b]}` : types[name];
+  const lines = [...source.matchAll(REGISTERED)];
+  if (lines.length !== 26 || lines.some(([, name, a, b]) => typeof key(name, a, b) !== "string")) {
+    return {errors: [{text: "vega-scale's scales.js no longer has the lines bundle.mjs replaces"}]};
+  }
+  return {contents: source.replace(REGISTERED, (line, name, a, b) => keep.has(key(name, a, b)) ? line : ""),
+          loader: "js"};
+}
+// A patch whose lines are not there: the bundle fails, naming the file.
+function patched(make, what) {
+  return (args) => {
+    const contents = make(readFileSync(args.path, "utf8"));
+    return contents === null ? {errors: [{text: `${what} no longer has the lines bundle.mjs replaces`}]}
+      : {contents, loader: "js"};
+  };
+}
+
 const trimmed = {
   name: "trimmed",
   setup(build) {
@@ -322,6 +399,23 @@ const trimmed = {
     }
     if (needs.formats === false) {
       build.onLoad({filter: /vega-loader[\\/]src[\\/]formats[\\/]index\.js$/}, () => ({contents: JSON_ONLY, loader: "js"}));
+    }
+    if (Array.isArray(needs.functions)) {
+      build.onLoad({filter: /vega-functions[\\/]src[\\/]codegen\.js$/},
+                   patched(functionTable, "vega-functions' codegen.js"));
+    }
+    if (Array.isArray(needs.marks)) {
+      build.onLoad({filter: /vega-scenegraph[\\/]src[\\/]marks[\\/]index\.js$/},
+                   patched(markTable, "vega-scenegraph's marks/index.js"));
+      build.onLoad({filter: /vega-scenegraph[\\/]src[\\/]path[\\/]shapes\.js$/},
+                   patched(pureShapes, "vega-scenegraph's path/shapes.js"));
+    }
+    if (Array.isArray(needs.curves)) {
+      build.onLoad({filter: /vega-scenegraph[\\/]src[\\/]path[\\/]curves\.js$/},
+                   patched(curveTable, "vega-scenegraph's path/curves.js"));
+    }
+    if (Array.isArray(needs.scales)) {
+      build.onLoad({filter: /vega-scale[\\/]src[\\/]scales\.js$/}, (args) => scaleTable(args.path));
     }
     if (!needs.bindings) {
       build.onLoad({filter: /vega-view[\\/]src[\\/]bind\.js$/}, () => ({contents: NO_BIND, loader: "js"}));

@@ -1,7 +1,7 @@
 // Parse Vega specs into the dataflows vega-view runs, at build time: the page then needs no vega-parser.
 // stdin: {figure id: Vega spec}; stdout: {"dataflows": {id: dataflow}, "needs": {"operators": [names used],
-// "bindings": whether any figure binds a signal to an input, "schemes", "geo", "formats": see extras()}}: what
-// bundle.mjs must put in the runtime.
+// "bindings": whether any figure binds a signal to an input, "schemes", "geo", "formats", "functions", "marks",
+// "curves", "scales": see extras()}}: what bundle.mjs must put in the runtime.
 // Expressions come as ASTs for vega-interpreter (the page's CSP forbids eval). The interpreter never reads their
 // generated code, but vega-runtime memoises expression functions by it, so each distinct code becomes a short
 // token (an encoder's channels are not memoised: theirs goes). What the interpreter never reads is dropped: a literal's raw text, a property's type and kind, and a
@@ -47,12 +47,34 @@ function collect(node, used) {
 
 // What else the runtime must carry: the colour schemes scales name (true: one a signal chooses, so every one) and
 // the geo functions an expression calls; data formats besides JSON only for data read from a URL at run time (a
-// "$request", or a "load" operator): values written in the spec are read here, at parse time.
+// "$request", or a "load" operator): values written in the spec are read here, at parse time. Also the expression
+// functions called (by the name the interpreter looks up, without the parser's leading "_"), the mark types drawn,
+// the curves lines and areas take ("interpolate") and the scale types (true when one is not a literal, so every one:
+// Vega's parser takes no signal for a scale's type, but a curve may be one).
 function extras(node, found) {
   if (Array.isArray(node)) { for (const item of node) extras(item, found); return; }
   if (node === null || typeof node !== "object") return;
-  if (node.type === "CallExpression" && /^geo/.test(node.callee?.name ?? "")) found.geo = true;
+  if (node.type === "CallExpression") {
+    const name = node.callee?.type === "Identifier" ? node.callee.name : null;
+    if (/^geo/.test(name ?? "")) found.geo = true;
+    if (name === null) found.functions = true;
+    else if (found.functions !== true) found.functions.add(name.replace(/^_/, ""));
+  }
   if ("$request" in node) found.formats = true; // data read from a URL at run time, in its format
+  if ("marktype" in node && found.marks !== true) {
+    if (typeof node.marktype === "string") found.marks.add(node.marktype);
+    else found.marks = true;
+  }
+  if (node.type === "scale" && node.params && found.scales !== true) {
+    const type = node.params.type ?? "linear"; // vega-encode's default
+    if (typeof type === "string") found.scales.add(type.toLowerCase());
+    else found.scales = true;
+  }
+  const curve = node.channels?.interpolate;
+  if (curve !== undefined && found.curves !== true) {
+    if (curve?.ast?.type === "Literal" && typeof curve.ast.value === "string") found.curves.add(curve.ast.value);
+    else found.curves = true;
+  }
   for (const [key, value] of Object.entries(node)) {
     if (key === "scheme" && found.schemes !== true) {
       if (typeof value === "string") found.schemes.add(value.toLowerCase());
@@ -63,7 +85,8 @@ function extras(node, found) {
 }
 
 const specs = JSON.parse(readFileSync(0, "utf8"));
-const found = {schemes: new Set(), geo: false, formats: false};
+const found = {schemes: new Set(), geo: false, formats: false, functions: new Set(), marks: new Set(), curves: new Set(),
+               scales: new Set()};
 const dataflows = {}, used = new Set();
 let bindings = false;
 for (const [id, spec] of Object.entries(specs)) {
@@ -78,7 +101,10 @@ for (const [id, spec] of Object.entries(specs)) {
   bindings ||= dataflows[id].bindings?.length > 0;
 }
 used.delete("operator"); // the plain operator vega-runtime makes itself, not a registered transform
-const schemes = found.schemes === true ? true : [...found.schemes].sort();
+const listed = (set) => set === true ? true : [...set].sort();
 found.formats ||= used.has("load");
-process.stdout.write(JSON.stringify({dataflows, needs: {operators: [...used].sort(), bindings, schemes, geo: found.geo,
-                                                        formats: found.formats}}));
+process.stdout.write(JSON.stringify({dataflows, needs: {operators: [...used].sort(), bindings,
+                                                        schemes: listed(found.schemes), geo: found.geo,
+                                                        formats: found.formats, functions: listed(found.functions),
+                                                        marks: listed(found.marks), curves: listed(found.curves),
+                                                        scales: listed(found.scales)}}));
