@@ -80,13 +80,29 @@ def way_text(f, way, W):
             (" (" + ref + ")" if ref else "")
     return how + ". Past " + num(way["knee_replicas"]) + " replicas (" + duration(way["knee_time_s"]) + \
         " to the target) each doubling saves less than " + percent(f["saving"]) + " of the time, a limit set by " + \
-        why + "."
+        why + "." + partial_text(f, way)
+
+
+def partial_text(f, way):
+    """With a fixed global batch, where the replicas stop getting a whole sequence each ('' if they never do)."""
+    if way["way"] != "global" or f["sequence_replicas"] >= f["max_replicas"]:
+        return ""
+    return " Beyond " + num(f["sequence_replicas"]) + " replicas each would hold less than one sequence of " + \
+        num(f["seq_len"]) + " tokens, so that part of the line is arithmetic, not a layout a run can use."
+
+
+def domain_text(f):
+    """With the GPU's own link as the network, where a ring over it stops being one a vendor sells ('' if never)."""
+    if f["link_domain"] == 0 or f["link_domain"] >= f["max_replicas"]:
+        return ""
+    return " " + f["interconnect"] + " joins at most " + num(f["link_domain"]) + " of these GPUs (" + \
+        f["link_domain_name"] + "): a ring over it past that many is hypothetical."
 
 
 def readout(f, W):
     """The readout: the critical batch and its regions, then each way to add replicas."""
     return [critical_text(f) + " " + regions_text(f),
-            way_text(f, f["ways"][0], W) + " " + way_text(f, f["ways"][1], W)]
+            way_text(f, f["ways"][0], W) + " " + way_text(f, f["ways"][1], W) + domain_text(f)]
 
 
 def title(f, figure_id, W):
