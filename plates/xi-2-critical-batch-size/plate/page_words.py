@@ -70,7 +70,7 @@ def way_text(f, way, W):
         how = "With a fixed global batch of " + f["batch"]["name"] + ", adding replicas shrinks each one's share"
     if way["knee"] < 0:
         return how + ": every doubling up to " + num(f["max_replicas"]) + " replicas still saves " + \
-            percent(f["saving"]) + " or more of the time to the target."
+            percent(f["saving"]) + " or more of the time to the target." + partial_text(f, way)
     if way["limit"] == "critical":
         why = "the critical batch: the steps hardly fall once the batch (" + count(way["knee_batch"]) + \
             " tokens there) is well past it"
@@ -134,10 +134,13 @@ def describe(f, figure_id, W):
     if figure_id == "fig-time":
         parts = []
         for way in f["ways"]:
-            text = WAY_NAMES[way["way"]] + " from " + duration(way["time_s"][0]) + " on one replica to " + \
-                duration(way["time_s"][len(way["time_s"]) - 1]) + " on " + num(f["max_replicas"])
+            # in hours, the axis's unit, so that a sentence holds one unit
+            text = WAY_NAMES[way["way"]] + " from " + sig(way["time_s"][0] / 3600) + " hours on one replica to " + \
+                sig(way["time_s"][len(way["time_s"]) - 1] / 3600) + " hours on " + num(f["max_replicas"])
             if way["knee"] >= 0:
                 text = text + ", levelling off past " + num(way["knee_replicas"])
+            if way["way"] == "global" and f["sequence_replicas"] < f["max_replicas"]:
+                text = text + " (a whole sequence each only up to " + num(f["sequence_replicas"]) + ")"
             parts.append(text)
         return "Time to the target against data-parallel replicas, log–log, " + f["model"]["name"] + " on the " + \
             f["gpu"]["name"] + " over " + f["network"]["short"] + ": " + "; ".join(parts) + "."
