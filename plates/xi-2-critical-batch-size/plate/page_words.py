@@ -21,6 +21,14 @@ def count(value):
     return num(value)
 
 
+def edge(value):
+    """A region's edge in words, to three figures like the critical batch it derives from: 267 thousand, not
+    267,279 (a fit's two-figure constants give no more)."""
+    if value >= 1e3 and value < 1e6:
+        return sig(value / 1e3) + " thousand"
+    return count(value)
+
+
 def duration(value):
     """A time to the target in the unit that suits it: days, hours, minutes, else seconds."""
     if value >= 2 * 86400:
@@ -55,9 +63,9 @@ def critical_text(f):
 
 def regions_text(f):
     """What one doubling of the batch buys either side of B_crit."""
-    return "Below " + count(f["low_edge"]) + " tokens a doubling of the batch cuts the steps by " + \
+    return "Below " + edge(f["low_edge"]) + " tokens a doubling of the batch cuts the steps by " + \
         percent(f["cut_low"]) + " or more for at most " + percent(f["growth_low"]) + " more tokens; above " + \
-        count(f["high_edge"]) + " it cuts them by " + percent(f["cut_high"]) + " or less and adds " + \
+        edge(f["high_edge"]) + " it cuts them by " + percent(f["cut_high"]) + " or less and adds " + \
         percent(f["growth_high"]) + " or more to the tokens."
 
 
@@ -130,7 +138,7 @@ def describe(f, figure_id, W):
             count(first["steps"]) + " at " + count(first["batch"]) + " tokens toward " + num(f["min_steps"]) + \
             ", the tokens rise from near " + count(f["min_tokens"]) + " to " + count(last["tokens"]) + " at " + \
             count(last["batch"]) + "; the two cross at the critical batch, each twice its least. Shaded: below " + \
-            count(f["low_edge"]) + " and above " + count(f["high_edge"]) + " tokens."
+            edge(f["low_edge"]) + " and above " + edge(f["high_edge"]) + " tokens."
     if figure_id == "fig-time":
         parts = []
         for way in f["ways"]:
