@@ -158,7 +158,12 @@ def facts(selection, presets):
         "curve": curve, "smallest_batch": axis[0], "largest_batch": axis[len(axis) - 1],
         "model": {"name": m["name"], "params": m["params"]}, "gpu": {"name": gpu["name"]},
         "network": {"name": net["name"], "short": net["short"]},
+        # a ring over the GPU's own link joins no more GPUs than the vendor's largest domain of it (0: the network)
+        "link_domain": gpu["nvlink_domain"] if net["nvlink"] and gpu["nvlink_domain"] else 0,
+        "link_domain_name": gpu["nvlink_domain_name"], "interconnect": gpu["interconnect"],
         "batch": {"name": batch["name"], "tokens": batch["tokens"]},
+        # the most replicas a fixed global batch gives a whole sequence each; past it the line is arithmetic
+        "sequence_replicas": batch["tokens"] // w["seq_len"],
         "per_replica": {"name": per["name"], "sequences": per["sequences"], "tokens": per_tokens},
         "seq_len": w["seq_len"], "replicas": replicas, "max_replicas": replicas[len(replicas) - 1],
         "saving": saving,

@@ -21,6 +21,14 @@ def count(value):
     return num(value)
 
 
+def edge(value):
+    """A region's edge in words, to three figures like the critical batch it derives from: 267 thousand, not
+    267,279 (a fit's two-figure constants give no more)."""
+    if value >= 1e3 and value < 1e6:
+        return sig(value / 1e3) + " thousand"
+    return count(value)
+
+
 def duration(value):
     """A time to the target in the unit that suits it: days, hours, minutes, else seconds."""
     if value >= 2 * 86400:
@@ -55,9 +63,9 @@ def critical_text(f):
 
 def regions_text(f):
     """What one doubling of the batch buys either side of B_crit."""
-    return "Below " + count(f["low_edge"]) + " tokens a doubling of the batch cuts the steps by " + \
+    return "Below " + edge(f["low_edge"]) + " tokens a doubling of the batch cuts the steps by " + \
         percent(f["cut_low"]) + " or more for at most " + percent(f["growth_low"]) + " more tokens; above " + \
-        count(f["high_edge"]) + " it cuts them by " + percent(f["cut_high"]) + " or less and adds " + \
+        edge(f["high_edge"]) + " it cuts them by " + percent(f["cut_high"]) + " or less and adds " + \
         percent(f["growth_high"]) + " or more to the tokens."
 
 
@@ -70,7 +78,7 @@ def way_text(f, way, W):
         how = "With a fixed global batch of " + f["batch"]["name"] + ", adding replicas shrinks each one's share"
     if way["knee"] < 0:
         return how + ": every doubling up to " + num(f["max_replicas"]) + " replicas still saves " + \
-            percent(f["saving"]) + " or more of the time to the target."
+            percent(f["saving"]) + " or more of the time to the target." + partial_text(f, way)
     if way["limit"] == "critical":
         why = "the critical batch: the steps hardly fall once the batch (" + count(way["knee_batch"]) + \
             " tokens there) is well past it"
@@ -80,13 +88,29 @@ def way_text(f, way, W):
             (" (" + ref + ")" if ref else "")
     return how + ". Past " + num(way["knee_replicas"]) + " replicas (" + duration(way["knee_time_s"]) + \
         " to the target) each doubling saves less than " + percent(f["saving"]) + " of the time, a limit set by " + \
-        why + "."
+        why + "." + partial_text(f, way)
+
+
+def partial_text(f, way):
+    """With a fixed global batch, where the replicas stop getting a whole sequence each ('' if they never do)."""
+    if way["way"] != "global" or f["sequence_replicas"] >= f["max_replicas"]:
+        return ""
+    return " Beyond " + num(f["sequence_replicas"]) + " replicas each would hold less than one sequence of " + \
+        num(f["seq_len"]) + " tokens, so that part of the line is arithmetic, not a layout a run can use."
+
+
+def domain_text(f):
+    """With the GPU's own link as the network, where a ring over it stops being one a vendor sells ('' if never)."""
+    if f["link_domain"] == 0 or f["link_domain"] >= f["max_replicas"]:
+        return ""
+    return " " + f["interconnect"] + " joins at most " + num(f["link_domain"]) + " of these GPUs (" + \
+        f["link_domain_name"] + "): a ring over it past that many is hypothetical."
 
 
 def readout(f, W):
     """The readout: the critical batch and its regions, then each way to add replicas."""
     return [critical_text(f) + " " + regions_text(f),
-            way_text(f, f["ways"][0], W) + " " + way_text(f, f["ways"][1], W)]
+            way_text(f, f["ways"][0], W) + " " + way_text(f, f["ways"][1], W) + domain_text(f)]
 
 
 def title(f, figure_id, W):
@@ -114,14 +138,17 @@ def describe(f, figure_id, W):
             count(first["steps"]) + " at " + count(first["batch"]) + " tokens toward " + num(f["min_steps"]) + \
             ", the tokens rise from near " + count(f["min_tokens"]) + " to " + count(last["tokens"]) + " at " + \
             count(last["batch"]) + "; the two cross at the critical batch, each twice its least. Shaded: below " + \
-            count(f["low_edge"]) + " and above " + count(f["high_edge"]) + " tokens."
+            edge(f["low_edge"]) + " and above " + edge(f["high_edge"]) + " tokens."
     if figure_id == "fig-time":
         parts = []
         for way in f["ways"]:
-            text = WAY_NAMES[way["way"]] + " from " + duration(way["time_s"][0]) + " on one replica to " + \
-                duration(way["time_s"][len(way["time_s"]) - 1]) + " on " + num(f["max_replicas"])
+            # in hours, the axis's unit, so that a sentence holds one unit
+            text = WAY_NAMES[way["way"]] + " from " + sig(way["time_s"][0] / 3600) + " hours on one replica to " + \
+                sig(way["time_s"][len(way["time_s"]) - 1] / 3600) + " hours on " + num(f["max_replicas"])
             if way["knee"] >= 0:
                 text = text + ", levelling off past " + num(way["knee_replicas"])
+            if way["way"] == "global" and f["sequence_replicas"] < f["max_replicas"]:
+                text = text + " (a whole sequence each only up to " + num(f["sequence_replicas"]) + ")"
             parts.append(text)
         return "Time to the target against data-parallel replicas, log–log, " + f["model"]["name"] + " on the " + \
             f["gpu"]["name"] + " over " + f["network"]["short"] + ": " + "; ".join(parts) + "."

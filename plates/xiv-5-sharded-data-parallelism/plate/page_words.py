@@ -54,10 +54,13 @@ def fit_text(f):
     memory = "one " + f["gpu"]["name"] + " GPU's " + num(f["gpu"]["memory_gb"]) + " GB (10⁹ B)"
     states = f["model"]["name"] + "'s model states"
     if s["smallest_fitting"] is None:
+        floor = data_size(s["floor_bytes"])
+        if floor == num(f["gpu"]["memory_gb"]) + " GB":
+            floor = sig(s["floor_bytes"] / 1e9, 4) + " GB"  # rounded to the memory's own figure it would read as fitting
         if f["stage"] == 0:
-            kept = "all " + data_size(s["floor_bytes"]) + " of them"
+            kept = "all " + floor + " of them"
         else:
-            kept = data_size(s["floor_bytes"]) + " of them whole, however many replicas share the rest"
+            kept = floor + " of them whole, however many replicas share the rest"
         return "Under stage " + str(f["stage"]) + ", " + states + " never fit in " + memory + ": every GPU keeps " + \
             kept + "."
     n = s["smallest_fitting"]
@@ -65,7 +68,7 @@ def fit_text(f):
     binary = ""
     if gib != n:
         binary = " (" + num(gib) + " if the memory is read as " + num(f["gpu"]["memory_gb"]) + " GiB, 2³⁰ B each)"
-    where = "on a single GPU" if n == 1 else "once " + num(n) + " or more GPUs share them"
+    where = "without being shared at all" if n == 1 else "once " + num(n) + " or more GPUs share them"
     return "Under stage " + str(f["stage"]) + ", " + states + " fit in " + memory + " " + where + binary + "."
 
 

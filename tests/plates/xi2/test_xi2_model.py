@@ -144,3 +144,28 @@ def test_the_runs_size_scales_every_time_and_moves_no_knee(size):
     for way, ref in zip(f["ways"], base["ways"]):
         assert way["time_s"] == pytest.approx([t * scale for t in ref["time_s"]], rel=1e-12)
         assert (way["knee"], way["limit"]) == (ref["knee"], ref["limit"])
+
+
+def test_the_words_say_where_a_fixed_global_batch_splits_sequences_and_a_link_passes_its_domain():
+    """The readout and Figure 2's words flag what no run can use: replicas under a whole sequence with a fixed global
+    batch, and a ring over the GPU's own link past the largest domain sold; each count derived here from the presets."""
+    from generator.notation import num
+    words = submodule("page_words")
+    p = presets()
+    seq_len, top = p["workshop"]["seq_len"], 2 ** math.floor(math.log2(p["workshop"]["max_replicas"]))
+    flagged = {"sequence": 0, "domain": 0}
+    for sel in every_selection():
+        f = pf.facts(sel, p)
+        text = words.readout(f, {"plates": {}})[1]
+        described = words.describe(f, "fig-time", {"plates": {}})
+        whole = p["batches"][sel["batch"]]["tokens"] // seq_len
+        said = f"Beyond {num(whole)} replicas each would hold less than one sequence of {num(seq_len)} tokens"
+        assert (said in text) == (whole < top), (sel, text)
+        assert (f"a whole sequence each only up to {num(whole)})" in described) == (whole < top), (sel, described)
+        flagged["sequence"] += whole < top
+        gpu = p["gpus"][sel["gpu"]]
+        domain = gpu["nvlink_domain"] if p["networks"][sel["network"]]["nvlink"] else None
+        said = f"{gpu['interconnect']} joins at most {num(domain or 0)} of these GPUs ({gpu['nvlink_domain_name']})"
+        assert (said in text) == bool(domain and domain < top), (sel, text)
+        flagged["domain"] += bool(domain and domain < top)
+    assert flagged["sequence"] > 0 and flagged["domain"] > 0  # both sentences were met, not only their absence

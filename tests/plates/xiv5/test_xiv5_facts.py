@@ -104,7 +104,7 @@ def test_prose_numbers_are_the_facts(presets, default):
     text, _ = render(presets, default)
     f = plate_facts.facts(presets, default)
     flat = re.sub(r"\s+", " ", text)
-    assert f"needs {FILTERS['data_size'](f.unsharded_bytes)} of model states" in flat
+    assert f"needs {FILTERS['sig'](f.unsharded_bytes / 1e9, 4)} GB of model states" in flat
     assert (f"fits from {FILTERS['num'](f.stage(1).smallest_fitting)} replicas under stage 1, from "
             f"{FILTERS['num'](f.stage(2).smallest_fitting)} under stage 2 and from "
             f"{FILTERS['num'](f.stage(3).smallest_fitting)} under stage 3") in flat
