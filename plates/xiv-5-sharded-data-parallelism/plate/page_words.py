@@ -76,7 +76,8 @@ def traffic_text(f, W):
     """What each GPU then sends per step as replicas grow, against plain data parallelism, and how long that takes."""
     s = f["stages"][f["stage"]]
     precision = f["precision_name"]
-    sent = "Each GPU sends, and receives, " + data_size(s["traffic_limit_bytes"]) + " per step as replicas grow"
+    sent = ("As replicas grow, each GPU's traffic per step, sent and received alike, approaches " +
+            data_size(s["traffic_limit_bytes"]))
     if f["stage"] == 0:
         what = ": the ring all-reduce of its " + precision + " gradients"
     else:

@@ -201,7 +201,7 @@ def check_readout(readout: list[str], f) -> None:
         assert found[3] == (None if n == 1 else num(n)), fit
         assert (found[4], found[5]) == ((None, None) if gib == n else (num(gib), num(f.gpu.memory_gb))), fit
     assert found[1] == str(f.stage_index) and found[2] == num(f.gpu.memory_gb), fit
-    found = re.match(rf"Each GPU sends, and receives, {SIZE} per step as replicas grow(?:: the ring all-reduce of "
+    found = re.match(rf"As replicas grow, each GPU's traffic per step, sent and received alike, approaches {SIZE}(?:: the ring all-reduce of "
                      rf"its (\w+) gradients|, {NUM} times the ring all-reduce of (\w+) gradients)\. ", traffic)
     assert found, traffic
     assert found[1] == data_size(s.traffic_limit_bytes), traffic
