@@ -155,7 +155,11 @@ def runnable_text(f, W):
         return ""
     whole = "one " + num(W["seq_len"]) + "-token sequence" if best["sequences_per_replica"] == 1 else \
         sequences_text(best["sequences_per_replica"])
-    return (num(best["replicas"]) + " replicas are the most that still give each a whole sequence (" + whole +
+    count = num(best["replicas"]) + " replicas"
+    g = f["inputs"]["gpus_per_replica"]
+    if g > 1:  # a replica of several GPUs: say how many GPUs that layout takes
+        count += " of " + num(g) + " GPUs (" + num(best["replicas"] * g) + " GPUs)"
+    return (count + " are the most that still give each a whole sequence (" + whole +
             "): a step takes " + seconds(best["step_s"]) + ", efficiency " + percent(best["efficiency"]) + ". ")
 
 
