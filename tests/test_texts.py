@@ -136,6 +136,10 @@ def check_words(words: dict, f: facts.Facts, label) -> None:
             label
     p = f.at(f.timeline_replicas)
     assert words["tables"]["fig-timeline"][0] == ["Forward pass", seconds(0), seconds(p.compute_s / 3)], label
+    timeline = words["describe"]["fig-timeline"]
+    if p.comm_s > 0:  # ZeRO has no all-reduce; the timeline draws one micro-batch and says so when there are more
+        assert ("all-reduce" in timeline.split("Below, ")[1].split(";")[0]) == (f.sharding_stage == 0), label
+        assert ("draws the step as one micro-batch" in timeline) == (f.micro_batches > 1), label
 
 
 def test_every_selections_words_say_the_facts_numbers(shipped):

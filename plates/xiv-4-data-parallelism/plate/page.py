@@ -113,11 +113,12 @@ def static_tables(content: Content, atlas: Atlas, default: Selection) -> list[di
         return []
     labels = {i: (s.label, f"#source-{i}") for i, s in content.sources.items()}
     return [{"id": "measured", "title": "Measured beside the model", "columns": measured.COLUMNS,
-             "caption": ("Published measurements and the model's value for the same setup: each collective at its "
-                         "links' line rates, as the workshop prices it; the runs on the real cluster, which scales "
-                         f"each GPU's link by NVIDIA's single-node ring ({num(model.NVLINK_MEASURED_GBPS)} of "
-                         f"{num(model.NVLINK_LINE_GBPS)} GB/s) and each NIC by its per-NIC figure "
-                         f"({num(model.NIC_MEASURED_GBPS)} of {num(model.NIC_LINE_GBPS)} GB/s)."),
+             "caption": ("Published measurements and the model's value for the same setup: each collective as "
+                         "the real cluster's ring would run it at the line rates the workshop uses; the runs on the "
+                         "real cluster, whose in-node link "
+                         f"({num(model.NVLINK_MEASURED_GBPS)} of {num(model.NVLINK_LINE_GBPS)} GB/s) and NIC "
+                         f"({num(model.NIC_MEASURED_GBPS)} of {num(model.NIC_LINE_GBPS)} GB/s) factors come from "
+                         "NVIDIA's single-node H100 ring and per-NIC figures."),
              "rows": measured.table(rows, labels), "note": measured.error_sentence(rows),
              "print": False}]  # the plate's four printed pages have no room for it
 

@@ -155,7 +155,11 @@ def runnable_text(f, W):
         return ""
     whole = "one " + num(W["seq_len"]) + "-token sequence" if best["sequences_per_replica"] == 1 else \
         sequences_text(best["sequences_per_replica"])
-    return (num(best["replicas"]) + " replicas are the most that still give each a whole sequence (" + whole +
+    count = num(best["replicas"]) + " replicas"
+    g = f["inputs"]["gpus_per_replica"]
+    if g > 1:  # a replica of several GPUs: say how many GPUs that layout takes
+        count += " of " + num(g) + " GPUs (" + num(best["replicas"] * g) + " GPUs)"
+    return (count + " are the most that still give each a whole sequence (" + whole +
             "): a step takes " + seconds(best["step_s"]) + ", efficiency " + percent(best["efficiency"]) + ". ")
 
 
@@ -266,12 +270,25 @@ def timeline_table(f):
     if p["comm_s"] > 0:
         starts = f["bucket_schedule"][0]
         what = ("All-reduce of " if f["sharding_stage"] == 0 else
-                "ZeRO-" + num(f["sharding_stage"]) + "'s reduce-scatter, drawn in DDP's ")
+                "ZeRO-" + num(f["sharding_stage"]) + "'s " + carried_of(f) + ", drawn in DDP's ")
         rows.append([what + num(len(starts)) + " buckets of whole tensors", seconds(starts[0]),
                      seconds(compute + tail)])
     rows.append(["Exposed tail", seconds(compute), seconds(compute + tail)])
     rows.append(["Perfect overlap within the backward pass (bound)", seconds(compute), seconds(compute + bound)])
     return rows
+
+
+def carried_of(f):
+    """What the bars carry under a ZeRO stage: its reduce-scatter, and under ZeRO-3 its backward all-gather too."""
+    return "reduce-scatter and backward all-gather" if f["sharding_stage"] == 3 else "reduce-scatter"
+
+
+def one_micro_batch(f):
+    """The timeline's note when the step has several micro-batches: it draws one; they move only the real cluster."""
+    if f["selection"]["micro"] == "1":
+        return ""
+    return (" The timeline draws the step as one micro-batch, as the workshop does; the Micro-batches control moves " +
+            "only the real cluster of Figures 1 and 2.")
 
 
 def describe_timeline(f):
@@ -287,31 +304,33 @@ def describe_timeline(f):
     if p["comm_s"] == 0:
         return text + "With one replica there is nothing to reduce."
     if not f["backward_only"]:
-        text += ("Below, the all-reduce runs beside the whole step from its first instant, as the workshop assumes; " +
+        text += ("Below, " + noun_of(f) + " runs beside the whole step from its first instant, as the workshop " +
+                 "assumes; " +
                  "a real step can send a gradient only once the backward pass has made it (choose \"backward pass " +
                  "only\" for the buckets). ")
         if tail <= 0:
-            return text + "It ends at " + seconds(p["comm_s"]) + ", within compute: nothing is exposed."
+            return text + "It ends at " + seconds(p["comm_s"]) + ", within compute: nothing is exposed." + \
+                one_micro_batch(f)
         return (text + "It ends at " + seconds(p["comm_s"]) + ": an exposed tail of " + seconds(tail) +
-                " after compute (bottom row).")
+                " after compute (bottom row)." + one_micro_batch(f))
     sizes = f["buckets"][0]
     # DDP's bucket_cap_mb left unset: 25 MiB, the first bucket 1 MiB
     limit = "25 MiB (the first at 1 MiB)" if f["bucket_cap_mb"] is None else num(f["bucket_cap_mb"]) + " MiB"
-    text += ("Below, the gradients go in " + num(len(sizes)) + " buckets, each all-reduced as soon as the backward " +
+    sent = "all-reduced" if f["sharding_stage"] == 0 else "sent"
+    text += ("Below, the gradients go in " + num(len(sizes)) + " buckets, each " + sent + " as soon as the backward " +
              "pass fills it, one after another on the link; bars are darker where the link is busier. DDP closes a " +
              "bucket once it holds " + limit + " and never splits a tensor, so they hold from " +
              data_size(min(sizes)) + " to " + data_size(max(sizes)) + ". ")
     if f["sharding_stage"] > 0:
         stage = "ZeRO-" + num(f["sharding_stage"])
-        carried = "its reduce-scatter and backward all-gather" if f["sharding_stage"] == 3 else "its reduce-scatter"
-        text += ("Under " + stage + " the bars stand for " + carried + ", drawn in plain DDP's buckets: the " +
+        text += ("Under " + stage + " the bars stand for its " + carried_of(f) + ", drawn in plain DDP's buckets: the " +
                  "Sharding control sets how much time they carry, not their sizes; " + gather_of(f) + " runs in " +
                  ("the" if f["sharding_stage"] == 3 else "the next") + " forward pass. ")
     if tail <= 0:
-        return text + "The link finishes with compute: nothing is exposed."
+        return text + "The link finishes with compute: nothing is exposed." + one_micro_batch(f)
     return (text + "The last bucket finishes at " + seconds(compute + tail) + ": an exposed tail of " + seconds(tail) +
             " after compute (bottom row). Perfect overlap within the backward pass would leave " + seconds(bound) +
-            " (dotted rule, the ideal); the buckets add " + seconds(tail - bound) + ".")
+            " (dotted rule, the ideal); the buckets add " + seconds(tail - bound) + "." + one_micro_batch(f))
 
 
 def memory_table_rows(f):
@@ -431,10 +450,9 @@ def describe(f, figure_id, W):
                 carried = ("its backward all-gather and reduce-scatter" if f["sharding_stage"] == 3 else
                            "its reduce-scatter")
                 # the line is whichever pass fills first, at the backward pass's scale (zero.hiding_comm_seconds)
-                line = (noun + " at the backward pass's scale (dashed vermilion line, squares: " + carried +
-                        ", or twice " + gather_of(f) + ", which hides behind the " +
-                        ("" if f["sharding_stage"] == 3 else "next ") + "forward pass, half as long, where that " +
-                        "fills its pass first)")
+                line = (noun + " at the backward pass's scale (dashed vermilion line, squares: whichever fills its " +
+                        "pass first, " + carried + " or " + gather_of(f) + " doubled, since the " +
+                        ("" if f["sharding_stage"] == 3 else "next ") + "forward pass that hides it is half as long)")
             else:
                 line = noun + " (dashed vermilion line, squares)"
             text += ("With one replica there is nothing to reduce; " + line + " takes " + seconds(drawn[1]) +
@@ -478,8 +496,9 @@ def describe(f, figure_id, W):
         if f["cluster_reach"] < 2:
             text += no_cluster(f)
         else:
-            text += (" The dash-dotted line is DDP on a real cluster (NCCL " + cluster_where(f) + ", only the last " +
-                     "micro-batch's backward pass hiding the buckets), " + percent(efficiency[end]) + " on " +
+            hiding = ("the backward pass hides the buckets" if f["selection"]["micro"] == "1" else
+                      "only the last micro-batch's backward pass hides the buckets")
+            text += (" The dash-dotted line is DDP on a real cluster (NCCL " + cluster_where(f) + "; " + hiding + "), " + percent(efficiency[end]) + " on " +
                      num(points[end]["replicas"]) + " replicas." + plain_ddp(f))
     seq_len = W["seq_len"]
     one_sequence = f["batch"]["tokens"] / seq_len

@@ -66,7 +66,7 @@ def table_rows(f: Facts, figure_id: str) -> list[list[str]]:
 
 # What each figure's data table shows, column by column; page_words fills the same columns for any selection.
 TABLE_COLUMNS = {
-    "fig-time": ("Replicas", "Compute per step", "All-reduce per step", "Real cluster's all-reduces"),
+    "fig-time": ("Replicas", "Compute per step", "Communication per step, as drawn", "Real cluster's all-reduces"),
     "fig-efficiency": ("Replicas", "Tokens per replica", "Scaling efficiency", "Real cluster's efficiency"),
     "fig-timeline": ("Phase", "Starts", "Ends"),
     "fig-memory": ("Replicas", "Model states per GPU", "Fits on the GPU"),
