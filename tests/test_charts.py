@@ -114,9 +114,9 @@ def test_facts_rows_mark_crossing_and_one_sequence(made):
         row = xfigures.facts_rows(f, f.caption)[0]
         assert row["crossing"] == f.crossing_replicas and row["n_star_text"] == "n* ≈ " + num(f.continuous_crossing)
         assert row["one_sequence"] == f.batch.tokens / atlas.presets.workshop.seq_len
-        domain = f.gpu.nvlink_domain
-        reach = domain if f.network.nvlink and domain and domain < f.max_replicas else None
-        assert row["hypothetical_from"] == reach
+        domain = f.gpu.nvlink_domain  # in GPUs; the shading counts replicas of gpus_per_replica GPUs each
+        reach = max(1, domain / f.inputs.gpus_per_replica) if f.network.nvlink and domain else None
+        assert row["hypothetical_from"] == (reach if reach is not None and reach < f.max_replicas else None)
 
 
 def test_facts_rows_state_the_spec_claims(made):

@@ -53,7 +53,7 @@ def expected_numbers(f: facts.Facts) -> dict[str, list[str]]:
             cost.append(f"with perfect overlap within each pass ({seconds(f.timeline_tail_s)} with DDP's buckets, "
                         f"Figure 3)")
     if f.hypothetical_from is not None:
-        hiding.append(f"{f.gpu.interconnect} joins at most {num(f.hypothetical_from)} {f.gpu.name} GPUs")
+        hiding.append(f"{f.gpu.interconnect} joins at most {num(f.gpu.nvlink_domain)} {f.gpu.name} GPUs")
     memory = [f"one {f.gpu.name} GPU ({num(f.gpu_memory_gb)} GB)"]
     memory.append(f"Model states: {gigabytes(first.states_gb)} per GPU" if f.sharding_stage == 0 else
                   f"from {gigabytes(first.states_gb)} on one replica to {gigabytes(last.states_gb)} on "

@@ -230,11 +230,13 @@ class Facts:
 
     @property
     def hypothetical_from(self) -> int | None:
-        """Over NVLink, the GPU count beyond which no real NVLink domain of this GPU reaches (within the grid)."""
+        """Over NVLink, the replica count beyond which no real NVLink domain of this GPU holds the replicas' GPUs
+        (within the grid; at least one replica)."""
         domain = self.gpu.nvlink_domain
-        if not self.network.nvlink or domain is None or domain >= self.max_replicas:
+        reach = None if domain is None else max(1.0, domain / float(self.inputs.gpus_per_replica))
+        if not self.network.nvlink or reach is None or reach >= self.max_replicas:
             return None
-        return int(domain)
+        return int(reach) if reach == int(reach) else reach
 
     @property
     def timeline_replicas(self) -> int:

@@ -188,7 +188,7 @@ def hiding_text(f):
                     ", where it takes " + seconds(at["comm_s"]) + " against " + seconds(hiding) + " of " + what + ".")
     if f["hypothetical_from"] is not None:
         link = f["gpu"]["interconnect"]
-        text += (" " + link + " joins at most " + num(f["hypothetical_from"]) + " " + f["gpu"]["name"] + " GPUs (" +
+        text += (" " + link + " joins at most " + num(f["gpu"]["nvlink_domain"]) + " " + f["gpu"]["name"] + " GPUs (" +
                  f["gpu"]["nvlink_domain_name"] + "): beyond that the figures shade the " + link +
                  " ring as hypothetical.")
     return text
@@ -507,6 +507,9 @@ def describe(f, figure_id, W):
                  num(seq_len) + "-token sequence per step.")
     if f["hypothetical_from"] is not None:
         link = f["gpu"]["interconnect"]
-        text += (" Shaded darker beyond " + num(f["hypothetical_from"]) + " GPUs, the most one " + f["gpu"]["name"] +
-                 " " + link + " domain holds: there the " + link + " ring is hypothetical.")
+        g = f["inputs"]["gpus_per_replica"]
+        beyond = num(f["hypothetical_from"]) + (" GPUs" if g == 1 else " replicas of " + num(g) + " GPUs, past the " +
+                                                  num(f["gpu"]["nvlink_domain"]) + " GPUs")
+        text += (" Shaded darker beyond " + beyond + ", the most one " + f["gpu"]["name"] + " " + link +
+                 " domain holds: there the " + link + " ring is hypothetical.")
     return text
