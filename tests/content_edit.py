@@ -30,7 +30,7 @@ SPEC_PRESETS = {"models": ["llama3-8b", "llama3-70b", "llama3-405b"], "batches":
                 "networks": ["ib-400", "nvlink"], "gpus": ["h100-sxm", "a100-sxm", "h200-sxm", "b200", "gb200-nvl72"]}
 SCENARIO_KEY = {"models": "model", "batches": "batch", "networks": "network", "gpus": "gpu"}
 FILES = {"models": "presets.toml", "batches": "presets.toml", "networks": "presets.toml", "gpus": "presets.toml",
-         "terms": "terms.toml", "sources": "sources.toml"}
+         "layouts": "presets.toml", "terms": "terms.toml", "sources": "sources.toml"}
 
 
 @dataclass
@@ -211,6 +211,7 @@ def spec_removed(content: Path, dest: Path) -> Edit:
     for ident in list(_tables(dest).get("models", {})):
         if ident != kept:
             remove(edit, "models", ident)
+    _follow_removals(edit)
     for ident in edit.removed.get("gpus", []):
         source = tables["gpus"][ident].get("source")
         if source and source in _tables(dest).get("sources", {}):
@@ -226,6 +227,27 @@ def spec_removed(content: Path, dest: Path) -> Edit:
     return edit
 
 
+def _follow_removals(edit: Edit) -> None:
+    """What names a removed preset goes with it, as an author would remove it: a published run's layout
+    (presets.toml's [layouts]) and the measured runs that name it, and the measured collectives on a removed GPU or
+    network (measured.toml)."""
+    for ident, layout in list(_tables(edit.root).get("layouts", {}).items()):
+        if any(layout.get(SCENARIO_KEY[t]) in ids for t, ids in edit.removed.items() if t in SCENARIO_KEY):
+            remove(edit, "layouts", ident)
+            _drop_measured(edit.root / "measured.toml", "runs", "layout", [ident])
+    for table in ("gpus", "networks"):
+        _drop_measured(edit.root / "measured.toml", "collectives", SCENARIO_KEY[table], edit.removed.get(table, []))
+
+
+def _drop_measured(path: Path, kind: str, key: str, ids: list[str]) -> None:
+    """measured.toml's [[kind]] blocks whose key names one of ids, deleted (nothing when the file does not exist)."""
+    if not path.exists():
+        return
+    blocks = re.split(r"(?m)^(?=\[\[)", path.read_text(encoding="utf-8"))
+    named = lambda b: any(re.search(rf'(?m)^{key}\s*=\s*"{re.escape(i)}"', b) for i in ids)  # noqa: E731
+    path.write_text("".join(b for b in blocks if not (b.startswith(f"[[{kind}]]") and named(b))), encoding="utf-8")
+
+
 def one_removed(content: Path, dest: Path) -> Edit:
     """One preset removed: the largest model that is not the default (the prose names it as text instead)."""
     shutil.copytree(content, dest)
@@ -235,6 +257,7 @@ def one_removed(content: Path, dest: Path) -> Edit:
     others = sorted((m for m in models if m != default), key=lambda m: models[m]["params"])
     if len(others) > 1:  # the page keeps a choice of model
         remove(edit, "models", others[-1])
+        _follow_removals(edit)
         _adapt_prose(edit, {"models": {others[-1]: others[0]}}, {others[-1]: models[others[-1]]["name"]})
     return edit
 

@@ -180,9 +180,16 @@ SHOW_ALL = """async (selections) => {
 
 def test_descriptions_and_tables_follow_every_selection_with_the_readouts_numbers(site, open_page):
     c = content.load(CONTENT)
-    atlas = facts.Atlas(c.presets)
     watched = open_page(site)
-    page = watched.page
+    check_every_workshop_selection(watched.page, c, facts.Atlas(c.presets))
+    # every preset shown without a request or a complaint (what test_page_modes' walk through every control holds
+    # for the page's machinery, here for each of the content's presets)
+    assert watched.outside_requests(site) == [] and watched.problems() == []
+
+
+def check_every_workshop_selection(page, c, atlas) -> None:
+    """Every preset selection under the workshop, shown by the open page: its readout, descriptions, tables and
+    captions as Python writes them and MODEL.md's formulas give them (test_content_edit's edited pages too)."""
     # the workshop's selections through the page's show(); every option combination is checked in test_engine.py
     workshop = [s for s in atlas.selections if atlas.complete(s) == atlas.complete(xpresets.Selection(s.model, s.batch,
                                                                                                      s.network))]
@@ -203,9 +210,6 @@ def test_descriptions_and_tables_follow_every_selection_with_the_readouts_number
             assert f"takes {row[2]} against {row[1]} of compute" in got["readout"]
             row = next(r for r in got["tables"]["fig-efficiency"] if r[0].endswith("(crossed)"))
             assert f"efficiency {row[2]}" in got["readout"]
-    # every preset shown without a request or a complaint (what test_page_modes' walk through every control holds
-    # for the page's machinery, here for each of the content's presets)
-    assert watched.outside_requests(site) == [] and watched.problems() == []
 
 
 # Machado, Oliveira & Fernandes (2009), severity 1: linear-RGB matrices for the three dichromacies.

@@ -1,26 +1,33 @@
-"""Authors' legitimate edits keep the tests of the shipped plate that read the content passing, each edit those of
-them it can break (EDIT_TESTS): additions only, a new default model and network, and a folder with the spec's presets
-removed but one model. Those tests derive what they expect from the content they build (PLATE_CONTENT points them at
-an edited copy) and pin MODEL.md's claims to its own presets."""
+"""Authors' legitimate edits (tests/content_edit.py), each made once on a copy of the shipped content and built once:
+additions only, a new default model and network, and a folder with the spec's presets removed but one model. On each
+copy, in this process, the shipped plate's tests that read the content and that an edit can break (SHIPPED_CHECKS, with
+CONTENT pointed at the copy and its site as `site`), the Nu checker on the three pages in one go, and one open of each
+edited page in Chromium. docs/testing.md says what each edit checks and why that suffices."""
 import csv
 import html
+import importlib
+import inspect
 import json
-import os
 import re
 import subprocess
-import sys
+import types
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from markupsafe import escape
 
-from conftest import ROOT
+import conftest
+from conftest import ROOT, wait_until
 from content_edit import EDITS, SPEC_PRESETS, edited_copy
 from generator import build, content
 from xiv4 import SHIPPED, facts, xpresets, xpage, xwords
 
-# The tests of the shipped plate that read the content, run again on the edited copies (PLATE_CONTENT points them at
-# it), grouped by what an author's edit can break. The others cannot depend on the content (docs/testing.md says why
-# for each group): the fixture's content, pure functions, the spec's own numbers, the page's machinery.
+# The edits the shipped plate's tests run on (the fourth, one model removed, is the first three's subset).
+KINDS = ["additions", "new-default", "spec-removed"]
+# The tests of the shipped plate that read the content, run in this process on each edited copy by what an author's
+# edit can break; the others cannot depend on the content (NEVER_READ, MACHINERY), or what of them does is held by the
+# browser open and the Nu check below (IN_THE_BROWSER). A file's name alone stands for all its tests.
 LOADS = [  # the content loads as written, checks clean, and the prose splits at the figures' line
     "tests/test_content.py::test_real_content_loads_as_written",
     "tests/test_content.py::test_the_spec_presets_hold_the_spec_values",
@@ -42,6 +49,8 @@ BUILDS = [  # the built page and CSV: files, header, terms, sources, the default
 ]
 CHOICES = [  # every preset the content offers, through the facts, the CSV, the words and the figures, in Python
     "tests/test_facts.py", "tests/test_model.py::test_seed_rounding_matches_non_embedding_parameters",
+    "tests/test_texts.py::test_every_selections_words_say_the_facts_numbers",
+    "tests/test_texts.py::test_a_wrong_number_in_a_sentence_fails_the_check",
     "tests/test_render.py::test_readouts_and_descriptions_agree_with_model_md_for_every_selection",
     "tests/test_render.py::test_a_selection_that_never_crosses_quotes_its_largest_replica_count",
     "tests/test_render.py::test_the_independent_checks_catch_planted_mistakes",
@@ -61,63 +70,70 @@ CHOICES = [  # every preset the content offers, through the facts, the CSV, the 
         "test_zero1_fits_the_spec_selection_from_3_replicas")),
 ]
 PROSE = ["tests/test_prose_consistency.py"]  # the prose's claims against the numbers it prints, other defaults too
-VALID = ["tests/test_html_valid.py"]  # the Nu checker on the page as built
-PRINT = [  # page budgets, blocks kept whole, terms, sources and captions on paper, with and without JavaScript
-    *(f"tests/test_print.py::{t}" for t in (
-        "test_prints_within_the_readmes_page_budget", "test_no_figure_table_or_term_entry_is_split",
-        "test_figures_carry_the_selection_and_the_text_has_terms_and_sources",
-        "test_running_head_names_volume_and_plate_with_page_numbers", "test_figures_print_as_vector_svg",
-        "test_controls_and_screen_only_parts_are_hidden_in_print", "test_printed_captions_follow_the_chosen_selection",
-        "test_prints_without_javascript_too")),
-]
-PAGE = [  # the page in Chromium: it opens, the new presets are offered and shown, without JavaScript, on a phone
-    "tests/test_browser.py::test_opens_offline_with_three_live_charts_and_no_requests",
-    "tests/test_browser.py::test_plots_against_replicas_line_up",  # the smallest and largest model's labels
-    "tests/test_page_modes.py::test_without_javascript_text_static_figures_and_tables_are_there",
-    "tests/test_page_modes.py::test_on_a_360px_phone_nothing_scrolls_sideways_figures_fit_and_controls_take_a_thumb",
-    "tests/test_page_modes.py::test_on_a_phone_every_selection_keeps_its_plots_wide_and_its_words_inside",
-]
-ACCESSIBLE = [  # axe-core, the keyboard, the figures' text alternatives, every preset selection's words and tables
-    "tests/test_accessibility.py::test_axe_finds_no_wcag_violation",
-    "tests/test_accessibility.py::test_controls_operate_with_the_keyboard_alone",
-    "tests/test_accessibility.py::test_each_figure_is_an_image_named_by_its_caption_and_described",
-    "tests/test_accessibility.py::test_descriptions_and_tables_follow_every_selection_with_the_readouts_numbers",
-]
-CONTROL = "tests/test_browser.py::test_each_control_redraws_both_figures_and_the_readout[{}]"
-# What opening the page shows of a content: it opens offline without a complaint, the page without JavaScript holds
-# the default's text, figures and tables, and every preset selection's readout, descriptions and tables in Chromium.
-OPENS = ["tests/test_browser.py::test_opens_offline_with_three_live_charts_and_no_requests",
-         "tests/test_page_modes.py::test_without_javascript_text_static_figures_and_tables_are_there",
-         "tests/test_accessibility.py::test_descriptions_and_tables_follow_every_selection_with_the_readouts_numbers"]
-# Each edit runs what it can break, and no more. Every edit: the content loads, builds, offers its choices through
-# the facts, rows, words and figures (covering sets of selections, conftest.covered), keeps its prose's claims and
-# gives a valid page that opens; and the controls that reach what it changed. The page's layout on screen, phone
-# and paper, and axe-core, run on the additions only: they depend on the names, terms, sources and sentences the
-# content holds, and the additions are the edit that adds to each (the longest names, MI300X without a source or an
-# NVLink domain, a term, a source cited in a new sentence); the other two add no text the additions lack. A new
-# default changes what the page opens on and prints for a chosen selection; the spec's presets removed leave one
-# model (the plots of the smallest and largest model line up) and controls with a single choice (the keyboard).
-COMMON = [*LOADS, *BUILDS, *CHOICES, *PROSE, *VALID, *OPENS]
-EDIT_TESTS = {
-    "additions": [*COMMON, *PRINT, *(t for t in PAGE + ACCESSIBLE if t not in OPENS), CONTROL.format("GPU-True")],
-    "new-default": [*COMMON, "tests/test_print.py::test_printed_captions_follow_the_chosen_selection",
-                    *(CONTROL.format(c) for c in ("Model-False", "Global batch-False", "Network-False", "GPU-True"))],
-    "spec-removed": [*COMMON, "tests/test_browser.py::test_plots_against_replicas_line_up",
-                     "tests/test_accessibility.py::test_controls_operate_with_the_keyboard_alone",
-                     *(CONTROL.format(c) for c in ("Global batch-False", "Network-False"))],
+
+
+def _expand(names: list[str]) -> list[str]:
+    """Each file named alone, as its test functions (module::test), the others as they are."""
+    out = []
+    for name in names:
+        if "::" in name:
+            out.append(name)
+            continue
+        module = importlib.import_module(Path(name).stem)
+        out += [f"{name}::{n}" for n, o in vars(module).items()
+                if n.startswith("test_") and inspect.isfunction(o) and o.__module__ == module.__name__]
+    return out
+
+
+SHIPPED_CHECKS = _expand([*LOADS, *BUILDS, *CHOICES, *PROSE])
+# The browser suites' tests whose content side the checks here hold: the Nu checker on the three edited pages
+# (test_the_edited_pages_pass_the_nu_checker) and one open of each in Chromium (test_the_edited_page_opens_offline_
+# and_shows_every_preset_selection: offline, no request or complaint, the figures live, a control moved to an added
+# preset redraws what it changes, every workshop selection's readout, descriptions and tables as Python and MODEL.md's
+# formulas give them, nothing scrolling sideways at 360 px with the content's longest names). What the rest of them
+# check is the engine's markup, CSS and page code, the same for any content (docs/testing.md).
+IN_THE_BROWSER = {
+    "test_html_valid": ["test_nu_checker_reports_no_error"],
+    "test_browser": ["test_opens_offline_with_three_live_charts_and_no_requests",
+                     "test_each_control_redraws_both_figures_and_the_readout", "test_plots_against_replicas_line_up"],
+    "test_page_modes": ["test_without_javascript_text_static_figures_and_tables_are_there",
+                        "test_on_a_360px_phone_nothing_scrolls_sideways_figures_fit_and_controls_take_a_thumb",
+                        "test_on_a_phone_every_selection_keeps_its_plots_wide_and_its_words_inside"],
+    "test_accessibility": ["test_descriptions_and_tables_follow_every_selection_with_the_readouts_numbers",
+                           "test_axe_finds_no_wcag_violation", "test_controls_operate_with_the_keyboard_alone",
+                           "test_each_figure_is_an_image_named_by_its_caption_and_described"],
+    "test_print": ["test_prints_within_the_readmes_page_budget", "test_no_figure_table_or_term_entry_is_split",
+                   "test_figures_carry_the_selection_and_the_text_has_terms_and_sources",
+                   "test_running_head_names_volume_and_plate_with_page_numbers", "test_figures_print_as_vector_svg",
+                   "test_controls_and_screen_only_parts_are_hidden_in_print",
+                   "test_printed_captions_follow_the_chosen_selection", "test_prints_without_javascript_too"],
 }
+GUARDED = ["tests/test_html_valid.py", "tests/test_browser.py", "tests/test_page_modes.py",
+           "tests/test_accessibility.py", "tests/test_print.py"]  # besides the files SHIPPED_CHECKS draws on
 
 
-# The tests of those files not run on the edited copies, by why their result cannot depend on the content
-# (docs/testing.md): a test added to one of these files fails test_every_test_of_the_shipped_plate_is_run_or_excused
-# until it is put in EDIT_TESTS or here.
+# The tests of those files (and of GUARDED) not run on the edited copies, by why their result cannot depend on the
+# content (docs/testing.md): a test added to one of these files fails test_every_test_of_the_shipped_plate_is_run_or_
+# excused until it is put in SHIPPED_CHECKS, IN_THE_BROWSER or here.
 NEVER_READ = {  # the fixture content, pure functions, the spec's own inputs, the repository's content whatever it says
+    "test_texts": [  # the words module's own code and cache, and mistakes and edits of their own planted in a copy
+        "test_no_sentence_of_the_words_is_written_in_python_or_another_page_module",
+        "test_a_sentence_copied_into_python_is_found", "test_the_readout_names_the_plate_the_content_refers_to",
+        "test_a_plate_name_that_is_not_text_is_refused_with_its_line",
+        "test_a_plate_of_this_volume_beyond_its_count_is_a_mistake_at_its_line",
+        "test_a_plate_named_otherwise_than_by_its_id_is_a_mistake_at_its_line",
+        "test_another_gpus_interconnect_names_its_own_link", "test_an_empty_interconnect_is_refused_with_its_line",
+        "test_a_warm_build_takes_the_words_from_the_cache", "test_node_failing_names_the_module",
+        "test_the_page_checker_reads_the_schemas_rules", "test_the_words_module_is_page_python",
+        "test_the_words_memo_never_loses_what_it_is_asked_for"],
     "test_build": ["test_fixture_content_builds", "test_build_replaces_the_previous_site_it_wrote",
                    "test_a_kept_memo_redraws_figures_and_csv_only_when_presets_or_default_change"],
     "test_content": ["test_the_repository_content_holds_every_spec_preset",
                      "test_bad_bandwidth_names_file_line_and_value",
                      "test_every_mistake_is_reported_together", "test_unclosed_front_matter",
-                     "test_toml_syntax_error_has_its_line"],
+                     "test_toml_syntax_error_has_its_line",
+                     "test_a_misplaced_or_second_assumptions_line_is_a_mistake_at_its_line",
+                     "test_first_controls_default_to_the_first_three_and_must_name_controls"],
     "test_check": ["test_clean_content_passes_and_nothing_is_written",
                    "test_every_mistake_at_its_line_with_did_you_mean",
                    "test_a_misspelt_preset_in_a_slot_is_named_with_its_neighbours",
@@ -164,7 +180,7 @@ NEVER_READ = {  # the fixture content, pure functions, the spec's own inputs, th
         "test_bucket_cap_mb_sets_every_limit_and_unset_keeps_the_1_mib_first",
         "test_larger_buckets_make_fewer_calls_and_less_latency"],
 }
-MACHINERY = {  # the page's code, the same for every content; where it has a content side, EDIT_TESTS holds it
+MACHINERY = {  # the page's code, the same for every content; where it has a content side, IN_THE_BROWSER says what holds it
     "test_browser": [
         "test_at_load_only_the_figures_near_the_screen_go_live_and_the_others_as_the_reader_scrolls",
         "test_the_first_change_makes_every_figure_live_with_the_selection",
@@ -280,32 +296,136 @@ def test_the_spec_removed_edit_keeps_one_spec_model_only(tmp_path):
 
 
 def test_every_test_of_the_shipped_plate_is_run_or_excused():
-    """Each test of the files EDIT_TESTS draws on runs on some edited copy, or is named in NEVER_READ or MACHINERY
-    (and only there), so a new test of those files is not left out of the edited copies unseen."""
+    """Each test of the files SHIPPED_CHECKS draws on, and of the browser suites (GUARDED), runs on the edited copies,
+    or is named in IN_THE_BROWSER, NEVER_READ or MACHINERY (and only in one), so a new test of those files is not
+    left out of the edits unseen."""
     import ast
-    run = {t.split("[")[0] for tests in EDIT_TESTS.values() for t in tests}
-    files = sorted({t.split("::")[0] for t in run})
-    for path in files:
+    run = set(SHIPPED_CHECKS)
+    for path in sorted({t.split("::")[0] for t in run} | set(GUARDED)):
         name = path.removeprefix("tests/").removesuffix(".py")
         tree = ast.parse((ROOT / path).read_text(encoding="utf-8"))
         tests = [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]
-        excused = set(NEVER_READ.get(name, [])) | set(MACHINERY.get(name, []))
-        ran = set(tests) if path in run else {t for t in tests if f"{path}::{t}" in run}
-        assert excused <= set(tests), (path, excused - set(tests))  # no stale name
-        assert not ran & excused, (path, ran & excused)
-        assert ran | excused == set(tests), (path, set(tests) - ran - excused)
+        named = [*NEVER_READ.get(name, []), *MACHINERY.get(name, []), *IN_THE_BROWSER.get(name, [])]
+        ran = {t for t in tests if f"{path}::{t}" in run}
+        assert set(named) <= set(tests), (path, set(named) - set(tests))  # no stale name
+        assert len(named) == len(set(named)) and not ran & set(named), (path, ran & set(named))
+        assert ran | set(named) == set(tests), (path, set(tests) - ran - set(named))
 
 
-@pytest.mark.parametrize("kind", list(EDIT_TESTS))
-def test_the_shipped_plate_tests_pass_on_the_edited_content(built, kind):
-    """The tests that read the content and that the edit can break pass on the edited copy (EDIT_TESTS[kind]; a name
-    that no longer collects fails the run)."""
+def _fixture(definition):
+    """A pytest fixture's own function and its params (pytest 8.4's FixtureFunctionDefinition, or earlier)."""
+    if hasattr(definition, "_get_wrapped_function"):
+        return definition._get_wrapped_function(), list(definition._fixture_function_marker.params or [])
+    return definition.__pytest_wrapped__.obj, list(definition._pytestfixturefunction.params or [])
+
+
+@pytest.fixture(scope="module")
+def shipped_checks():
+    """The module fixtures the shipped checks take, made once per edit, module and param (nothing changes them)."""
+    return {}
+
+
+@pytest.mark.parametrize("name", SHIPPED_CHECKS, ids=[n.removeprefix("tests/") for n in SHIPPED_CHECKS])
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_shipped_plate_tests_pass_on_the_edited_content(built, shipped_checks, tmp_path_factory, monkeypatch,
+                                                            kind, name):
+    """The shipped plate's test `name`, in this process, on the edit's copy: CONTENT (conftest's and the test
+    module's) points at the copy, `site` is the copy's site as built, the module's own fixtures are made from the
+    copy; a fixture with params runs the test once for each. Its skips are its own (a spec claim on a preset the copy
+    lacks)."""
     edit, _ = built(kind)
-    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfE", *EDIT_TESTS[kind]],
-                            cwd=ROOT, env={**os.environ, "PLATE_CONTENT": str(edit.root)}, capture_output=True,
-                            text=True, timeout=1800)
-    assert result.returncode == 0, result.stdout[-6000:]
-    assert " passed" in result.stdout.splitlines()[-1]
+    path, _, test = name.partition("::")
+    module = importlib.import_module(Path(path).stem)
+    pairs = conftest.covered
+    for held in (conftest, module):
+        if hasattr(held, "CONTENT"):
+            monkeypatch.setattr(held, "CONTENT", edit.root)
+        # Every two choices of any two controls, without the random extras the shipped run adds: what an edit
+        # changes is a preset, and each preset meets every choice of every other control in these.
+        if hasattr(held, "covered"):
+            monkeypatch.setattr(held, "covered", lambda atlas, extra=0, seed=29: pairs(atlas, 0, seed))
+    given = {"site": edit.root.parent / "site", "tmp_path_factory": tmp_path_factory}
+    made = shipped_checks.setdefault((kind, module.__name__), {})
+
+    def values(params: list[str], param) -> list[dict]:
+        """The arguments for params, one dict per combination of the params of the fixtures they need."""
+        calls = [{}]
+        for p in params:
+            if p in given:
+                calls = [{**c, p: given[p]} for c in calls]
+            elif p == "tmp_path":
+                calls = [{**c, p: tmp_path_factory.mktemp("t")} for c in calls]
+            elif p == "request":
+                calls = [{**c, p: types.SimpleNamespace(param=param)} for c in calls]
+            else:
+                function, options = _fixture(getattr(module, p))
+                more = []
+                for option in options or [None]:
+                    if (p, option) not in made:
+                        (args,) = values(list(inspect.signature(function).parameters), option)
+                        made[(p, option)] = function(**args)
+                    more += [{**c, p: made[(p, option)]} for c in calls]
+                calls = more
+        return calls
+
+    function = getattr(module, test)
+    for args in values(list(inspect.signature(function).parameters), None):
+        function(**args)
+
+
+def test_the_edited_pages_pass_the_nu_checker(built):
+    """test_html_valid's checker on the three edited pages, in one start of its JVM."""
+    from test_html_valid import _checker
+    pages = [str(built(kind)[0].root.parent / "site" / "index.html") for kind in KINDS]
+    run = subprocess.run([_checker(), *pages, "--log", "INFO"], capture_output=True, text=True, timeout=180)
+    output = run.stdout + run.stderr
+    assert run.returncode == 0 and [line for line in output.splitlines() if "error" in line.lower()] == [], output
+    assert f"Number of files: {len(pages)}" in output and "All good" in output
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_edited_page_opens_offline_and_shows_every_preset_selection(built, open_page, kind, monkeypatch):
+    """One open of the edited page in Chromium: offline, the figures live, no request and no console complaint; a
+    control moved to a preset the edit added (or to another choice) redraws the figures whose data change, the
+    readout and the captions as Python writes them; every workshop selection's readout, descriptions and tables as
+    Python writes them and MODEL.md's formulas give them; nothing scrolls sideways at 360 px."""
+    from test_accessibility import check_every_workshop_selection
+    from test_browser import CONTROLS, SNAPSHOT, figure_data, words
+    edit, _ = built(kind)
+    monkeypatch.setattr(conftest, "CONTENT", edit.root)  # conftest.plates(): the copy's [plates]
+    site = edit.root.parent / "site"
+    c = content.load(edit.root)
+    atlas = facts.Atlas(c.presets)
+    d = atlas.complete(c.plate.default)
+    watched = open_page(site)
+    page = watched.page
+    figures = page.locator("figure.figure").count()
+    assert figures >= 3 and page.locator(".chart[data-live='true'] svg").count() == figures
+    assert page.evaluate("window.plate.views.length") == figures
+    tables = {"model": "models", "batch": "batches", "network": "networks", "gpu": "gpus"}
+    held = {"model": c.presets.models, "batch": c.presets.batches, "network": c.presets.networks,
+            "gpu": c.presets.gpus}
+    key, choice = next(((k, i) for k, t in tables.items() for i in edit.added.get(t, []) if i != getattr(d, k)),
+                       None) or next((k, i) for k in tables for i in held[k] if i != getattr(d, k))
+    sel = replace(d, **{key: choice})
+    old, new = atlas.facts(d), atlas.facts(sel)
+    before = page.evaluate(SNAPSHOT)
+    label = next(label for label, field in CONTROLS.items() if field == key)
+    page.get_by_label(label, exact=True).select_option(choice)
+    wait_until(page, f"document.documentElement.dataset.shown === '{xpage.selection_key(sel)}'")
+    after = page.evaluate(SNAPSHOT)
+    ids = page.evaluate("() => [...document.querySelectorAll('figure.figure')].map((f) => f.id)")
+    moved, kept = figure_data(new), figure_data(old)
+    for fid, a, b in zip(ids, after["figures"], before["figures"]):
+        assert (a != b) == (moved[fid] != kept[fid]), f"{fid} after {key} = {choice}"
+    assert words(after["readout"]) == words(xwords.readout(new, c.plate.plates)) != words(before["readout"])
+    assert new.caption in after["captions"][0]
+    check_every_workshop_selection(page, c, atlas)
+    page.set_viewport_size({"width": 360, "height": 740})  # the content's longest names at a phone's width
+    wait_until(page, "document.documentElement.clientWidth === 360")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360
+    assert watched.outside_requests(site) == [] and watched.problems() == []
 
 
 def test_default_may_set_any_control_and_the_static_page_opens_there(tmp_path, built):
