@@ -51,6 +51,7 @@ CHOICES = [  # every preset the content offers, through the facts, the CSV, the 
     "tests/test_facts.py", "tests/test_model.py::test_seed_rounding_matches_non_embedding_parameters",
     "tests/test_texts.py::test_every_selections_words_say_the_facts_numbers",
     "tests/test_texts.py::test_a_wrong_number_in_a_sentence_fails_the_check",
+    "tests/test_texts.py::test_a_wrong_number_in_a_title_fails_the_check",
     "tests/test_render.py::test_readouts_and_descriptions_agree_with_model_md_for_every_selection",
     "tests/test_render.py::test_a_selection_that_never_crosses_quotes_its_largest_replica_count",
     "tests/test_render.py::test_the_independent_checks_catch_planted_mistakes",
@@ -59,7 +60,7 @@ CHOICES = [  # every preset the content offers, through the facts, the CSV, the 
         "test_time_figure_is_log_log_with_both_series",
         "test_static_svg_shows_the_default_selection", "test_facts_rows_mark_crossing_and_one_sequence",
         "test_facts_rows_state_the_spec_claims", "test_static_svg_url_references_all_resolve",
-        "test_nvlink_past_its_domain_is_shaded_and_labelled",
+        "test_nvlink_past_its_domain_is_shaded",
         "test_the_real_cluster_is_drawn_beside_the_workshop_on_figures_1_and_2",
         "test_the_communication_line_meets_the_line_it_hides_behind_at_n_star")),
     *(f"tests/test_notation.py::{t}" for t in (
