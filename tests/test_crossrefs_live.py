@@ -23,7 +23,7 @@ STANDINS = {
                "export const readout = { children: [], replaceChildren(...c) { this.children = c; } };\n",
     "selection.js": "export const factsOf = (sel) => sel;\n",
     "words.js": "export const readoutParagraphs = (f) => f.paragraphs;\nexport const describe = () => \"\";\n"
-                "export const tableRows = () => [];\n",
+                "export const title = () => \"\";\nexport const tableRows = () => [];\n",
 }
 SETUP = """
 const JOB = JSON.parse(require("fs").readFileSync(0, "utf8"));

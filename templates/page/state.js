@@ -44,11 +44,13 @@ export function sayUnknown(unknown) {
 const URL_REST_MS = 250;
 let urlPending = null;
 let urlTimer = 0;
+let urlFrom = ""; // the fragment when urlPending was given: one that names a selection since is a link followed
 
 export function selectionToUrl(sel) {
   const params = new URLSearchParams(KEYS.map((k) => [k, sel[k]]));
   for (const [k, v] of extraEntries(sel)) params.set(k, v);
   urlPending = `#${params}`;
+  urlFrom = location.hash;
   clearTimeout(urlTimer);
   urlTimer = setTimeout(writeUrl, URL_REST_MS);
 }
@@ -57,6 +59,10 @@ export function selectionToUrl(sel) {
 export function writeUrl() {
   clearTimeout(urlTimer);
   if (urlPending === null) return;
+  // A selection link followed since (its hashchange may not have run yet) wins over the one it replaced: writing
+  // the older selection now would make the page read its own stale URL instead of the link.
+  const followed = location.hash !== urlFrom && ALL.some((k) => new URLSearchParams(location.hash.slice(1)).has(k));
+  if (followed) { urlPending = null; return; }
   history.replaceState(null, "", urlPending);
   urlPending = null;
 }
