@@ -13,7 +13,7 @@ _HERE = Path(__file__).resolve().parent
 TEMPLATES = _HERE / "templates" if (_HERE / "templates" / "page.html.j2").is_file() else _HERE.parent / "templates"
 STYLESHEET = TEMPLATES / "plate.css"
 DECLARATION = re.compile(r"(--[A-Za-z0-9_-]+)\s*:\s*([^;{}]+?)\s*;")
-# A figure rule's selector names a variable, not a colour: `.figure [fill="--c-compute"]` matches what Vega wrote
+# A figure rule's selector names a variable, not a colour: `[fill="--c-compute"]` matches what Vega wrote
 # for that variable's light value, whatever it is.
 KEYED = re.compile(r'\[(fill|stroke)="(--[A-Za-z0-9_-]+)"\]')
 

@@ -55,6 +55,7 @@ GEOMETRY = """() => [...document.querySelectorAll('figure .chart svg')].map((svg
       segments.push([...at(n('x1'), n('y1')), ...at(n('x2'), n('y2')), half, name, axis]);
       continue;
     }
+    if (!(el.getAttribute('d') || '').trim()) continue;  // an empty path (a mark with no data) draws nothing
     const length = el.getTotalLength();
     const steps = Math.max(1, Math.ceil(length / 2));
     let last = null;

@@ -119,6 +119,13 @@ def _band_and_rule(max_replicas: int) -> list:
     return [band, hypothetical, hypothetical_rule, rule, rule_label, star_rule, star_label]
 
 
+REACHED_BY_LABELS = ("data('facts')[0].hypothetical_from != null && "
+                     "scale('x', data('facts')[0].hypothetical_from) - scale('x', 2) < 90")
+
+CLUSTER_UNDER = ("datum.cluster_s > 0 && scale('y', datum.cluster_s) >= scale('y', datum.seconds) - 2 && "
+                 "scale('y', datum.cluster_s) - scale('y', datum.seconds) < 28")
+
+
 def time_chart(max_replicas: int) -> alt.LayerChart:
     """Figure 1: per-step compute and gradient all-reduce time against replicas, log–log; under backward-only
     overlap also the backward pass, the part of compute that can hide the all-reduce."""
@@ -164,7 +171,9 @@ def time_chart(max_replicas: int) -> alt.LayerChart:
                {"baseline": alt.ExprRef(f"{below} ? 'top' : 'bottom'"),
                 "dy": alt.ExprRef(f"{below} ? {under} - {y_at} + 8 : {dy}")}
                if baseline == "auto" else {"baseline": baseline, "dy": dy}), dx=dx,
-            **hidden_when("width < 600"),  # no room left of 8
+            # no room left of 8; nor left of the hypothetical shading when it starts within a label's length of 2;
+            # the backward pass's words not where the real cluster's line, rising to the right, runs through them
+            **hidden_when(f"width < 600 || {CLUSTER_UNDER if name == 'backward pass' else REACHED_BY_LABELS}"),
         ).encode(x=alt.X("replicas:Q"), y=alt.Y("seconds:Q"), text=alt.Text("series:N")).properties(
             name=f"label_{name.replace('-', '').replace(' ', '')}")
         for name, where, align, baseline, dx, dy in (("compute", 2, "left", "bottom", 6, -6),
