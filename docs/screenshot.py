@@ -13,9 +13,7 @@ with sync_playwright() as p:
     page = browser.new_page(viewport={"width": 1100, "height": 1000}, color_scheme="light")
     page.goto(PAGE.as_uri())
     page.wait_for_function("document.documentElement.dataset.ready === 'true'", polling=100)
-    top = page.evaluate("document.getElementById('workshop-figures').getBoundingClientRect().top + scrollY")
-    page.evaluate(f"scrollTo(0, {top} - 8)")
-    page.wait_for_timeout(500)
+    page.wait_for_timeout(500)  # the first screen: title, question, Figure 1 and its three controls
     page.screenshot(path=str(OUT), clip={"x": 0, "y": 0, "width": 1100, "height": 1000})
     browser.close()
 print(f"wrote {OUT}")
