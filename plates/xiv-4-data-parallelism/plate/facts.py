@@ -8,7 +8,7 @@ from functools import cached_property
 
 import numpy as np
 
-from . import model
+from . import model, page_facts
 from . import options as _options
 from .options import CAPTIONS, CLUSTER_OPTIONS, FP32_BYTES, OPTIONS  # noqa: F401 - the controls, declared once
 from .page_rows import SELECTION_COLUMNS, csv_rows
@@ -231,12 +231,9 @@ class Facts:
     @property
     def hypothetical_from(self) -> int | None:
         """Over NVLink, the replica count beyond which no real NVLink domain of this GPU holds the replicas' GPUs
-        (within the grid; at least one replica)."""
-        domain = self.gpu.nvlink_domain
-        reach = None if domain is None else max(1.0, domain / float(self.inputs.gpus_per_replica))
-        if not self.network.nvlink or reach is None or reach >= self.max_replicas:
-            return None
-        return int(reach) if reach == int(reach) else reach
+        (page_facts.hypothetical_from, the page's own)."""
+        return page_facts.hypothetical_from(self.network.nvlink, self.gpu.nvlink_domain,
+                                            float(self.inputs.gpus_per_replica), self.max_replicas)
 
     @property
     def timeline_replicas(self) -> int:

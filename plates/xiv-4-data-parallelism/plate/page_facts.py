@@ -120,10 +120,10 @@ def cluster_domain(network, gpu, max_replicas):
     return gpu["nvlink_domain"] if gpu["nvlink_domain"] is not None else max_replicas
 
 
-def hypothetical_from(network, domain, gpus_per_replica, max_replicas):
+def hypothetical_from(nvlink, domain, gpus_per_replica, max_replicas):
     """Over the GPU's own link, the replica count beyond which no real domain of it holds the replicas' GPUs (at
     least one replica), or None where that is past the grid or the network is not the GPU's link."""
-    if not network["nvlink"] or domain is None:
+    if not nvlink or domain is None:
         return None
     reach = max(1.0, domain / gpus_per_replica)
     if reach >= max_replicas:
@@ -172,7 +172,7 @@ def facts(selection, presets):
          "backward_only": x["backward_only"], "sharding_stage": x["sharding"],
          "smallest_fitting_replicas": None if math.isnan(fitting) else fitting,
          "smallest_fitting_on_grid": None if fits_at < 0 else replicas[fits_at],
-         "hypothetical_from": hypothetical_from(network, domain, x["gpus_per_replica"], max_replicas),
+         "hypothetical_from": hypothetical_from(network["nvlink"], domain, x["gpus_per_replica"], max_replicas),
          "gpu_memory_gb": gpu["memory_gb"]}
     f["timeline_replicas"] = f["crossing_replicas"] or max_replicas
     t = points[replicas.index(f["timeline_replicas"])]
