@@ -22,7 +22,23 @@ if TYPE_CHECKING:
 STAGE_INK = ("--c-cluster", "--c-compute", "--c-reduce", "--c-green")
 LABEL_INK = ("--c-cluster", "--c-compute", "--c-reduce-ink", "--c-green-ink")
 STAGE_DASH = ([], [6, 3], [2, 3], [8, 3, 2, 3])
+# Figure 2's stages send equal bytes in groups (page_words.same_traffic: stages 0–2 in BF16; 1 with 2 and 0 with 3 in
+# FP32), where a line drawn over another hid it. So there each stage inks one turn of BRAID_TURN px in a cycle of
+# four, stage k the k-th (its dash opens on a gap of k turns), over a thin opaque track of the shared path (opaque,
+# so that coinciding tracks look like one): a shared line shows each of its stages' colours in turn, a gap where a
+# stage elsewhere would be. Every stage's mark is the same whichever stages share its line, so the drawn key is true
+# of any selection, and no value leaves its place.
+BRAID_TURN = 8
+TRACK_INK, TRACK_WIDTH = "--chart-rule", 0.8
 SELECTED_WIDTH, OTHER_WIDTH = 3.5, 1.8  # the selected stage's line is the heavier
+
+
+def braid_dash(k: int, stages: int = 4) -> list[int]:
+    """Stage k's dash in Figure 2: a gap of k turns, one turn inked, the rest of the cycle a gap."""
+    return [0, k * BRAID_TURN, BRAID_TURN, (stages - 1 - k) * BRAID_TURN]
+
+
+TRAFFIC_DASH = tuple(braid_dash(k) for k in range(4))
 LABEL_DECADES = 0.3  # about a name's height, in decades of the states axis as drawn (what the tests allow)
 FOOT_ROOM = 1.6  # a stage's name is set no lower than this times the axis's lowest value: clear of the x axis's words
 
@@ -36,13 +52,13 @@ def _x(max_replicas: int) -> alt.X:
                                grid=False, labelOverlap=True))
 
 
-def _stage_encodings() -> dict:
-    """Colour and dash by stage name, the selected stage's line heavier."""
+def _stage_encodings(dashes=STAGE_DASH) -> dict:
+    """Colour and dash (dashes, by stage) by stage name, the selected stage's line heavier."""
     import altair as alt
     names = [stage_name(k) for k in range(4)]
     return {"color": alt.Color("stage:N", scale=alt.Scale(domain=names, range=[charts.ink(c) for c in STAGE_INK]),
                                legend=None),
-            "strokeDash": alt.StrokeDash("stage:N", scale=alt.Scale(domain=names, range=list(STAGE_DASH)),
+            "strokeDash": alt.StrokeDash("stage:N", scale=alt.Scale(domain=names, range=list(dashes)),
                                          legend=None),
             "strokeWidth": alt.StrokeWidth("selected:N", scale=alt.Scale(domain=[True, False],
                                                                           range=[SELECTED_WIDTH, OTHER_WIDTH]),
@@ -90,7 +106,10 @@ def traffic_chart(max_replicas: int) -> alt.LayerChart:
     base = alt.Chart(alt.Data(name=TRAFFIC_DATA))
     y = alt.Y("traffic_gb:Q", title="sent per GPU per step (GB, 10⁹ B)", scale=alt.Scale(zero=True),
               axis=alt.Axis(format=",~r", tickCount=5, grid=True))
-    lines = base.mark_line().encode(x=_x(max_replicas), y=y, **_stage_encodings()).properties(name="stages")
+    lines = base.mark_line().encode(x=_x(max_replicas), y=y, **_stage_encodings(TRAFFIC_DASH)).properties(
+        name="stages")
+    track = base.mark_line(strokeWidth=TRACK_WIDTH, color=charts.ink(TRACK_INK), aria=False).encode(
+        x=_x(max_replicas), y=y, detail="stage:N").properties(name="track")
     names = [stage_name(k) for k in range(4)]
     labels = alt.Chart(alt.Data(name=TRAFFIC_LABELS)).mark_text(
         align="right", baseline="bottom", dx=-2, dy=-6, fontSize=12, fontWeight="bold").encode(
@@ -98,7 +117,24 @@ def traffic_chart(max_replicas: int) -> alt.LayerChart:
         color=alt.Color("stage:N", scale=alt.Scale(domain=names, range=[charts.ink(c) for c in LABEL_INK]),
                         legend=None),
     ).properties(name="stage_labels")
-    return alt.layer(lines, labels).properties(width=charts.WIDTH, height=charts.HEIGHT * 0.8)
+    return alt.layer(track, lines, labels).properties(width=charts.WIDTH, height=charts.HEIGHT * 0.8)
+
+
+# --- their keys -------------------------------------------------------------------------------------------
+
+STAGE_MEANINGS = ("stage 0 (plain data parallelism)", "stage 1", "stage 2", "stage 3")
+
+
+def key_lines(figure_id: str) -> list[dict]:
+    """The lines of a figure's drawn key (page/legend.html.j2), each stage's mark as the figure draws it, then the
+    selected stage's weight: the engine's line macro's arguments."""
+    braided = figure_id == "fig-traffic"
+    dashes = TRAFFIC_DASH if braided else STAGE_DASH
+    lines = [{"colour": STAGE_INK[k], "meaning": STAGE_MEANINGS[k], "dash": " ".join(str(d) for d in dashes[k]),
+              "width": OTHER_WIDTH, "track": TRACK_INK if braided else "", "track_width": TRACK_WIDTH}
+             for k in range(4)]
+    return lines + [{"colour": charts.INK, "meaning": "the selected stage: heavier", "dash": "", "width": SELECTED_WIDTH,
+                     "track": "", "track_width": TRACK_WIDTH}]
 
 
 # --- both, compiled ------------------------------------------------------------------------------------

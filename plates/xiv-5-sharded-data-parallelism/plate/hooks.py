@@ -136,7 +136,8 @@ def page(content, model: Model, figures: list, dataflows, store=None) -> dict:
     return dict(controls=[(k, LABELS[k], names[k]) for k in CONTROLS], tips=TIPS, selected=default,
                 readout=words["readout"], caption=facts_data(f)["caption"], columns=TABLE_COLUMNS,
                 tables={fig.id: words["tables"][fig.id] for fig in figures},
-                descriptions={fig.id: words["describe"][fig.id] for fig in figures}, data=data, presets=p)
+                descriptions={fig.id: words["describe"][fig.id] for fig in figures}, data=data, presets=p,
+                key_lines={fig.id: plate_figures.key_lines(fig.id) for fig in figures})
 
 
 def select_choices(content) -> dict[str, list[str]]:

@@ -16,7 +16,7 @@ from xiv5_support import plate_figures
 from xiv5_support import model
 from xiv5_support import preview
 from xiv5_support import plate_words
-from xiv5_support import data, page_rows, page_words
+from xiv5_support import braid_problems, data, hidden, page_rows, page_words, shown_runs
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +71,51 @@ def test_traffic_labels_group_the_stages_that_coincide(presets, default):
     assert [g for g, _ in page_words.same_traffic(data(fp32))] == [[1, 2], [0, 3]]
     assert [r["text"] for r in plate_figures.rows(fp32)[plate_figures.TRAFFIC_LABELS]] == ["stages 1 and 2",
                                                                                          "stages 0 and 3"]
+
+
+def svg_stage_paths(svg: str) -> list[dict]:
+    """The stages' lines of a static SVG, in drawing order: each path's stroke, stroke-dasharray and -dashoffset."""
+    paths = re.findall(r'<g class="mark-line role-mark stages_marks"[^>]*>(<path [^>]*>)', svg)
+    attribute = lambda path, name: (re.search(rf'\b{name}="([^"]*)"', path) or [None, None])[1]  # noqa: E731
+    return [{"stroke": attribute(p, "stroke"), "dash": attribute(p, "stroke-dasharray"),
+             "offset": attribute(p, "stroke-dashoffset")} for p in paths]
+
+
+def stage_inks() -> dict[str, int]:
+    """{stroke colour as drawn: stage}."""
+    from generator import charts
+    return {charts.ink(name): k for k, name in enumerate(plate_figures.STAGE_INK)}
+
+
+def test_stages_that_send_the_same_bytes_each_show_along_their_shared_line(presets, default):
+    """Figure 2 as drawn (its static SVG) for every grouping of the stages the precisions give: where stages send the
+    same bytes, and so share a path, each stage's colour shows along it in runs, not specks (no line hides another),
+    and the drawn key gives each stage the mark it has in the figure."""
+    groupings = set()
+    for precision in plate_facts.PRECISIONS:
+        f = plate_facts.facts(presets, replace(default, precision=precision))
+        groups = [g for g, _ in page_words.same_traffic(data(f))]
+        groupings.add(str(groups))
+        traffic = plate_figures.figures(f)[1]
+        paths = svg_stage_paths(traffic.svg)
+        assert len(paths) == 4 and set(stage_inks()) == {p["stroke"] for p in paths}
+        assert any(len(g) > 1 for g in groups)  # what the figure braids: stages drawn on one path
+        # a run of colour shorter than twice the heavier line's width reads as a speck of it, not as its stage
+        shortest = 2 * plate_figures.SELECTED_WIDTH
+        assert braid_problems(paths, stage_inks(), groups, shortest) == [[] for _ in groups], (precision, paths)
+        key = plate_figures.key_lines("fig-traffic")
+        from generator import charts
+        for p in paths:
+            k = stage_inks()[p["stroke"]]
+            assert (charts.ink(key[k]["colour"]), key[k]["dash"].split()) == (p["stroke"], p["dash"].split(",")), k
+    assert len(groupings) == len(plate_facts.PRECISIONS)  # each precision groups the stages its own way
+    # the check sees a hidden line: the same dash on one path hides the line drawn first, a solid line all below it;
+    # and specks: dashes of different lengths drawn over a solid line leave it runs of 3 px at most
+    assert hidden([("a", [6.0, 3.0], 0.0), ("b", [6.0, 3.0], 0.0)]) == ["a"]
+    assert hidden([("a", [6.0, 3.0], 0.0), ("b", [2.0, 3.0], 0.0), ("c", [], 0.0)]) == ["a", "b"]
+    assert shown_runs([("a", [6.0, 6.0], 0.0), ("b", [6.0, 6.0], 6.0)]) == {"a": 6.0, "b": 6.0}
+    assert shown_runs([("a", [], 0.0), ("b", [6.0, 3.0], 0.0), ("c", [2.0, 3.0], 0.0)]) == {"a": 3.0, "b": 3.0,
+                                                                                             "c": 2.0}
 
 
 def test_the_fits_described_are_the_formulas_and_the_facts_file_s_for_its_presets(presets, default):

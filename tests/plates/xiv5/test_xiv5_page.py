@@ -13,6 +13,7 @@ from conftest import open_disclosure
 
 from generator import build
 from xiv5_support import FOLDER, default, plate_facts, plate_figures, plate_words, presets  # noqa: F401
+from xiv5_support import braid_problems, data, page_words
 
 
 @pytest.fixture(scope="module")
@@ -84,6 +85,9 @@ def test_the_live_page_says_what_the_build_says_after_each_control_changes(site,
                 [...t.tBodies[0].rows].map((tr) => [...tr.cells].map((c) => c.textContent))])),
               live: [...document.querySelectorAll('.chart')].map((c) => c.dataset.live),
               labels: [...document.querySelectorAll('#fig-traffic .chart text')].map((t) => t.textContent),
+              stages: [...document.querySelectorAll('#fig-traffic .stages_marks path')].map((p) => ({
+                stroke: p.getAttribute('stroke'), dash: p.getAttribute('stroke-dasharray'),
+                offset: p.getAttribute('stroke-dashoffset')})),
             })""")
             f = plate_facts.facts(presets, sel)
             words = plate_words.of(f, plates_of())
@@ -93,6 +97,13 @@ def test_the_live_page_says_what_the_build_says_after_each_control_changes(site,
             assert shown["live"] == ["true", "true"], sel  # the figures are Vega views, redrawn
             for row in plate_figures.rows(f)[plate_figures.TRAFFIC_LABELS]:  # the traffic figure's labels follow the precision
                 assert row["text"] in shown["labels"], (sel, shown["labels"])
+            # the live figure braids the stages the selection groups as the static one does (test_xiv5_figures)
+            groups = [g for g, _ in page_words.same_traffic(data(f))]
+            from generator import charts
+            ink = {charts.ink(name): k for k, name in enumerate(plate_figures.STAGE_INK)}
+            assert sorted(ink[p["stroke"]] for p in shown["stages"]) == [0, 1, 2, 3], shown["stages"]
+            assert braid_problems(shown["stages"], ink, groups, 2 * plate_figures.SELECTED_WIDTH) == \
+                [[] for _ in groups], (sel, shown["stages"])
         assert errors == []
     finally:
         context.close()

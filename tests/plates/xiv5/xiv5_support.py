@@ -5,6 +5,8 @@ Test modules import the fixtures they use from here."""
 from __future__ import annotations
 
 import importlib
+import math
+import re
 import sys
 from pathlib import Path
 
@@ -89,3 +91,55 @@ def fits_from(params: float, stage: int, memory_bytes: float) -> float:
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if states_per_gpu(params, stage, mid) <= memory_bytes else (mid, hi)
     return float(hi)
+
+
+def inked(dash: list[float], offset: float, t: float) -> bool:
+    """Whether a line stroked with this dash array and offset (SVG's rules) is inked at distance t along its path."""
+    if not dash or sum(dash) == 0:
+        return True  # no dash, or one of zeros, is a solid line
+    pattern = dash if len(dash) % 2 == 0 else dash * 2
+    at = (t + offset) % sum(pattern)
+    for i, length in enumerate(pattern):
+        if at < length:
+            return i % 2 == 0
+        at -= length
+    return False
+
+
+def shown_runs(strokes: list[tuple[object, list[float], float]]) -> dict:
+    """Of lines drawn in this order along one path, (name, dash, offset) each: {name: the longest run, px, along
+    which it shows}, a line showing where it is inked and no line drawn after it is (0: it is hidden)."""
+    periods = [round(100 * sum(d if len(d) % 2 == 0 else d * 2)) or 1 for _, d, _ in strokes]
+    whole = math.lcm(*periods) / 100  # a length (to 0.01 px) after which every pattern repeats
+    step = 1 / 400  # finer than any dash the figures draw
+    runs = {}
+    for i, (name, dash, offset) in enumerate(strokes):
+        run = longest = 0
+        for j in range(round(2 * whole / step)):  # two lengths: a run across the repeat counts whole
+            t = (j + 0.5) * step
+            shows = inked(dash, offset, t) and not any(inked(d, o, t) for _, d, o in strokes[i + 1:])
+            run = run + 1 if shows else 0
+            longest = max(longest, run)
+        runs[name] = min(longest * step, whole)
+    return runs
+
+
+def hidden(strokes: list[tuple[object, list[float], float]]) -> list:
+    """Of lines drawn in this order along one path, those no point of which shows."""
+    return [name for name, run in shown_runs(strokes).items() if run == 0]
+
+
+def stage_strokes(paths: list[dict], ink: dict[str, int]) -> list[tuple[int, list[float], float]]:
+    """The stages' lines in drawing order as (stage, dash, offset), from the paths' attributes (stroke,
+    stroke-dasharray, stroke-dashoffset as SVG writes them) and ink, {stroke colour: stage}."""
+    return [(ink[p["stroke"]], [float(v) for v in re.split(r"[ ,]+", p.get("dash") or "") if v],
+             float(p.get("offset") or 0)) for p in paths]
+
+
+def braid_problems(paths: list[dict], ink: dict[str, int], groups: list[list[int]], shortest: float) -> list[list[int]]:
+    """For each group of stages that send the same bytes (one shared path in the figure), the stages whose colour
+    shows along it, drawn as these paths are, in no run as long as shortest px (hidden, or in specks); [] for every
+    group when each stage's colour shows."""
+    strokes = stage_strokes(paths, ink)
+    return [[k for k, run in shown_runs([s for s in strokes if s[0] in group]).items() if run < shortest]
+            for group in groups]
