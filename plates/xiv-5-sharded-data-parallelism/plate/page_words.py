@@ -147,8 +147,12 @@ def describe_traffic(f):
             verb = "send" if len(stages) > 1 else "sends"
             parts.append(stages_text(stages) + " " + verb + " " + sig(group[1] / base[1]) + " times that, " +
                          "approaching " + data_size(f["stages"][stages[0]]["traffic_limit_bytes"]))
+    shared = ""
+    for group in groups:
+        if len(group[0]) > 1:
+            shared = " Stages that send the same bytes share one line, drawn in each stage's colour in turn."
     return "Bytes each GPU sends per step against data-parallel replicas, " + f["model"]["name"] + " with " + \
-        f["precision_name"] + " gradients: " + "; ".join(parts) + " as replicas grow."
+        f["precision_name"] + " gradients: " + "; ".join(parts) + " as replicas grow." + shared
 
 
 def title(f, figure_id, W):
@@ -158,11 +162,20 @@ def title(f, figure_id, W):
     s = f["stages"][k]
     if figure_id == "fig-traffic":
         sent = data_size(s["traffic_limit_bytes"]) + " per GPU and step"
-        if k == 0:
-            return "Stage 0 sends " + sent + ": the ring all-reduce"
+        group = [k]  # the selected stage and those that send the same, named together: one line in the figure
+        for found in same_traffic(f):
+            if k in found[0]:
+                group = found[0]
+        if 0 in group:
+            if k == 0:
+                if len(group) == 1:
+                    return "Stage 0 sends " + sent + ": the ring all-reduce"
+                return "S" + stages_text(group)[1:] + " send " + sent + ", the ring all-reduce's bytes"
+            group = [g for g in group if g != 0]
+        verb = " send " if len(group) > 1 else " sends "
         if s["traffic_ratio"] == f["stages"][0]["traffic_ratio"]:
-            return "Stage " + str(k) + " sends as much as plain data parallelism, " + sent
-        return "Stage " + str(k) + " sends " + sig(s["traffic_ratio"] / f["stages"][0]["traffic_ratio"]) + \
+            return "S" + stages_text(group)[1:] + verb + "as much as plain data parallelism, " + sent
+        return "S" + stages_text(group)[1:] + verb + sig(s["traffic_ratio"] / f["stages"][0]["traffic_ratio"]) + \
             " times plain data parallelism's bytes, " + sent
     memory = "one " + f["gpu"]["name"] + "'s " + num(f["gpu"]["memory_gb"]) + " GB"
     n = s["smallest_fitting"]

@@ -257,6 +257,7 @@ def check_describe(describe: dict, f) -> None:
         data_size(f.stage(g[0]).traffic_limit_bytes) for g, _ in groups if 0 not in g], traffic
     assert re.findall(rf"{NUM} times that", traffic) == [sig(r / base) for g, r in groups if 0 not in g], traffic
     assert f"{f.precision_name} gradients" in traffic
+    assert ("in each stage's colour in turn" in traffic) == any(len(g) > 1 for g, _ in groups), traffic
 
 
 def check_titles(title: dict, f) -> None:
@@ -271,9 +272,16 @@ def check_titles(title: dict, f) -> None:
     assert found[4] == (None if np.isnan(s.smallest_fitting) else num(s.smallest_fitting)), title
     sent = f"{data_size(s.traffic_limit_bytes)} per GPU and step"
     ratio = s.traffic_ratio / f.stage(0).traffic_ratio
-    assert title["fig-traffic"] == (f"Stage 0 sends {sent}: the ring all-reduce" if k == 0 else
-                                    f"Stage {k} sends as much as plain data parallelism, {sent}" if ratio == 1 else
-                                    f"Stage {k} sends {sig(ratio)} times plain data parallelism's bytes, {sent}"), title
+    # the stages that send what the selected one sends are named with it: they share its line in the figure
+    alike = [j for j in range(4) if f.stage(j).traffic_ratio == s.traffic_ratio]
+    named = [j for j in alike if j != 0 or k == 0]
+    subject = f"Stage {named[0]} sends" if len(named) == 1 else \
+        f"Stages {', '.join(map(str, named[:-1]))} and {named[-1]} send"
+    assert title["fig-traffic"] == (f"Stage 0 sends {sent}: the ring all-reduce" if alike == [0] else
+                                    f"{subject} {sent}, the ring all-reduce's bytes" if k == 0 else
+                                    f"{subject} as much as plain data parallelism, {sent}" if ratio == 1 else
+                                    f"{subject} {sig(ratio)} times plain data parallelism's bytes, {sent}"), title
+    assert str(k) in subject
 
 
 def test_every_number_in_the_words_is_a_python_fact_formatted(presets, made):
