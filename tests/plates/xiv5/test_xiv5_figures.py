@@ -9,6 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from generator import charts
 from generator.notation import num
 from xiv5_support import SPEC_GPU, SPEC_MODEL, default, fits_from, has_spec, pairs, presets  # noqa: F401
 from xiv5_support import plate_facts
@@ -83,7 +84,6 @@ def svg_stage_paths(svg: str) -> list[dict]:
 
 def stage_inks() -> dict[str, int]:
     """{stroke colour as drawn: stage}."""
-    from generator import charts
     return {charts.ink(name): k for k, name in enumerate(plate_figures.STAGE_INK)}
 
 
@@ -104,7 +104,6 @@ def test_stages_that_send_the_same_bytes_each_show_along_their_shared_line(prese
         shortest = 2 * plate_figures.SELECTED_WIDTH
         assert braid_problems(paths, stage_inks(), groups, shortest) == [[] for _ in groups], (precision, paths)
         key = plate_figures.key_lines("fig-traffic")
-        from generator import charts
         for p in paths:
             k = stage_inks()[p["stroke"]]
             assert (charts.ink(key[k]["colour"]), key[k]["dash"].split()) == (p["stroke"], p["dash"].split(",")), k

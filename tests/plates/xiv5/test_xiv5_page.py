@@ -11,7 +11,7 @@ from dataclasses import replace
 import pytest
 from conftest import open_disclosure
 
-from generator import build
+from generator import build, charts
 from xiv5_support import FOLDER, default, plate_facts, plate_figures, plate_words, presets  # noqa: F401
 from xiv5_support import braid_problems, data, page_words
 
@@ -99,7 +99,6 @@ def test_the_live_page_says_what_the_build_says_after_each_control_changes(site,
                 assert row["text"] in shown["labels"], (sel, shown["labels"])
             # the live figure braids the stages the selection groups as the static one does (test_xiv5_figures)
             groups = [g for g, _ in page_words.same_traffic(data(f))]
-            from generator import charts
             ink = {charts.ink(name): k for k, name in enumerate(plate_figures.STAGE_INK)}
             assert sorted(ink[p["stroke"]] for p in shown["stages"]) == [0, 1, 2, 3], shown["stages"]
             assert braid_problems(shown["stages"], ink, groups, 2 * plate_figures.SELECTED_WIDTH) == \
