@@ -22,7 +22,7 @@ FOLDER = Path(__file__).resolve().parent.parent  # the plate's folder
 XIV4 = "xiv-4-data-parallelism"  # plate XIV.4's folder, whose presets.toml this plate reads (not a copy)
 LABELS = {"critical": "Critical batch", "size": "Run's size", "model": "Model", "gpu": "GPU", "network": "Network",
           "batch": "Fixed global batch", "per_replica": "Batch per replica"}
-TIPS = {"critical": "B_crit: set in tokens, or from a loss through Kaplan et al.'s fit (on their corpus)",
+TIPS = {"critical": "B_crit: set in tokens, or from a target loss through Kaplan et al.'s fit (on their corpus)",
         "size": "S_min: the fewest optimiser steps to the target, with an unbounded batch",
         "per_replica": "Figure 2's first way: the global batch grows with the replicas",
         "batch": "Figure 2's second way: the replicas share one global batch"}

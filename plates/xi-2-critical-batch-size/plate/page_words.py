@@ -49,8 +49,8 @@ def plate_ref(W, subject):
 def critical_text(f):
     """Where the critical batch comes from, and what a run costs there."""
     if f["from_loss"]:
-        where = "Kaplan et al.'s fit turns a loss of " + sig(f["loss"]) + " nats per token into a critical batch " + \
-            "of " + count(f["critical"]) + " tokens; the fit holds for their corpus and tokenizer, not for a loss " + \
+        where = "Kaplan et al.'s fit turns a target loss of " + sig(f["loss"]) + " nats per token into a critical " + \
+            "batch of " + count(f["critical"]) + " tokens; the fit holds for their corpus and tokenizer, not for a loss " + \
             "measured on other data."
     else:
         where = "The critical batch is set to " + count(f["critical"]) + " tokens."
@@ -80,8 +80,10 @@ def way_text(f, way, W):
         return how + ": every doubling up to " + num(f["max_replicas"]) + " replicas still saves " + \
             percent(f["saving"]) + " or more of the time to the target." + partial_text(f, way)
     if way["limit"] == "critical":
-        why = "the critical batch: the steps hardly fall once the batch (" + count(way["knee_batch"]) + \
-            " tokens there) is well past it"
+        at = way["knee"]
+        why = "the critical batch: there the batch, " + count(way["knee_batch"]) + " tokens, is " + \
+            sig(way["knee_batch"] / f["critical"]) + " times B_crit, and doubling it cuts the steps by only " + \
+            percent(1 - way["steps"][at + 1] / way["steps"][at])
     else:
         ref = plate_ref(W, "data_parallelism")
         why = "communication: the all-reduce no longer hides behind the compute" + \
@@ -95,8 +97,12 @@ def partial_text(f, way):
     """With a fixed global batch, where the replicas stop getting a whole sequence each ('' if they never do)."""
     if way["way"] != "global" or f["sequence_replicas"] >= f["max_replicas"]:
         return ""
-    return " Beyond " + num(f["sequence_replicas"]) + " replicas each would hold less than one sequence of " + \
-        num(f["seq_len"]) + " tokens, so that part of the line is arithmetic, not a layout a run can use."
+    text = " Beyond " + num(f["sequence_replicas"]) + " replicas each would hold less than one sequence of " + \
+        num(f["seq_len"]) + " tokens, so that part of the line is arithmetic, not a layout a run can use"
+    if way["knee"] >= 0 and way["knee_replicas"] > f["sequence_replicas"]:
+        return text + "; the knee lies in it, so whole sequences run out at " + num(f["sequence_replicas"]) + \
+            " replicas, before communication stops the line."
+    return text + "."
 
 
 def domain_text(f):

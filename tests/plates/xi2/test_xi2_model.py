@@ -169,3 +169,29 @@ def test_the_words_say_where_a_fixed_global_batch_splits_sequences_and_a_link_pa
         assert (said in text) == bool(domain and domain < top), (sel, text)
         flagged["domain"] += bool(domain and domain < top)
     assert flagged["sequence"] > 0 and flagged["domain"] > 0  # both sentences were met, not only their absence
+
+
+def test_the_readout_says_how_far_past_b_crit_a_knee_is_and_when_sequences_run_out_first():
+    """A knee set by the critical batch is given as a multiple of B_crit and the steps one doubling of the batch there
+    still saves (McCandlish's S(B) written out here); a fixed global batch whose knee lies past the last replica count
+    with a whole sequence each says that sequences run out first, and only then."""
+    from generator.notation import num, percent, sig
+    words = submodule("page_words")
+    p = presets()
+    met = {"critical": 0, "sequences first": 0, "knee before": 0}
+    for sel in every_selection():
+        f = pf.facts(sel, p)
+        text = words.readout(f, {"plates": {}})[1]
+        per, fixed = f["ways"]
+        if per["limit"] == "critical":
+            b, crit = per["knee_batch"], f["critical"]
+            saved = 1 - (1 + crit / (2 * b)) / (1 + crit / b)
+            assert f"is {sig(b / crit)} times B_crit, and doubling it cuts the steps by only {percent(saved)}" in text
+            assert saved < p["settings"]["knee_saving"]  # the steps alone already save less than the threshold
+            met["critical"] += 1
+        said = f"whole sequences run out at {num(f['sequence_replicas'])} replicas, before communication"
+        first = fixed["knee"] >= 0 and fixed["knee_replicas"] > f["sequence_replicas"]
+        assert (said in text) == first, (sel, text)
+        met["sequences first"] += first
+        met["knee before"] += fixed["knee"] >= 0 and not first
+    assert all(met.values()), met  # each case was met, not only its absence
