@@ -10,11 +10,9 @@ import time
 import traceback
 from pathlib import Path
 
-from . import __version__, build, checks, content, output, pdf, plates, prints, runtime, schema
+from . import __version__, build, checks, content, output, pdf, plates, prints, runtime, schema, series
 from .schema import ContentError
 
-# The plate `plate build` builds when no --content is given (until the series build, the shipped plate).
-DEFAULT_CONTENT = Path("plates/xiv-4-data-parallelism")
 SERIES = Path("plates")  # what `plate build` builds when no --content is given: the series, with its volume files
 
 EXIT_CONTENT, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
@@ -44,9 +42,10 @@ def shortened(text: object) -> str:
 
 
 def describe_plate(argv: list[str]) -> str:
-    """The command's description, naming the plate of the content folder given (--content) or ./content; read
-    with the build's guards (a regular file of bounded size, nesting within limits), and never failing."""
-    folder = DEFAULT_CONTENT
+    """The command's description, naming the plate of the content folder given (--content), or the series (the
+    default, plates/); read with the build's guards (a regular file of bounded size, nesting within limits), and
+    never failing."""
+    folder = SERIES
     for i, arg in enumerate(argv):
         if arg == "--content" and i + 1 < len(argv):
             folder = Path(argv[i + 1])
@@ -54,6 +53,9 @@ def describe_plate(argv: list[str]) -> str:
             folder = Path(arg.partition("=")[2])
     plate = "a plate"  # no readable content here: the command still explains itself
     try:
+        if folder.is_dir() and series.is_series(folder):
+            return (f"Build the series in {shortened(folder)}/: every written plate its volume files list, each as one "
+                    f"self-contained HTML page, with each volume's index and the top page.")
         problems = schema.Problems(folder)
         text = schema.read_text(problems, folder / "plate.md")
         parts = content.split_front_matter(problems, folder / "plate.md", text) if text is not None else None
@@ -81,12 +83,9 @@ def parser(argv: list[str] | None = None) -> Parser:
     d.add_argument("--select", default="", metavar="KEY=ID,...",
                    help="the selection to print, with --content naming one plate (default: the plate's default)")
     for command in (b, s, c, d):
-        if command in (b, c, s, d):  # a series (series.py): every plate its volume files list, the indexes, the top page
-            command.add_argument("--content", default=SERIES, type=Path,
-                                 help=f"a plate's folder, or a series' (default: {SERIES}, the series)")
-        else:
-            command.add_argument("--content", default=DEFAULT_CONTENT, type=Path,
-                                 help=f"a plate's folder (default: {DEFAULT_CONTENT})")
+        # a series (series.py): every plate its volume files list, the indexes, the top page
+        command.add_argument("--content", default=SERIES, type=Path,
+                             help=f"a plate's folder, or a series' (default: {SERIES}, the series)")
         if command is not c:
             command.add_argument("--out", default="site", type=Path, help="output folder (default: site)")
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)

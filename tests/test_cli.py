@@ -215,3 +215,13 @@ def test_a_failure_after_the_swap_says_the_new_site_is_in_place(tmp_path, monkey
     err = capsys.readouterr().err
     assert "after the swap" in err and "holds the new build" in err and "left as it was" not in err, err
     assert (tmp_path / "site" / "index.html").is_file()
+
+
+def test_help_describes_the_series_by_default_and_the_plate_given(tmp_path):
+    from generator import content
+    series = cli.describe_plate([])
+    assert series.startswith(f"Build the series in {cli.SERIES}/") and "Plate " not in series
+    front = content.load(FIXTURE).plate
+    one = cli.describe_plate(["build", "--content", str(FIXTURE)])
+    assert one.startswith(f"Build Plate {front.volume}.{front.plate}, '{front.title}'"), one
+    assert cli.describe_plate(["build", f"--content={tmp_path / 'nope.md'}"]).startswith("Build a plate")
