@@ -122,6 +122,22 @@ def test_figures_print_as_vector_svg(printed, fmt):
     assert page.locator(".chart canvas, .chart img").count() == 0
 
 
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_figure_s_key_prints_beside_it(printed, fmt):
+    # The key says what each mark means (issue 32); on paper too, every entry as the page writes it.
+    page = printed["page"]
+    keys = page.evaluate("""[...document.querySelectorAll('figure.figure')].map((fig) => {
+      const key = fig.querySelector('.key');
+      return key ? {shown: key.getClientRects().length > 0,
+                    entries: [...key.querySelectorAll('li')].map((li) => li.textContent.replace(/\\s+/g, ' ').trim())} : null;
+    })""")
+    assert any(keys), "no figure has a key"
+    squeezed = "".join(" ".join(printed[fmt]["texts"]).split())
+    for key in filter(None, keys):
+        assert key["shown"] and key["entries"]
+        for entry in key["entries"]:
+            assert "".join(unicodedata.normalize("NFKC", entry).split()) in squeezed, entry
+
 def test_controls_and_screen_only_parts_are_hidden_in_print(printed):
     page = printed["page"]
     # The controls' form prints only the workshop's assumptions it folds (test_first_screen), none of its controls.
