@@ -341,8 +341,11 @@ class Plate:
     """A loaded plate module as the engine uses it: each hook it calls runs under guarded() and its return is
     checked; a name it does not declare is its default (DEFAULTS); every other name is the module's own."""
 
-    def __init__(self, module):
+    def __init__(self, module, folder: Path | None = None):
         object.__setattr__(self, "_module", module)
+        # Two copies of the same code share one module (load), but each is its own plate: its FOLDER (where its
+        # page/ fragments are, and the files its messages name) is the copy's, not the first copy loaded.
+        object.__setattr__(self, "FOLDER", Path(folder) if folder is not None else module.FOLDER)
 
     def __getattr__(self, name: str):
         try:
@@ -353,7 +356,7 @@ class Plate:
             value = DEFAULTS[name](self)
         if name not in RETURNS or not callable(value):
             return value
-        package = self._module.FOLDER / PACKAGE
+        package = self.FOLDER / PACKAGE
 
         @functools.wraps(value)
         def hook(*args, **kwargs):
@@ -367,7 +370,7 @@ class Plate:
         setattr(self._module, name, value)
 
     def __repr__(self) -> str:
-        return f"<plate module {self._module.__name__} from {self._module.FOLDER / PACKAGE}>"
+        return f"<plate module {self._module.__name__} from {self.FOLDER / PACKAGE}>"
 
 
 # --- loading -------------------------------------------------------------------------------------------
@@ -451,7 +454,7 @@ def module_of(problems: Problems, root: Path) -> Plate:
                              ([f"roles it does not know: {', '.join(unknown)}"] if unknown else []))
             raise ModuleError(f"{where}: the plate module's PAGE has {what} (its roles: {', '.join(PAGE_ROLES)}; "
                               f"optional: {', '.join(PAGE_OPTIONAL)}; see docs/plates.md)")
-    return Plate(module)
+    return Plate(module, package.resolve().parent)
 
 
 def page_folders(module) -> list[Path]:

@@ -160,9 +160,12 @@ def words_of(folder: Path) -> tuple[Path, list[str]]:
     """A plate's words module and its text pieces: the Python its PAGE's readout is written in (which the page runs
     compiled), else its page/words.js."""
     from test_texts import python_pieces
-    page = texts.page_of(content.load(folder).module)
+    module = content.load(folder).module
+    page = texts.page_of(module)
     if page is not None:
-        path = Path(page["readout"].__code__.co_filename)
+        # A copy of the same code loaded first (a test's copy of the series) is the module whose files Python names.
+        loaded = Path(page["readout"].__code__.co_filename).relative_to(module._module.FOLDER)
+        path = folder.resolve() / loaded
         return path, python_pieces(path.read_text(encoding="utf-8"))
     from test_texts import js_pieces
     path = folder / "page" / "words.js"

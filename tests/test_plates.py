@@ -86,6 +86,18 @@ def test_a_module_with_every_documented_hook_is_taken(tmp_path):
     assert module.FOLDER == tmp_path.resolve()
 
 
+
+def test_two_copies_of_the_same_code_are_each_their_own_plate(tmp_path):
+    # One module for both (load), but each copy's page/ fragments and messages are its own, whichever loaded first.
+    first, second = tmp_path / "first", tmp_path / "second"
+    stub_package(first)
+    shutil.copytree(first, second)
+    a, b = (plates.module_of(Problems(f), f) for f in (first, second))
+    assert a._module is b._module
+    assert (a.FOLDER, b.FOLDER) == (first.resolve(), second.resolve())
+    assert plates.page_folders(b) == [second.resolve() / plates.PAGE]
+    assert str(second.resolve()) in repr(b)
+
 @pytest.mark.parametrize("name", documented_hooks())
 def test_a_module_lacking_a_documented_hook_is_refused_naming_it(tmp_path, name):
     stub_package(tmp_path, lacking=name)
