@@ -276,8 +276,9 @@ class _Compiler:
             pairs = ", ".join(n if n == a else f"{n}: {a}" for n, a in names)
             lines.append(f"const {{ {pairs} }} = {_const(target)};")
         texts = frozenset(a for target, names, _ in imports if target == "generator.notation" for _, a in names)
+        imported = frozenset(a for _, names, _ in imports for _, a in names)
         parser = _Parser(_blanked(path.read_text(encoding="utf-8"), tree), pysource=(str(path), 1),
-                         inline_stdlib=False, docstrings=False, texts=texts)
+                         inline_stdlib=False, docstrings=False, texts=texts, aliases=aliases, imported=imported)
         names = _top_names(tree)
         lines.append(_lean(_KEYS_IF_DICT.sub(r"\1 = _pyseq(\1);", _DESTRUCTURED.sub(_declared, parser.dump()))).strip())
         lines.append(f"return {{ {', '.join(names)} }};")
@@ -295,17 +296,213 @@ def public_names(module: str) -> list[str]:
     return [n for n in _top_names(tree) if not n.startswith("_")]
 
 
+# What the page's numpy and math give numbers for, whatever they are given (templates/page/np.js), and what math
+# gives floats for (math.floor and math.ceil give ints)
+_NUMBER_FUNCTIONS = frozenset({"ceil", "floor", "log2", "log10", "sqrt", "exp", "log", "fabs", "abs", "maximum",
+                               "minimum", "float64"})
+_FLOAT_FUNCTIONS = frozenset({"log2", "log10", "sqrt", "exp", "log", "fabs"})
+_NUMBER_CONSTANTS = frozenset({"pi", "inf", "nan"})
+
+
+def _children(node):
+    """The commonast nodes directly under node."""
+    for name in type(node).__slots__:
+        value = getattr(node, name, None)
+        for child in (value if name.endswith("_nodes") and value else [value] if name.endswith("_node") else []):
+            if isinstance(child, pscript.commonast.Node):
+                yield child
+
+
+def _walk(node, into_functions=True):
+    """node and every node under it (not under a function or lambda, node itself too, unless into_functions)."""
+    yield node
+    if into_functions or not isinstance(node, (pscript.commonast.FunctionDef, pscript.commonast.Lambda)):
+        for child in _children(node):
+            yield from _walk(child, into_functions)
+
+
+def _meet(*kinds):
+    """The kind all of kinds are: "float", "number" (an int or a float) or None (not known to be a number)."""
+    return None if None in kinds else "float" if all(k == "float" for k in kinds) else "number"
+
+
+def _binop_kind(op, left, right):
+    """The kind of left op right in Python, given its operands' kinds (_meet's): a number plus anything Python adds
+    to it is a number, an int times a list or text is not, text % is formatting, and a float with a number gives a
+    float."""
+    ops = pscript.commonast.Node.OPS
+    if op == ops.Div:
+        return "float"
+    if op in (ops.LShift, ops.RShift, ops.BitOr, ops.BitXor, ops.BitAnd):
+        return "number"
+    if op == ops.Mod and left is None:
+        return None
+    if "float" in (left, right) and op in (ops.Add, ops.Sub, ops.Mult, ops.Mod, ops.FloorDiv, ops.Pow):
+        return "float"
+    if op in (ops.Sub, ops.FloorDiv, ops.Pow, ops.Mod):
+        return "number"
+    if op == ops.Add:
+        return "number" if left or right else None
+    return "number" if op == ops.Mult and left and right else None
+
+
+class _Numbers:
+    """Which expressions are numbers, and which floats, whenever Python computes them: by their form, and for a name,
+    by every binding of it in its scope (a module's constants, a function's locals), each name taken as a float until
+    a binding says less (so `total = 0.0; total += x` is a float, and `n = 0; n += 1` a number). A function's
+    parameters are not known."""
+
+    def __init__(self, module, aliases: dict[str, str], imported: frozenset):
+        ca = pscript.commonast
+        self.aliases = aliases
+        # a comprehension's target hides a name of the same scope in its element: never taken as a number
+        self.hidden = {n.name for c in _walk(module) if isinstance(c, ca.Comprehension)
+                       for n in _walk(c.target_node) if isinstance(n, ca.Name)}
+        self.stack = []  # per scope: ({name: its kind, the enclosing scopes' too}, every name it binds)
+        self._push(list(self._bindings(module.body_nodes)), {}, imported)
+
+    def kind(self, node, env=None):
+        """node's kind (_meet's), env: {name: kind} of the scope."""
+        ca = pscript.commonast
+        env = self.stack[-1][0] if env is None else env
+        if isinstance(node, ca.Num):
+            return None if isinstance(node.value, bool) else "float" if isinstance(node.value, float) else "number"
+        if isinstance(node, ca.Name):
+            return env.get(node.name)
+        if isinstance(node, ca.UnaryOp):
+            return None if node.op == node.OPS.Not else self.kind(node.right_node, env) or "number"
+        if isinstance(node, ca.BinOp):
+            return _binop_kind(node.op, self.kind(node.left_node, env), self.kind(node.right_node, env))
+        if isinstance(node, ca.IfExp):
+            return _meet(self.kind(node.body_node, env), self.kind(node.else_node, env))
+        if isinstance(node, ca.Attribute):
+            known = isinstance(node.value_node, ca.Name) and node.value_node.name in self.aliases
+            return "float" if known and node.attr in _NUMBER_CONSTANTS else None
+        if isinstance(node, ca.Call) and not node.kwarg_nodes:
+            func, args = node.func_node, node.arg_nodes
+            if isinstance(func, ca.Name) and all(func.name not in bound for _, bound in self.stack):
+                if func.name in ("float", "int", "len"):
+                    return "float" if func.name == "float" else "number"
+                if func.name == "abs" and len(args) == 1:
+                    return self.kind(args[0], env) or "number"
+                if func.name in ("min", "max") and len(args) > 1:
+                    return _meet(*(self.kind(a, env) for a in args))
+            if isinstance(func, ca.Attribute) and isinstance(func.value_node, ca.Name) and \
+                    func.value_node.name in self.aliases:
+                if self.aliases[func.value_node.name] == "math" and func.attr in _FLOAT_FUNCTIONS:
+                    return "float"
+                if func.attr in _NUMBER_FUNCTIONS:
+                    return "number"
+                if func.attr == "where" and len(args) == 3:
+                    return _meet(self.kind(args[1], env), self.kind(args[2], env))
+        return None
+
+    def _bindings(self, statements):
+        """(name, how, value) of each name the statements bind in their scope (not in the functions they define,
+        which bind their own): how is "=" (value given), an operator (op=, value its operand), "range" (a loop
+        over a range) or None (anything else: a function, a loop over a sequence, an unpacked target)."""
+        ca = pscript.commonast
+        for n in (m for statement in statements for m in _walk(statement, into_functions=False)):
+            if isinstance(n, ca.FunctionDef):
+                yield n.name, None, None
+            elif isinstance(n, ca.Assign):
+                for target in n.target_nodes:
+                    if isinstance(target, ca.Name):
+                        yield target.name, "=", n.value_node
+                    elif not isinstance(target, (ca.Subscript, ca.Attribute)):
+                        yield from ((m.name, None, None) for m in _walk(target) if isinstance(m, ca.Name))
+            elif isinstance(n, ca.AugAssign) and isinstance(n.target_node, ca.Name):
+                yield n.target_node.name, n.op, n.value_node
+            elif isinstance(n, ca.For):
+                ranged = isinstance(n.iter_node, ca.Call) and isinstance(n.iter_node.func_node, ca.Name) and \
+                    n.iter_node.func_node.name == "range"
+                if isinstance(n.target_node, ca.Name) and ranged:
+                    yield n.target_node.name, "range", None
+                else:
+                    yield from ((m.name, None, None) for m in _walk(n.target_node) if isinstance(m, ca.Name))
+
+    def _push(self, bindings, outer: dict, also_bound=frozenset()) -> None:
+        """A scope's kinds: each name it binds a float at first, lowered to what each binding gives it, until none
+        lowers; the names it does not bind as the enclosing scope has them."""
+        bound = {name for name, _, _ in bindings}
+        env = {**{n: k for n, k in outer.items() if n not in bound}, **{n: "float" for n in bound - self.hidden}}
+        self.stack.append((env, bound | also_bound))  # builtins a scope binds are not the builtins
+        changed = True
+        while changed:
+            changed = False
+            for name, how, value in bindings:
+                if env.get(name) is None:
+                    continue
+                given = None if how is None else "number" if how == "range" else \
+                    self.kind(value, env) if how == "=" else _binop_kind(how, env[name], self.kind(value, env))
+                lower = _meet(env[name], given)
+                if lower != env[name]:
+                    env[name] = lower
+                    changed = True
+        for name in [n for n, k in env.items() if k is None]:
+            del env[name]
+
+    def enter(self, function) -> None:
+        """A function's scope: its parameters are not known to be numbers (a caller may give anything)."""
+        ca = pscript.commonast
+        params = [a.name for a in function.arg_nodes + function.kwarg_nodes] + \
+            [a.name for a in (function.args_node, function.kwargs_node) if a is not None]
+        body = function.body_nodes if isinstance(function, ca.FunctionDef) else [function.body_node]
+        self._push([(name, None, None) for name in params] + list(self._bindings(body)), self.stack[-1][0])
+
+    def leave(self) -> None:
+        self.stack.pop()
+
+
 _TEXT_METHODS = frozenset({"replace", "join", "lower", "upper", "strip", "rstrip", "lstrip"})  # str's, giving str
 
 
 class _Parser(pscript.Parser):
     """PScript, writing JavaScript's own operator where an operand settles what Python's means (the page's script is
-    smaller for it): == with a text or number literal, * with a float literal, + with a text; `texts` names the
-    functions that give text (the formatter's)."""
+    smaller and faster for it): == with a text or number literal, * with a float literal or of two numbers, + with a
+    text or a number, a number's truth as it is (_Numbers: which names hold numbers); `texts` names the functions
+    that give text (the formatter's), `aliases` the module's math and numpy, `imported` the names it imports."""
 
-    def __init__(self, *args, texts=frozenset(), **kwargs):
+    def __init__(self, *args, texts=frozenset(), aliases=None, imported=frozenset(), **kwargs):
         self._texts = texts
+        self._aliases = aliases or {}
+        self._imported = imported
         super().__init__(*args, **kwargs)
+
+    def parse_Module(self, node):
+        self._numbers = _Numbers(node, self._aliases, self._imported)
+        return super().parse_Module(node)
+
+    def parse_FunctionDef(self, node, lambda_=False, asyn=False):
+        self._numbers.enter(node)
+        try:
+            return super().parse_FunctionDef(node, lambda_, asyn)
+        finally:
+            self._numbers.leave()
+
+    def _wrap_truthy(self, node):
+        if self._numbers.kind(node):  # PScript's truthy() gives a number back as it is
+            return pscript.parser1.unify(self.parse(node))
+        return super()._wrap_truthy(node)
+
+    def parse_AugAssign(self, node):
+        ops = node.OPS
+        kind = self._numbers.kind
+        if node.op in (ops.Add, ops.Mult) and kind(node.target_node) and \
+                _binop_kind(node.op, kind(node.target_node), kind(node.value_node)):
+            op = " += " if node.op == ops.Add else " *= "
+            return [self.lf(), "".join(self.parse(node.target_node)), op, "".join(self.parse(node.value_node)), ";"]
+        return super().parse_AugAssign(node)
+
+    def parse_Subscript(self, node):
+        """x[-k] as PScript writes it, x[x.length -k], but for an x that is not a name: computed once."""
+        ca = pscript.commonast
+        negative = isinstance(node.slice_node, ca.UnaryOp) and node.slice_node.op == node.OPS.USub or \
+            isinstance(node.slice_node, ca.Num) and node.slice_node.value < 0
+        if negative and not isinstance(node.value_node, ca.Name):
+            value = pscript.parser1.unify(self.parse(node.value_node))
+            return ["((_pylast) => _pylast[_pylast.length + ", "".join(self.parse(node.slice_node)), "])(", value, ")"]
+        return super().parse_Subscript(node)
 
     def _is_text(self, node) -> bool:
         """Whether node is text in Python whatever the values: a text literal, an f-string, str() or a function
@@ -353,10 +550,15 @@ class _Parser(pscript.Parser):
 
         def is_float(n):
             return isinstance(n, ca.Num) and isinstance(n.value, float)
+        kind = self._numbers.kind
         plain = ((node.op == node.OPS.Mult and (is_float(node.left_node) or is_float(node.right_node))) or
                  # a float times what Python multiplies is a number (a list or text times a float is a TypeError)
-                 (node.op == node.OPS.Add and (self._is_text(node.left_node) or self._is_text(node.right_node))))
-        # text plus what Python adds to it is text
+                 (node.op == node.OPS.Add and (self._is_text(node.left_node) or self._is_text(node.right_node))) or
+                 # text plus what Python adds to it is text
+                 (node.op in (node.OPS.Add, node.OPS.Mult) and (kind(node.left_node) or kind(node.right_node)) and
+                  _binop_kind(node.op, kind(node.left_node), kind(node.right_node))))
+        # a number plus what Python adds to it is a number; a float times anything Python multiplies, or a number
+        # times a number
         if plain:
             op = " * " if node.op == node.OPS.Mult else " + "
             return [pscript.parser1.unify(self.parse(node.left_node)), op,
@@ -392,7 +594,7 @@ def _lean(code: str) -> str:
 
 _HANDS_OFF = re.compile(r"^[ \t]*if \(this\.constructor !== (?:String|Object)\) return this\.\w+\.apply\(this, arguments\);\n",
                         re.M)
-# Shorter equivalents of PScript's functions, each doing what the one it replaces does
+# Shorter or faster equivalents of PScript's functions, each doing what the one it replaces does
 _LEAN = {
     "op_equals": """function e(a, b) {
     if (a == null || b == null || typeof a !== "object") return a == b;
@@ -406,6 +608,19 @@ _LEAN = {
     if (b != null && b.constructor === Object) return Object.keys(b).some((k) => a == k);
     if (b != null && b.constructor == String) return b.indexOf(a) >= 0;
     var e = Error("Not a container: " + b); e.name = "TypeError"; throw e;
+}""",
+    # a list repeated in one pass (PScript's copies the list made so far at each repeat: quadratic in the count; a
+    # model's 126 layers were a fifth of XIV.4's facts)
+    "op_mult": """function (a, b) {
+    if ((typeof a === "number") + (typeof b === "number") === 1) {
+        if (a.constructor === String) return _pymeth_repeat.call(a, b);
+        if (b.constructor === String) return _pymeth_repeat.call(b, a);
+        if (Array.isArray(b)) {var t=a; a=b; b=t;}
+        if (Array.isArray(a)) {
+            var res = []; for (var i=0; i<b; i++) for (var j=0; j<a.length; j++) res.push(a[j]);
+            return res;
+        }
+    } return a * b;
 }""",
 }
 _LEAN_LIBRARY = re.compile(r"^(var _pyfunc_(" + "|".join(_LEAN) + r") = )function[^\n]*\n(?:(?!var _py)[^\n]*\n)*?\};\n", re.M)

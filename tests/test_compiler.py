@@ -248,6 +248,79 @@ def test_javascript_s_own_operators_and_loops_give_what_the_python_gives(tmp_pat
     assert [d for a, b in zip(python, page) for d in differences(a, b)] == []
 
 
+NUMBERS = '''
+"""Names that hold numbers, and names that may not: JavaScript's operators for the first, Python's for the rest."""
+import math
+
+SCALE = 2.5
+COUNT = 2
+HIDDEN = 3
+
+
+def grow(acc):
+    acc.append(len(acc))
+    return acc
+
+
+def facts(selection, presets):
+    xs = presets["xs"]
+    total = 0
+    spread = 0.0
+    for x in xs:
+        total += x
+        spread += x * x
+    scaled = SCALE * xs[0] + total / 2
+    repeated = xs * COUNT
+    twice = COUNT * [total]
+    words = selection["word"] * COUNT
+    hid = [HIDDEN for HIDDEN in xs]
+    hidden = HIDDEN * words
+    SHADOW = xs
+    shadowed = SHADOW * COUNT
+    rooted = math.sqrt(spread) * xs[-1]
+    none = 0
+    truth = "some" if total else "none"
+    falsy = "some" if none else "none"
+    acc = []
+    last = grow(acc)[-1]
+    odd = total % 2 if total else -1
+    n = 1
+    for i in range(3):
+        n *= 2
+        n += i
+    return {"total": total, "spread": spread, "scaled": scaled, "repeated": repeated, "twice": twice,
+            "words": words, "hid": hid, "hidden": hidden, "shadowed": shadowed, "rooted": rooted, "truth": truth,
+            "falsy": falsy, "grown": len(acc), "last": last, "odd": odd, "n": n, "lists": [0, 1] * 3}
+'''
+
+
+def test_names_that_hold_numbers_get_javascript_s_operators_and_the_rest_python_s(tmp_path):
+    """A local accumulator, a module's constant, a float and a range's index are numbers, with JavaScript's + and *
+    and truth; a list or text times an int, a name a comprehension or a local rebinds, and a parameter are not: the
+    same results under node. x[-1] of a call makes the call once; a list repeated is the list repeated."""
+    module_in(tmp_path, "numeric", {"m.py": NUMBERS})
+    try:
+        from numeric import m
+        compiled = compiler.compile_page({"facts": m.facts})
+        js = compiled.modules[compiler.FILE]
+        calls = [["facts", [{"word": w}, {"xs": x}]] for w in ("ab", "") for x in ([1, 2, 3], [2.5, 0.5], [0])]
+        modules = {**texts.engine_modules(), **compiled.modules,
+                   "np.js": (ROOT / "templates/page/np.js").read_text(encoding="utf-8")}
+        modules[compiler.LIBRARY] = compiler.library(modules)
+        page = node_run(modules, calls, tmp_path / "node")
+        python = python_run({"facts": m.facts}, calls)
+    finally:
+        sys.path.remove(str(tmp_path))
+    for plain in ("total += x;", "spread += _pyfunc_op_mult(x, x);", "n *= 2;", "n += i;", "(SCALE * xs[0]) + (total / 2)",
+                  "(total)? (\"some\")", "(none)? (\"some\")"):  # known numbers
+        assert plain in js, plain
+    for kept in ("_pyfunc_op_mult(xs, COUNT)", "_pyfunc_op_mult(HIDDEN, words)", "_pyfunc_op_mult(SHADOW, COUNT)",
+                 "_pyfunc_op_mult(selection[\"word\"], COUNT)"):  # lists, text and names that may be either
+        assert kept in js, kept
+    assert python[0]["grown"] == 1 and python[0]["repeated"] == [1, 2, 3, 1, 2, 3] and python[0]["hidden"] == "abab" * 3
+    assert [d for a, b in zip(python, page) for d in differences(a, b)] == []
+
+
 ROLES = '''
 """Every PAGE role, in a module that names at its top level what the engine's notation.js names (GB)."""
 from generator.notation import num

@@ -83,18 +83,27 @@ def bucket_caps(cap_mb):
     return [cap_mb * MIB, cap_mb * MIB]
 
 
-def bucket_schedule(compute, comm, sizes, ready):
-    """When each bucket's all-reduce starts and ends: once the backward pass (the last 2/3 of compute, at a rate
-    in proportion to parameters) has filled it and the link has sent the one before; each takes its share of comm."""
+def bucket_times(compute, comm, sizes, ready, starts, ends):
+    """When the last bucket's all-reduce ends: each starts once the backward pass (the last 2/3 of compute, at a rate
+    in proportion to parameters) has filled it and the link has sent the one before, and takes its share of comm.
+    Each bucket's start and end are appended to starts and ends, unless they are None (the end alone is wanted)."""
     total = sum(sizes)
-    starts = []
-    ends = []
+    backward = compute * 2 / 3
     free = 0.0
     for size, share in zip(sizes, ready):
-        start = max(compute / 3 + compute * 2 / 3 * share, free)
+        start = max(compute / 3 + backward * share, free)
         free = start + comm * size / total
-        starts.append(start)
-        ends.append(free)
+        if starts is not None:
+            starts.append(start)
+            ends.append(free)
+    return free
+
+
+def bucket_schedule(compute, comm, sizes, ready):
+    """When each bucket's all-reduce starts and ends (bucket_times)."""
+    starts = []
+    ends = []
+    bucket_times(compute, comm, sizes, ready, starts, ends)
     return starts, ends
 
 
@@ -103,4 +112,4 @@ def bucketed_tail_seconds(compute, comm, sizes, ready):
     more when a large bucket fills late (the input embedding's comes last)."""
     if comm <= 0 or not sizes:
         return 0.0
-    return max(bucket_schedule(compute, comm, sizes, ready)[1][-1], compute) - compute
+    return max(bucket_times(compute, comm, sizes, ready, None, None), compute) - compute

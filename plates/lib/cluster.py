@@ -18,12 +18,35 @@ NIC_ACHIEVED = NIC_MEASURED_GBPS / NIC_LINE_GBPS
 CLUSTER_FIELDS = ("step_s", "comm_s", "latency_s", "bandwidth_s", "tree_calls", "ring_latency_s", "ring_bandwidth_s")
 
 
-def cluster_point(compute, sizes, ready, link_bytes_per_s, nvlink_bytes_per_s, replicas, micro_batches,
-                  node_gpus=NODE_GPUS):
-    """One step of DDP on the real cluster: each bucket's all-reduce at NCCL's cheaper algorithm, scheduled against
-    the last micro-batch's backward pass (no_sync keeps the others silent), so only 2C/(3m) can hide it. Returns
-    [step, communication, its latency, its bandwidth part, tree calls, all-ring latency, all-ring bandwidth]."""
-    priced = {}  # a model's buckets come in a few sizes: each priced once (the same numbers as pricing every one)
+def size_kinds(sizes):
+    """A model's buckets come in a few sizes: [the distinct sizes, in order of first use; each bucket's index among
+    them], so that each is priced once per replica count (the same numbers as pricing every bucket)."""
+    first = {}
+    kinds = []
+    kind = []
+    for size in sizes:
+        k = first.get(size)
+        if k is None:
+            k = len(kinds)
+            first[size] = k
+            kinds.append(size)
+        kind.append(k)
+    return [kinds, kind]
+
+
+def priced_point(compute, costs, kind, ready, micro_batches):
+    """cluster_point with each distinct size's NCCL costs given (costs[k], nccl_allreduce's, for size_kinds' kinds)
+    and each bucket's kind."""
+    trees_of = []  # per size: NCCL's pick, and what the call takes, its latency and its bandwidth part under it
+    took_of = []
+    latency_of = []
+    bandwidth_of = []
+    for c in costs:
+        tree = nccl_choice(c)
+        trees_of.append(tree)
+        took_of.append(c[2] + c[3] if tree else c[0] + c[1])
+        latency_of.append(c[2] if tree else c[0])
+        bandwidth_of.append(c[3] if tree else c[1])
     took = []
     comm = 0
     latency = 0
@@ -31,30 +54,37 @@ def cluster_point(compute, sizes, ready, link_bytes_per_s, nvlink_bytes_per_s, r
     ring_latency = 0
     ring_bandwidth = 0
     trees = 0
-    for size in sizes:  # one pass: each sum adds the buckets in their order, as sum() of each list does
-        c = priced.get(size)
-        if c is None:
-            c = nccl_allreduce(size, link_bytes_per_s, nvlink_bytes_per_s, replicas, node_gpus)
-            priced[size] = c
-        tree = nccl_choice(c)
-        t = c[2] + c[3] if tree else c[0] + c[1]
-        took.append(t)
-        comm += t
-        latency += c[2] if tree else c[0]
-        bandwidth += c[3] if tree else c[1]
-        trees += tree
-        ring_latency += c[0]
-        ring_bandwidth += c[1]
+    for k in kind:  # one pass: each sum adds the buckets in their order, as sum() of each list does
+        took.append(took_of[k])
+        comm += took_of[k]
+        latency += latency_of[k]
+        bandwidth += bandwidth_of[k]
+        trees += trees_of[k]
+        ring_latency += costs[k][0]
+        ring_bandwidth += costs[k][1]
     step = compute + bucketed_tail_seconds(compute / micro_batches, comm, took, ready)
     return [step, comm, latency, bandwidth, trees, ring_latency, ring_bandwidth]
+
+
+def cluster_point(compute, sizes, ready, link_bytes_per_s, nvlink_bytes_per_s, replicas, micro_batches,
+                  node_gpus=NODE_GPUS):
+    """One step of DDP on the real cluster: each bucket's all-reduce at NCCL's cheaper algorithm, scheduled against
+    the last micro-batch's backward pass (no_sync keeps the others silent), so only 2C/(3m) can hide it. Returns
+    [step, communication, its latency, its bandwidth part, tree calls, all-ring latency, all-ring bandwidth]."""
+    kinds = size_kinds(sizes)
+    costs = [nccl_allreduce(size, link_bytes_per_s, nvlink_bytes_per_s, replicas, node_gpus) for size in kinds[0]]
+    return priced_point(compute, costs, kinds[1], ready, micro_batches)
 
 
 def cluster(compute, sizes, ready, link_bytes_per_s, nvlink_bytes_per_s, replicas, micro_batches,
             node_gpus=NODE_GPUS):
     """The real cluster at every replica count (compute: per-step compute at each): {field: list} for
     CLUSTER_FIELDS, with efficiency = compute / step."""
-    points = [cluster_point(c, sizes, ready, link_bytes_per_s, nvlink_bytes_per_s, int(n), micro_batches, node_gpus)
-              for c, n in zip(compute, replicas)]
+    kinds = size_kinds(sizes)  # the same at every replica count
+    points = []
+    for c, n in zip(compute, replicas):
+        costs = [nccl_allreduce(size, link_bytes_per_s, nvlink_bytes_per_s, int(n), node_gpus) for size in kinds[0]]
+        points.append(priced_point(c, costs, kinds[1], ready, micro_batches))
     out = {}
     for i in range(len(CLUSTER_FIELDS)):
         out[CLUSTER_FIELDS[i]] = [p[i] for p in points]
