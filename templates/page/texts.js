@@ -79,10 +79,11 @@ function fillTable(body, rows) {
   }));
 }
 
-/** The readout, one paragraph per question: a paragraph whose text changed gets new nodes, the others stay. */
+/** The readout, one paragraph per question: a paragraph whose text changed gets new nodes, the others stay. The
+ * page as built has white space between its paragraphs, which the first change takes out with the rest. */
 function fillReadout(paragraphs) {
   const had = [...readout.children];
-  if (had.length !== paragraphs.length) {
+  if (had.length !== paragraphs.length || readout.childNodes?.length !== had.length) {
     readout.replaceChildren(...paragraphs.map((text, i) => {
       const p = document.createElement("p");
       p.dataset.readout = String(i);
