@@ -11,11 +11,15 @@ const FIELDS = OWN ? Object.keys(OWN.fields) : [];
 const inputOf = (field) => document.getElementById(`own-${field}`);
 const boxes = OWN ? [...document.querySelectorAll("[data-own-for]")] : [];
 const typed = () => Object.fromEntries(FIELDS.map((field) => [field, inputOf(field).value]));
+// Each change answers for every field: only what differs is written, so a change that leaves the fields as they
+// were restyles none of them.
+const putHidden = (el, hidden) => { if (el.hidden !== hidden) el.hidden = hidden; };
+const putText = (el, text) => { if (el.textContent !== text) el.textContent = text; };
 
 /** Show or hide the fields of each control; while one is open, the phone's control bar lays them out in full
  * (plate.css: .own-open) rather than in its one sideways row. */
 function showFields(sel) {
-  for (const box of boxes) box.hidden = sel[box.dataset.ownFor] !== OWN.id;
+  for (const box of boxes) putHidden(box, sel[box.dataset.ownFor] !== OWN.id);
   form.classList.toggle("own-open", boxes.some((box) => !box.hidden));
 }
 
@@ -23,8 +27,8 @@ function showFields(sel) {
 function say(field, message) {
   const input = inputOf(field);
   const box = document.getElementById(`own-${field}-error`);
-  box.textContent = message || "";
-  box.hidden = !message;
+  putText(box, message || "");
+  putHidden(box, !message);
   if (message) {
     input.setAttribute("aria-invalid", "true");
     input.setAttribute("aria-describedby", box.id);
@@ -38,7 +42,7 @@ function say(field, message) {
 function put(answer) {
   for (const [field, text] of Object.entries(answer.inputs || {})) inputOf(field).value = text;
   for (const [field, text] of Object.entries(answer.shown || {})) {
-    document.getElementById(`own-${field}-shown`).textContent = text;
+    putText(document.getElementById(`own-${field}-shown`), text);
   }
   if (answer.messages) for (const field of FIELDS) say(field, answer.messages[field] || null);
 }

@@ -25,7 +25,7 @@ const SHOWN_CHARS = 40; // of an unknown id in the note: a long one would not le
  * instead (the default of each); with none, no line. */
 export function sayUnknown(unknown) {
   const note = document.getElementById("link-note");
-  if (!note) return;
+  if (!note || (unknown.length === 0 && note.hidden)) return; // said nothing, and says nothing: every change
   const cut = (v) => (v.length > SHOWN_CHARS ? `${v.slice(0, SHOWN_CHARS - 1)}…` : v);
   const list = (items) => (items.length < 2 ? items.join("")
     : `${items.slice(0, -1).join(", ")} and ${items[items.length - 1]}`);
@@ -47,9 +47,7 @@ let urlTimer = 0;
 let urlFrom = ""; // the fragment when urlPending was given: one that names a selection since is a link followed
 
 export function selectionToUrl(sel) {
-  const params = new URLSearchParams(KEYS.map((k) => [k, sel[k]]));
-  for (const [k, v] of extraEntries(sel)) params.set(k, v);
-  urlPending = `#${params}`;
+  urlPending = sel; // its fragment is made when written: a run of quick changes makes only the last one's
   urlFrom = location.hash;
   clearTimeout(urlTimer);
   urlTimer = setTimeout(writeUrl, URL_REST_MS);
@@ -63,7 +61,9 @@ export function writeUrl() {
   // the older selection now would make the page read its own stale URL instead of the link.
   const followed = location.hash !== urlFrom && ALL.some((k) => new URLSearchParams(location.hash.slice(1)).has(k));
   if (followed) { urlPending = null; return; }
-  history.replaceState(null, "", urlPending);
+  const params = new URLSearchParams(KEYS.map((k) => [k, urlPending[k]]));
+  for (const [k, v] of extraEntries(urlPending)) params.set(k, v);
+  history.replaceState(null, "", `#${params}`);
   urlPending = null;
 }
 window.addEventListener("blur", writeUrl);

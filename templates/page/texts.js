@@ -21,58 +21,78 @@ export function texts(sel) {
   };
 }
 
-/** Each figure's title, description and data table, the readout and the captions, for the selection shown, but
- * not yet those of the figures `away` (ids) from the screen. Only what changed is written: the page keeps its layout, and
- * the live readout announces only news. */
 const setText = (el, text) => { if (el.textContent !== text) el.textContent = text; };
-const tableStamps = new WeakMap(); // table -> its rows as JSON, read off the page the first time
 
 let holders = null; // the elements written here, found once (a search of the whole page cost ~0.5 ms a change)
+// The facts each element was last written from: a change calls fillTexts again for the figures it deferred (once
+// per figure caught up), and an element that shows these facts already is passed over before its words are made.
+const written = new WeakMap();
+/** Write el from the facts f with write(), unless it shows them already. */
+function fill(el, f, write) {
+  if (written.get(el) === f) return;
+  write();
+  written.set(el, f);
+}
 
-/** `wordsAway`: figures whose description and table wait (those away, unless said otherwise). */
+/** Each figure's title, description and data table, the readout and the captions, for the selection shown, but
+ * not yet those of the figures `away` (ids) from the screen, nor the description and table of `wordsAway` (those
+ * away, unless said otherwise). Only what changed is written: the page keeps its layout, and the live readout
+ * announces only news. */
 export function fillTexts(f, away = new Set(), wordsAway = away) {
-  fillReadout(f);
+  fill(readout, f, () => fillReadout(readoutParagraphs(f, W)));
   holders ||= {
     captions: [...document.querySelectorAll("[data-selection]")].map((el) => [el, el.closest(".figure")?.id]),
     titles: [...document.querySelectorAll("[data-title]")],
     describes: [...document.querySelectorAll("[data-describe]")],
     tables: [...document.querySelectorAll("[data-table]")],
   };
-  for (const [el, id] of holders.captions) if (!away.has(id)) setText(el, f.caption);
-  for (const el of holders.titles) if (!away.has(el.dataset.title)) setText(el, title(f, el.dataset.title, W));
+  for (const [el, id] of holders.captions) if (!away.has(id)) fill(el, f, () => setText(el, f.caption));
+  for (const el of holders.titles) {
+    const id = el.dataset.title;
+    if (!away.has(id)) fill(el, f, () => setText(el, title(f, id, W)));
+  }
   for (const el of holders.describes) {
-    if (!wordsAway.has(el.dataset.describe)) setText(el, describe(f, el.dataset.describe, W));
+    const id = el.dataset.describe;
+    if (!wordsAway.has(id)) fill(el, f, () => setText(el, describe(f, id, W)));
   }
   for (const table of holders.tables) {
-    if (wordsAway.has(table.dataset.table)) continue;
-    const rows = tableRows(f, table.dataset.table);
-    const stamp = JSON.stringify(rows);
-    const had = tableStamps.has(table) ? tableStamps.get(table)
-      : JSON.stringify([...table.tBodies[0].rows].map((tr) => [...tr.cells].map((cell) => cell.textContent)));
-    tableStamps.set(table, stamp);
-    if (had === stamp) continue;
-    table.tBodies[0].replaceChildren(...rows.map(([head, ...cells]) => {
-      const tr = document.createElement("tr");
-      const th = document.createElement("th");
-      th.scope = "row";
-      th.textContent = head;
-      tr.append(th, ...cells.map((c) => Object.assign(document.createElement("td"), { textContent: c })));
-      return tr;
-    }));
+    const id = table.dataset.table;
+    if (!wordsAway.has(id)) fill(table, f, () => fillTable(table.tBodies[0], tableRows(f, id)));
   }
 }
 
-/** The readout, one paragraph per question. */
-function fillReadout(f) {
-  const paragraphs = readoutParagraphs(f, W);
-  const had = [...readout.children];
-  if (had.length === paragraphs.length && had.every((p, i) => p.textContent === paragraphs[i])) return;
-  readout.replaceChildren(...paragraphs.map((text, i) => {
-    const p = document.createElement("p");
-    p.dataset.readout = String(i);
-    p.replaceChildren(...linked(text));
-    return p;
+/** A table's body showing rows ([head, ...cells]): cell by cell while it has their shape (only changed texts are
+ * written), made anew when the number of rows or columns differs. */
+function fillTable(body, rows) {
+  const had = body.rows;
+  if (had.length === rows.length && rows.every((row, i) => had[i].cells.length === row.length)) {
+    rows.forEach((row, i) => row.forEach((text, j) => setText(had[i].cells[j], text)));
+    return;
+  }
+  body.replaceChildren(...rows.map(([head, ...cells]) => {
+    const tr = document.createElement("tr");
+    const th = document.createElement("th");
+    th.scope = "row";
+    th.textContent = head;
+    tr.append(th, ...cells.map((c) => Object.assign(document.createElement("td"), { textContent: c })));
+    return tr;
   }));
+}
+
+/** The readout, one paragraph per question: a paragraph whose text changed gets new nodes, the others stay. The
+ * page as built has white space between its paragraphs, which the first change takes out with the rest. */
+function fillReadout(paragraphs) {
+  const had = [...readout.children];
+  if (had.length !== paragraphs.length || readout.childNodes?.length !== had.length) {
+    readout.replaceChildren(...paragraphs.map((text, i) => {
+      const p = document.createElement("p");
+      p.dataset.readout = String(i);
+      p.replaceChildren(...linked(text));
+      return p;
+    }));
+    return;
+  }
+  had.forEach((p, i) => { if (p.textContent !== paragraphs[i]) p.replaceChildren(...linked(paragraphs[i])); });
 }
 
 // "plate XIV.5" as a link when that plate is built alongside: where a reference is, generator/references.py says
