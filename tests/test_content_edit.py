@@ -107,7 +107,8 @@ IN_THE_BROWSER = {
                    "test_figures_carry_the_selection_and_the_text_has_terms_and_sources",
                    "test_running_head_names_volume_and_plate_with_page_numbers", "test_figures_print_as_vector_svg",
                    "test_controls_and_screen_only_parts_are_hidden_in_print",
-                   "test_printed_captions_follow_the_chosen_selection", "test_prints_without_javascript_too"],
+                   "test_printed_captions_follow_the_chosen_selection", "test_prints_without_javascript_too",
+                   "test_every_figure_s_key_prints_beside_it"],
 }
 GUARDED = ["tests/test_html_valid.py", "tests/test_browser.py", "tests/test_page_modes.py",
            "tests/test_accessibility.py", "tests/test_print.py"]  # besides the files SHIPPED_CHECKS draws on
