@@ -56,6 +56,7 @@ def test_good_values_parse_as_toml_would():
     assert custom.check("gbps", "25") == (25, None) and custom.check("gbps", "12.5") == (12.5, None)
     assert custom.check("mfu", "0.38") == (0.38, None)
     assert custom.check("mfu", "0.9")[1] == 'must be from 20% to 70%, the slider\'s range, got "0.9"'
+    assert custom.check("mfu", "0.2") == (0.2, None) and custom.check("mfu", "0.7") == (0.7, None)  # its ends are in it
     assert "2^53" in custom.check("params", str(2**53 + 1))[1]
     assert "without a decimal point or exponent" in custom.check("params", "13e9")[1]
 

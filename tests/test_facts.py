@@ -242,6 +242,11 @@ def test_the_real_cluster_beside_the_workshop_for_the_spec_selection(atlas):
     assert_allclose(f.cluster_ring_latency_s, 162 * 13520.08e-6, rtol=1e-9)  # seconds, had NCCL kept the ring
     assert_allclose(f.cluster_comm_s, f.cluster_latency_s + f.cluster_bandwidth_s, rtol=1e-12)
     assert f.cluster_step_s >= f.at(1024).compute_s and f.cluster_efficiency == f.at(1024).compute_s / f.cluster_step_s
+    # the selection's CSV (the page's download) puts each of them under its own column, not its neighbour's
+    row = next(r for r in facts.selection_rows(f) if r["replicas"] == 1024)
+    assert_allclose([row["cluster_latency_s"], row["cluster_bandwidth_s"], row["cluster_comm_s"]],
+                    [162 * 260.4e-6, f.cluster_comm_s - 162 * 260.4e-6, f.cluster_comm_s], rtol=1e-9)
+    assert row["cluster_tree_calls"] == 162
 
 
 def test_the_real_clusters_controls_move_only_its_own_numbers(atlas):
