@@ -10,11 +10,13 @@ import math
 
 import pytest
 
-from conftest import covering, shown_key, wait_until
+from conftest import EVERY_SELECTION, covering, pairwise, shown_key, wait_until
 
 pytestmark = pytest.mark.browser
 
-EVERY_MOST = 150  # a plate with at most this many preset selections is walked whole; beyond, a covering set
+# a plate with at most this many selections is walked whole; beyond, a covering set (every preset combination too,
+# under EVERY_SELECTION, which walks whole up to 5,000)
+EVERY_MOST = 5_000 if EVERY_SELECTION else 150
 WIDTHS = (1280, 390)
 
 # For each figure: every visible text's box and every mark's outline as short segments (a line's, a rule's, a point's,
@@ -99,15 +101,22 @@ def pages(site) -> list:
 
 
 def selections(data: dict) -> tuple[list[dict], bool]:
-    """Every preset selection of a plate's page (the reader's own values aside), or a covering set when there are
-    more than EVERY_MOST; and whether it is every one."""
+    """Every selection of a plate's page (the reader's own values aside), or a covering set when there are more than
+    EVERY_MOST; and whether it is every one. Under EVERY_SELECTION (docs/testing.md), beyond EVERY_MOST: every
+    combination of the presets' controls with the options at the default, then the covering set."""
+    import itertools
     choices = {k: [v for v in values if v != "custom"] for k, values in data["choices"].items()}
     count = math.prod(len(v) for v in choices.values())
     if count <= EVERY_MOST:
-        import itertools
         keys = list(choices)
         return [dict(zip(keys, combo)) for combo in itertools.product(*choices.values())], True
-    walked = [{**data["default"], **s} for s in [{}] + covering(choices, extra=20)]
+    walked = [{}]
+    if EVERY_SELECTION:  # covering() is then every combination, which is too many here (XIV.4: over a million)
+        kinds = [next((c for c in (k, k[:-1], k[:-2]) if c in choices), None) for k in data["presets"]]
+        presets = {k: choices[k] for k in kinds if k is not None}
+        walked += [dict(zip(presets, combo)) for combo in itertools.product(*presets.values())]
+    walked += pairwise(choices) if EVERY_SELECTION else covering(choices, extra=20)
+    walked = [{**data["default"], **s} for s in walked]
     return [s for i, s in enumerate(walked) if s not in walked[:i]], False
 
 
