@@ -17,6 +17,7 @@ import re
 import resource
 import shutil
 import socket
+import random
 import statistics
 import subprocess
 import sys
@@ -63,8 +64,11 @@ requestAnimationFrame(tick);"""
 # (the plate marks that on <html> as data-drawn, seen at once by a MutationObserver, as Altair's is by awaiting
 # its view's runAsync), and to the first frame after every figure has (data-shown, seen alike; the figures out of
 # sight follow those in view): [in view, every figure, in view as first measured: data-drawn polled once a frame,
-# which counts one frame more than the redraw takes to show whenever it is done before the next frame].
-CHANGE_PLATE = """async (values) => {
+# which counts one frame more than the redraw takes to show whenever it is done before the next frame]; both changes
+# start after `delay` ms, not timed (walk_pages).
+FRAME_MS = 1000 / 60  # a 60 Hz display's frame
+CHANGE_PLATE = """async ([values, delay]) => {
+  await new Promise((resolve) => { setTimeout(resolve, delay); });
   const root = document.documentElement, drawn = root.dataset.drawn, shown = root.dataset.shown;
   const t0 = performance.now();
   let last = null;
@@ -99,7 +103,8 @@ SCROLLED = """async () => {
   return performance.now() - t0;
 }"""
 EVERY = "async () => { const t0 = performance.now(); await window.plate.live(); return performance.now() - t0; }"
-CHANGE_ALTAIR = """async (values) => {
+CHANGE_ALTAIR = """async ([values, delay]) => {
+  await new Promise((resolve) => { setTimeout(resolve, delay); });
   const t0 = performance.now();
   let changed = false;
   for (const [signal, value] of values) {
@@ -211,7 +216,7 @@ def live_rows(browser, page_path: Path, vega_specs: list[dict], selections: list
     page.evaluate("() => window.plate.live().then(() => true)")  # every view, the default's too
     rows: dict[str, list[dict]] = {name: [] for name in roots}
     for selection in dict.fromkeys(selections):
-        page.evaluate(CHANGE_PLATE, [[c[0], v] for c, v in zip(controls, selection)])
+        page.evaluate(CHANGE_PLATE, [[[c[0], v] for c, v in zip(controls, selection)], 0])
         got = page.evaluate("""(names) => {
             const out = {};  // each dataset from the first view that has it (views share the selection's rows)
             for (const item of window.plate.views) {
@@ -341,18 +346,19 @@ def measure(browser, pages: dict[str, tuple[Path, str, list]], loads: int, runs:
                 # and a change at once after scrolling to the controls, while the views near them are being made
                 context, page = open_probed(browser, path)
                 page.evaluate("document.getElementById('controls').scrollIntoView()")
-                took = page.evaluate(pages[name][1], pages[name][2][0])
+                took = page.evaluate(pages[name][1], [pages[name][2][0], 0])
                 if took is not None:
                     found[name]["first"].append(took[0])
                 context.close()
-    for _ in range(runs):
-        walk_pages(browser, pages, found)
+    for run in range(runs):
+        walk_pages(browser, pages, found, run)
     return found
 
 
-def walk_pages(browser, pages: dict[str, tuple[Path, str, list]], found: dict) -> None:
-    """One walk through the steps on a fresh load of each page, the pages taking turns change by change; adds each
-    change's times to found, and the walk's medians and load average to found[name]["runs"]."""
+def walk_pages(browser, pages: dict[str, tuple[Path, str, list]], found: dict, seed: int = 0) -> None:
+    """One walk through the steps on a fresh load of each page, the pages taking turns change by change, each change
+    after the same random wait on both (seeded); adds each change's times to found, and the walk's medians and load
+    average to found[name]["runs"]."""
     load = os.getloadavg()[0]
     times = {name: {"changes": [], "changed": []} for name in pages}
     opened = {name: open_probed(browser, path) for name, (path, _, _) in pages.items()}
@@ -362,10 +368,14 @@ def walk_pages(browser, pages: dict[str, tuple[Path, str, list]], found: dict) -
     # touch of a control makes them (timed above as "every figure live, made at once"; a change right after the
     # scroll, which waits for them, as "first change at once after scrolling").
     opened["plate"][1].evaluate("window.plate.live()")
-    for step in range(max(len(values) for _, _, values in pages.values())):
+    # Each change starts at a random moment of the frame, the same moments on both pages: started as the change
+    # before ended (in a frame's callback), every change would wait the same part of a frame for the next one.
+    steps = max(len(values) for _, _, values in pages.values())
+    delays = [random.Random(f"{seed}-{step}").uniform(0, FRAME_MS) for step in range(steps)]
+    for step in range(steps):
         for name, (_, change, values) in pages.items():
             if step < len(values):
-                took = opened[name][1].evaluate(change, values[step])
+                took = opened[name][1].evaluate(change, [values[step], delays[step]])
                 if took is not None:
                     seen, every, polled = took if isinstance(took, list) else (took, took, took)  # Altair: one view
                     found[name]["changes"].append(seen)
