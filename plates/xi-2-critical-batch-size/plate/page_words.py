@@ -128,7 +128,12 @@ def title(f, figure_id, W):
     for way in f["ways"]:
         if way["knee"] >= 0:
             limit = "the critical batch" if way["limit"] == "critical" else "communication"
-            parts.append(WAY_NAMES[way["way"]] + " past " + num(way["knee_replicas"]) + " (" + limit + ")")
+            if way["way"] == "global" and way["knee_replicas"] > f["sequence_replicas"]:
+                # the knee lies where a replica would hold less than a sequence: whole sequences run out first
+                parts.append(WAY_NAMES[way["way"]] + " at " + num(f["sequence_replicas"]) + " (one sequence per " +
+                             "replica; " + limit + " would stop it past " + num(way["knee_replicas"]) + ")")
+            else:
+                parts.append(WAY_NAMES[way["way"]] + " past " + num(way["knee_replicas"]) + " (" + limit + ")")
     if len(parts) == 0:
         return "Every doubling up to " + num(f["max_replicas"]) + " replicas still saves time, either way"
     return "Adding replicas stops paying with " + " and with ".join(parts)

@@ -129,7 +129,11 @@ def test_each_figure_s_title_says_its_selection_s_numbers():
             assert title == f"Past the critical batch of {words.count(f['critical'])} tokens, a bigger batch mostly " \
                             f"adds tokens", (key, ident)
             limits = {"critical": "the critical batch", "communication": "communication"}
-            knees = [f"{words.WAY_NAMES[w['way']]} past {num(w['knee_replicas'])} ({limits[w['limit']]})"
+            # a fixed global batch whose knee lies past its last whole sequence per replica stops there first
+            knees = [f"{words.WAY_NAMES[w['way']]} at {num(f['sequence_replicas'])} (one sequence per replica; "
+                     f"{limits[w['limit']]} would stop it past {num(w['knee_replicas'])})"
+                     if w["way"] == "global" and w["knee_replicas"] > f["sequence_replicas"] else
+                     f"{words.WAY_NAMES[w['way']]} past {num(w['knee_replicas'])} ({limits[w['limit']]})"
                      for w in f["ways"] if w["knee"] >= 0]
             time = words.title(f, "fig-time", {})
             for knee in knees:
