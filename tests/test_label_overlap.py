@@ -14,9 +14,9 @@ from conftest import EVERY_SELECTION, covering, pairwise, shown_key, wait_until
 
 pytestmark = pytest.mark.browser
 
-# a plate with at most this many selections is walked whole; beyond, a covering set (every preset combination too,
-# under EVERY_SELECTION, which walks whole up to 5,000)
+# a plate with at most this many selections is walked whole (under EVERY_SELECTION, up to 5,000)
 EVERY_MOST = 5_000 if EVERY_SELECTION else 150
+PRESETS_MOST = 300  # beyond, every preset selection too, if they are at most this many
 WIDTHS = (1280, 390)
 
 # For each figure: every visible text's box and every mark's outline as short segments (a line's, a rule's, a point's,
@@ -101,9 +101,9 @@ def pages(site) -> list:
 
 
 def selections(data: dict) -> tuple[list[dict], bool]:
-    """Every selection of a plate's page (the reader's own values aside), or a covering set when there are more than
-    EVERY_MOST; and whether it is every one. Under EVERY_SELECTION (docs/testing.md), beyond EVERY_MOST: every
-    combination of the presets' controls with the options at the default, then the covering set."""
+    """Every selection of a plate's page (the reader's own values aside) when there are at most EVERY_MOST; beyond,
+    every preset selection (when at most PRESETS_MOST) and a covering set; and whether it is every selection. Under
+    EVERY_SELECTION (docs/testing.md): every preset selection however many, then every pair of choices."""
     import itertools
     choices = {k: [v for v in values if v != "custom"] for k, values in data["choices"].items()}
     count = math.prod(len(v) for v in choices.values())
@@ -111,9 +111,11 @@ def selections(data: dict) -> tuple[list[dict], bool]:
         keys = list(choices)
         return [dict(zip(keys, combo)) for combo in itertools.product(*choices.values())], True
     walked = [{}]
-    if EVERY_SELECTION:  # covering() is then every combination, which is too many here (XIV.4: over a million)
-        kinds = [next((c for c in (k, k[:-1], k[:-2]) if c in choices), None) for k in data["presets"]]
-        presets = {k: choices[k] for k in kinds if k is not None}
+    # every preset selection: each combination of the presets' controls (models, batches, ...), the options at the
+    # default; under EVERY_SELECTION however many (covering() is then every combination: XIV.4's are over a million)
+    kinds = [next((c for c in (k, k[:-1], k[:-2]) if c in choices), None) for k in data["presets"]]
+    presets = {k: choices[k] for k in kinds if k is not None}
+    if EVERY_SELECTION or math.prod(len(v) for v in presets.values()) <= PRESETS_MOST:
         walked += [dict(zip(presets, combo)) for combo in itertools.product(*presets.values())]
     walked += pairwise(choices) if EVERY_SELECTION else covering(choices, extra=20)
     walked = [{**data["default"], **s} for s in walked]
@@ -128,13 +130,23 @@ def open_plate(browser, site, name: str, width: int):
     return context, page
 
 
+# In one round trip: show the selection, wait for every figure to show it (data-shown) and a frame, then measure.
+SHOW_AND_MEASURE = f"""async ([sel, key]) => {{
+  const root = document.documentElement, frame = () => new Promise((done) => requestAnimationFrame(done));
+  window.plate.show(sel);
+  for (let waited = 0; root.dataset.shown !== key; waited += 1) {{
+    if (waited > 900) throw new Error(`the page never showed ${{key}}: data-shown is ${{root.dataset.shown}}`);
+    await frame();
+  }}
+  await frame();  // the views' resize observers answer any change of their width before the measure
+  return ({GEOMETRY})();
+}}"""
+
+
 def measure(page, data: dict, sel: dict) -> list[dict]:
     """The figures' geometry once the page shows sel, every figure drawn."""
     full = {**data["default"], **sel}
-    page.evaluate("(sel) => { window.plate.show(sel); }", full)
-    wait_until(page, f"document.documentElement.dataset.shown === {shown_key(data, full)!r}")
-    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
-    return page.evaluate(GEOMETRY)
+    return page.evaluate(SHOW_AND_MEASURE, [full, shown_key(data, full)])
 
 
 @pytest.mark.parametrize("width", WIDTHS)
