@@ -585,8 +585,11 @@ def test_the_open_page_of_the_edited_plate_reloads(tmp_path, browser):
         page.evaluate("() => { window.notReloaded = true; }")
         prose = vol.folder(entry) / volume.PLATE_FILE
         prose.write_text(prose.read_text() + "\nA sentence added while the series is served.\n")
-        wait_until(page, "() => !window.notReloaded && document.body.textContent.includes("
-                         "'A sentence added while the series is served.')", timeout=120)
+        try:
+            wait_until(page, "() => !window.notReloaded && document.body.textContent.includes("
+                             "'A sentence added while the series is served.')", timeout=120)
+        except AssertionError as error:  # say what the server did meanwhile
+            raise AssertionError(f"{error}; serve printed: {serving.stop()}") from None
         wait_until(page, "() => document.documentElement.dataset.ready === 'true'")
         page.evaluate("() => { window.notReloaded = true; }")
         time.sleep(20 * server.POLL_MS / 1000)  # many polls, no change: the page stays
