@@ -351,10 +351,10 @@ class Facts:
     @property
     def cluster_domain(self) -> int:
         """The real cluster's NVLink domain when the network is NVLink itself (the GPU's, else the whole grid); 0 on
-        a network of NICs (page_facts.cluster_domain does the same for the page)."""
-        if not self.network.nvlink:
-            return 0
-        return int(self.gpu.nvlink_domain) if self.gpu.nvlink_domain is not None else self.max_replicas
+        a network of NICs (page_facts.cluster_domain, the page's own)."""
+        domain = self.gpu.nvlink_domain
+        return page_facts.cluster_domain(self.network.nvlink, int(domain) if domain is not None else None,
+                                         self.max_replicas)
 
     @property
     def nvlink_achieved(self) -> list[float]:

@@ -112,12 +112,12 @@ def fitting_index(points):
     return -1
 
 
-def cluster_domain(network, gpu, max_replicas):
-    """The real cluster's NVLink domain when the network is NVLink itself (the GPU's, else the whole grid); 0 on a
-    network of NICs."""
-    if not network["nvlink"]:
+def cluster_domain(nvlink, domain, max_replicas):
+    """The real cluster's NVLink domain when the network is NVLink itself (the GPU's domain, else the whole grid); 0
+    on a network of NICs."""
+    if not nvlink:
         return 0
-    return gpu["nvlink_domain"] if gpu["nvlink_domain"] is not None else max_replicas
+    return domain if domain is not None else max_replicas
 
 
 def hypothetical_from(nvlink, domain, gpus_per_replica, max_replicas):
@@ -193,7 +193,7 @@ def facts(selection, presets):
     compute = []
     for r in range(len(points)):
         compute.append(points[r]["compute_s"])
-    f["cluster_domain"] = cluster_domain(network, gpu, max_replicas)
+    f["cluster_domain"] = cluster_domain(network["nvlink"], gpu["nvlink_domain"], max_replicas)
     f["cluster"] = real_cluster(compute, sizes, ready, x["link_bytes_per_s"], x["nvlink_bytes_per_s"], replicas,
                                 int(sel["micro"]), f["cluster_domain"],
                                 x["gpus_per_replica"])
