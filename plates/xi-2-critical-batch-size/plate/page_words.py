@@ -93,13 +93,19 @@ def way_text(f, way, W):
         why + "." + partial_text(f, way)
 
 
+def runs_out_first(f, way):
+    """Whether a fixed global batch's knee lies where a replica would hold less than a sequence: whole sequences run
+    out first."""
+    return way["way"] == "global" and way["knee"] >= 0 and way["knee_replicas"] > f["sequence_replicas"]
+
+
 def partial_text(f, way):
     """With a fixed global batch, where the replicas stop getting a whole sequence each ('' if they never do)."""
     if way["way"] != "global" or f["sequence_replicas"] >= f["max_replicas"]:
         return ""
     text = " Beyond " + num(f["sequence_replicas"]) + " replicas each would hold less than one sequence of " + \
         num(f["seq_len"]) + " tokens, so that part of the line is arithmetic, not a layout a run can use"
-    if way["knee"] >= 0 and way["knee_replicas"] > f["sequence_replicas"]:
+    if runs_out_first(f, way):
         return text + "; the knee lies in it, so whole sequences run out at " + num(f["sequence_replicas"]) + \
             " replicas, before communication stops the line."
     return text + "."
@@ -128,8 +134,7 @@ def title(f, figure_id, W):
     for way in f["ways"]:
         if way["knee"] >= 0:
             limit = "the critical batch" if way["limit"] == "critical" else "communication"
-            if way["way"] == "global" and way["knee_replicas"] > f["sequence_replicas"]:
-                # the knee lies where a replica would hold less than a sequence: whole sequences run out first
+            if runs_out_first(f, way):
                 parts.append(WAY_NAMES[way["way"]] + " at " + num(f["sequence_replicas"]) + " (one sequence per " +
                              "replica; " + limit + " would stop it past " + num(way["knee_replicas"]) + ")")
             else:
