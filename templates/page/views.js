@@ -15,10 +15,13 @@ function vegaRuntime() {
 }
 
 /** A live Vega view for one figure, drawn off-page with the rows of the selection shown at that moment (`current`
- * reads it) and swapped in for its static SVG. The view is made in one task and drawn in the next, so input
- * and paint get in between. */
+ * reads it) and swapped in for its static SVG. The view is made in one task, run in the next and drawn in a third,
+ * so input and paint get in between. */
 export async function liveView(figure, current, width) {
-  vegaRuntime();
+  if (!window.vega) {
+    vegaRuntime();
+    await nextTask(); // running the runtime is a long task on its own: the view is made in the next one
+  }
   // The dataflow was parsed at build time and is carried as JSON of its own, read now; only vl-convert's fallback
   // runtime carries the parser, and the spec.
   const runtime = figure.vega ? window.vega.parse(figure.vega, null, { ast: true })
@@ -31,12 +34,15 @@ export async function liveView(figure, current, width) {
     renderer: "svg",
     hover: false,
   });
-  view.initialize(live);
+  view.initialize(); // no element yet, so no renderer: the first run lays the marks out and draws nothing
   const names = new Set(figure.datasets || figure.vega.data.map((d) => d.name));
   const made = { view, holder, names, stamps: {}, tuples: {}, fed: null, width: null };
   await nextTask();
   feed(made, current()); // the controls may have moved while the view was made
   fitWidth(made, width);
+  await view.runAsync();
+  await nextTask(); // drawing the SVG is the other half of a first run: a task of its own
+  view.initialize(live);
   await view.runAsync();
   holder.replaceChildren(live);
   holder.dataset.live = "true";
