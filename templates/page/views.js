@@ -31,10 +31,10 @@ export async function liveView(figure, current, width) {
   live.className = "live";
   const view = new window.vega.View(runtime, {
     expr: window.vegaExpressionInterpreter,
-    renderer: "svg",
+    renderer: "none", // the first run lays the marks out and draws nothing; the SVG renderer comes after it
     hover: false,
   });
-  view.initialize(); // no element yet, so no renderer: the first run lays the marks out and draws nothing
+  view.initialize(live);
   const names = new Set(figure.datasets || figure.vega.data.map((d) => d.name));
   const made = { view, holder, names, stamps: {}, tuples: {}, fed: null, width: null };
   await nextTask();
@@ -42,7 +42,7 @@ export async function liveView(figure, current, width) {
   fitWidth(made, width);
   await view.runAsync();
   await nextTask(); // drawing the SVG is the other half of a first run: a task of its own
-  view.initialize(live);
+  view.renderer("svg").initialize(live); // made anew on the same element, which it empties first
   await view.runAsync();
   holder.replaceChildren(live);
   holder.dataset.live = "true";
