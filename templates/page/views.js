@@ -3,11 +3,11 @@ import { data } from "./data.js";
 import { DATASETS } from "./selection.js";
 import { nextTask } from "./schedule.js";
 
-/** The Vega runtime, run once, for the first view. The page carries it inert (a script of type text/plain), so
- * loading the page does not parse it; run as a script element of the same text, the page's CSP allows it by the
- * hash it lists. vl-convert's fallback is a module that has run at load already. */
+/** The Vega runtime, run once, for the first view (liveView asks only while there is no window.vega). The page
+ * carries it inert (a script of type text/plain), so loading the page does not parse it; run as a script element of
+ * the same text, the page's CSP allows it by the hash it lists. vl-convert's fallback is a module that has run at
+ * load already. */
 function vegaRuntime() {
-  if (window.vega) return;
   const script = document.createElement("script");
   script.textContent = document.getElementById("vega-runtime").textContent;
   document.head.append(script);
