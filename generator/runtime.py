@@ -618,14 +618,15 @@ def _node_json(home: Path, script: str, args: list[str], stdin: str | None, what
 
 def parse(specs: Mapping[str, dict], home: Path) -> str:
     """The specs parsed by vega-parser, as JSON text: {"dataflows": {id: dataflow}, "needs": {"operators": [names],
-    "bindings": bool}}, needs being what the bundle must hold."""
+    "bindings": bool, "expressions": the expressions' compiled functions, ...}}, needs being what the bundle must
+    hold."""
     return _node_json(home, "parse.mjs", [], json.dumps(specs, sort_keys=True), "parse the figures' Vega specs")
 
 
 def bundle(needs: dict, home: Path) -> str:
-    """The page's script: vega-view, the interpreter and what parse() said the dataflows need, bundled and minified
-    by esbuild."""
-    return _node_json(home, "bundle.mjs", [json.dumps(needs, sort_keys=True)], None, "bundle the Vega runtime")
+    """The page's script: vega-view, the expressions parse() compiled and what it said the dataflows need, bundled
+    and minified by esbuild (needs on stdin: the compiled expressions outgrow a command-line argument)."""
+    return _node_json(home, "bundle.mjs", [], json.dumps(needs, sort_keys=True), "bundle the Vega runtime")
 
 
 def minify(text: str, loader: str, home: Path) -> str:

@@ -71,11 +71,12 @@ def with_step(spec: dict, step: dict) -> dict:
 
 # --- what the bundle and the dataflows hold ---------------------------------------------------------------------
 
-def test_bundle_exposes_the_view_and_the_interpreter_but_not_the_parser(live):
+def test_bundle_exposes_the_view_and_the_compiled_expressions_but_not_the_parser_or_the_interpreter(live):
     code = live.code.replace(" ", "")
-    assert "window.vega={View:" in code and "window.vegaExpressionInterpreter=" in code
+    assert "window.vega={View:" in code and "window.vegaExpressions=" in code
     assert "parse" not in code.split("window.vega=", 1)[1][:60]
     assert "Unrecognized transform type" not in live.code  # vega-parser's own message: the parser is left out
+    assert "vegaExpressionInterpreter" not in code and "Prevented interpretation" not in code  # vega-interpreter's
 
 
 def test_bundle_imports_nothing(live):
@@ -98,25 +99,17 @@ def test_the_dataflows_run_every_transform_the_specs_use(specs, tools):
     assert parsed["needs"]["bindings"] is False  # the plate binds no signal to an input
 
 
-def test_the_dataflows_keep_no_generated_code(live):
-    """Expressions run through the interpreter from their ASTs; their generated JavaScript is only a memo key."""
+def test_the_dataflows_name_each_expression_by_a_token_the_bundle_compiled(live, specs, tools):
+    """An expression in a dataflow is only a token ({"code": "#n"}), an encoder too (its channels go); the bundle holds
+    one function per token, and no syntax tree is left for an interpreter."""
     text = json.dumps(live.dataflows)
-    codes = re.findall(r'"code": "([^"]*)"', text)
+    codes = set(re.findall(r'"code": "([^"]*)"', text))
     assert codes and all(re.fullmatch(r"#\d+", c) for c in codes)
-    assert '"ast"' in text and '"raw"' not in text
-    channels = []
-
-    def walk(node):
-        if isinstance(node, dict):
-            if isinstance(node.get("channels"), dict):
-                channels.extend(node["channels"].values())
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-    walk(live.dataflows)
-    assert channels and all("ast" in c and "code" not in c for c in channels)
+    assert '"ast"' not in text and '"channels"' not in text
+    expressions = json.loads(runtime.parse(specs, tools))["needs"]["expressions"]
+    table = set(re.findall(r'(?:^\{|,\n)"(#\d+)":function', expressions))
+    assert table == codes  # every token has its function, and no function is carried for nothing
+    assert all(f'"{c}":function' in live.code.replace(" ", "") for c in codes)
 
 
 def test_the_bundle_holds_only_the_operators_asked_for(tools):
@@ -184,13 +177,33 @@ def called_marked_curved(node, found=None) -> dict[str, set]:
     return found
 
 
-def test_the_parser_names_the_functions_marks_and_curves_the_figures_use(specs, live, tools):
-    """The functions, mark types and curves the bundle keeps are those in the dataflows; an interpolate a signal
-    chooses asks for every curve."""
+# vega-parser's dataflows with their syntax trees, as node makes them without parse.mjs (which keeps only tokens).
+WITH_ASTS = """import {readFileSync} from "node:fs";
+import {transforms} from "vega-dataflow";
+import {parse} from "vega-parser";
+import {TRANSFORMS} from "./transforms.mjs";
+for (const [name, [, value]] of Object.entries(TRANSFORMS)) transforms[name] = value;
+const specs = JSON.parse(readFileSync(0, "utf8"));
+process.stdout.write(JSON.stringify(Object.values(specs).map((spec) => parse(spec, null, {ast: true}))));"""
+
+
+def parsed_with_asts(specs: dict, tools) -> list:
+    done = runtime._run("node", ["--input-type=module", "-e", WITH_ASTS], tools, stdin=json.dumps(specs))
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_the_parser_names_the_functions_marks_and_curves_the_figures_use(specs, tools):
+    """The functions, mark types and curves the bundle keeps are those in the dataflows (and the functions the
+    compiled code calls on Vega's table, the scales' __bandwidth among them); an interpolate a signal chooses asks
+    for every curve."""
     plain = json.loads(runtime.parse(specs, tools))["needs"]
-    found = called_marked_curved(live.dataflows)
+    found = called_marked_curved(parsed_with_asts(specs, tools))
     assert found["functions"] and found["marks"]
-    assert {key: set(plain[key]) for key in found} == found
+    called = set(re.findall(r"\bthis\.(\w+)", plain["expressions"]))
+    assert "__bandwidth" in called  # the figures have band scales: the one function the code generator adds
+    assert set(plain["functions"]) == found["functions"] | called
+    assert {key: set(plain[key]) for key in ("marks", "curves")} == {k: found[k] for k in ("marks", "curves")}
     spec = next(iter(specs.values()))
     source = next(d["name"] for d in spec["data"] if "source" in d)
     line = {"type": "line", "from": {"data": source},
@@ -199,7 +212,7 @@ def test_the_parser_names_the_functions_marks_and_curves_the_figures_use(specs, 
     extra["marks"] = [*extra.get("marks", []), line]
     named = json.loads(runtime.parse({"f": extra}, tools))["needs"]
     assert set(named["curves"]) == found["curves"] | {"monotone"}
-    assert set(named["functions"]) == found["functions"] | {"cumulativeNormal"}
+    assert set(named["functions"]) >= found["functions"] | {"cumulativeNormal"}
     assert set(named["marks"]) == found["marks"] | {"line"}
     chosen = copy.deepcopy(extra)
     chosen["signals"] = [*chosen.get("signals", []), {"name": "hb_curve", "value": "step"}]
@@ -317,31 +330,33 @@ def test_the_page_script_is_joined_when_node_cannot_bundle_it(live, monkeypatch)
 
 # --- in the browser ----------------------------------------------------------------------------------------------
 
-# An expression calling probe() (which hands back the scope it was called on) and, once with no event, x().
-INTERPRETER = """() => {
-  const I = window.vegaExpressionInterpreter;
-  const ctx = {functions: {probe() { return this; }}};
-  const call = (callee) => ({type: 'CallExpression', callee: {type: 'Identifier', name: callee}, arguments: []});
-  const probe = I.parameter(ctx, {ast: call('probe')});
-  let thrown = null;
-  try { I.parameter(ctx, {ast: call('x')})({}, {}); } catch (e) { thrown = e.constructor.name; }
-  const onEvent = I.event(ctx, {ast: call('probe')});
-  return {shared: probe({a: 1}, {}) === probe({a: 2}, {}), thrown,
-          ownOnEvent: onEvent({vega: {}}) !== onEvent({vega: {}}) && onEvent({vega: {}}) !== probe({}, {})};
+# The view's expression maker on a function table with probe() (which hands back the scope it was called on) and the
+# compiled function of a token the page's dataflows name; and a token the bundle does not hold.
+EXPRESSIONS = """([token, encoder]) => {
+  const E = window.vegaExpressions, fn = {probe() { return this; }};
+  const ctx = {functions: fn};
+  let missing = null;
+  try { E.parameter(ctx, {code: '#999999'}); } catch (e) { missing = e.message; }
+  const made = [E.operator(ctx, {code: token}), E.parameter(ctx, {code: token}), E.encode(ctx, {code: encoder})];
+  return {kinds: made.map((f) => typeof f), missing};
 }"""
 
 
 @pytest.mark.browser
-def test_the_interpreter_shares_one_scope_between_evaluations_that_have_no_event(live, browser):
-    """bundle.mjs's patch of vega-interpreter: without an event, one scope per function table (no six closures per
-    evaluation), whose event functions throw as the unpatched ones do; with an event, a scope of its own as before.
-    The page drawing what the whole of Vega draws (below) holds the output the same."""
+def test_the_expression_maker_hands_vega_the_compiled_functions_and_names_a_missing_one(live, browser):
+    """vega-view takes window.vegaExpressions as its expression maker: a function for each token, and for a token
+    the bundle lacks, an error that says so. (Drawing what the whole of Vega draws, below, holds what they compute.)"""
+    text = json.dumps(live.dataflows)
+    token = re.search(r'"update": \{"code": "(#\d+)"', text)[1]  # an operator's update
+    encoder = re.search(r'"\$encode": \{"\w+": \{"\$expr": \{"code": "(#\d+)"', text)[1]
     page = browser.new_page()
     try:
         page.set_content(f"<!doctype html><body><script type='module'>{live.code}</script></body>")
         wait_until(page, "typeof window.vegaRuntime === 'function'")
         page.evaluate("window.vegaRuntime()")
-        assert page.evaluate(INTERPRETER) == {"shared": True, "thrown": "TypeError", "ownOnEvent": True}
+        found = page.evaluate(EXPRESSIONS, [token, encoder])
+        assert found["kinds"] == ["function"] * 3
+        assert "#999999" in found["missing"] and "bundled for other dataflows" in found["missing"]
     finally:
         page.close()
 
@@ -356,7 +371,7 @@ def test_the_runtime_runs_every_dataflow_and_registers_only_what_they_name(specs
         wait_until(page, "typeof window.vegaRuntime === 'function'")
         assert page.evaluate("typeof window.vega") == "undefined"  # nothing runs until the first view needs it
         page.evaluate("window.vegaRuntime()")
-        wait_until(page, "window.vega && window.vegaExpressionInterpreter")
+        wait_until(page, "window.vega && window.vegaExpressions")
         assert page.evaluate("typeof window.vega.parse") == "undefined"
         registered = set(page.evaluate("Object.keys(window.vega.transforms)"))
         named = {op["type"].lower() for flow in live.dataflows.values() for op in flow["operators"]}
@@ -366,7 +381,7 @@ def test_the_runtime_runs_every_dataflow_and_registers_only_what_they_name(specs
             try {
                 const holder = document.createElement('div');
                 document.body.append(holder);
-                const view = new vega.View(flow, {expr: vegaExpressionInterpreter, renderer: 'svg'});
+                const view = new vega.View(flow, {expr: vegaExpressions, renderer: 'svg'});
                 view.initialize(holder);
                 await view.runAsync();
                 return holder.querySelector('svg') ? 'ok' : 'no svg';
@@ -385,6 +400,22 @@ window.vegaExpressionInterpreter = expressionInterpreter;
 """
 
 
+def with_whole_vega(html: str, live, specs: dict) -> str:
+    """The page with vl-convert's whole Vega run at load in place of the bundle, each figure given its spec as the
+    fallback page gives it: the whole Vega parses the specs and interprets their expressions itself, so what it
+    draws owes nothing to parse.mjs or bundle.mjs."""
+    inert = f'<script type="text/plain" id="vega-runtime">{render.script_safe(live.code)}</script>'
+    assert html.count(inert) == 1  # carried inert: the page runs it when the first view is made
+    whole = render.script_safe(vlc.javascript_bundle(WHOLE_VEGA))
+    assert len(whole) > len(live.code)
+    html = html.replace(inert, f'<script type="module">{whole}</script>')
+    block = re.search(r'(<script type="application/json" id="plate-data">)(.*?)(</script>)', html, re.S)
+    data = json.loads(block[2])
+    assert sorted(f["id"] for f in data["figures"]) == sorted(specs)
+    data["figures"] = [{"id": f["id"], "vega": specs[f["id"]]} for f in data["figures"]]
+    return html[:block.start(2)] + str(render.script_json(data)) + html[block.end(2):]
+
+
 def open_live(browser, folder: Path):
     """The page in folder, every figure live (those below the fold too); the page's CSP lifted, since a copy with
     the whole of Vega swapped in carries a script its CSP does not list."""
@@ -397,17 +428,11 @@ def open_live(browser, folder: Path):
 
 
 @pytest.mark.browser
-def test_the_page_draws_the_same_figures_as_with_the_whole_of_vega(mini_site, live, browser, tmp_path):
-    """vl-convert's whole Vega, swapped in for the bundle, runs the same dataflows into the same SVGs."""
+def test_the_page_draws_the_same_figures_as_with_the_whole_of_vega(mini_site, live, specs, browser, tmp_path):
+    """vl-convert's whole Vega, swapped in for the bundle and given the specs, draws the same SVGs as the bundle's
+    dataflows and compiled expressions."""
     html = (mini_site / "index.html").read_text(encoding="utf-8")
-    small = render.script_safe(live.code)
-    assert html.count(small) == 1
-    whole = render.script_safe(vlc.javascript_bundle(WHOLE_VEGA))
-    assert len(whole) > len(small)
-    inert = f'<script type="text/plain" id="vega-runtime">{small}</script>'
-    assert html.count(inert) == 1  # carried inert: the page runs it when the first view is made
-    (tmp_path / "index.html").write_text(html.replace(inert, f'<script type="module">{whole}</script>'),
-                                         encoding="utf-8")
+    (tmp_path / "index.html").write_text(with_whole_vega(html, live, specs), encoding="utf-8")
     drawn = []
     for folder in (mini_site, tmp_path):
         page = open_live(browser, folder)
@@ -432,16 +457,12 @@ STEP = """async ([id, value]) => {
 
 
 @pytest.mark.browser
-def test_the_page_redraws_the_same_figures_as_with_the_whole_of_vega(mini_site, live, browser, tmp_path):
+def test_the_page_redraws_the_same_figures_as_with_the_whole_of_vega(mini_site, live, specs, browser, tmp_path):
     """bundle.mjs's patches change how a redraw runs (fold keeps its folded tuples when its rows only change values,
-    so Figure 1's marks stay), never what it draws: after every change of every control, each figure's SVG is the
-    one vl-convert's whole Vega draws from the same dataflows."""
+    so Figure 1's marks stay), and parse.mjs compiles the expressions, never what is drawn: after every change of
+    every control, each figure's SVG is the one vl-convert's whole Vega draws from the specs."""
     html = (mini_site / "index.html").read_text(encoding="utf-8")
-    inert = f'<script type="text/plain" id="vega-runtime">{render.script_safe(live.code)}</script>'
-    assert html.count(inert) == 1
-    whole = render.script_safe(vlc.javascript_bundle(WHOLE_VEGA))
-    (tmp_path / "index.html").write_text(html.replace(inert, f'<script type="module">{whole}</script>'),
-                                         encoding="utf-8")
+    (tmp_path / "index.html").write_text(with_whole_vega(html, live, specs), encoding="utf-8")
     pages = [open_live(browser, folder) for folder in (mini_site, tmp_path)]
     try:
         steps = pages[0].evaluate(STEPS)
@@ -580,7 +601,7 @@ def counted(tmp_path, monkeypatch):
     monkeypatch.setattr(runtime, "parse", lambda specs, home: calls.append("parse") or json.dumps(
         {"dataflows": {k: {"operators": []} for k in specs}, "needs": {"operators": ["collect"], "bindings": False}}))
     monkeypatch.setattr(runtime, "bundle", lambda needs, home: calls.append("bundle") or
-                        "window.vega={View:1};window.vegaExpressionInterpreter=3;/*" + "x" * 4000 + "*/\n")
+                        "window.vega={View:1};window.vegaExpressions=3;/*" + "x" * 4000 + "*/\n")
     return tmp_path / "cache" / build.RUNTIME_FOLDER, calls
 
 

@@ -1,9 +1,9 @@
-// Bundle the page's Vega runtime with esbuild: vega-view, vega-interpreter and only the operators named in argv
-// (JSON, parse.mjs's "needs": {"operators": [...], "bindings": bool, ...: what `trimmed` below leaves out}), registered
-// into vega-dataflow's registry. Vega's packages are resolved to their ES sources
-// and marked free of side effects, so esbuild leaves out what the page never reaches (the parser, the unused
-// transforms, most of d3). stdout: the minified script, which defines window.vegaRuntime(): called once, it sets
-// window.vega = {View, transforms} and window.vegaExpressionInterpreter.
+// Bundle the page's Vega runtime with esbuild: vega-view, the expressions' functions compiled by parse.mjs, and only
+// the operators named on stdin (JSON, parse.mjs's "needs": {"operators": [...], "bindings": bool, "expressions": the
+// functions' source, ...: what `trimmed` below leaves out}), registered into vega-dataflow's registry. Vega's
+// packages are resolved to their ES sources and marked free of side effects, so esbuild leaves out what the page
+// never reaches (the parser, the unused transforms, most of d3). stdout: the minified script, which defines
+// window.vegaRuntime(): called once, it sets window.vega = {View, transforms} and window.vegaExpressions.
 import {existsSync, readFileSync} from "node:fs";
 import {dirname, join} from "node:path";
 import {fileURLToPath} from "node:url";
@@ -11,7 +11,7 @@ import * as esbuild from "esbuild";
 import {TRANSFORMS} from "./transforms.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const needs = JSON.parse(process.argv[2]);
+const needs = JSON.parse(readFileSync(0, "utf8"));
 const names = needs.operators;
 const missing = names.filter((name) => !(name in TRANSFORMS));
 if (missing.length) {
@@ -21,7 +21,8 @@ if (missing.length) {
 const lines = [
   'import {View} from "vega-view";',
   'import {transforms} from "vega-dataflow";',
-  'import {expressionInterpreter} from "vega-interpreter";',
+  'import {functionContext} from "vega-functions";',
+  `import {internalScaleFunctions} from ${JSON.stringify(join(here, "node_modules", "vega-functions", "src", "scales.js"))};`,
 ];
 const entries = names.map((name, i) => {
   lines.push(`import {${name} as T${i}} from "${TRANSFORMS[name][0]}";`);
@@ -30,7 +31,33 @@ const entries = names.map((name, i) => {
 lines.push(`Object.assign(transforms, {${entries.join(", ")}});`);
 // The registry goes out too: vega-runtime makes an inert operator for a name it lacks, so tests read it to prove
 // the bundle holds every operator the dataflows name.
-lines.push("window.vega = {View, transforms};", "window.vegaExpressionInterpreter = expressionInterpreter;");
+lines.push(expressionsModule(needs.expressions ?? "{}"));
+lines.push("window.vega = {View, transforms};", "window.vegaExpressions = expressions;");
+
+// The expressions: the table of functions parse.mjs compiled ({token: function}), and the expression maker vega-view
+// takes (its option `expr`, in place of vega-runtime's, which makes them with Function at run time). Each function is
+// bound to the view's function table, as vega-runtime binds those it makes; parse.mjs gave every expression outside
+// an encoder one signature, (_, datum, event). The code generator calls the scales' __bandwidth on that table, and
+// adds it to the table only when it is made (never, in the page): internalScaleFunctions adds it here.
+function expressionsModule(table) {
+  return `internalScaleFunctions(String, functionContext, {});
+const compiled = ${table};
+function compiledFunction(code) {
+  const made = compiled[code];
+  if (!made) throw Error("the Vega runtime holds no compiled expression " + code + ": it was bundled for other dataflows");
+  return made;
+}
+const expressions = {
+  operator: (ctx, expr) => compiledFunction(expr.code).bind(ctx.functions),
+  parameter: (ctx, expr) => { const f = compiledFunction(expr.code), fn = ctx.functions; return (datum, _) => f.call(fn, _, datum); },
+  event: (ctx, expr) => { const f = compiledFunction(expr.code), fn = ctx.functions; return (event) => f.call(fn, undefined, undefined, event); },
+  handler: (ctx, expr) => {
+    const f = compiledFunction(expr.code), fn = ctx.functions;
+    return (_, event) => f.call(fn, _, event.item && event.item.datum, event);
+  },
+  encode: (ctx, encode) => compiledFunction(encode.code).bind(ctx.functions),
+};`;
+}
 
 // A package's own ES sources (index.browser.js where it has one: vega-loader and vega-canvas would pull in node's
 // fs and canvas otherwise), each file marked side-effect free: Vega registers what the page needs through the
@@ -74,48 +101,6 @@ const NO_BIND = `export default function bind() {
   throw Error("this Vega runtime was bundled without signal bindings: no figure had one at build time");
 }
 `;
-// vega-interpreter (the page's expressions, without eval) made, for every evaluation of every expression, a new
-// scope with six closures routing the event functions (view(), item(), x(), ...) to the event, though only event
-// handlers have one: a redraw spent about a third of its script time there. Without an event those closures can
-// only throw (event.vega of undefined), so that scope is made once per function table, with six that throw the
-// same TypeError; with an event, as before. The patch names the exact lines it replaces and fails the bundle
-// when vega-interpreter no longer has them.
-const INTERPRET_SCOPE = `  $.fn = Object.create(fn);
-  $.params = params;
-  $.datum = datum;
-  $.event = event;
-  $.item = item;
-
-  // route event functions to annotated vega event context
-  EventFunctions.forEach(f => $.fn[f] = (...args) => event.vega[f](...args));
-
-  return $(ast);
-}`;
-const SHARED_SCOPE = `  $.fn = event === undefined ? eventless(fn) : Object.create(fn);
-  $.params = params;
-  $.datum = datum;
-  $.event = event;
-  $.item = item;
-
-  // route event functions to annotated vega event context
-  if (event !== undefined) EventFunctions.forEach(f => $.fn[f] = (...args) => event.vega[f](...args));
-
-  return $(ast);
-}
-
-const Eventless = new WeakMap();
-
-function eventless(fn) {
-  let scope = Eventless.get(fn);
-  if (!scope) {
-    const event = undefined;
-    scope = Object.create(fn);
-    EventFunctions.forEach(f => scope[f] = (...args) => event.vega[f](...args));
-    Eventless.set(fn, scope);
-  }
-  return scope;
-}`;
-
 // vega-transforms' fold made new tuples from every source tuple at every pulse, so a change of values (the page hands
 // its rows over as modifications) removed every folded tuple and added new ones: every mark drawn from them, and
 // its SVG element, was made anew. When the source only changed values, under the same fields, each source tuple
@@ -167,106 +152,6 @@ const FOLD_KEPT = `    const kept = this._kept;
     this.value = out.source = out.add;
     return out.modifies(as);`;
 
-// The interpreter then walked each expression's syntax tree anew at every evaluation (a redraw evaluates thousands:
-// every encoding channel of every mark item), about a third of a redraw's Vega time. Each tree is now turned once
-// into nested closures, one per node, doing what its visitor does (the same lookups, calls and checks, in the same
-// order), kept per tree; an evaluation runs them on its scope. Patched on top of the shared scope above.
-const INTERPRET_HEAD = `export default function(ast, fn, params, datum, event, item) {
-  const $ = n => Visitors[n.type]($, n);
-  $.memberDepth = 0;
-`;
-const COMPILED = `const Compilers = {
-  Literal: n => { const v = n.value; return () => v; },
-
-  // inside a member's property or an object's key (member), a name is itself, as at memberDepth > 0
-  Identifier: (n, member) => {
-    const id = n.name;
-    return member ? () => id
-      : id === 'datum' ? s => s.datum
-      : id === 'event' ? s => s.event
-      : id === 'item' ? s => s.item
-      : s => Constants[id] || s.params['$' + id];
-  },
-
-  MemberExpression: (n, member) => {
-    const o = compile(n.object, member),
-          p = compile(n.property, member || !n.computed);
-    return s => {
-      const obj = o(s), prop = p(s);
-      if (DisallowedMethods.has(obj[prop])) {
-        // eslint-disable-next-line no-console
-        console.error(\`Prevented interpretation of member "\${prop}" which could lead to insecure code execution\`);
-        return;
-      }
-      return obj[prop];
-    };
-  },
-
-  CallExpression: (n, member) => {
-    let name = n.callee.name;
-    if (name.startsWith('_')) name = name.slice(1);
-    const args = n.arguments.map(a => compile(a, member));
-    if (name === 'if') {
-      const [test, yes, no] = args;
-      return s => test(s) ? yes(s) : no(s);
-    }
-    return s => (s.fn[name] || Functions[name]).apply(s.fn, args.map(a => a(s)));
-  },
-
-  ArrayExpression: (n, member) => {
-    const elements = n.elements.map(e => compile(e, member));
-    return s => elements.map(e => e(s));
-  },
-
-  BinaryExpression: (n, member) => {
-    const op = n.operator, left = compile(n.left, member), right = compile(n.right, member);
-    return s => Ops[op](left(s), right(s));
-  },
-
-  UnaryExpression: (n, member) => {
-    const op = n.operator, argument = compile(n.argument, member);
-    return s => Unary[op](argument(s));
-  },
-
-  ConditionalExpression: (n, member) => {
-    const test = compile(n.test, member), yes = compile(n.consequent, member), no = compile(n.alternate, member);
-    return s => test(s) ? yes(s) : no(s);
-  },
-
-  LogicalExpression: (n, member) => {
-    const left = compile(n.left, member), right = compile(n.right, member);
-    return n.operator === '&&' ? s => left(s) && right(s) : s => left(s) || right(s);
-  },
-
-  ObjectExpression: (n, member) => {
-    const properties = n.properties.map(p => [compile(p.key, true), compile(p.value, member)]);
-    return s => properties.reduce((o, [key, value]) => {
-      const k = key(s);
-      if (DisallowedMethods.has(value(s))) {
-        // eslint-disable-next-line no-console
-        console.error(\`Prevented interpretation of property "\${k}" which could lead to insecure code execution\`);
-      } else {
-        o[k] = value(s);
-      }
-      return o;
-    }, {});
-  }
-};
-
-function compile(n, member) {
-  return Compilers[n.type](n, member);
-}
-
-const Compiled = new WeakMap();
-
-export default function(ast, fn, params, datum, event, item) {
-  let run = Compiled.get(ast);
-  if (!run) Compiled.set(ast, run = compile(ast, false));
-  const $ = {};
-`;
-const COMPILED_SCOPE = `  return run($);
-}`;
-
 // Colour schemes: only those the scales name (vega-scale's table holds about 80, 4.5 kB gzip); a scheme a
 // signal picks keeps them all. A name left out is an unknown scheme, which Vega reports as for any other.
 async function palettes(path) {
@@ -297,9 +182,9 @@ export function responseType(type) {
 
 // Expression functions: vega-functions' table holds about 120 (the selection, lasso, statistics, time, colour and
 // tree functions, with the code generator only the parser uses, about 9 kB gzip); the page keeps those its
-// expressions call. The interpreter looks a name up in that table first, then in its own (isFinite, round, ...), so
-// a name both have stays in the table, and a name left out can only be one no expression calls. The patch names the
-// exact lines it replaces and fails the bundle when codegen.js no longer has them.
+// expressions call (the compiled code calls this.name for each; parse.mjs lists them). A name left out can only be
+// one no expression calls. The patch names the exact lines it replaces and fails the bundle when codegen.js no
+// longer has them.
 const CONTEXT_START = "export const functionContext = {\n";
 const GENERATOR = "export const codeGenerator = codegenExpression(codegenParams);";
 function functionTable(source) {
@@ -312,7 +197,7 @@ function functionTable(source) {
   if (named.some(([, name]) => !name)) return null; // an entry of more than one line: not the table we know
   const kept = named.filter(([, name]) => keep.has(name)).map(([line]) => line.replace(/,?( *\/\/.*)?$/, ",$1"));
   return source.slice(0, start) + CONTEXT_START + kept.join("\n") + source.slice(end)
-    // the code generator turns expressions into JavaScript for eval, which the page's interpreter never needs
+    // the code generator ran at build time (parse.mjs): the page never needs it
     .replace(GENERATOR, "export const codeGenerator = null;")
     .replace(registered, (line, name) => keep.has(name) ? line : "");
 }
@@ -374,15 +259,6 @@ function patched(make, what) {
 const trimmed = {
   name: "trimmed",
   setup(build) {
-    build.onLoad({filter: /vega-interpreter[\\/]src[\\/]interpret\.js$/}, (args) => {
-      const source = readFileSync(args.path, "utf8");
-      if (!source.includes(INTERPRET_HEAD + INTERPRET_SCOPE)) {
-        return {errors: [{text: "vega-interpreter's interpret.js no longer has the lines bundle.mjs replaces"}]};
-      }
-      // (replaced by functions: a replacement string would read the code's $' and $& as patterns)
-      const shared = SHARED_SCOPE.replace("  return $(ast);\n}", () => COMPILED_SCOPE);
-      return {contents: source.replace(INTERPRET_HEAD + INTERPRET_SCOPE, () => COMPILED + shared), loader: "js"};
-    });
     build.onLoad({filter: /vega-transforms[\\/]src[\\/]Fold\.js$/}, (args) => {
       const source = readFileSync(args.path, "utf8");
       const imports = "import {Transform, derive} from 'vega-dataflow';";

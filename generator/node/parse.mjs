@@ -1,37 +1,50 @@
 // Parse Vega specs into the dataflows vega-view runs, at build time: the page then needs no vega-parser.
 // stdin: {figure id: Vega spec}; stdout: {"dataflows": {id: dataflow}, "needs": {"operators": [names used],
 // "bindings": whether any figure binds a signal to an input, "schemes", "geo", "formats", "functions", "marks",
-// "curves", "scales": see extras()}}: what bundle.mjs must put in the runtime.
-// Expressions come as ASTs for vega-interpreter (the page's CSP forbids eval). The interpreter never reads their
-// generated code, but vega-runtime memoises expression functions by it, so each distinct code becomes a short
-// token (an encoder's channels are not memoised: theirs goes). What the interpreter never reads is dropped: a literal's raw text, a property's type and kind, and a
-// member expression's computed flag when false (it reads a missing flag as false).
+// "curves", "scales": see extras(); "expressions": the expressions' functions, see compiled()}}: what bundle.mjs
+// must put in the runtime.
+// Expressions are compiled here, into JavaScript the runtime bundle carries (the page's CSP forbids eval, so Vega
+// cannot make them in the page): an expression in a dataflow keeps only a token naming its function, and an
+// encoder's channels go, replaced by the token of the one function Vega's own code generator writes for them.
 import {readFileSync} from "node:fs";
+import {dirname, join} from "node:path";
+import {fileURLToPath, pathToFileURL} from "node:url";
 import {transforms} from "vega-dataflow";
 import {parse} from "vega-parser";
 import {TRANSFORMS} from "./transforms.mjs";
 
 for (const [name, [, value]] of Object.entries(TRANSFORMS)) transforms[name] = value;
 
-const tokens = new Map();
+// vega-runtime's code generator for encoders (its package exports only the built bundle, which keeps it private).
+const here = dirname(fileURLToPath(import.meta.url));
+const {default: codegen} = await import(pathToFileURL(join(here, "node_modules", "vega-runtime", "src", "expression.js")));
 
-function slim(node, channel = false) {
-  if (Array.isArray(node)) return node.map((item) => slim(item));
+// Each distinct function's source → its token, in the order first met: the same specs give the same tokens.
+const tokens = new Map();
+const token = (source) => {
+  if (!tokens.has(source)) tokens.set(source, `#${tokens.size}`);
+  return tokens.get(source);
+};
+
+// One signature for every expression outside an encoder: an operator's update takes (_), a parameter (datum, _),
+// an event filter (event) and a handler (_, event) with datum read off the event's item; bundle.mjs calls it so.
+// The body is what vega-runtime's expression() makes of the code.
+const expressionSource = (code) => `function(_,datum,event){${code.endsWith(";") ? code : `return(${code});`}}`;
+
+/** The dataflow with each expression replaced by {code: its function's token} (the other keys kept), and each
+ * encoder ({marktype, channels}) by {code: the token of vega-runtime's encoder function for it}. */
+function compiled(node) {
+  if (Array.isArray(node)) return node.map(compiled);
   if (node === null || typeof node !== "object") return node;
-  const out = {};
-  for (const [key, value] of Object.entries(node)) {
-    if (key === "raw" && node.type === "Literal") continue;
-    if ((key === "type" || key === "kind") && node.type === "Property") continue;
-    if (key === "computed" && value === false && node.type === "MemberExpression") continue;
-    if (key === "code" && "ast" in node && channel) continue; // an encoder's channel: no memo reads it
-    if (key === "code" && "ast" in node && typeof value === "string") {
-      if (!tokens.has(value)) tokens.set(value, `#${tokens.size}`);
-      out.code = tokens.get(value);
-    } else if (key === "channels" && value && typeof value === "object" && !Array.isArray(value)) {
-      out.channels = Object.fromEntries(Object.entries(value).map(([name, c]) => [name, slim(c, true)]));
-    } else out[key] = slim(value);
+  if (typeof node.code === "string" && "ast" in node) {
+    const {code, ast, ...rest} = node;
+    return {...compiled(rest), code: token(expressionSource(code))};
   }
-  return out;
+  if ("marktype" in node && node.channels && typeof node.channels === "object") {
+    const {marktype, channels, ...rest} = node;
+    return {...compiled(rest), code: token(String(codegen.encode(null, {marktype, channels})))};
+  }
+  return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, compiled(value)]));
 }
 
 function collect(node, used) {
@@ -90,16 +103,25 @@ const found = {schemes: new Set(), geo: false, formats: false, functions: new Se
 const dataflows = {}, used = new Set();
 let bindings = false;
 for (const [id, spec] of Object.entries(specs)) {
+  let parsed;
   try {
-    dataflows[id] = slim(parse(spec, null, {ast: true}));
+    parsed = parse(spec, null, {ast: true});
   } catch (error) {
     process.stderr.write(`figure '${id}': ${error.message}\n`);
     process.exit(3);
   }
-  collect(dataflows[id], used);
-  extras(dataflows[id], found);
-  bindings ||= dataflows[id].bindings?.length > 0;
+  collect(parsed, used);
+  extras(parsed, found);
+  dataflows[id] = compiled(parsed);
+  bindings ||= parsed.bindings?.length > 0;
 }
+// The functions of Vega's function table the compiled code calls (this.name): named in the ASTs already, but for
+// those the code generator adds itself (the scales' __bandwidth, which bundle.mjs registers).
+const sources = [...tokens.keys()];
+if (found.functions !== true) {
+  for (const source of sources) for (const [, name] of source.matchAll(/\bthis\.(\w+)/g)) found.functions.add(name);
+}
+const expressions = `{${sources.map((source) => `${JSON.stringify(tokens.get(source))}:${source}`).join(",\n")}}`;
 used.delete("operator"); // the plain operator vega-runtime makes itself, not a registered transform
 const listed = (set) => set === true ? true : [...set].sort();
 found.formats ||= used.has("load");
@@ -107,4 +129,4 @@ process.stdout.write(JSON.stringify({dataflows, needs: {operators: [...used].sor
                                                         schemes: listed(found.schemes), geo: found.geo,
                                                         formats: found.formats, functions: listed(found.functions),
                                                         marks: listed(found.marks), curves: listed(found.curves),
-                                                        scales: listed(found.scales)}}));
+                                                        scales: listed(found.scales), expressions}}));

@@ -1,7 +1,7 @@
 // The plate's live figures: the static SVGs of the default are replaced by Vega views that follow the controls.
 // The entry of the page script, bundled by esbuild at build time (generator/node/page.mjs) with the plate's page
 // modules (docs/plates.md): its model.js evaluates the model, its selection.js and words.js turn the numbers into
-// rows and words, as its Python module does for the default. The Vega runtime (window.vega and window.vegaExpressionInterpreter) is
+// rows and words, as its Python module does for the default. The Vega runtime (window.vega and window.vegaExpressions) is
 // run when the first view is made: see views.js vegaRuntime().
 import { model } from "./model.js";
 import { ALL, CLUSTER_KEYS, KEYS, data, form, readout, selects } from "./data.js";

@@ -30,7 +30,7 @@ export async function liveView(figure, current, width) {
   const live = document.createElement("div");
   live.className = "live";
   const view = new window.vega.View(runtime, {
-    expr: window.vegaExpressionInterpreter,
+    expr: figure.vega ? window.vegaExpressionInterpreter : window.vegaExpressions, // the fallback interprets ASTs
     renderer: "none", // the first run lays the marks out and draws nothing; the SVG renderer comes after it
     hover: false,
   });
