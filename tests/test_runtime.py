@@ -332,20 +332,36 @@ def test_the_page_script_is_joined_when_node_cannot_bundle_it(live, monkeypatch)
 
 # The view's expression maker on a function table with probe() (which hands back the scope it was called on) and the
 # compiled function of a token the page's dataflows name; and a token the bundle does not hold.
-EXPRESSIONS = """([token, encoder]) => {
+EXPRESSIONS = """([token, encoder, plain, reads]) => {
   const E = window.vegaExpressions, fn = {probe() { return this; }};
   const ctx = {functions: fn};
   let missing = null;
   try { E.parameter(ctx, {code: '#999999'}); } catch (e) { missing = e.message; }
   const made = [E.operator(ctx, {code: token}), E.parameter(ctx, {code: token}), E.encode(ctx, {code: encoder})];
-  return {kinds: made.map((f) => typeof f), missing};
+  // one function that reads neither signals, datum nor the table, made by each maker: the same value from each
+  const value = (f, ...args) => JSON.stringify(f(...args));
+  const values = [value(E.operator(ctx, {code: plain}), {}), value(E.parameter(ctx, {code: plain}), {}, {}),
+                  value(E.event(ctx, {code: plain}), {vega: {}}), value(E.handler(ctx, {code: plain}), {}, {item: null})];
+  // one that reads the datum (any field 7, any table function handing back its first argument): a parameter is
+  // given it, a handler reads it off the event's item
+  const table = {functions: new Proxy({}, {get: () => (...args) => args[0]})};
+  const datum = new Proxy({}, {get: () => 7});
+  const read = [value(E.parameter(table, {code: reads}), datum, {}),
+                value(E.handler(table, {code: reads}), {}, {item: {datum}})];
+  return {kinds: made.map((f) => typeof f), missing, values, read};
 }"""
 
 
 @pytest.mark.browser
-def test_the_expression_maker_hands_vega_the_compiled_functions_and_names_a_missing_one(live, browser):
-    """vega-view takes window.vegaExpressions as its expression maker: a function for each token, and for a token
-    the bundle lacks, an error that says so. (Drawing what the whole of Vega draws, below, holds what they compute.)"""
+def test_the_expression_maker_hands_vega_the_compiled_functions_and_names_a_missing_one(live, specs, tools, browser):
+    """vega-view takes window.vegaExpressions as its expression maker: a function for each token, whichever kind of
+    expression asks (the figures have no event streams, so the event and handler makers run only here), and for a
+    token the bundle lacks, an error that says so. (Drawing what the whole of Vega draws, below, holds what they
+    compute.)"""
+    expressions = json.loads(runtime.parse(specs, tools))["needs"]["expressions"]
+    written = re.findall(r'"(#\d+)":function\(_,datum,event\)\{return\((.*?)\);\}(?=,\n|\}$)', expressions)
+    plain = next(t for t, code in written if not re.search(r"_\[|datum|event|this\.", code))
+    reads = next(t for t, code in written if "datum[" in code and not re.search(r"_\[|event", code))
     text = json.dumps(live.dataflows)
     token = re.search(r'"update": \{"code": "(#\d+)"', text)[1]  # an operator's update
     encoder = re.search(r'"\$encode": \{"\w+": \{"\$expr": \{"code": "(#\d+)"', text)[1]
@@ -354,8 +370,10 @@ def test_the_expression_maker_hands_vega_the_compiled_functions_and_names_a_miss
         page.set_content(f"<!doctype html><body><script type='module'>{live.code}</script></body>")
         wait_until(page, "typeof window.vegaRuntime === 'function'")
         page.evaluate("window.vegaRuntime()")
-        found = page.evaluate(EXPRESSIONS, [token, encoder])
+        found = page.evaluate(EXPRESSIONS, [token, encoder, plain, reads])
         assert found["kinds"] == ["function"] * 3
+        assert len(set(found["values"])) == 1 and found["values"][0] is not None
+        assert found["read"][0] == found["read"][1] == "7"
         assert "#999999" in found["missing"] and "bundled for other dataflows" in found["missing"]
     finally:
         page.close()
