@@ -29,9 +29,9 @@ const entries = names.map((name, i) => {
   return `${JSON.stringify(name)}: T${i}`;
 });
 lines.push(`Object.assign(transforms, {${entries.join(", ")}});`);
+lines.push(expressionsModule(needs.expressions ?? "{}"));
 // The registry goes out too: vega-runtime makes an inert operator for a name it lacks, so tests read it to prove
 // the bundle holds every operator the dataflows name.
-lines.push(expressionsModule(needs.expressions ?? "{}"));
 lines.push("window.vega = {View, transforms};", "window.vegaExpressions = expressions;");
 
 // The expressions: the table of functions parse.mjs compiled ({token: function}), and the expression maker vega-view
