@@ -330,11 +330,10 @@ def test_the_page_script_is_joined_when_node_cannot_bundle_it(live, monkeypatch)
 
 # --- in the browser ----------------------------------------------------------------------------------------------
 
-# The view's expression maker on a function table with probe() (which hands back the scope it was called on) and the
-# compiled function of a token the page's dataflows name; and a token the bundle does not hold.
+# The view's expression maker given tokens the page's dataflows name, and one the bundle does not hold.
 EXPRESSIONS = """([token, encoder, plain, reads]) => {
-  const E = window.vegaExpressions, fn = {probe() { return this; }};
-  const ctx = {functions: fn};
+  const E = window.vegaExpressions;
+  const ctx = {functions: {}};
   let missing = null;
   try { E.parameter(ctx, {code: '#999999'}); } catch (e) { missing = e.message; }
   const made = [E.operator(ctx, {code: token}), E.parameter(ctx, {code: token}), E.encode(ctx, {code: encoder})];
