@@ -106,11 +106,11 @@ def gather(content_dir: Path, warnings: list[str] | None = None, memo: dict | No
     an edit of the prose rebuilds in a fraction of the time. Between processes, the build cache (cache.py)
     keeps them. A series build (series.py) gives the plate's page name and its volume's base_url, and writes the
     site's robots.txt and sitemap itself; a plate built alone (base_url None) is a site of one page, index.html,
-    published at the base_url of the volume.toml beside its folder, if any. drawn, if given, gets the plate's
+    published at the base_url of the series.toml (or volume.toml) beside its folder, if any. drawn, if given, gets the plate's
     figures (the series' index shows the first)."""
     alone = base_url is None
     if alone:
-        base_url = volume.base_url_beside(content_dir)
+        base_url = volume.base_url_beside(content_dir, warnings)
     result = checks.checked(content_dir)  # every mistake surfaces before the figures are drawn
     if warnings is not None:
         warnings.extend(result.warnings)

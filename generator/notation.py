@@ -63,12 +63,12 @@ def given(value, figures=FIGURES):
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
-def _in_unit(value, units):
-    """value to FIGURES in the first of units (name, lowest exponent, size) it reaches, once rounded."""
-    power = exponent(value, FIGURES)
+def _in_unit(value, units, figures=FIGURES):
+    """value to `figures` in the first of units (name, lowest exponent, size) it reaches, once rounded."""
+    power = exponent(value, figures)
     for unit, lowest, size in units:
         if lowest is None or power >= lowest:
-            return sig(value / size) + " " + unit
+            return sig(value / size, figures) + " " + unit
     return ""  # never: the last unit takes what is left
 
 
@@ -81,17 +81,18 @@ def seconds(value, digits=None):
     return _in_unit(value, _TIME_UNITS)
 
 
-def data_size(value):
-    """Bytes in the decimal unit that suits them, to 3 significant figures: 1.05e9 → '1.05 GB', 7.8e6 → '7.80 MB'."""
+def data_size(value, figures=FIGURES):
+    """Bytes in the decimal unit that suits them, to 3 significant figures (or `figures`, where a plate says why):
+    1.05e9 → '1.05 GB', 7.8e6 → '7.80 MB'."""
     value = float(value)
     if value == 0:
         return "0 B"
-    return _in_unit(value, _SIZE_UNITS)
+    return _in_unit(value, _SIZE_UNITS, figures)
 
 
-def gigabytes(value):
+def gigabytes(value, figures=FIGURES):
     """A size given in GB (10⁹ B), as data_size writes it: 128.48 → '128 GB', 0.00784 → '7.84 MB'."""
-    return data_size(float(value) * 1e9)
+    return data_size(float(value) * 1e9, figures)
 
 
 def _nearest(value):

@@ -38,7 +38,7 @@ CONTENT_FILES = ("plate.md", "presets.toml", "terms.toml", "sources.toml")
 # preset name aborted vl-convert's Rust, other controls break HTML, CSV and JSON consumers.
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f]")
 SINGULAR = {"models": "model", "batches": "batch", "networks": "network", "gpus": "gpu", "terms": "term",
-            "sources": "source"}
+            "sources": "source", "layouts": "layout"}
 
 
 def grid_rows(*axes: int) -> int:

@@ -29,6 +29,8 @@ def gather(root: Path, warnings: list[str] | None = None, memo: dict | None = No
     in a memo of its own. pdfs(page), if given, names the page's PDFs it links ({link text: file name};
     generator/prints.py)."""
     shelf = volume.load_series(root)
+    if warnings is not None:
+        warnings.extend(shelf.warnings)
     written = shelf.written()
     if not written:
         shown = ", ".join(f"{root.name}/{v.file}" for v in shelf.volumes)
@@ -66,7 +68,9 @@ def gather(root: Path, warnings: list[str] | None = None, memo: dict | None = No
         if figures:
             pictures[ident] = figures[0].svg
     if problems:
-        raise ContentError(problems)
+        raise ContentError(once(problems))
+    if warnings is not None:
+        warnings[:] = once(warnings)
     for vol in shelf.volumes:
         own = {e.number: built[vol.plate_id(e)] for e in vol.written()}
         drawn = {e.number: pictures[vol.plate_id(e)] for e in vol.written() if vol.plate_id(e) in pictures}
@@ -82,12 +86,18 @@ def check(root: Path) -> list[str]:
     listing every mistake of every plate, each at its file and line."""
     shelf = volume.load_series(root)
     problems: list[str] = []
-    warnings: list[str] = []
+    warnings: list[str] = list(shelf.warnings)
     for vol, entry in shelf.written():
         try:
             warnings.extend(checks.checked(vol.folder(entry)).warnings)
         except ContentError as error:
             problems.extend(error.problems)
     if problems:
-        raise ContentError(problems)
-    return warnings
+        raise ContentError(once(problems))
+    return once(warnings)
+
+
+def once(lines: list[str]) -> list[str]:
+    """Each line once, in the order first given: a mistake in a file several plates read (the series catalogue) is
+    reported by each of them."""
+    return list(dict.fromkeys(lines))

@@ -17,6 +17,9 @@ from .schema import (ID_PATTERN, Problems, describe_value, fields, locate, quote
 from .theme import TEMPLATES
 
 VOLUME_FILE = "volume.toml"
+# The series' own file beside the volume files: its [site] is the engine's; every other table in it is the plates'
+# (their catalogue, read and checked by the plate modules' library, platelib), which the engine does not read.
+SERIES_FILE = "series.toml"
 # Each further volume of the series has a file of its own beside volume.toml, named by its id: volume-xi.toml.
 OTHER_VOLUME_FILE = re.compile(r"volume-([A-Za-z0-9]+)\.toml")
 SERIES_PAGE = "volumes.html"  # the series' top page: every volume, its plates, links to the written ones
@@ -181,11 +184,36 @@ def site_base_url(problems: Problems, path: Path, text: str, data: dict) -> str 
     return publish.folder_url(site["base_url"])
 
 
-def base_url_beside(plate_folder: Path) -> str:
-    """For a plate built alone: the [site] base_url of the series' volume files in its folder's parent ('' without
-    one); ContentError when such a file or its [site] has a mistake (the rest of them is the series build's to
-    check)."""
+def series_site(problems: Problems, root: Path) -> tuple[str | None, int | None]:
+    """series.toml's [site] in a series folder: (its base_url as a folder URL, '' when not set; the line of [site],
+    None when the file or the table is absent), or (None, None) with the mistake recorded at its line. The file's
+    other tables are the plates' catalogue: not read here."""
+    path = root / SERIES_FILE
+    if not os.path.lexists(path):
+        return "", None
+    data, text = read_toml(problems, path)
+    if data is None:
+        return None, None
+    base_url = site_base_url(problems, path, text, data)
+    return base_url, locate(text, ("site",)) if "site" in data else None
+
+
+def moved_site(file: str, line: int | None) -> str:
+    """The warning for a [site] still written in a volume file (file as messages show it)."""
+    return (f"{file}, line {line}: [site] belongs in {SERIES_FILE} now, beside the volume files (the site covers "
+            f"every volume); read from here until it moves")
+
+
+def base_url_beside(plate_folder: Path, warnings: list[str] | None = None) -> str:
+    """For a plate built alone: the [site] base_url of the series in its folder's parent, from series.toml or else a
+    volume file ('' without one; a volume file's [site] adds a warning to warnings); ContentError when such a file or
+    its [site] has a mistake (the rest of them is the series build's to check)."""
     parent = Path(os.path.abspath(plate_folder)).parent  # not resolved: a symlinked plate belongs where it is shown
+    problems = Problems(parent)
+    base_url, line = series_site(problems, parent)
+    problems.raise_if_any()
+    if line is not None:
+        return base_url or ""
     for path in volume_files(parent):
         if not path.is_file():
             continue
@@ -193,6 +221,8 @@ def base_url_beside(plate_folder: Path) -> str:
         data, text = read_toml(problems, path)
         base_url = site_base_url(problems, path, text, data) if isinstance(data, dict) else None
         problems.raise_if_any()
+        if isinstance(data, dict) and "site" in data and warnings is not None:
+            warnings.append(moved_site(f"{parent.name}/{path.name}", locate(text, ("site",))))
         if base_url:
             return base_url
     return ""
@@ -387,6 +417,7 @@ class Series:
     volumes: tuple[Volume, ...]
     base_url: str = ""  # the one [site]'s, ending in '/'; '' when the site is not published at an address
     page: str = SERIES_PAGE
+    warnings: tuple[str, ...] = ()  # what `plate check` says of the volume files besides their mistakes
 
     def written(self) -> list[tuple[Volume, Entry]]:
         """Every plate with a folder, volume by volume, in order."""
@@ -429,16 +460,26 @@ def load_series(root: Path) -> Series:
         read(problems, root, VOLUME_FILE)  # says the file is missing
     made = [read(problems, root, p.name) for p in paths]
     volumes = [v for v in made if v is not None]
+    series_url, series_line = series_site(problems, root)
     if len(volumes) == len(made):
         _apart(problems, volumes)
     for vol in volumes:
         agree(problems, vol)
+    warnings = []
+    for vol in volumes:
+        if vol.site_line is None:
+            continue
+        if series_line is not None:
+            problems.add(root / vol.file, vol.site_line, f"[site] is also set in {SERIES_FILE}, line {series_line}: "
+                                                         f"the series is published at one address, set there")
+        else:
+            warnings.append(moved_site(f"{root.name}/{vol.file}", vol.site_line))
     problems.raise_if_any()
-    base_url = next((v.base_url for v in volumes if v.base_url), "")
+    base_url = series_url if series_line is not None else next((v.base_url for v in volumes if v.base_url), "")
     # the series' address is every volume's: each index's canonical link is under it
     volumes = sorted((replace(v, base_url=base_url) for v in volumes),
                      key=lambda v: (roman(v.id) is None, roman(v.id) or 0, v.id))
-    return Series(root=root, volumes=tuple(volumes), base_url=base_url)
+    return Series(root=root, volumes=tuple(volumes), base_url=base_url or "", warnings=tuple(warnings))
 
 
 def _apart(problems: Problems, volumes: list[Volume]) -> None:

@@ -9,24 +9,17 @@ FIRST_BUCKET_BYTES = MIB  # its first bucket's limit when bucket_cap_mb is left 
 PIECE = MIB  # elements per tensor of a model known by its size alone (no layer shape to cut it by) …
 PIECES = 4096  # … in at most this many pieces (the page cuts the same list at every change)
 MAX_LAYERS = 10_000  # deeper than any model trained; past it the shape is not used (nine tensors a layer)
+LAYER_NORMS = [3, 8]  # the places of a layer's two norms among its tensors (model_parts)
 
 
-def gpu_tensors(tensors, gpus_per_replica):
-    """One GPU's gradient tensors when a replica spans g GPUs: each tensor's 1/g (tensor parallelism cuts tensors,
-    pipeline parallelism deals out layers; either way a GPU holds 1/g of the gradients, in the same order)."""
-    return [t / gpus_per_replica for t in tensors]
-
-
-def tensor_params(params, layers, d_model, ffn, vocab):
-    """The model's parameter tensors (elements each) in the order the backward pass makes their gradients: the
-    output head, the final norm, each layer from the last (down, up, gate, post-attention norm, o, v, k, q, input
-    norm), the input embedding. k and v are as wide as makes the shapes add up to params (grouped-query
-    attention); where no width up to d_model does, a layer's attention is four equal tensors. A model without a
-    shape (or deeper than MAX_LAYERS) is cut in equal pieces of PIECE elements, or in PIECES pieces where that
-    makes too many."""
+def model_parts(params, layers, d_model, ffn, vocab):
+    """[embedding (or output head), final norm, one layer's tensors] of a model's parameter tensors, in elements;
+    a layer's in the order the backward pass makes their gradients: down, up, gate, post-attention norm, o, v, k, q,
+    input norm (LAYER_NORMS: the norms' places). k and v are as wide as makes the shapes add up to params
+    (grouped-query attention); where no width up to d_model does, a layer's attention is four equal tensors. None
+    for a model without a shape (or deeper than MAX_LAYERS)."""
     if layers <= 0 or d_model <= 0 or layers > MAX_LAYERS:
-        count = min(math.ceil(params / PIECE), PIECES)
-        return [params / count] * count
+        return None
     d = d_model
     embedding = vocab * d
     rest = params - 2 * embedding
@@ -45,8 +38,19 @@ def tensor_params(params, layers, d_model, ffn, vocab):
         k = 0
     mlp = d * ffn if attention > 0 else layer / 3
     norms = d if attention > 0 else 0
-    one = [mlp, mlp, mlp, norms, q, k, k, q, norms]
-    out = [embedding, norm] + one * layers + [embedding]
+    return [embedding, norm, [mlp, mlp, mlp, norms, q, k, k, q, norms]]
+
+
+def tensor_params(params, layers, d_model, ffn, vocab):
+    """The model's parameter tensors (elements each) in the order the backward pass makes their gradients: the
+    output head, the final norm, each layer from the last (model_parts), the input embedding. A model without a
+    shape (or deeper than MAX_LAYERS) is cut in equal pieces of PIECE elements, or in PIECES pieces where that
+    makes too many."""
+    parts = model_parts(params, layers, d_model, ffn, vocab)
+    if parts is None:
+        count = min(math.ceil(params / PIECE), PIECES)
+        return [params / count] * count
+    out = [parts[0], parts[1]] + parts[2] * layers + [parts[0]]
     return [t for t in out if t > 0]
 
 

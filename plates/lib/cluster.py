@@ -1,8 +1,9 @@
 """DDP on a real cluster: each bucket's all-reduce at NCCL's cheaper algorithm, scheduled against the backward pass
 (spec/MODEL.md "Model v2")."""
-from platelib.buckets import bucketed_tail_seconds
+from platelib.buckets import bucket_caps, bucketed_tail_seconds, buckets
 from platelib.collectives import NODE_GPUS, group_node_gpus, nccl_allreduce, nccl_choice
 from platelib.compute import efficiency
+from platelib.layout import gpu_tensors
 
 # Achieved, not line, bandwidths (spec/MEASUREMENTS.md rows 1 and 5): what NCCL's ring gets of a link's line rate.
 # NVLink: 370 GB/s of bus bandwidth of H100's 450 GB/s, NVLS off (an NCCL maintainer, NVIDIA/nccl-tests issue 212;
@@ -16,6 +17,24 @@ NVLINK_ACHIEVED = NVLINK_MEASURED_GBPS / NVLINK_LINE_GBPS
 NIC_ACHIEVED = NIC_MEASURED_GBPS / NIC_LINE_GBPS
 
 CLUSTER_FIELDS = ("step_s", "comm_s", "latency_s", "bandwidth_s", "tree_calls", "ring_latency_s", "ring_bandwidth_s")
+
+
+def gradient_buckets(model, layout, bytes_per_grad, cap_mb):
+    """DDP's gradient buckets on one GPU of a replica laid out as layout ({tensor, pipeline}) for a model ({params,
+    layers, d_model, ffn, vocab}), b-byte gradients and bucket_cap_mb (None: left unset): [each bucket's bytes in
+    the order they are all-reduced, the share of the gradients made when each is full]."""
+    caps = bucket_caps(cap_mb)
+    made = buckets(gpu_tensors(model["params"], model["layers"], model["d_model"], model["ffn"], model["vocab"],
+                               layout["tensor"], layout["pipeline"]), bytes_per_grad, caps[0], caps[1])
+    return [made[0], made[1]]
+
+
+def cluster_domain(nvlink, domain, max_replicas):
+    """The real cluster's NVLink domain when the network is the GPU's own link (the GPU's domain, else the whole
+    axis); 0 on a network of NICs."""
+    if not nvlink:
+        return 0
+    return domain if domain is not None else max_replicas
 
 
 def size_kinds(sizes):

@@ -4,20 +4,24 @@ import math
 
 import numpy as np
 
-from platelib.collectives import NODE_GPUS, RING_FACTOR
-from platelib.zero import forward_traffic, traffic_factor
+from platelib.collectives import NODE_GPUS, RING_FACTOR, allreduce_seconds, group_node_gpus
+from platelib.zero import comm_seconds, forward_traffic, traffic_factor
 
 FLOPS_PER_PARAM_TOKEN = 6  # 2 forward + 4 backward (the usual convention; attention scores left out)
 
 
-def replica_counts(max_replicas):
-    """Powers of two from 1 to max_replicas inclusive."""
-    return np.asarray([2**k for k in range(math.floor(math.log2(max_replicas)) + 1)])
+def replica_counts(max_replicas, gpus_per_replica=1):
+    """The replica axis: powers of two from 1 while replicas × GPUs per replica stays within max_replicas GPUs (the
+    catalogue's [workshop] max_replicas, 16,384 for the series: Llama 3 405B's largest run), one replica at least.
+    One-GPU replicas run to max_replicas; replicas of 128 GPUs to max_replicas/128."""
+    most = max(1, math.floor(max_replicas / gpus_per_replica))
+    return np.asarray([2**k for k in range(math.floor(math.log2(most)) + 1)])
 
 
 def gpu_params(params, gpus_per_replica):
-    """Parameters each GPU of a replica computes, reduces and keeps: N/g, a replica of g GPUs split evenly by tensor
-    and pipeline parallelism (the pipeline's bubble and tensor parallelism's own traffic are left out)."""
+    """Parameters each GPU of a replica computes, reduces and keeps: N/g for a replica of g = t·p GPUs, split evenly
+    by tensor and pipeline parallelism (platelib.layout; unequal stages, the pipeline's bubble and tensor
+    parallelism's own traffic are left out)."""
     return params / gpus_per_replica
 
 
@@ -46,6 +50,21 @@ def blocking_gather_step_seconds(compute, comm, gather, backward_only):
     backward pass and the gather adds in full, C/3 + max(2C/3, A − G) + G; over the whole step as step_seconds."""
     late = np.maximum(compute, compute / 3 + (comm - gather)) + gather
     return np.where(backward_only, late, np.maximum(compute, comm))
+
+
+def workshop_step(params, batch_tokens, replicas, gpus_per_replica, peak_flops, mfu, bytes_per_grad, link_bytes_per_s,
+                  nvlink_bytes_per_s, hierarchical, backward_only, sharding):
+    """One optimiser step of the workshop on n replicas of g GPUs each: [compute, the gradient all-reduce, the
+    communication the step waits for (the all-reduce, or ZeRO stage k's pieces), the step], each GPU computing and
+    reducing N/g; a ring over the network or hierarchical on 8-GPU nodes, hidden behind the whole step or the
+    backward pass. Every plate that states the workshop's step time takes it from here (broadcasts over arrays)."""
+    share = gpu_params(params, gpus_per_replica)
+    compute = compute_seconds(share, batch_tokens, replicas, peak_flops, mfu)
+    allreduce = allreduce_seconds(share, bytes_per_grad, link_bytes_per_s, nvlink_bytes_per_s, replicas, hierarchical,
+                                  group_node_gpus(gpus_per_replica))
+    comm = comm_seconds(allreduce, sharding, bytes_per_grad)
+    step = step_seconds(compute, comm, backward_only, forward_traffic(sharding, bytes_per_grad) * allreduce)
+    return [compute, allreduce, comm, step]
 
 
 def efficiency(compute, step):

@@ -5,26 +5,36 @@ import numpy as np
 from platelib.collectives import NODE_GPUS, gather_latency_us
 
 WEIGHT_BYTES = 2  # BF16 weights on each GPU (the rest of the states: gradients, then optimiser); ZeRO gathers these
-GRADIENT_BYTES = 2  # BF16 gradients on each GPU
+GRADIENT_BYTES = 2  # BF16 gradients: the workshop's, and what ZeRO's weights all-gather is counted against
+OPTIMISER_BYTES = 12  # K: FP32 master weights 4 and Adam's two FP32 moments 4 + 4 (Rajbhandari et al. 2020)
+STATE_FIGURES = 4  # model states are written to four significant figures: 128.5 GB and 144.5 GB, beside 80 GB
 
 
-def kept_bytes_per_param(sharding, state_bytes):
-    """State bytes per parameter every GPU keeps whole: all of them, weights and gradients, weights, none."""
-    return np.where(np.equal(sharding, 0), state_bytes,
-                    np.where(np.equal(sharding, 1), WEIGHT_BYTES + GRADIENT_BYTES,
+def states_per_param(grad_bytes):
+    """Model-state bytes per parameter with Adam in mixed precision, whole: weights 2 + gradients b + K, so 16 with
+    BF16 gradients and 18 with FP32 ones (the gradients kept in the precision they are reduced in)."""
+    return WEIGHT_BYTES + grad_bytes + OPTIMISER_BYTES
+
+
+def kept_bytes_per_param(sharding, grad_bytes):
+    """State bytes per parameter every GPU keeps whole under ZeRO stage k: all of them (2 + b + K), weights and
+    gradients (2 + b), weights (2), none."""
+    return np.where(np.equal(sharding, 0), states_per_param(grad_bytes),
+                    np.where(np.equal(sharding, 1), WEIGHT_BYTES + grad_bytes,
                              np.where(np.equal(sharding, 2), WEIGHT_BYTES, 0)))
 
 
-def state_bytes_per_param(sharding, replicas, state_bytes=16):
-    """Model-state bytes per parameter on each GPU under ZeRO stage k: 16 · 4+12/n · 2+14/n · 16/n."""
-    kept = kept_bytes_per_param(sharding, state_bytes)
-    return kept + (state_bytes - kept) / replicas
+def state_bytes_per_param(sharding, replicas, grad_bytes):
+    """Model-state bytes per parameter on each GPU under ZeRO stage k over n replicas, b-byte gradients:
+    2 + b + K · 2 + b + K/n · 2 + (b + K)/n · (2 + b + K)/n; with BF16 gradients 16 · 4 + 12/n · 2 + 14/n · 16/n."""
+    kept = kept_bytes_per_param(sharding, grad_bytes)
+    return kept + (states_per_param(grad_bytes) - kept) / replicas
 
 
-def smallest_fitting_replicas(params, sharding, memory_bytes, state_bytes=16):
+def smallest_fitting_replicas(params, sharding, memory_bytes, grad_bytes):
     """The smallest whole replica count whose model states per GPU fit in memory; NaN when none does."""
-    kept = kept_bytes_per_param(sharding, state_bytes) * params
-    sharded = (state_bytes - kept_bytes_per_param(sharding, state_bytes)) * params
+    kept = kept_bytes_per_param(sharding, grad_bytes) * params
+    sharded = (states_per_param(grad_bytes) - kept_bytes_per_param(sharding, grad_bytes)) * params
     room = memory_bytes - kept
     # divided only where there is room (elsewhere NaN is taken), so numpy warns of no 0/0 or x/0
     needed = np.maximum(1, np.ceil(sharded / np.where(room > 0, room, 1)))

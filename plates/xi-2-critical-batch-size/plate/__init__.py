@@ -8,24 +8,28 @@ import itertools
 from dataclasses import make_dataclass
 from pathlib import Path
 
-import platelib
 from generator.notation import given
 from generator.render import csv_cell
-from generator.schema import Range, default_choice, fields, keyed, locate, quote, read_toml, unknown_tables
-from platelib import presets as shared  # the presets XIV.4 declares: its models, GPUs, networks and batches
+from generator.schema import Range, default_choice, fields, keyed, locate, quote
+from platelib import catalogue  # the series catalogue: its models, GPUs, networks, batches and layouts
+from platelib.layout import PUBLISHED
 
 from . import figures as plate_figures
 from . import page_facts, page_rows, page_words
-from .page_facts import CONTROLS
+from .page_facts import CONTROLS, STEPS
 
 FOLDER = Path(__file__).resolve().parent.parent  # the plate's folder
-XIV4 = "xiv-4-data-parallelism"  # plate XIV.4's folder, whose presets.toml this plate reads (not a copy)
 LABELS = {"critical": "Critical batch", "size": "Run's size", "model": "Model", "gpu": "GPU", "network": "Network",
-          "batch": "Fixed global batch", "per_replica": "Batch per replica"}
+          "batch": "Fixed global batch", "per_replica": "Batch per replica", "layout": "GPUs per replica",
+          "step": "Step time"}
 TIPS = {"critical": "B_crit: set in tokens, or from a target loss through Kaplan et al.'s fit (on their corpus)",
         "size": "S_min: the fewest optimiser steps to the target, with an unbounded batch",
         "per_replica": "Figure 2's first way: the global batch grows with the replicas",
-        "batch": "Figure 2's second way: the replicas share one global batch"}
+        "batch": "Figure 2's second way: the replicas share one global batch",
+        "layout": "Tensor × pipeline parallelism; as published: the layout the model's published run used, else one "
+                  "GPU",
+        "step": "The workshop's optimistic bound, or DDP's buckets priced by NCCL's cost model (plate XIV.4)"}
+PUBLISHED_NAME = "as published"  # the layout control's first choice (platelib.layout.PUBLISHED)
 
 
 def option_name(key: str, choice: dict) -> str:
@@ -50,36 +54,30 @@ LLAMA3 = {"first_batch_m": "positive", "first_seq_len": "count", "second_batch_m
           "second_seq_len": "count", "second_after_tokens": "positive", "third_batch_m": "positive",
           "third_after_tokens": "positive"}
 OWN_TABLES = ("settings", "critical", "size", "per_replica", "deepseek", "llama3")
-XIV4_TABLES = {"models": "models", "gpus": "gpus", "networks": "networks", "batches": "batches"}
+CATALOGUE_TABLES = ("models", "gpus", "networks", "batches", "layouts")
 TABLE_COLUMNS = {"fig-steps": ("Global batch (tokens)", "Steps", "Tokens"),
                  "fig-time": ("Replicas", "Fixed batch per replica", "Fixed global batch")}
 CSV_COLUMNS = ["critical", "size", "model", "gpu", "network", "batch", "per_replica", "critical_batch_tokens", "way",
                "replicas", "global_batch_tokens", "steps", "step_s", "time_s"]
 FIGURES = page_words.FIGURES
-# The page's URL always writes the batch's controls; XIV.4's model, GPU and network only when not the default's.
-HARDWARE_KEYS = ["model", "gpu", "network"]
+# The page's URL always writes the batch's controls; the model, GPU, network, layout and step only when not the
+# default's.
+HARDWARE_KEYS = ["model", "gpu", "network", "layout", "step"]
 BATCH_KEYS = [key for key in CONTROLS if key not in HARDWARE_KEYS]
 
 Selection = make_dataclass("Selection", [(key, str) for key in CONTROLS], frozen=True)  # one id per control
 
 
-def xiv4_folder(root: Path) -> Path:
-    """XIV.4's folder: beside this plate's, else the series' own (plates/, where platelib lives)."""
-    beside = Path(root).resolve().parent / XIV4
-    if (beside / "presets.toml").is_file():
-        return beside
-    return Path(platelib.__file__).resolve().parent.parent / XIV4
-
-
 def load_presets(problems, root: Path):
-    """This plate's presets.toml and XIV.4's, as the page's plain data, and {table: ids declared} (mistakes at
-    each file's line)."""
-    path = Path(root) / "presets.toml"
-    data, text = read_toml(problems, path)
-    xiv4, xiv4_ids = shared.load_presets(problems, xiv4_folder(root))
-    if data is None:
+    """The series catalogue under this plate's presets.toml, whose own tables are OWN_TABLES, as the page's plain
+    data; and {table: ids declared} (mistakes at each file's line)."""
+    made = catalogue.read(problems, root, OWN_TABLES)
+    if not made.readable or made.own_file is None:
+        if made.readable:
+            problems.add(Path(root) / catalogue.PRESETS, None, "file is missing: XI.2's critical batches, run "
+                                                               "sizes and batches per replica are written there")
         return None, None
-    unknown_tables(problems, path, text, data, OWN_TABLES)
+    path, text, data = made.own_file.path, made.own_file.text, made.own
     settings = fields(problems, path, text, ("settings",), data.get("settings", {}), SETTINGS, label="[settings]")
     deepseek = fields(problems, path, text, ("deepseek",), data.get("deepseek", {}), DEEPSEEK, label="[deepseek]")
     llama3 = fields(problems, path, text, ("llama3",), data.get("llama3", {}), LLAMA3, label="[llama3]")
@@ -93,16 +91,23 @@ def load_presets(problems, root: Path):
             del critical[ident]
     size = keyed(problems, path, text, data, "size", SIZE, lambda ident, values: values)
     per_replica = keyed(problems, path, text, data, "per_replica", PER_REPLICA, lambda ident, values: values)
+    shared = made.presets
     ids = {"critical": list(critical), "size": list(size), "per_replica": list(per_replica),
-           **{table: (xiv4_ids or {}).get(table, []) for table in XIV4_TABLES}}
-    if None in (settings, deepseek, llama3, xiv4) or not (critical and size and per_replica):
+           **{table: made.ids.get(table, []) for table in CATALOGUE_TABLES},
+           "layout_choices": [PUBLISHED, *made.ids.get("layouts", [])], "steps": list(STEPS)}
+    if None in (settings, deepseek, llama3, shared) or not (critical and size and per_replica):
         return None, ids
     presets = {"settings": settings, "critical": critical, "size": size, "per_replica": per_replica,
-               "deepseek": deepseek, "llama3": llama3, "workshop": dataclasses.asdict(xiv4.workshop),
-               "models": {i: dataclasses.asdict(m) for i, m in xiv4.models.items()},
-               "gpus": {i: dataclasses.asdict(g) for i, g in {**xiv4.gpus, xiv4.workshop.gpu: xiv4.gpu}.items()},
-               "networks": {i: dataclasses.asdict(n) for i, n in xiv4.networks.items()},
-               "batches": {i: dataclasses.asdict(b) for i, b in xiv4.batches.items()}}
+               "deepseek": deepseek, "llama3": llama3, "workshop": dataclasses.asdict(shared.workshop),
+               "models": {i: dataclasses.asdict(m) for i, m in shared.models.items()},
+               "gpus": {i: dataclasses.asdict(g) for i, g in {**shared.gpus, shared.workshop.gpu: shared.gpu}.items()},
+               "networks": {i: dataclasses.asdict(n) for i, n in shared.networks.items()},
+               "batches": {i: dataclasses.asdict(b) for i, b in shared.batches.items()},
+               "layouts": {i: dataclasses.asdict(v) for i, v in shared.layouts.items()},
+               "layout_choices": {PUBLISHED: {"name": PUBLISHED_NAME},
+                                  **{i: {"name": v.name + (f" ({v.gpus:,} GPUs)" if v.gpus > 1 else "")}
+                                     for i, v in shared.layouts.items()}},
+               "steps": STEPS}
     return presets, ids
 
 

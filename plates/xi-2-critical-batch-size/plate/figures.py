@@ -59,7 +59,7 @@ def time_chart():
     color = alt.Color("way:N", scale=alt.Scale(domain=names, range=[charts.ink(STEPS_INK), charts.ink(TOKENS_INK)]),
                       legend=None)  # the key below the figure names the lines (page/legend.html.j2)
     dash = alt.StrokeDash("way:N", scale=alt.Scale(domain=names, range=[[], [6, 3]]), legend=None)
-    x = alt.X("replicas:Q", title="data-parallel replicas (GPUs)", scale=alt.Scale(type="log", base=2, nice=False),
+    x = alt.X("replicas:Q", title="data-parallel replicas", scale=alt.Scale(type="log", base=2, nice=False),
               axis=alt.Axis(format=",d", grid=False, labelOverlap=True))
     y = alt.Y("hours:Q", title="time to the target (hours)",
               scale=alt.Scale(type="log", nice=False, zero=False, padding=24),

@@ -2,19 +2,23 @@
 and the page runs them compiled (generator/compiler.py), so this module keeps to the Python the page runs.
 
 Steps and tokens to a target loss against the global batch B (McCandlish et al. 2018): S(B) = S_min·(1 + B_crit/B),
-E(B) = E_min·(1 + B/B_crit), E_min = S_min·B_crit. A step's time on n replicas is plate XIV.4's, imported from
-platelib (compute, the ring all-reduce and the step around them), never written here.
+E(B) = E_min·(1 + B/B_crit), E_min = S_min·B_crit. A step's time on n replicas is the series' (platelib, as plate
+XIV.4 states it): the workshop's bound (compute beside a flat ring all-reduce) or DDP on a real cluster (buckets
+priced by NCCL's cost model), for replicas laid out over t × p GPUs; never written here.
 """
 import numpy as np
 
-from platelib.collectives import allreduce_seconds
-from platelib.compute import compute_seconds, replica_counts, step_seconds
+from platelib.cluster import cluster_domain, gradient_buckets, real_cluster
+from platelib.compute import compute_seconds, gpu_params, replica_counts, workshop_step
+from platelib.layout import chosen_layout
 
-# The plate's controls in the page's order: {key: the presets table of its choices}. model, gpu, network and batch
-# are XIV.4's presets; the others this plate's presets.toml.
+# The plate's controls in the page's order: {key: the presets table of its choices}. model, gpu, network, batch and
+# layout are the series catalogue's; step is the plate's (STEPS), the others its presets.toml's.
 CONTROLS = {"critical": "critical", "size": "size", "model": "models", "gpu": "gpus", "network": "networks",
-            "batch": "batches", "per_replica": "per_replica"}
+            "batch": "batches", "per_replica": "per_replica", "layout": "layout_choices", "step": "steps"}
 WAYS = ["per_replica", "global"]  # Figure 2's two ways to add replicas
+# What a step costs: the workshop's bound, or DDP on a real cluster as plate XIV.4 prices it (its dash-dotted line).
+STEPS = {"workshop": {"name": "the workshop's bound"}, "cluster": {"name": "DDP on a real cluster"}}
 
 
 def steps(min_steps, critical, batch):
@@ -32,12 +36,24 @@ def kaplan_critical(loss, b_star, alpha):
     return b_star / loss ** (1 / alpha)
 
 
-def step_time(params, batch, replicas, peak_flops, mfu, bytes_per_grad, link, nvlink):
-    """One step of XIV.4's workshop (whole-step overlap, flat ring, no sharding) for a global batch on n replicas:
-    the compute, plus whatever of the gradients' all-reduce outlasts it."""
-    compute = compute_seconds(params, batch, replicas, peak_flops, mfu)
-    comm = allreduce_seconds(params, bytes_per_grad, link, nvlink, replicas, False)
-    return step_seconds(compute, comm, False)
+def step_time(params, batch, replicas, gpus_per_replica, peak_flops, mfu, bytes_per_grad, link, nvlink):
+    """One step of the workshop (whole-step overlap, flat ring, no sharding; platelib.compute.workshop_step) for a
+    global batch on n replicas of g GPUs: the compute, plus whatever of the gradients' all-reduce outlasts it."""
+    return workshop_step(params, batch, replicas, gpus_per_replica, peak_flops, mfu, bytes_per_grad, link, nvlink,
+                         False, False, 0)[3]
+
+
+def cluster_times(run, batches_, replicas):
+    """The real cluster's step at each replica count for each count's global batch (platelib.cluster.real_cluster:
+    DDP's buckets of the layout's GPU, one micro-batch, bucket_cap_mb unset), None where it is not priced (past an
+    NVLink domain, when the network is the GPU's own link)."""
+    compute = []
+    for i in range(len(replicas)):
+        compute.append(float(compute_seconds(gpu_params(run["params"], run["gpus"]), batches_[i], replicas[i],
+                                             run["peak_flops"], run["mfu"])))
+    made = real_cluster(compute, run["buckets"][0], run["buckets"][1], run["link"], run["nvlink"], replicas, 1,
+                        run["domain"], run["gpus"])
+    return made["step_s"]
 
 
 def batches(critical, span):
@@ -66,29 +82,38 @@ def limit_of(batch, doubled_batch, steps_ratio, step_ratio):
     return "critical" if steps_short > step_short else "communication"
 
 
-def way_facts(way, per_tokens, global_tokens, replicas, run, saving):
-    """One way to add replicas over the replica axis: the global batch, steps, step time and time to the target at
-    each count, its knee and which limit set it ('critical': the steps stopped falling; 'communication': the step
-    stopped shrinking, or grew)."""
+def way_facts(way, per_tokens, global_tokens, replicas, run, saving, step):
+    """One way to add replicas over the replica axis, a step as `step` prices it (STEPS): the global batch, steps,
+    step time and time to the target at each count the step is priced at, its knee and which limit set it
+    ('critical': the steps stopped falling; 'communication': the step stopped shrinking, or grew)."""
+    every = []
+    for n in replicas:
+        every.append(per_tokens * n if way == "per_replica" else global_tokens)
+    if step == "cluster":
+        priced = cluster_times(run, every, replicas)
+    else:
+        priced = [float(step_time(run["params"], every[i], replicas[i], run["gpus"], run["peak_flops"], run["mfu"],
+                                  run["bytes_per_grad"], run["link"], run["nvlink"])) for i in range(len(replicas))]
+    counts = []
     batch = []
     step_list = []
     step_s = []
     time_s = []
-    for n in replicas:
-        b = per_tokens * n if way == "per_replica" else global_tokens
-        t = step_time(run["params"], b, n, run["peak_flops"], run["mfu"], run["bytes_per_grad"], run["link"],
-                      run["nvlink"])
-        s = steps(run["min_steps"], run["critical"], b)
-        batch.append(b)
-        step_list.append(s)
-        step_s.append(float(t))
-        time_s.append(float(s * t))
-    at = knee(time_s, replicas, saving)
+    for i in range(len(replicas)):
+        if priced[i] is not None:
+            b = every[i]
+            s = steps(run["min_steps"], run["critical"], b)
+            counts.append(replicas[i])
+            batch.append(b)
+            step_list.append(s)
+            step_s.append(priced[i])
+            time_s.append(float(s * priced[i]))
+    at = knee(time_s, counts, saving)
     limit = ""
     if at >= 0:
         limit = limit_of(batch[at], batch[at + 1], step_list[at + 1] / step_list[at], step_s[at + 1] / step_s[at])
-    return {"way": way, "batch": batch, "steps": step_list, "step_s": step_s, "time_s": time_s, "knee": at,
-            "knee_replicas": replicas[at] if at >= 0 else None, "limit": limit,
+    return {"way": way, "replicas": counts, "batch": batch, "steps": step_list, "step_s": step_s, "time_s": time_s,
+            "knee": at, "knee_replicas": counts[at] if at >= 0 else None, "limit": limit,
             "knee_time_s": time_s[at] if at >= 0 else None, "knee_batch": batch[at] if at >= 0 else None}
 
 
@@ -114,6 +139,9 @@ def facts(selection, presets):
     batch = presets["batches"][selection["batch"]]
     per = presets["per_replica"][selection["per_replica"]]
     w = presets["workshop"]
+    layout = chosen_layout(selection["layout"], m, presets["layouts"])
+    gpus = layout["tensor"] * layout["pipeline"]
+    step = selection["step"]
     from_loss = crit["loss"] is not None
     if from_loss:
         critical = kaplan_critical(crit["loss"], settings["kaplan_b_star"], settings["kaplan_alpha_b"])
@@ -126,19 +154,26 @@ def facts(selection, presets):
     curve = [{"batch": b, "steps": steps(min_steps, critical, b), "tokens": tokens(min_tokens, critical, b)}
              for b in axis]
     link = (gpu["nvlink_gbytes_per_s"] if net["nvlink"] else net["link_gbytes_per_s"]) * 1e9
+    replicas = [int(n) for n in replica_counts(w["max_replicas"], gpus)]
     run = {"params": m["params"] * 1.0, "peak_flops": gpu["peak_tflops"] * 1e12, "mfu": w["mfu"],
            "bytes_per_grad": w["bytes_per_grad"], "link": link, "nvlink": gpu["nvlink_gbytes_per_s"] * 1e9,
-           "min_steps": min_steps, "critical": critical}
-    replicas = [int(n) for n in replica_counts(w["max_replicas"])]
+           "min_steps": min_steps, "critical": critical, "gpus": gpus,
+           "domain": cluster_domain(net["nvlink"], gpu["nvlink_domain"], replicas[len(replicas) - 1])}
+    if step == "cluster":
+        run["buckets"] = gradient_buckets(m, layout, w["bytes_per_grad"], None)
     per_tokens = per["sequences"] * w["seq_len"]
     saving = settings["knee_saving"]
     chosen = {}
     for key in CONTROLS:
         chosen[key] = selection[key]
+    ways = [way_facts(way, per_tokens, batch["tokens"], replicas, run, saving, step) for way in WAYS]
+    priced = ways[0]["replicas"]  # the counts the step is priced at, both ways alike (the cluster's stop at a domain)
     return {
         "selection": chosen,
         "caption": "critical batch " + crit["name"] + " · " + size["name"] + " · " + m["name"] + " · " +
-        gpu["name"] + " · " + net["short"] + " · global batch " + batch["name"] + " · " + per["name"],
+        gpu["name"] + " · " + net["short"] + " · global batch " + batch["name"] + " · " + per["name"] +
+        (" · " + layout["name"] + " per replica" if gpus > 1 else "") +
+        (" · DDP on a real cluster" if step == "cluster" else ""),
         "critical": critical, "from_loss": from_loss, "loss": crit["loss"], "critical_name": crit["name"],
         "b_star": settings["kaplan_b_star"], "alpha": settings["kaplan_alpha_b"],
         "halving_loss_factor": 2 ** settings["kaplan_alpha_b"],
@@ -165,7 +200,9 @@ def facts(selection, presets):
         # the most replicas a fixed global batch gives a whole sequence each; past it the line is arithmetic
         "sequence_replicas": batch["tokens"] // w["seq_len"],
         "per_replica": {"name": per["name"], "sequences": per["sequences"], "tokens": per_tokens},
-        "seq_len": w["seq_len"], "replicas": replicas, "max_replicas": replicas[len(replicas) - 1],
-        "saving": saving,
-        "ways": [way_facts(way, per_tokens, batch["tokens"], replicas, run, saving) for way in WAYS],
+        "seq_len": w["seq_len"], "replicas": priced, "max_replicas": priced[len(priced) - 1],
+        "saving": saving, "step": step, "step_name": STEPS[step]["name"],
+        "layout": {"name": layout["name"], "gpus": gpus, "tensor": layout["tensor"], "pipeline": layout["pipeline"],
+                   "published": selection["layout"] != layout["id"] and gpus > 1},
+        "ways": ways,
     }

@@ -113,7 +113,7 @@ def partial_text(f, way):
 
 def domain_text(f):
     """With the GPU's own link as the network, where a ring over it stops being one a vendor sells ('' if never)."""
-    if f["link_domain"] == 0 or f["link_domain"] >= f["max_replicas"]:
+    if f["link_domain"] == 0 or f["link_domain"] >= f["max_replicas"] * f["layout"]["gpus"]:
         return ""
     return " " + f["interconnect"] + " joins at most " + num(f["link_domain"]) + " of these GPUs (" + \
         f["link_domain_name"] + "): a ring over it past that many is hypothetical."
@@ -166,8 +166,12 @@ def describe(f, figure_id, W):
             if way["way"] == "global" and f["sequence_replicas"] < f["max_replicas"]:
                 text = text + " (a whole sequence each only up to " + num(f["sequence_replicas"]) + ")"
             parts.append(text)
+        layout = ""
+        if f["layout"]["gpus"] > 1:
+            layout = " in replicas of " + f["layout"]["name"] + " (" + num(f["layout"]["gpus"]) + " GPUs)"
         return "Time to the target against data-parallel replicas, log–log, " + f["model"]["name"] + " on the " + \
-            f["gpu"]["name"] + " over " + f["network"]["short"] + ": " + "; ".join(parts) + "."
+            f["gpu"]["name"] + " over " + f["network"]["short"] + layout + ", each step " + f["step_name"] + ": " + \
+            "; ".join(parts) + "."
     return ""
 
 

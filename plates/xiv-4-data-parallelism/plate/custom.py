@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from . import model, page_own
 from .presets import (BATCH_SCHEMA, MODEL_SCHEMA, NETWORK_SCHEMA, WORKSHOP_SCHEMA, Batch, Model, Network,
                       Selection)
-from .facts import Atlas, Facts, gpus_of, inputs
+from .facts import Atlas, Facts, gpus_of, inputs, layout_of
 from generator.notation import given, num, percent
 from generator.schema import rules
 from generator.texts import plain
@@ -157,7 +157,8 @@ def own_facts(atlas: Atlas, sel: Selection, values: dict) -> Facts:
     w = replace(p.workshop, mfu=values.get("mfu", p.workshop.mfu))
     q = replace(p, models=models, batches=batches, networks=networks, workshop=w)
     ins = inputs(q, sel)
-    run = model.evaluate(ins, model.replica_counts(w.max_replicas))
+    layout = layout_of(q, sel)
+    run = model.evaluate(ins, model.replica_counts(w.max_replicas, layout.gpus))
     return OwnFacts(model=models[sel.model], batch=batches[sel.batch], network=networks[sel.network],
                     gpu=gpus_of(q)[sel.gpu], grid=run, index=(), selection=sel, workshop=w, inputs=ins,
-                    workshop_mfu=p.workshop.mfu)
+                    layout=layout, workshop_mfu=p.workshop.mfu)

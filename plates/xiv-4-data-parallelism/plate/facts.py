@@ -1,6 +1,7 @@
 """The model's facts for the prose, the readouts and the CSV, one selection at a time: crossings, thresholds, memory."""
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 from dataclasses import dataclass, replace
@@ -8,11 +9,14 @@ from functools import cached_property
 
 import numpy as np
 
+from platelib.cluster import cluster_domain
+from platelib.layout import chosen_layout
+
 from . import model, page_facts
 from . import options as _options
 from .options import CAPTIONS, CLUSTER_OPTIONS, FP32_BYTES, OPTIONS  # noqa: F401 - the controls, declared once
 from .page_rows import SELECTION_COLUMNS, csv_rows
-from .presets import Batch, Gpu, Model, Network, Presets, Selection, WorkshopSettings
+from .presets import Batch, Gpu, Layout, Model, Network, Presets, Selection, WorkshopSettings
 
 CLUSTER_KEYS = tuple(_options.CLUSTER_KEYS)
 KEYS = tuple(_options.KEYS)
@@ -21,8 +25,8 @@ KEYS = tuple(_options.KEYS)
 # takes its columns from them, by name.
 # The site's CSV: every model, batch and network under the workshop (its GPU and options) at every replica count;
 # the workshop's own values (GPU, MFU, precisions, options) are in presets.toml, not repeated on every row.
-CSV_COLUMNS = ("model", "batch", "network", "replicas", "params", "global_batch_tokens", "link_gbytes_per_s",
-               "compute_s", "allreduce_s", "step_s", "efficiency", "tokens_per_replica", "sequences_per_replica",
+CSV_COLUMNS = ("model", "batch", "network", "replicas", "gpus_per_replica", "params", "global_batch_tokens",
+               "link_gbytes_per_s", "compute_s", "allreduce_s", "step_s", "efficiency", "tokens_per_replica", "sequences_per_replica",
                "model_states_gb", "fits_in_memory")
 
 
@@ -34,7 +38,6 @@ def workshop_of(presets: Presets) -> model.Workshop:
         gpu_memory_bytes=presets.gpu.memory_gb * model.GB,
         mfu=w.mfu,
         bytes_per_grad=w.bytes_per_grad,
-        bytes_per_param_states=w.bytes_per_param_states,
         seq_len=w.seq_len,
     )
 
@@ -42,6 +45,14 @@ def workshop_of(presets: Presets) -> model.Workshop:
 def gpus_of(presets: Presets) -> dict[str, Gpu]:
     """Every GPU the reader can choose; the workshop's is `presets.gpu` (at least that one)."""
     return {**presets.gpus, presets.workshop.gpu: presets.gpu}
+
+
+def layout_of(presets: Presets, sel: Selection) -> Layout:
+    """The selection's layout: the catalogue's by id, or (PUBLISHED) its model's published one, else one GPU
+    (platelib.layout.chosen_layout, the page's own)."""
+    made = chosen_layout(sel.layout, dataclasses.asdict(presets.models[sel.model]),
+                         {i: dataclasses.asdict(v) for i, v in presets.layouts.items()})
+    return Layout(**made)
 
 
 def inputs(presets: Presets, sel: Selection) -> model.Inputs:
@@ -56,7 +67,7 @@ def inputs(presets: Presets, sel: Selection) -> model.Inputs:
         bytes_per_grad=FP32_BYTES if sel.precision == "fp32" else w.bytes_per_grad,
         hierarchical=sel.topology == "nodes", backward_only=sel.overlap == "backward",
         sharding=list(OPTIONS["sharding"]).index(sel.sharding), seq_len=w.seq_len,
-        state_bytes=w.bytes_per_param_states, gpus_per_replica=float(sel.replica_gpus),
+        gpus_per_replica=float(layout_of(presets, sel).gpus),
     )
 
 
@@ -66,12 +77,13 @@ def axes(presets: Presets) -> dict[str, list[str]]:
             "gpu": list(gpus_of(presets)), **{k: list(v) for k, v in OPTIONS.items()}}
 
 
-def evaluate(presets: Presets, choices: dict[str, list[str]] | None = None) -> model.Run:
+def evaluate(presets: Presets, choices: dict[str, list[str]] | None = None, replicas=None) -> model.Run:
     """The model over the product of the given ids on each axis (every preset and option by default): arrays on
-    axes (KEYS…, replicas). The build evaluates only small products (facts.extremes, the CSV's rows); a product of
-    every axis is for tests."""
-    return model.evaluate(evaluate_inputs(presets, choices or {}),
-                          model.replica_counts(presets.workshop.max_replicas))
+    axes (KEYS…, replicas), each selection in its layout (its model's published one), all on one replica axis (by
+    default the one-GPU replicas' whole axis; a selection's own facts stop where its GPUs reach the cap). The build
+    evaluates only small products (facts.extremes, the CSV's rows); a product of every axis is for tests."""
+    axis = model.replica_counts(presets.workshop.max_replicas) if replicas is None else replicas
+    return model.evaluate(evaluate_inputs(presets, choices or {}), axis)
 
 
 def extremes(presets: Presets) -> dict[str, list[str]]:
@@ -94,15 +106,15 @@ def extremes(presets: Presets) -> dict[str, list[str]]:
 
 
 @functools.lru_cache(maxsize=1024)
-def _cluster(shape, bytes_per_grad, cap_mb, compute, link, nvlink, replicas, micro, domain, gpus_per_replica=1.0
+def _cluster(shape, bytes_per_grad, cap_mb, compute, link, nvlink, replicas, micro, domain, layout=(1, 1)
              ) -> dict[str, list]:
-    """model.real_cluster for one model, precision, cap, compute, links, NVLink domain and GPUs per replica: the
+    """model.real_cluster for one model, precision, cap, compute, links, NVLink domain and layout (t, p): the
     overlap, topology and sharding do not change it, so the selections that differ only in those share one
     evaluation."""
-    sizes, ready = model.buckets(model.gpu_tensors(model.tensor_params(*shape), gpus_per_replica), bytes_per_grad,
-                                 *model.bucket_caps(cap_mb))
+    sizes, ready = model.gradient_buckets(dict(zip(("params", "layers", "d_model", "ffn", "vocab"), shape)),
+                                          {"tensor": layout[0], "pipeline": layout[1]}, bytes_per_grad, cap_mb)
     return model.real_cluster(list(compute), sizes, ready, link, nvlink, list(replicas), micro, domain,
-                              gpus_per_replica)
+                              layout[0] * layout[1])
 
 
 @dataclass(frozen=True)
@@ -136,6 +148,7 @@ class Facts:
     selection: Selection | None = None
     workshop: WorkshopSettings | None = None
     inputs: model.Inputs | None = None
+    layout: Layout = Layout(id="", name="one GPU", tensor=1, pipeline=1)  # t × p GPUs per replica
 
     def at(self, replicas: int) -> Point:
         """The model's values at a replica count of the grid."""
@@ -190,6 +203,8 @@ class Facts:
         parts = [self.model.name, self.batch.name, self.network.short]
         if self.workshop and self.gpu.id != self.workshop.gpu:
             parts.append(self.gpu.name)
+        if self.layout.gpus > 1:
+            parts.append(self.layout.name + " per replica")
         if self.selection is not None:
             parts += [CAPTIONS[k][getattr(self.selection, k)] for k in CAPTIONS
                       if getattr(self.selection, k) in CAPTIONS[k]]
@@ -333,10 +348,9 @@ class Facts:
     def cluster_buckets(self) -> tuple[list[float], list[float]]:
         """DDP's buckets under the chosen bucket_cap_mb: the bytes of each, in all-reduce order, and the share of
         the gradients made when each is full."""
-        m = self.model
-        return model.buckets(model.gpu_tensors(model.tensor_params(m.params, m.layers, m.d_model, m.ffn, m.vocab),
-                                               self.inputs.gpus_per_replica),
-                             self.inputs.bytes_per_grad, *model.bucket_caps(self.bucket_cap_mb))
+        made = model.gradient_buckets(dataclasses.asdict(self.model), dataclasses.asdict(self.layout),
+                                      self.inputs.bytes_per_grad, self.bucket_cap_mb)
+        return made[0], made[1]
 
     @cached_property
     def cluster(self) -> dict[str, list]:
@@ -345,7 +359,7 @@ class Facts:
         made = _cluster((m.params, m.layers, m.d_model, m.ffn, m.vocab), float(x.bytes_per_grad), self.bucket_cap_mb,
                         tuple(p.compute_s for p in self.points), float(x.link_bytes_per_s),
                         float(x.nvlink_bytes_per_s), tuple(p.replicas for p in self.points), self.micro_batches,
-                        self.cluster_domain, float(x.gpus_per_replica))
+                        self.cluster_domain, (self.layout.tensor, self.layout.pipeline))
         return {name: list(values) for name, values in made.items()}
 
     @property
@@ -353,8 +367,7 @@ class Facts:
         """The real cluster's NVLink domain when the network is NVLink itself (the GPU's, else the whole grid); 0 on
         a network of NICs (page_facts.cluster_domain, the page's own)."""
         domain = self.gpu.nvlink_domain
-        return page_facts.cluster_domain(self.network.nvlink, int(domain) if domain is not None else None,
-                                         self.max_replicas)
+        return cluster_domain(self.network.nvlink, int(domain) if domain is not None else None, self.max_replicas)
 
     @property
     def nvlink_achieved(self) -> list[float]:
@@ -508,10 +521,15 @@ class Facts:
         return self.allreduce_limit_s * self.model.non_embedding_params / self.model.params
 
     @property
+    def state_bytes_per_param(self) -> float:
+        """Model-state bytes per parameter with the selection's gradients, whole (platelib.zero): 16 with BF16
+        gradients, 18 with FP32 ones."""
+        return float(model.states_per_param(self.inputs.bytes_per_grad))
+
+    @property
     def model_states_gb(self) -> float:
         """Bytes of weights, gradients and optimiser state per replica without sharding, in GB."""
-        states = self.workshop.bytes_per_param_states if self.workshop else 16
-        return float(states * self.model.params / model.GB)
+        return float(self.state_bytes_per_param * self.model.params / model.GB)
 
     @property
     def gpu_memory_gb(self) -> float:
@@ -540,8 +558,7 @@ class Facts:
     @property
     def model_states_bytes(self) -> float:
         """Bytes of model states per replica (the memory verdict compares bytes with bytes)."""
-        states = self.workshop.bytes_per_param_states if self.workshop else 16
-        return float(states * self.model.params)
+        return float(self.state_bytes_per_param * self.model.params)
 
     @property
     def gpu_memory_bytes(self) -> float:
@@ -583,10 +600,11 @@ class Atlas:
         if sel not in self._facts:
             p = self.presets
             ins = inputs(p, sel)
+            layout = layout_of(p, sel)
             self._facts[sel] = Facts(
                 model=p.models[sel.model], batch=p.batches[sel.batch], network=p.networks[sel.network],
-                gpu=gpus_of(p)[sel.gpu], grid=model.evaluate(ins, self.replicas), index=(),
-                selection=sel, workshop=p.workshop, inputs=ins,
+                gpu=gpus_of(p)[sel.gpu], index=(), selection=sel, workshop=p.workshop, inputs=ins, layout=layout,
+                grid=model.evaluate(ins, model.replica_counts(p.workshop.max_replicas, layout.gpus)),
             )
         return self._facts[sel]
 
@@ -602,8 +620,9 @@ class Atlas:
         p = self.presets
         choices = {"model": [model_id], "gpu": [p.workshop.gpu], **{k: list(v)[:1] for k, v in OPTIONS.items()}}
         ax = {**self.axes, **choices}
-        run, ins = evaluate(p, choices), evaluate_inputs(p, choices)
-        repeat = len(self.replicas)
+        axis = model.replica_counts(p.workshop.max_replicas, layout_of(p, Selection(model_id, "", "")).gpus)
+        run, ins = evaluate(p, choices, axis), evaluate_inputs(p, choices)
+        repeat = len(axis)
         sels = [Selection(*combo) for combo in itertools.product(*(ax[k] for k in KEYS))]
         declared = {name: (source, field, divisor) for name, source, field, divisor in SELECTION_COLUMNS}
         out = {}

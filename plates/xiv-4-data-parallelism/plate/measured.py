@@ -11,7 +11,7 @@ from generator.notation import num, percent, sig
 
 from . import model
 from .facts import Atlas, inputs
-from .presets import Selection, layout_selection
+from .presets import Selection, run_selection
 
 FILE = "measured.toml"
 LARGE_BYTES = 2**33  # an 8 GiB all-reduce: nccl-tests' largest sizes, where bandwidth alone counts
@@ -72,7 +72,7 @@ def collective_row(atlas: Atlas, entry: dict, default: Selection) -> Row:
 
 def run_mfu(atlas: Atlas, entry: dict) -> float:
     """The model's MFU for a training run: the workshop's MFU × the real cluster's scaling efficiency there."""
-    f = atlas.facts(layout_selection(atlas.presets, entry["layout"]))
+    f = atlas.facts(run_selection(atlas.presets, entry["selection"]))
     return float(f.inputs.mfu * f.cluster_at(int(entry["replicas"]))["efficiency"])
 
 
@@ -83,7 +83,7 @@ def rows(atlas: Atlas, root: Path, default: Selection) -> list[Row]:
     out = [collective_row(atlas, e, default) for e in data.get("collectives", [])]
     runs = data.get("runs", [])
     made = [Row("mfu", e["setup"], float(e["mfu"]), float(e["mfu"]), run_mfu(atlas, e), e["source"],
-                href="#" + urllib.parse.urlencode(atlas.presets.layouts[e["layout"]].choices)) for e in runs]
+                href="#" + urllib.parse.urlencode(atlas.presets.selections[e["selection"]].choices)) for e in runs]
     out += made
     if len(made) >= 2:
         first, last = made[0], made[-1]

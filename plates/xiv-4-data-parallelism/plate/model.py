@@ -11,22 +11,22 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from platelib.buckets import (BUCKET_BYTES, FIRST_BUCKET_BYTES, MAX_LAYERS, PIECE, PIECES,  # noqa: F401
-                              bucket_caps, bucket_schedule, bucketed_tail_seconds, buckets, gpu_tensors,
-                              tensor_params)
+                              bucket_caps, bucket_schedule, bucketed_tail_seconds, buckets, tensor_params)
 from platelib.cluster import (CLUSTER_FIELDS, NIC_ACHIEVED, NIC_LINE_GBPS, NIC_MEASURED_GBPS,  # noqa: F401
                               NVLINK_ACHIEVED, NVLINK_LINE_GBPS, NVLINK_MEASURED_GBPS, cluster, cluster_point,
-                              real_cluster)
+                              gradient_buckets, real_cluster)
 from platelib.collectives import (NCCL_BASE_US, NCCL_CHANNELS, NET_US, NODE_GPUS, RING_FACTOR,  # noqa: F401
                                   RING_NVLINK_US, RING_PLATEAU, TREE_BUS, TREE_CORRECTION, TREE_NVLINK_US,
                                   allreduce_seconds, bus_bytes_per_s, group_node_gpus, nccl_allreduce, nccl_choice, nodes,
                                   ring_latency_us, ring_plateau, ring_seconds, tree_correction, tree_latency_us)
 from platelib.compute import (FLOPS_PER_PARAM_TOKEN, blocking_gather_step_seconds, compute_seconds,  # noqa: F401
                               continuous_crossing, efficiency, gpu_params, hidden_window, replica_counts,
-                              step_seconds)
+                              step_seconds, workshop_step)
+from platelib.layout import gpu_tensors, stage_layers  # noqa: F401
 from platelib.units import GB, MIB  # noqa: F401
-from platelib.zero import (GRADIENT_BYTES, WEIGHT_BYTES, comm_seconds, forward_traffic,  # noqa: F401
-                           hiding_comm_seconds, kept_bytes_per_param, smallest_fitting_replicas,
-                           state_bytes_per_param, traffic_factor)
+from platelib.zero import (GRADIENT_BYTES, OPTIMISER_BYTES, WEIGHT_BYTES, comm_seconds,  # noqa: F401
+                           forward_traffic, hiding_comm_seconds, kept_bytes_per_param, smallest_fitting_replicas,
+                           state_bytes_per_param, states_per_param, traffic_factor)
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,6 @@ class Inputs:
     backward_only: object = False
     sharding: object = 0
     seq_len: object = 8192
-    state_bytes: object = 16
     gpus_per_replica: object = 1  # tensor × pipeline parallel: the GPUs one replica spans
 
 
@@ -77,13 +76,12 @@ def evaluate(inputs: Inputs, replicas) -> Run:
     shape = np.broadcast_shapes(n.shape, *(v.shape for v in x.values()))
     share = gpu_params(x["params"], x["gpus_per_replica"])  # each GPU computes, reduces and keeps N/g
     node = group_node_gpus(x["gpus_per_replica"])
-    compute = compute_seconds(share, x["batch_tokens"], n, x["peak_flops"], x["mfu"])
-    allreduce = allreduce_seconds(share, x["bytes_per_grad"], x["link_bytes_per_s"], x["nvlink_bytes_per_s"],
-                                  n, x["hierarchical"] != 0, node)
-    comm = comm_seconds(allreduce, x["sharding"], x["bytes_per_grad"])
-    step = step_seconds(compute, comm, x["backward_only"] != 0, forward_traffic(x["sharding"], x["bytes_per_grad"]) * allreduce)
+    compute, allreduce, comm, step = workshop_step(
+        x["params"], x["batch_tokens"], n, x["gpus_per_replica"], x["peak_flops"], x["mfu"], x["bytes_per_grad"],
+        x["link_bytes_per_s"], x["nvlink_bytes_per_s"], x["hierarchical"] != 0, x["backward_only"] != 0,
+        x["sharding"])
     tokens = x["batch_tokens"] / n
-    states = state_bytes_per_param(x["sharding"], n, x["state_bytes"]) * share
+    states = state_bytes_per_param(x["sharding"], n, x["bytes_per_grad"]) * share
     fits = np.broadcast_to(states <= x["memory_bytes"], shape)
     crossed = np.broadcast_to(step > compute, shape)
     wide = {k: np.broadcast_to(v, shape) for k, v in
@@ -99,7 +97,7 @@ def evaluate(inputs: Inputs, replicas) -> Run:
             x["batch_tokens"], x["peak_flops"], x["mfu"], x["bytes_per_grad"], x["link_bytes_per_s"],
             x["nvlink_bytes_per_s"], x["hierarchical"] != 0, x["backward_only"] != 0, x["sharding"], node)),
         smallest_fitting=squeeze(smallest_fitting_replicas(share, x["sharding"], x["memory_bytes"],
-                                                           x["state_bytes"])),
+                                                           x["bytes_per_grad"])),
         smallest_fitting_index=first(fits),
     )
 
@@ -114,7 +112,6 @@ class Workshop:
     gpu_memory_bytes: float
     mfu: float
     bytes_per_grad: float
-    bytes_per_param_states: float
     seq_len: int
 
 
@@ -148,9 +145,9 @@ def grid(params, batch_tokens, link_bytes_per_s, replicas, workshop: Workshop) -
         params=N[:, None, None], batch_tokens=T[None, :, None], link_bytes_per_s=B[None, None, :],
         nvlink_bytes_per_s=B[None, None, :], peak_flops=workshop.gpu_peak_flops,
         memory_bytes=workshop.gpu_memory_bytes, mfu=workshop.mfu, bytes_per_grad=workshop.bytes_per_grad,
-        seq_len=workshop.seq_len, state_bytes=workshop.bytes_per_param_states,
+        seq_len=workshop.seq_len,
     ), replicas)
-    states = workshop.bytes_per_param_states * N
+    states = states_per_param(workshop.bytes_per_grad) * N
     return Grid(
         params=np.asarray(params), batch_tokens=np.asarray(batch_tokens), link_bytes_per_s=B,
         replicas=np.asarray(replicas), workshop=workshop, compute_s=run.compute_s, allreduce_s=run.allreduce_s,

@@ -13,10 +13,9 @@ CLUSTER_OPTIONS = {
     "bucket": {"default": "unset (25 MiB; first bucket 1 MiB)", "1": "1 MiB", "5": "5 MiB", "25": "25 MiB",
                "100": "100 MiB", "500": "500 MiB"},
     "micro": {"1": "1", "2": "2", "4": "4", "8": "8", "16": "16"},
-    # GPUs one replica spans (tensor × pipeline parallel): the workshop's one GPU, or a replica of several GPUs
-    "replica_gpus": {"1": "1", "8": "8 (TP 8)", "16": "16 (TP 8 × PP 2)", "64": "64 (TP 8 × PP 8)",
-                     "128": "128 (TP 8 × PP 16)"},
 }
+# The layout control (GPUs per replica, tensor × pipeline parallel) offers the catalogue's layouts after this one.
+PUBLISHED_NAME = "as published"  # platelib.layout.PUBLISHED: the model's published layout, else one GPU
 # How a caption names an option that is not the workshop's (in this order).
 CAPTIONS = {
     "overlap": {"backward": "backward-only overlap"},
@@ -25,11 +24,9 @@ CAPTIONS = {
     "sharding": {"zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3 / FSDP"},
     "bucket": {"1": "1 MiB buckets", "5": "5 MiB buckets", "25": "25 MiB buckets", "100": "100 MiB buckets",
                "500": "500 MiB buckets"},
-    "replica_gpus": {"8": "8 GPUs per replica", "16": "16 GPUs per replica", "64": "64 GPUs per replica",
-                     "128": "128 GPUs per replica"},
     "micro": {"2": "2 micro-batches", "4": "4 micro-batches", "8": "8 micro-batches", "16": "16 micro-batches"},
 }
-CLUSTER_KEYS = ["bucket", "micro", "replica_gpus"]
+CLUSTER_KEYS = ["bucket", "micro", "layout"]
 KEYS = ["model", "batch", "network", "gpu", "overlap", "precision", "topology", "sharding"]
 FP32_BYTES = 4
 CUSTOM = "custom"  # the id of the reader's own model, batch or network, in the controls and the URL

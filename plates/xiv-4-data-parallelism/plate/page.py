@@ -10,7 +10,10 @@ from generator.render import csv_column
 from generator.notation import num
 
 from . import custom, measured, model
+from platelib.layout import PUBLISHED
+
 from .facts import CLUSTER_KEYS, CLUSTER_OPTIONS, CSV_COLUMNS, KEYS, OPTIONS, SELECTION_COLUMNS, Atlas, gpus_of
+from .options import PUBLISHED_NAME
 from .presets import Selection
 from .words import TABLE_COLUMNS, words_context
 
@@ -19,18 +22,26 @@ from .words import TABLE_COLUMNS, words_context
 CONTROLS = (("model", "Model"), ("batch", "Global batch"), ("network", "Network"), ("gpu", "GPU"),
             ("overlap", "All-reduce hides behind"), ("precision", "Gradient precision"), ("topology", "Ring layout"),
             ("sharding", "Sharding"), ("bucket", "Bucket size"),
-            ("micro", "Micro-batches per step"), ("replica_gpus", "GPUs per replica"))
+            ("micro", "Micro-batches per step"), ("layout", "GPUs per replica"))
 TIPS = {"network": "An InfiniBand or Ethernet NIC, or the GPU's own link; per GPU and direction",
         "overlap": "Compute–communication overlap", "topology": "All-reduce topology",
         "sharding": "ZeRO stage (FSDP: stage 3)", "bucket": "DDP's bucket_cap_mb",
         "micro": "Gradient accumulation (DDP's no_sync)",
-        "replica_gpus": "Tensor × pipeline parallelism: the GPUs that hold one replica"}
+        "layout": "Tensor × pipeline parallelism: the GPUs that hold one replica; as published: the layout the "
+                  "model's published run used, else one GPU"}
 
 
 def option_name(key: str, preset) -> str:
     """A preset as its select names it: a network by its short name (its medium is in the tip), so that the three
     controls beside Figure 1 fit a phone's width; any other by its name."""
     return preset.short if key == "network" else preset.name
+
+
+def layout_choices(presets) -> dict[str, str]:
+    """The layout control's choices, {id: name}: the model's published layout, then the catalogue's, each with the
+    GPUs it takes: "TP 8 × PP 16 (128 GPUs)"."""
+    return {PUBLISHED: PUBLISHED_NAME, **{i: l.name + (f" ({l.gpus:,} GPUs)" if l.gpus > 1 else "")
+                                          for i, l in presets.layouts.items()}}
 
 
 def selection_key(sel: Selection, default: Selection | None = None) -> str:
@@ -60,6 +71,7 @@ def presets_data(content: Content) -> dict:
         "models": {i: dataclasses.asdict(m) for i, m in p.models.items()},
         "batches": {i: dataclasses.asdict(b) for i, b in p.batches.items()},
         "networks": {i: dataclasses.asdict(n) for i, n in p.networks.items()},
+        "layouts": {i: dataclasses.asdict(l) for i, l in p.layouts.items()},
     }
 
 
@@ -70,7 +82,8 @@ def page_data(content: Content, atlas: Atlas, figures: list[Figure], dataflows: 
         "keys": list(KEYS),
         "default": {k: getattr(default, k) for k in KEYS + CLUSTER_KEYS},
         "cluster_keys": list(CLUSTER_KEYS),
-        "choices": {**{k: list(v) for k, v in atlas.axes.items()}, **{k: list(v) for k, v in CLUSTER_OPTIONS.items()}},
+        "choices": {**{k: list(v) for k, v in atlas.axes.items()}, **{k: list(v) for k, v in CLUSTER_OPTIONS.items()},
+                    "layout": list(layout_choices(content.presets))},
         "presets": presets_data(content),
         "csv_columns": [c[0] for c in SELECTION_COLUMNS],  # over the rows of PAGE's csv_rows
         "csv_name": content.plate.data_file,
@@ -87,7 +100,8 @@ def page(content: Content, atlas: Atlas, figures: list[Figure], dataflows: dict[
     words = words_of([default_facts], plate.plates, store)[0]
     p = content.presets
     names = {"model": p.models, "batch": p.batches, "network": p.networks, "gpu": gpus_of(p)}
-    controls = [(key, label, CLUSTER_OPTIONS[key] if key in CLUSTER_OPTIONS else
+    options = {**CLUSTER_OPTIONS, "layout": layout_choices(p)}
+    controls = [(key, label, options[key] if key in options else
                  {i: (option_name(key, names[key][i]) if key in names else OPTIONS[key][i]) for i in atlas.axes[key]})
                 for key, label in CONTROLS]
     controls = custom.with_custom(controls)

@@ -4,13 +4,13 @@
 import math
 
 from generator.notation import given, num, percent
-from platelib.buckets import bucket_caps, bucket_schedule, bucketed_tail_seconds, buckets, gpu_tensors, tensor_params
-from platelib.cluster import real_cluster
-from platelib.collectives import allreduce_seconds, group_node_gpus
-from platelib.compute import (blocking_gather_step_seconds, compute_seconds, continuous_crossing, efficiency,
-                              gpu_params, replica_counts, step_seconds)
+from platelib.buckets import bucket_schedule, bucketed_tail_seconds
+from platelib.cluster import cluster_domain, gradient_buckets, real_cluster
+from platelib.collectives import group_node_gpus
+from platelib.compute import continuous_crossing, efficiency, gpu_params, replica_counts, step_seconds, workshop_step
+from platelib.layout import PUBLISHED, chosen_layout
 from platelib.units import GB
-from platelib.zero import comm_seconds, forward_traffic, smallest_fitting_replicas, state_bytes_per_param
+from platelib.zero import forward_traffic, smallest_fitting_replicas, state_bytes_per_param, states_per_param
 
 from .options import CAPTIONS, CUSTOM, FP32_BYTES, SHAPE, SHARDING
 
@@ -44,7 +44,7 @@ def presets_of(sel, presets):
         networks[CUSTOM] = {"id": CUSTOM, "name": name, "short": name, "link_gbytes_per_s": sel["gbps"],
                             "nvlink": False}
     return {"workshop": workshop, "gpus": presets["gpus"], "models": models, "batches": batches,
-            "networks": networks}
+            "networks": networks, "layouts": presets["layouts"]}
 
 
 def inputs(p, sel):
@@ -54,6 +54,7 @@ def inputs(p, sel):
     net = p["networks"][sel["network"]]
     gpu = p["gpus"][sel["gpu"]]
     w = p["workshop"]
+    layout = chosen_layout(sel["layout"], m, p["layouts"])
     link = gpu["nvlink_gbytes_per_s"] if net["nvlink"] else net["link_gbytes_per_s"]
     return {"params": float(m["params"]), "batch_tokens": float(b["tokens"]), "link_bytes_per_s": link * 1e9,
             "nvlink_bytes_per_s": gpu["nvlink_gbytes_per_s"] * GB, "peak_flops": gpu["peak_tflops"] * 1e12,
@@ -61,25 +62,24 @@ def inputs(p, sel):
             "bytes_per_grad": float(FP32_BYTES if sel["precision"] == "fp32" else w["bytes_per_grad"]),
             "hierarchical": sel["topology"] == "nodes", "backward_only": sel["overlap"] == "backward",
             "sharding": SHARDING.index(sel["sharding"]), "seq_len": float(w["seq_len"]),
-            "state_bytes": float(w["bytes_per_param_states"]), "gpus_per_replica": float(sel["replica_gpus"])}
+            "tensor": float(layout["tensor"]), "pipeline": float(layout["pipeline"]),
+            "gpus_per_replica": float(layout["tensor"] * layout["pipeline"])}
 
 
 def point(x, n):
-    """The model at one replica count."""
-    share = float(gpu_params(x["params"], x["gpus_per_replica"]))  # each GPU computes, reduces and keeps N/g
-    compute = float(compute_seconds(share, x["batch_tokens"], n, x["peak_flops"], x["mfu"]))
-    allreduce = float(allreduce_seconds(share, x["bytes_per_grad"], x["link_bytes_per_s"],
-                                        x["nvlink_bytes_per_s"], n, x["hierarchical"],
-                                        float(group_node_gpus(x["gpus_per_replica"]))))
-    comm = float(comm_seconds(allreduce, x["sharding"], x["bytes_per_grad"]))
-    forward = float(forward_traffic(x["sharding"], x["bytes_per_grad"])) * allreduce
-    step = float(step_seconds(compute, comm, x["backward_only"], forward))
+    """The model at one replica count: the workshop's step (platelib.compute.workshop_step) and each GPU's states."""
+    made = workshop_step(x["params"], x["batch_tokens"], n, x["gpus_per_replica"], x["peak_flops"], x["mfu"],
+                         x["bytes_per_grad"], x["link_bytes_per_s"], x["nvlink_bytes_per_s"], x["hierarchical"],
+                         x["backward_only"], x["sharding"])
+    compute = float(made[0])
+    step = float(made[3])
     tokens = x["batch_tokens"] / n
-    states = float(state_bytes_per_param(x["sharding"], n, x["state_bytes"])) * share
-    return {"replicas": n, "compute_s": compute, "allreduce_s": allreduce, "comm_s": comm, "step_s": step,
-            "exposed_s": step - compute, "efficiency": float(efficiency(compute, step)), "tokens_per_replica": tokens,
-            "sequences_per_replica": tokens / x["seq_len"], "states_gb": states / GB, "states_bytes": states,
-            "fits": states <= x["memory_bytes"]}
+    share = float(gpu_params(x["params"], x["gpus_per_replica"]))  # each GPU computes, reduces and keeps N/g
+    states = float(state_bytes_per_param(x["sharding"], n, x["bytes_per_grad"])) * share
+    return {"replicas": n, "compute_s": compute, "allreduce_s": float(made[1]), "comm_s": float(made[2]),
+            "step_s": step, "exposed_s": step - compute, "efficiency": float(efficiency(compute, step)),
+            "tokens_per_replica": tokens, "sequences_per_replica": tokens / x["seq_len"], "states_gb": states / GB,
+            "states_bytes": states, "fits": states <= x["memory_bytes"]}
 
 
 def caption(sel, p, presets):
@@ -88,6 +88,9 @@ def caption(sel, p, presets):
              p["networks"][sel["network"]]["short"]]
     if sel["gpu"] != p["workshop"]["gpu"]:
         parts.append(p["gpus"][sel["gpu"]]["name"])
+    layout = chosen_layout(sel["layout"], p["models"][sel["model"]], p["layouts"])
+    if layout["tensor"] * layout["pipeline"] > 1:
+        parts.append(layout["name"] + " per replica")
     for key in CAPTIONS:
         if sel[key] in CAPTIONS[key]:
             parts.append(CAPTIONS[key][sel[key]])
@@ -112,14 +115,6 @@ def fitting_index(points):
     return -1
 
 
-def cluster_domain(nvlink, domain, max_replicas):
-    """The real cluster's NVLink domain when the network is NVLink itself (the GPU's domain, else the whole grid); 0
-    on a network of NICs."""
-    if not nvlink:
-        return 0
-    return domain if domain is not None else max_replicas
-
-
 def hypothetical_from(nvlink, domain, gpus_per_replica, max_replicas):
     """Over the GPU's own link, the replica count beyond which no real domain of it holds the replicas' GPUs (at
     least one replica), or None where that is past the grid or the network is not the GPU's link."""
@@ -142,11 +137,11 @@ def facts(selection, presets):
         sel["bucket"] = "default"
     if "micro" not in sel:
         sel["micro"] = "1"
-    if "replica_gpus" not in sel:
-        sel["replica_gpus"] = "1"
+    if "layout" not in sel:
+        sel["layout"] = PUBLISHED
     p = presets_of(sel, presets)
     x = inputs(p, sel)
-    counts = replica_counts(p["workshop"]["max_replicas"])
+    counts = replica_counts(p["workshop"]["max_replicas"], x["gpus_per_replica"])
     replicas = []
     points = []
     for r in range(len(counts)):
@@ -155,15 +150,19 @@ def facts(selection, presets):
     crossing = crossing_index(points)
     share = float(gpu_params(x["params"], x["gpus_per_replica"]))
     node_gpus = int(group_node_gpus(x["gpus_per_replica"]))
-    fitting = float(smallest_fitting_replicas(share, x["sharding"], x["memory_bytes"], x["state_bytes"]))
+    fitting = float(smallest_fitting_replicas(share, x["sharding"], x["memory_bytes"], x["bytes_per_grad"]))
     fits_at = fitting_index(points)
     gpu = p["gpus"][sel["gpu"]]
     network = p["networks"][sel["network"]]
     model = p["models"][sel["model"]]
     max_replicas = replicas[-1]
     domain = gpu["nvlink_domain"]
+    layout = chosen_layout(sel["layout"], model, p["layouts"])
     f = {"selection": sel, "caption": caption(sel, p, presets), "points": points, "gpu": gpu, "network": network,
          "inputs": x, "model": model, "batch": p["batches"][sel["batch"]], "max_replicas": max_replicas,
+         "layout": {"name": layout["name"], "tensor": layout["tensor"], "pipeline": layout["pipeline"],
+                    "published": sel["layout"] == PUBLISHED and layout["tensor"] * layout["pipeline"] > 1},
+         "states_per_param": float(states_per_param(x["bytes_per_grad"])),
          "crossing_replicas": None if crossing < 0 else replicas[crossing],
          "continuous_crossing": float(continuous_crossing(x["batch_tokens"], x["peak_flops"], x["mfu"],
                                                           x["bytes_per_grad"], x["link_bytes_per_s"],
@@ -181,10 +180,7 @@ def facts(selection, presets):
     f["timeline_comm_s"] = t["comm_s"] - forward_comm
     # DDP's buckets under the chosen bucket_cap_mb: the timeline's, and the real cluster's
     f["bucket_cap_mb"] = None if sel["bucket"] == "default" else float(sel["bucket"])
-    caps = bucket_caps(f["bucket_cap_mb"])
-    made = buckets(gpu_tensors(tensor_params(model["params"], model["layers"], model["d_model"], model["ffn"],
-                                             model["vocab"]), x["gpus_per_replica"]),
-                   x["bytes_per_grad"], caps[0], caps[1])
+    made = gradient_buckets(model, layout, x["bytes_per_grad"], f["bucket_cap_mb"])
     sizes = made[0]
     ready = made[1]
     f["buckets"] = [sizes, ready]  # the timeline's and the real cluster's

@@ -17,6 +17,7 @@ SELECTION_COLUMNS = [
     ["gradient_precision", "selection", "precision", 1], ["topology", "selection", "topology", 1],
     ["sharding", "selection", "sharding", 1],
     ["replicas", "points", "replicas", 1], ["gpus_per_replica", "inputs", "gpus_per_replica", 1],
+    ["tensor_parallel", "inputs", "tensor", 1], ["pipeline_parallel", "inputs", "pipeline", 1],
     ["params", "inputs", "params", 1], ["global_batch_tokens", "inputs", "batch_tokens", 1],
     ["gpu_peak_tflops", "inputs", "peak_flops", 1e12], ["mfu", "inputs", "mfu", 1],
     ["link_gbytes_per_s", "inputs", "link_bytes_per_s", 1e9],

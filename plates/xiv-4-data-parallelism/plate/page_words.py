@@ -7,7 +7,7 @@ import math
 from generator.notation import data_size, fraction, gigabytes, num, percent, seconds, sig
 
 from platelib.compute import blocking_gather_step_seconds, efficiency
-from platelib.zero import forward_traffic, hiding_comm_seconds, smallest_fitting_replicas
+from platelib.zero import STATE_FIGURES, forward_traffic, hiding_comm_seconds, smallest_fitting_replicas
 
 
 def capital(text):
@@ -35,6 +35,11 @@ def sequences_text(share):
     if share == 1:
         return "one sequence"
     return (num(share) if share == math.floor(share) else sig(share)) + " sequences"
+
+
+def states_size(gb):
+    """Model states per GPU, given in GB, to STATE_FIGURES significant figures (128.5 GB), as every plate writes them."""
+    return gigabytes(gb, STATE_FIGURES)
 
 
 def noun_of(f):
@@ -157,8 +162,11 @@ def runnable_text(f, W):
         sequences_text(best["sequences_per_replica"])
     count = num(best["replicas"]) + " replicas"
     g = f["inputs"]["gpus_per_replica"]
-    if g > 1:  # a replica of several GPUs: say how many GPUs that layout takes
-        count += " of " + num(g) + " GPUs (" + num(best["replicas"] * g) + " GPUs)"
+    if g > 1:  # a replica of several GPUs: say which layout, and how many GPUs it takes
+        count += " of " + f["layout"]["name"] + " (" + num(best["replicas"] * g) + " GPUs"
+        if f["layout"]["published"]:
+            count += ", the layout " + f["model"]["name"] + " was trained with"
+        count += ")"
     return (count + " are the most that still give each a whole sequence (" + whole +
             "): a step takes " + seconds(best["step_s"]) + ", efficiency " + percent(best["efficiency"]) + ". ")
 
@@ -220,7 +228,7 @@ def first_stage_that_fits(f, W):
     """[the first sharding stage's label, the smallest replica count] at which the model states fit, or None."""
     x = f["inputs"]
     for k in range(1, len(W["sharding"])):
-        n = smallest_fitting_replicas(x["params"], k, x["memory_bytes"], x["state_bytes"])
+        n = smallest_fitting_replicas(x["params"] / x["gpus_per_replica"], k, x["memory_bytes"], x["bytes_per_grad"])
         if n == n:  # not NaN
             return [W["sharding"][k][1], n]
     return None
@@ -233,14 +241,14 @@ def memory_text(f, W):
     last = f["points"][-1]
     if f["sharding_stage"] == 0:
         fits = "fit on" if first["fits"] else "do not fit on"
-        text = "Model states: " + gigabytes(first["states_gb"]) + " per GPU, which " + fits + " " + gpu + "."
+        text = "Model states: " + states_size(first["states_gb"]) + " per GPU, which " + fits + " " + gpu + "."
         other = None if first["fits"] else first_stage_that_fits(f, W)
         if other is not None:
             text += (" Sharded with " + other[0] + " they would fit from " + num(other[1]) + " replicas" +
                      see_plate(W, "sharding") + ".")
         return text
     text = ("With " + W["sharding"][f["sharding_stage"]][1] + ", model states per GPU fall from " +
-            gigabytes(first["states_gb"]) + " on one replica to " + gigabytes(last["states_gb"]) + " on " +
+            states_size(first["states_gb"]) + " on one replica to " + states_size(last["states_gb"]) + " on " +
             num(last["replicas"]) + "; ")
     n = f["smallest_fitting_replicas"]
     on_grid = f["smallest_fitting_on_grid"]
@@ -339,7 +347,7 @@ def memory_table_rows(f):
     rows = []
     for r in range(len(points)):
         p = points[r]
-        rows.append([num(p["replicas"]), gigabytes(p["states_gb"]), "yes" if p["fits"] else "no"])
+        rows.append([num(p["replicas"]), states_size(p["states_gb"]), "yes" if p["fits"] else "no"])
     return rows
 
 
@@ -349,14 +357,14 @@ def describe_memory(f, W):
     last = f["points"][-1]
     how = "without sharding" if f["sharding_stage"] == 0 else "with " + W["sharding"][f["sharding_stage"]][1]
     if f["sharding_stage"] == 0:
-        shape = ("a flat line: every replica holds all of them, " + gigabytes(first["states_gb"]) +
+        shape = ("a flat line: every replica holds all of them, " + states_size(first["states_gb"]) +
                  " on each of 1 to " + num(last["replicas"]) + " replicas")
     elif f["sharding_stage"] == 3:
-        shape = ("a straight line falling as 1/n, from " + gigabytes(first["states_gb"]) + " on one replica to " +
-                 gigabytes(last["states_gb"]) + " on " + num(last["replicas"]))
+        shape = ("a straight line falling as 1/n, from " + states_size(first["states_gb"]) + " on one replica to " +
+                 states_size(last["states_gb"]) + " on " + num(last["replicas"]))
     else:
-        shape = ("a curve falling from " + gigabytes(first["states_gb"]) + " on one replica and levelling off at " +
-                 "the part each replica keeps whole, " + gigabytes(last["states_gb"]) + " on " + num(last["replicas"]))
+        shape = ("a curve falling from " + states_size(first["states_gb"]) + " on one replica and levelling off at " +
+                 "the part each replica keeps whole, " + states_size(last["states_gb"]) + " on " + num(last["replicas"]))
     text = ("On log–log axes against replicas from 1 to " + num(last["replicas"]) + ", model states per GPU (solid " +
             "blue line, circles) " + how + " make " + shape + ". The dashed black line is one " +
             f["gpu"]["name"] + "'s memory, " + num(f["gpu_memory_gb"]) + " GB.")

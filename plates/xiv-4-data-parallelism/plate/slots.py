@@ -113,34 +113,25 @@ def check_model(atlas: Atlas, root: Path) -> None:
 
 
 def unused(c) -> list[str]:
-    """Warnings at file:line: presets no control offers and the workshop does not refer to; layouts no measured
-    run names."""
+    """Warnings at file:line: selections of published runs no run of measured.toml names; a [default] GPU that is
+    not the workshop's. (The catalogue's presets are all offered: the model, batch, network, GPU and layout
+    controls.)"""
     import tomllib
 
     from . import measured
     problems = schema.Problems(c.root)
     try:
         presets_text = (c.root / "presets.toml").read_text(encoding="utf-8-sig")
-        data = tomllib.loads(presets_text)
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        presets_text, data = "", {}
-    offered = {name for name in ("gpus", *SLOT_TABLES) if isinstance(getattr(c.presets, name, None), dict)}
-    try:  # a layout is used where Table 1 (measured.toml) names it
-        named = {run.get("layout") for run in measured.load(c.root).get("runs", []) if isinstance(run, dict)}
+    except (OSError, UnicodeDecodeError):
+        presets_text = ""
+    try:  # a selection is used where Table 1 (measured.toml) names it
+        named = {run.get("selection") for run in measured.load(c.root).get("runs", []) if isinstance(run, dict)}
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         named = set()
-    for table, entries in data.items():
-        if table == "workshop" or table in offered or not isinstance(entries, dict):
-            continue
-        for ident in entries:
-            referred = any(value == ident for value in data.get("workshop", {}).values())
-            if table == "layouts" and ident not in named:
-                problems.add(c.root / "presets.toml", schema.locate(presets_text, (table, ident)),
-                             f"[layouts.{ident}] is never used: no run of measured.toml names it")
-            elif table != "layouts" and not referred:
-                problems.add(c.root / "presets.toml", schema.locate(presets_text, (table, ident)),
-                             f"[{table}.{ident}] is never used: no control offers it and the workshop does not "
-                             f"refer to it (the workshop's gpu is {schema.quote(c.presets.workshop.gpu)})")
+    for ident in getattr(c.presets, "selections", {}):
+        if ident not in named:
+            problems.add(c.root / "presets.toml", schema.locate(presets_text, ("selections", ident)),
+                         f"[selections.{ident}] is never used: no run of measured.toml names it")
     _default_gpu(c, problems)
     return problems.items
 

@@ -23,7 +23,8 @@ def facts_data(f: Facts) -> dict:
     presets = {"workshop": workshop, "gpus": {f.gpu.id: dataclasses.asdict(f.gpu)},
                "models": {f.model.id: dataclasses.asdict(f.model)},
                "batches": {f.batch.id: dataclasses.asdict(f.batch)},
-               "networks": {f.network.id: dataclasses.asdict(f.network)}}
+               "networks": {f.network.id: dataclasses.asdict(f.network)},
+               "layouts": {f.layout.id: dataclasses.asdict(f.layout)} if f.layout.id else {}}
     return page_facts.facts(sel, presets)
 
 

@@ -1,5 +1,5 @@
-"""Plate XIV.5's facts for one selection (model, GPU, stage, gradient precision, network) of XIV.4's presets: what
-its prose slots, figure descriptions and figures read."""
+"""Plate XIV.5's facts for one selection (model, GPU, stage, gradient precision, network) of the series catalogue:
+what its prose slots, figure descriptions and figures read."""
 from __future__ import annotations
 
 import tomllib
@@ -11,9 +11,9 @@ import numpy as np
 
 from generator import texts
 from generator.content import split_front_matter
-from generator.schema import ContentError, Problems
+from generator.schema import Problems
 
-from platelib.presets import Gpu, Model, Network, Presets, load_presets
+from platelib.catalogue import Gpu, Model, Network, Presets, catalogue_path, load_presets
 
 from . import model as zero  # `model` is a selection's preset here
 from . import page_facts
@@ -22,12 +22,6 @@ from . import page_facts
 from .page_facts import CONTROLS, GRAD_BYTES, PRECISIONS, STAGES
 
 FOLDER = Path(__file__).resolve().parent.parent  # the plate's folder: plate.md, terms.toml, sources.toml
-# Plate XIV.4's folder, beside ours: its presets.toml (the same models, GPUs and networks on both plates, not a
-# copy) is read as data, through the shared reader platelib.presets.
-XIV4_FOLDER = FOLDER.parent / "xiv-4-data-parallelism"
-if not (XIV4_FOLDER / "presets.toml").is_file():
-    raise ContentError([f"{XIV4_FOLDER}: no such plate: XIV.5 reads the presets of plate XIV.4 (its presets.toml) "
-                        f"from its folder beside XIV.5's; copy the two folders together"])
 
 
 @dataclass(frozen=True)
@@ -52,15 +46,14 @@ def front_matter(plate_folder: Path) -> dict:
 
 
 def presets_path(plate_folder: Path | None = None) -> Path:
-    """XIV.4's presets file, which this plate reads (plate_folder: a copy of this plate, beside a copy of XIV.4)."""
-    folder = XIV4_FOLDER if plate_folder is None else Path(plate_folder).resolve().parent / XIV4_FOLDER.name
-    return folder / "presets.toml"
+    """The series catalogue this plate reads (plate_folder: a copy of this plate, in a series of its own)."""
+    return catalogue_path(FOLDER if plate_folder is None else Path(plate_folder))
 
 
-def load(path: Path | None = None) -> Presets:
-    """XIV.4's presets (path: its presets.toml), read and checked by the shared reader (platelib.presets); its
-    mistakes raised as ContentError at file:line."""
-    folder = Path(path).parent if path is not None else XIV4_FOLDER
+def load(plate_folder: Path | None = None) -> Presets:
+    """The presets of this plate (or of a copy of it, plate_folder): the series catalogue beside its folder, read and
+    checked by the shared reader (platelib.catalogue); its mistakes raised as ContentError at file:line."""
+    folder = FOLDER if plate_folder is None else Path(plate_folder)
     problems = Problems(folder)
     presets, _ = load_presets(problems, folder)
     problems.raise_if_any()
@@ -165,19 +158,27 @@ class Facts:
         """The network's speed per direction for this GPU (the GPU's own NVLink for the NVLink network)."""
         return self.network.link_bytes_per_s(self.gpu)
 
-    state_bytes_per_param = zero.STATE_BYTES  # 2 + 2 + K
     weight_bytes = zero.WEIGHT_BYTES  # BF16 weights
-    gradient_bytes = zero.GRADIENT_BYTES  # BF16 gradients, as the states count them
     optimiser_bytes = zero.OPTIMISER_BYTES  # K
 
     @property
+    def gradient_bytes(self) -> int:
+        """b: the gradients are kept in the precision they are reduced in."""
+        return self.grad_bytes
+
+    @property
+    def state_bytes_per_param(self) -> int:
+        """2 + b + K: 16 with BF16 gradients, 18 with FP32 ones (platelib.zero)."""
+        return int(zero.states_per_param(self.grad_bytes))
+
+    @property
     def unsharded_bytes(self) -> float:
-        """Every state on every GPU: (2 + 2 + K)·Ψ."""
-        return float(zero.state_bytes(self.params, 0, 1))
+        """Every state on every GPU: (2 + b + K)·Ψ."""
+        return float(zero.state_bytes(self.params, 0, 1, self.grad_bytes))
 
     def states_bytes(self, stage: int, replicas) -> float:
         """Model-state bytes per GPU under stage k over n replicas."""
-        return float(zero.state_bytes(self.params, stage, replicas))
+        return float(zero.state_bytes(self.params, stage, replicas, self.grad_bytes))
 
     def traffic(self, stage: int, grad_bytes: int | None = None, replicas=None) -> float:
         """Bytes each GPU sends per step under stage k (default: the selection's precision; as n grows)."""
@@ -219,21 +220,6 @@ class Facts:
         """Stage k's traffic per byte of the all-reduce at the same precision."""
         return float(zero.traffic_ratio(stage, self.grad_bytes if grad_bytes is None else grad_bytes))
 
-    accumulated_gradient_bytes = 4  # gradients accumulated in FP32, as runs that reduce them in FP32 keep them
-
-    @property
-    def accumulated_states_per_param(self) -> int:
-        """Model-state bytes per parameter with FP32 gradients: 2 + 4 + K."""
-        return self.weight_bytes + self.accumulated_gradient_bytes + self.optimiser_bytes
-
-    @property
-    def accumulated_stage1_fitting(self) -> float:
-        """Stage 1's smallest whole n with FP32 gradients: (2 + 4)·Ψ kept whole, K·Ψ/n sharded, within the memory in
-        10⁹ B; NaN if the kept part alone does not fit."""
-        kept = (self.weight_bytes + self.accumulated_gradient_bytes) * self.params
-        room = self.memory_bytes - kept
-        return float(max(1, np.ceil(self.optimiser_bytes * self.params / room))) if room > 0 else float("nan")
-
     def stage(self, k: int) -> StageFacts:
         """Stage k's facts (0–3)."""
         return self.stages[k]
@@ -243,13 +229,15 @@ class Facts:
         out = []
         n = self.replicas.astype(np.float64)
         for k, label in zip(zero.STAGES, STAGES.values()):
-            states = zero.state_bytes(self.params, k, n)
+            states = zero.state_bytes(self.params, k, n, self.grad_bytes)
             fits = states <= self.memory_bytes
             traffic = zero.traffic_bytes(self.params, k, self.grad_bytes, n)
             out.append(StageFacts(
-                stage=k, label=label, states_bytes=states, floor_bytes=float(zero.kept_bytes(self.params, k)),
-                smallest_fitting=float(zero.smallest_replicas(self.params, k, self.memory_bytes)),
-                smallest_fitting_gib=float(zero.smallest_replicas(self.params, k, self.memory_gib_bytes)),
+                stage=k, label=label, states_bytes=states,
+                floor_bytes=float(zero.kept_bytes(self.params, k, self.grad_bytes)),
+                smallest_fitting=float(zero.smallest_replicas(self.params, k, self.memory_bytes, self.grad_bytes)),
+                smallest_fitting_gib=float(zero.smallest_replicas(self.params, k, self.memory_gib_bytes,
+                                                                  self.grad_bytes)),
                 smallest_fitting_on_grid=int(self.replicas[np.argmax(fits)]) if fits.any() else None,
                 traffic_bytes=traffic,
                 traffic_s=zero.traffic_seconds(self.params, k, self.grad_bytes, self.link_bytes_per_s, n),
@@ -308,7 +296,7 @@ def facts_data(f: Facts) -> dict:
 
 def presets_data(presets: Presets) -> dict:
     """The presets as page_facts.facts reads them: the models, GPUs (the workshop's among them), networks
-    and workshop, each table as its dataclass's fields (generator/render.py's presets_data, without XIV.4's batches)."""
+    and workshop, each table as its dataclass's fields (the catalogue's, without its batches and layouts)."""
     import dataclasses
     return {"workshop": dataclasses.asdict(presets.workshop),
             "gpus": {i: dataclasses.asdict(g) for i, g in gpus_of(presets).items()},

@@ -6,12 +6,12 @@ from pathlib import Path
 
 from generator import texts
 from generator.schema import Problems, default_choice
-from platelib import presets as shared  # the presets XIV.4 declares: this plate's Model is its model of the page
+from platelib import catalogue as shared  # the series catalogue: this plate's Model is its model of the page
 
 from . import figures as plate_figures
 from . import words as plate_words
-from .facts import (CONTROLS, PRECISIONS, PROSE_NAMES as _FACT_NAMES, STAGES, XIV4_FOLDER, Facts, Selection, facts,
-                    facts_data, gpus_of, presets_data, prose_context, words_context)
+from .facts import (CONTROLS, PRECISIONS, PROSE_NAMES as _FACT_NAMES, STAGES, Facts, Selection, facts, facts_data,
+                    gpus_of, presets_data, prose_context, words_context)
 from .page_rows import csv_rows
 
 DEFAULT_SCHEMA = {key: "text" for key in CONTROLS}  # [default] sets every control, by id
@@ -38,15 +38,13 @@ TABLE_COLUMNS = {"fig-states": ("Replicas", "Stage 0", "Stage 1", "Stage 2", "St
 
 
 def load_presets(problems: Problems, root: Path):
-    """XIV.4's presets, from the folder beside this plate's (its mistakes at XIV.4's presets.toml:line)."""
-    folder = Path(root).resolve().parent / XIV4_FOLDER.name
-    if not (folder / "presets.toml").is_file():
-        folder = XIV4_FOLDER  # this plate copied elsewhere: the series' XIV.4
-    return shared.load_presets(problems, folder)
+    """The series catalogue beside this plate's folder, under a presets.toml of its own if it has one (each mistake
+    at its file and line)."""
+    return shared.load_presets(problems, root)
 
 
 def check_content(problems: Problems, root: Path, front: str, plate, presets, ids, sources) -> None:
-    """[default] names presets XIV.4's presets.toml declares and stages and precisions this plate offers."""
+    """[default] names presets the catalogue declares and stages and precisions this plate offers."""
     if not (plate and ids):
         return
     tables = {"model": ids["models"], "gpu": ids["gpus"], "network": ids["networks"], "stage": list(STAGES),
@@ -71,7 +69,7 @@ def model_of(content) -> Model:
 
 
 def check_model(model: Model, root: Path) -> None:
-    """Nothing to refuse: XIV.4's checks bound every preset, and the ZeRO formulas stay finite within them."""
+    """Nothing to refuse: the catalogue's checks bound every preset, and the ZeRO formulas stay finite within them."""
 
 
 def prose_names(content, model: Model) -> dict:
@@ -88,7 +86,7 @@ def scenario_ids(ids: dict[str, list[str]]) -> dict[str, list[str]]:
 
 
 def unused(content) -> list[str]:
-    """No warnings of its own: XIV.4 reports its unused presets."""
+    """No warnings of its own."""
     return []
 
 

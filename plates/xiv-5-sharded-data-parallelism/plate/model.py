@@ -12,11 +12,11 @@ import numpy as np
 from platelib.collectives import NODE_GPUS, RING_FACTOR, gather_latency_us, ring_seconds
 from platelib.compute import replica_counts
 from platelib.units import GB, GIB
-from platelib.zero import (GRADIENT_BYTES, WEIGHT_BYTES, comm_seconds, fsdp_calls, fsdp_latency_seconds,
-                           kept_bytes_per_param, smallest_fitting_replicas, state_bytes_per_param, traffic_factor)
+from platelib.zero import (GRADIENT_BYTES, OPTIMISER_BYTES, WEIGHT_BYTES, comm_seconds, fsdp_calls,
+                           fsdp_latency_seconds, kept_bytes_per_param, smallest_fitting_replicas,
+                           state_bytes_per_param, states_per_param, traffic_factor)
 
-OPTIMISER_BYTES = 12  # K: FP32 master weights 4 and Adam's two FP32 moments 4 + 4 (Rajbhandari et al. 2020)
-STATE_BYTES = WEIGHT_BYTES + GRADIENT_BYTES + OPTIMISER_BYTES  # 16 per parameter, the whole state unsharded
+STATE_BYTES = states_per_param(GRADIENT_BYTES)  # 16 per parameter with BF16 gradients, the whole state unsharded
 STAGES = (0, 1, 2, 3)  # 0: plain data parallelism; 1: + optimiser states sharded; 2: + gradients; 3: + weights
 GATHERS = (0, 1, 1, 2)  # all-gathers of the BF16 weights per step: after the update (1, 2), forward and backward (3)
 LATENCY_AT = 1024  # the replica count the prose prices NCCL's per-call latency at (XIV.4's default crossing)
@@ -33,20 +33,20 @@ def ring_share(replicas):
     return (n - 1) / n
 
 
-def state_bytes(params, stage, replicas, per_param=STATE_BYTES):
-    """Model-state bytes on each GPU under stage k over n replicas: (2+2+K)·Ψ, (2+2+K/n)·Ψ, (2+(2+K)/n)·Ψ,
-    (2+2+K)·Ψ/n (platelib.zero's state_bytes_per_param, times Ψ)."""
-    return state_bytes_per_param(stage, replicas, per_param) * np.asarray(params, np.float64)
+def state_bytes(params, stage, replicas, grad_bytes):
+    """Model-state bytes on each GPU under stage k over n replicas with b-byte gradients: (2+b+K)·Ψ, (2+b+K/n)·Ψ,
+    (2+(b+K)/n)·Ψ, (2+b+K)·Ψ/n (platelib.zero's state_bytes_per_param, times Ψ)."""
+    return state_bytes_per_param(stage, replicas, grad_bytes) * np.asarray(params, np.float64)
 
 
-def kept_bytes(params, stage, per_param=STATE_BYTES):
-    """The bytes every GPU keeps whole whatever n, where stage k's line levels off: 16·Ψ, 4·Ψ, 2·Ψ, 0."""
-    return kept_bytes_per_param(stage, per_param) * np.asarray(params, np.float64)
+def kept_bytes(params, stage, grad_bytes):
+    """The bytes every GPU keeps whole whatever n, where stage k's line levels off: (2+b+K)·Ψ, (2+b)·Ψ, 2·Ψ, 0."""
+    return kept_bytes_per_param(stage, grad_bytes) * np.asarray(params, np.float64)
 
 
-def smallest_replicas(params, stage, memory_bytes, per_param=STATE_BYTES):
+def smallest_replicas(params, stage, memory_bytes, grad_bytes):
     """The smallest whole n whose states per GPU fit in memory_bytes (give 80 × GB or 80 × GIB); NaN if none."""
-    return smallest_fitting_replicas(np.asarray(params, np.float64), stage, memory_bytes, per_param)
+    return smallest_fitting_replicas(np.asarray(params, np.float64), stage, memory_bytes, grad_bytes)
 
 
 def reduce_scatter_bytes(params, grad_bytes, replicas):

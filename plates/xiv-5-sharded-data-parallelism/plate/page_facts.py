@@ -9,6 +9,8 @@ import math
 from platelib.compute import replica_counts
 from platelib.units import GB, GIB
 
+from platelib.zero import states_per_param
+
 from .model import (LATENCY_AT, STAGES as STAGE_NUMBERS, kept_bytes, latency_seconds, node_gpus, smallest_replicas,
                     state_bytes, traffic_bytes, traffic_limit_bytes, traffic_ratio, traffic_seconds)
 
@@ -30,16 +32,16 @@ def stage_facts(stage, params, b, replicas, memory, memory_gib, link, domain, un
     """One ZeRO stage at the selection's model, gradient bytes b, GPU memory (10⁹ B and GiB) and link speed per
     direction, over the replica counts; domain: the GPUs one NVLink domain joins (None: not over NVLink); units:
     FSDP units (the model's layers); node: GPUs NCCL counts as one node (NVLink steps inside it)."""
-    states = [float(state_bytes(params, stage, n)) for n in replicas]
+    states = [float(state_bytes(params, stage, n, b)) for n in replicas]
     on_grid = None  # the first replica count of the grid whose states fit, if any
     for i in range(len(replicas)):
         if on_grid is None and states[i] <= memory:
             on_grid = replicas[i]
     limit = float(traffic_limit_bytes(params, stage, b))
     return {
-        "stage": stage, "states_bytes": states, "floor_bytes": float(kept_bytes(params, stage)),
-        "smallest_fitting": or_none(float(smallest_replicas(params, stage, memory))),
-        "smallest_fitting_gib": or_none(float(smallest_replicas(params, stage, memory_gib))),
+        "stage": stage, "states_bytes": states, "floor_bytes": float(kept_bytes(params, stage, b)),
+        "smallest_fitting": or_none(float(smallest_replicas(params, stage, memory, b))),
+        "smallest_fitting_gib": or_none(float(smallest_replicas(params, stage, memory_gib, b))),
         "smallest_fitting_on_grid": on_grid,
         "traffic_bytes": [float(traffic_bytes(params, stage, b, n)) for n in replicas],
         "traffic_s": [float(traffic_seconds(params, stage, b, link, n)) for n in replicas],
@@ -88,7 +90,7 @@ def facts(selection, presets):
         "hypothetical": [bool(net["nvlink"]) and n > node for n in replicas],
         "memory_bytes": memory, "memory_gib_bytes": float(memory_gib),
         "link_bytes_per_s": link, "link_gbytes_per_s": link / 1e9,
-        "unsharded_bytes": float(state_bytes(params, 0, 1)),
+        "unsharded_bytes": float(state_bytes(params, 0, 1, b)), "states_per_param": float(states_per_param(b)),
         "stages": [stage_facts(s, params, b, replicas, memory, memory_gib, link, over_domain, units, node)
                    for s in STAGE_NUMBERS],
     }

@@ -6,6 +6,7 @@ page data's words_context: of it they read only the plates this one refers to (p
 written is one of the facts, formatted by generator.notation (the page's notation.js).
 """
 from generator.notation import data_size, num, seconds, sig
+from platelib.zero import STATE_FIGURES
 
 FIGURES = ["fig-states", "fig-traffic"]  # the figures the words know
 TABLE_FIELDS = {"fig-states": "states_bytes", "fig-traffic": "traffic_bytes"}  # what each figure's table lists
@@ -26,6 +27,11 @@ def stages_text(stages):
     if len(stages) == 1:
         return "stage " + str(stages[0])
     return "stages " + ", ".join([str(k) for k in stages[:len(stages) - 1]]) + " and " + str(stages[len(stages) - 1])
+
+
+def states_size(value):
+    """Model states in bytes, to STATE_FIGURES significant figures (144.5 GB), as every plate writes them."""
+    return data_size(value, STATE_FIGURES)
 
 
 def same_traffic(f):
@@ -54,9 +60,7 @@ def fit_text(f):
     memory = "one " + f["gpu"]["name"] + " GPU's " + num(f["gpu"]["memory_gb"]) + " GB (10⁹ B)"
     states = f["model"]["name"] + "'s model states"
     if s["smallest_fitting"] is None:
-        floor = data_size(s["floor_bytes"])
-        if floor == num(f["gpu"]["memory_gb"]) + " GB":
-            floor = sig(s["floor_bytes"] / 1e9, 4) + " GB"  # rounded to the memory's own figure it would read as fitting
+        floor = states_size(s["floor_bytes"])
         if f["stage"] == 0:
             kept = "all " + floor + " of them"
         else:
@@ -125,7 +129,7 @@ def describe_states(f):
     where = "under" if f["unsharded_bytes"] <= f["memory_bytes"] else "above"
     return "Model states per GPU against data-parallel replicas for ZeRO stages 0 to 3, log–log, " + \
         f["model"]["name"] + " on the " + f["gpu"]["name"] + ": stage 0 stays at " + \
-        data_size(f["unsharded_bytes"]) + ", " + where + " the GPU's " + num(f["gpu"]["memory_gb"]) + \
+        states_size(f["unsharded_bytes"]) + ", " + where + " the GPU's " + num(f["gpu"]["memory_gb"]) + \
         " GB (10⁹ B); " + ", ".join([fits(f, k) for k in [1, 2, 3]]) + "."
 
 
@@ -204,6 +208,6 @@ def table_rows(f, figure_id):
     for i in range(len(f["replicas"])):
         row = [num(f["replicas"][i])]
         for s in f["stages"]:
-            row.append(data_size(s[field][i]))
+            row.append(states_size(s[field][i]) if field == "states_bytes" else data_size(s[field][i]))
         rows.append(row)
     return rows

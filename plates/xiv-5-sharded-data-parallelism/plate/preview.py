@@ -1,6 +1,6 @@
 """Write Plate XIV.5's two figures for a selection as SVG files into a folder, for a reviewer to look at.
 
-    python plates/xiv-5-sharded-data-parallelism/plate/preview.py OUT [--presets PATH] [--stage zero3] [...]
+    python plates/xiv-5-sharded-data-parallelism/plate/preview.py OUT [--plate FOLDER] [--stage zero3] [...]
 
 Writes OUT/fig-states.svg and OUT/fig-traffic.svg (and their descriptions in OUT/descriptions.txt); refuses to
 replace a file it did not write (one without its mark).
@@ -36,11 +36,12 @@ def _writable(path: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path, help="folder to write the SVGs into (made if missing)")
-    parser.add_argument("--presets", type=Path, help="the presets file (default: XIV.4's presets.toml)")
+    parser.add_argument("--plate", type=Path, help="a copy of this plate's folder, whose series catalogue "
+                                                   "(series.toml beside it) is read (default: this plate's)")
     for key in plate_facts.CONTROLS:
         parser.add_argument(f"--{key}", help=f"the {key}'s id (default: plate.md's [default])")
     args = parser.parse_args(argv)
-    presets = plate_facts.load(args.presets)
+    presets = plate_facts.load(args.plate)
     sel = plate_facts.default_selection(plate_facts.FOLDER, presets)
     sel = replace(sel, **{k: getattr(args, k) for k in plate_facts.CONTROLS if getattr(args, k)})
     f = plate_facts.facts(presets, sel)
