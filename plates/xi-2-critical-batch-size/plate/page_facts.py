@@ -53,7 +53,11 @@ def cluster_times(run, batches_, replicas):
                                              run["peak_flops"], run["mfu"])))
     made = real_cluster(compute, run["buckets"][0], run["buckets"][1], run["link"], run["nvlink"], replicas, 1,
                         run["domain"], run["gpus"])
-    return made["step_s"]
+    out = []
+    for i in range(len(replicas)):
+        # one replica reduces nothing: its step is its compute, even where its GPUs outgrow an NVLink domain
+        out.append(compute[i] if replicas[i] == 1 and made["step_s"][i] is None else made["step_s"][i])
+    return out
 
 
 def batches(critical, span):

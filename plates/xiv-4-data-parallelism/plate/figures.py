@@ -71,8 +71,10 @@ def timeline_facts(f: Facts) -> list[dict]:
 # matches those against its whole schema to find the class, about 10 ms each, half a second per build.
 def _x(max_replicas: int) -> alt.X:
     import altair as alt  # here, not at the top: a build whose figures are all cached never loads Altair
-    return alt.X("replicas:Q", title="data-parallel replicas (GPUs)",
-                 scale=alt.Scale(type="log", base=2, domain=[1, max_replicas], nice=False),
+    # The domain is the data's, 1 to the selection's last replica count: the axis stops where the replicas' GPUs
+    # reach the series' cap (platelib.compute.replica_counts), whatever the layout.
+    return alt.X("replicas:Q", title="data-parallel replicas",
+                 scale=alt.Scale(type="log", base=2, nice=False),
                  axis=alt.Axis(values=[4 ** k for k in range(0, 8)], format=",d", grid=False, labelOverlap=True))
 
 
@@ -92,7 +94,7 @@ def _band_and_rule(max_replicas: int) -> list:
     facts = alt.Chart(alt.Data(name=FACTS_DATA))
     band = facts.mark_rect(opacity=0.13, color=ink("--chart-band"), aria=False).encode(
         x=alt.X("one_sequence:Q", scale=alt.Scale(type="log", base=2)), x2=alt.X2("max_replicas:Q"),
-    ).transform_filter(f"datum.one_sequence < {max_replicas}").properties(name="band")
+    ).transform_filter("datum.one_sequence < datum.max_replicas").properties(name="band")
     # Over the GPU's own link past its largest real domain: a ring nobody can build, shaded and said so.
     reach = facts.transform_filter("datum.hypothetical_from != null")
     hypothetical = reach.mark_rect(opacity=0.16, color=ink(MUTED), aria=False).encode(
@@ -109,7 +111,7 @@ def _band_and_rule(max_replicas: int) -> list:
                 fontSize=11, fontWeight="bold", color=ink(INK)).encode(
         x=alt.X("crossing:Q"), y=alt.YValue(0), text=alt.Text("label:N")).properties(name="rule_label")
     # n*, where the drawn lines meet (not a power of two): a dotted rule, labelled a row above the crossing's words.
-    star = facts.transform_filter(f"datum.n_star <= {max_replicas}")
+    star = facts.transform_filter("datum.n_star <= datum.max_replicas")
     star_rule = star.mark_rule(strokeWidth=1, strokeDash=[1, 3], color=ink(INK), aria=False).encode(
         x=alt.X("n_star:Q")).properties(name="n_star_rule")
     star_label = star.mark_text(align=alt.ExprRef(f"datum.n_star >= {LEFT_OF_RULE} ? 'right' : 'left'"),

@@ -10,16 +10,17 @@ import numpy as np
 from generator import schema
 from generator.content import split_front_matter
 from generator.schema import describe_value
+from platelib.layout import PUBLISHED
 
 from .facts import CLUSTER_OPTIONS, OPTIONS, Atlas, Facts, evaluate, extremes, gpus_of
-from .presets import Batch, Gpu, Model, Network, Selection, WorkshopSettings
+from .presets import Batch, Gpu, Layout, Model, Network, Selection, WorkshopSettings
 
 # The names a prose slot may use, as a mistake lists them: the plate's and the engine's (cite, compare, scales, check,
 # plates).
-PROSE_NAMES = ("default", "scenario", "cite", "workshop", "gpu", "gpus", "models", "batches", "networks", "compare",
-               "scales", "check", "plates")
+PROSE_NAMES = ("default", "scenario", "cite", "workshop", "gpu", "gpus", "models", "batches", "networks", "layouts",
+               "compare", "scales", "check", "plates")
 # What the engine's slot check (checks.SlotNames) follows: the tables of presets and the roots' types.
-SLOT_TABLES = {"models": Model, "batches": Batch, "networks": Network}
+SLOT_TABLES = {"models": Model, "batches": Batch, "networks": Network, "layouts": Layout}
 SLOT_ROOTS = {"default": Facts, "workshop": WorkshopSettings, "gpu": Gpu}
 SLOT_CALLS = {"scenario": Facts}  # what a call in a slot returns
 SCENARIO_KEYS = {"model": "models", "batch": "batches", "network": "networks"}  # scenario()'s preset keywords
@@ -48,7 +49,7 @@ class Names:
             "default": self.atlas.facts(self.workshop()),
             "scenario": self.scenario,
             "workshop": p.workshop, "gpu": p.gpu, "gpus": gpus_of(p),
-            "models": p.models, "batches": p.batches, "networks": p.networks,
+            "models": p.models, "batches": p.batches, "networks": p.networks, "layouts": p.layouts,
         }
 
     def workshop(self) -> Selection:
@@ -59,15 +60,16 @@ class Names:
 
     def scenario(self, *args, **choice) -> Facts:
         """Facts for the workshop's selection with some presets or options swapped: scenario(network="nvlink"),
-        scenario(overlap="backward"), scenario(gpu="b200", precision="fp32"), scenario(bucket="500", micro="4")."""
-        keys = ("model", "batch", "network", "gpu", *OPTIONS, *CLUSTER_OPTIONS)
+        scenario(overlap="backward"), scenario(gpu="b200", precision="fp32"), scenario(bucket="500", micro="4"),
+        scenario(layout="tp8")."""
+        keys = ("model", "batch", "network", "gpu", *OPTIONS, *CLUSTER_OPTIONS, "layout")
         if args or set(choice) - set(keys):
             given = ", ".join([describe_value(a) for a in args] + [f"{k}=" for k in choice if k not in keys])
             raise LookupError(f"scenario() takes only {'=, '.join(keys)}= (preset or option ids), got {given}")
         sel = replace(self.workshop(), **choice)
         p = self.content.presets
         tables = {"model": p.models, "batch": p.batches, "network": p.networks, "gpu": gpus_of(p), **OPTIONS,
-                  **CLUSTER_OPTIONS}
+                  **CLUSTER_OPTIONS, "layout": [PUBLISHED, *p.layouts]}
         for kind in keys:
             chosen, table = getattr(sel, kind), tables[kind]
             if not isinstance(chosen, str) or chosen not in table:
