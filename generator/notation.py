@@ -1,6 +1,7 @@
 """Numbers as the plate writes them, in prose, readouts, descriptions, tables and figures: one formatter.
 
 The rule: a count is exact (1,024 devices, 8,030,261,248 parameters); a measure has three significant figures
+(a plate may give one more where it says why: model states in a sentence, platelib.zero.STATE_FIGURES)
 with their trailing zeros (0.390 s, 0.0714 s, 7.80 MB), no whole digit rounded away (91,798 s), in the unit that
 suits it (s from 10 ms up, then ms, µs; TB, GB, MB, kB); a percentage is a measure too, written whole when it is
 a whole percent (45%, 100%) and never rounded to 0% when it is not zero (0.470%); a share below one is a decimal

@@ -26,6 +26,16 @@ TOY = FIXTURES / "toy"  # the engine's own plate: its content and Python, no Jav
 EVERY_SELECTION = os.environ.get("PLATE_EVERY_SELECTION") == "1"
 
 
+def copy_plate(plate: Path, dest: Path, **copytree) -> Path:
+    """A plate's folder copied to dest, with its series' catalogue (series.toml beside it, platelib.catalogue) beside
+    the copy when it has one and dest's parent none: a plate reads its models, GPUs and networks from there."""
+    shutil.copytree(plate, dest, **copytree)
+    catalogue = Path(plate).parent / "series.toml"
+    if catalogue.is_file() and not (Path(dest).parent / "series.toml").exists():
+        shutil.copyfile(catalogue, Path(dest).parent / "series.toml")
+    return dest
+
+
 def _xiv4_mini() -> Path:
     """XIV.4's plate module on small content (tests/fixtures/mini: two models, one batch, two links), joined in a
     temporary folder named mini for this test run: the tests of XIV.4's model, facts and prose slots on content

@@ -29,8 +29,8 @@ SOURCE = {"authors": "Goyal et al.", "title": "Accurate, Large Minibatch SGD: Tr
 SPEC_PRESETS = {"models": ["llama3-8b", "llama3-70b", "llama3-405b"], "batches": ["1M", "4M"],
                 "networks": ["ib-400", "nvlink"], "gpus": ["h100-sxm", "a100-sxm", "h200-sxm", "b200", "gb200-nvl72"]}
 SCENARIO_KEY = {"models": "model", "batches": "batch", "networks": "network", "gpus": "gpu"}
-FILES = {"models": "presets.toml", "batches": "presets.toml", "networks": "presets.toml", "gpus": "presets.toml",
-         "layouts": "presets.toml", "terms": "terms.toml", "sources": "sources.toml"}
+FILES = {"selections": "presets.toml", "terms": "terms.toml", "sources": "sources.toml"}
+CATALOGUE = "series.toml"  # the series catalogue beside a plate's folder (platelib.catalogue), when it has one
 
 
 @dataclass
@@ -43,13 +43,42 @@ class Edit:
     default: dict[str, str] = field(default_factory=dict)  # the keys of [default] the edit changed
 
 
+def _catalogue_files(root: Path) -> list[Path]:
+    """Where the content's presets are written: the series catalogue beside the folder, if any, then presets.toml."""
+    beside = root.parent / CATALOGUE
+    return [p for p in (beside, root / "presets.toml") if p.is_file()]
+
+
+def _file_of(root: Path, table: str) -> Path:
+    """The file a table's entries are added to or removed from: its own file (terms, sources, a plate's selections),
+    else the first presets file that holds the table (the series catalogue, as an author edits the series'), else
+    the catalogue."""
+    if table in FILES:
+        return root / FILES[table]
+    files = _catalogue_files(root)
+    for path in files:
+        if table in tomllib.loads(path.read_text(encoding="utf-8")):
+            return path
+    return files[0]
+
+
 def _tables(root: Path) -> dict[str, dict]:
-    """Every table of the content's TOML files: {"models": {id: {...}}, ..., "terms": ..., "sources": ...}."""
+    """Every table of the content's TOML files: {"models": {id: {...}}, ..., "terms": ..., "sources": ...}; the
+    series catalogue's under presets.toml's, an entry of the latter replacing the former's."""
     tables: dict[str, dict] = {}
-    for name in ("presets.toml", "terms.toml", "sources.toml"):
-        data = tomllib.loads((root / name).read_text(encoding="utf-8"))
-        tables.update({k: v for k, v in data.items() if isinstance(v, dict) and k != "workshop"})
+    for path in [*_catalogue_files(root), root / "terms.toml", root / "sources.toml"]:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        for k, v in data.items():
+            if isinstance(v, dict) and k not in ("workshop", "site"):
+                tables[k] = {**tables.get(k, {}), **v}
     return tables
+
+
+def copy_content(content: Path, dest: Path) -> None:
+    """content copied to dest, with the series catalogue beside it when content has one (tests/conftest.py's
+    copy_plate)."""
+    from conftest import copy_plate
+    copy_plate(content, dest)
 
 
 def _free(wanted: str, taken, sep: str = "-") -> str:
@@ -84,7 +113,7 @@ def add(edit: Edit, table: str, wanted_id: str, values: dict) -> str:
         spellings = [s for t in entries.values() for s in (t.get("name"), *t.get("matches", []))]
         values["name"] = _free(values["name"], spellings, " ")
     lines = [f"\n[{table}.{ident}]"] + [f"{k} = {_toml(v)}" for k, v in values.items()]
-    with open(edit.root / FILES[table], "a", encoding="utf-8") as f:
+    with open(_file_of(edit.root, table), "a", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
     edit.added.setdefault(table, []).append(ident)
     return ident
@@ -92,7 +121,8 @@ def add(edit: Edit, table: str, wanted_id: str, values: dict) -> str:
 
 def remove(edit: Edit, table: str, ident: str) -> None:
     """Delete [table.id] from its file, header to the next table (the comments above the next table stay)."""
-    path = edit.root / FILES[table]
+    path = next(p for p in ([edit.root / FILES[table]] if table in FILES else _catalogue_files(edit.root))
+                if any(line.strip() == f"[{table}.{ident}]" for line in p.read_text(encoding="utf-8").splitlines()))
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     start = next(i for i, line in enumerate(lines) if line.strip() == f"[{table}.{ident}]")
     end = next((i for i in range(start + 1, len(lines)) if lines[i].lstrip().startswith("[")), len(lines))
@@ -127,13 +157,13 @@ def set_default(edit: Edit, **choice: str) -> None:
 
 
 def set_workshop(edit: Edit, **values: str) -> None:
-    """Change text values of presets.toml's [workshop]: set_workshop(edit, gpu="mi300x")."""
-    path = edit.root / "presets.toml"
+    """Change text values of the [workshop] (the catalogue's, or presets.toml's): set_workshop(edit, gpu="mi300x")."""
+    path = _file_of(edit.root, "workshop")
     text = path.read_text(encoding="utf-8")
     head, table = re.split(r"(?m)^\[workshop\]\s*$", text, maxsplit=1)
     for key, value in values.items():
         table, count = re.subn(rf'(?m)^{key}\s*=\s*"[^"]*"', f'{key} = "{value}"', table, count=1)
-        assert count == 1, f"presets.toml's [workshop] has no {key}"
+        assert count == 1, f"{path.name}'s [workshop] has no {key}"
     path.write_text(head + "[workshop]" + table, encoding="utf-8")
 
 
@@ -146,7 +176,7 @@ def cite_in_prose(edit: Edit, term_name: str, source_id: str) -> None:
 
 def additions(content: Path, dest: Path) -> Edit:
     """Additions only: a model, a network, a GPU without a source, a term and a source (cited)."""
-    shutil.copytree(content, dest)
+    copy_content(content, dest)
     edit = Edit(dest)
     add(edit, "models", "mistral-7b", MISTRAL)
     add(edit, "networks", "ib-200", IB_200)
@@ -159,7 +189,7 @@ def additions(content: Path, dest: Path) -> Edit:
 
 def new_default(content: Path, dest: Path) -> Edit:
     """Qwen2.5 7B and an 800 Gb/s network added and made the default; MI300X added without a source."""
-    shutil.copytree(content, dest)
+    copy_content(content, dest)
     edit = Edit(dest)
     model = add(edit, "models", "qwen25-7b", QWEN)
     network = add(edit, "networks", "ib-800", IB_800)
@@ -187,14 +217,14 @@ def spec_removed(content: Path, dest: Path) -> Edit:
     """The spec's presets removed but one model: the batches, networks and GPUs the spec names give way to
     others (a 2M batch, a 200 Gb/s network, Infinity Fabric, MI300X as the workshop's GPU), the sources of the
     removed GPUs go with them, and the default and the prose follow."""
-    shutil.copytree(content, dest)
+    copy_content(content, dest)
     edit = Edit(dest)
     tables = _tables(dest)
     kept = next(m for m in SPEC_PRESETS["models"] if m in tables.get("models", {}))
     names = {ident: entry["name"] for entries in tables.values() for ident, entry in entries.items()
              if isinstance(entry, dict) and "name" in entry}
-    # The GPU's own link may leave its name to the workshop GPU's interconnect (platelib.presets).
-    workshop = tomllib.loads((dest / "presets.toml").read_text(encoding="utf-8")).get("workshop", {})
+    # The GPU's own link may leave its name to the workshop GPU's interconnect (platelib.catalogue).
+    workshop = tomllib.loads(_file_of(dest, "workshop").read_text(encoding="utf-8")).get("workshop", {})
     workshop_gpu = tables.get("gpus", {}).get(workshop.get("gpu"), {})
     names.update({ident: workshop_gpu.get("interconnect", "NVLink") for ident, entry in tables.get("networks", {}).items()
                   if ident not in names and (entry.get("interconnect") or entry.get("nvlink"))})
@@ -228,13 +258,13 @@ def spec_removed(content: Path, dest: Path) -> Edit:
 
 
 def _follow_removals(edit: Edit) -> None:
-    """What names a removed preset goes with it, as an author would remove it: a published run's layout
-    (presets.toml's [layouts]) and the measured runs that name it, and the measured collectives on a removed GPU or
-    network (measured.toml)."""
-    for ident, layout in list(_tables(edit.root).get("layouts", {}).items()):
-        if any(layout.get(SCENARIO_KEY[t]) in ids for t, ids in edit.removed.items() if t in SCENARIO_KEY):
-            remove(edit, "layouts", ident)
-            _drop_measured(edit.root / "measured.toml", "runs", "layout", [ident])
+    """What names a removed preset goes with it, as an author would remove it: a published run's selection
+    (presets.toml's [selections]) and the measured runs that name it, and the measured collectives on a removed GPU
+    or network (measured.toml)."""
+    for ident, chosen in list(_tables(edit.root).get("selections", {}).items()):
+        if any(chosen.get(SCENARIO_KEY[t]) in ids for t, ids in edit.removed.items() if t in SCENARIO_KEY):
+            remove(edit, "selections", ident)
+            _drop_measured(edit.root / "measured.toml", "runs", "selection", [ident])
     for table in ("gpus", "networks"):
         _drop_measured(edit.root / "measured.toml", "collectives", SCENARIO_KEY[table], edit.removed.get(table, []))
 
@@ -250,7 +280,7 @@ def _drop_measured(path: Path, kind: str, key: str, ids: list[str]) -> None:
 
 def one_removed(content: Path, dest: Path) -> Edit:
     """One preset removed: the largest model that is not the default (the prose names it as text instead)."""
-    shutil.copytree(content, dest)
+    copy_content(content, dest)
     edit = Edit(dest)
     models = _tables(dest)["models"]
     default = tomllib.loads(_front_and_prose(edit)[0])["default"]["model"]

@@ -12,9 +12,16 @@ ZERO = re.compile(r"(?<![\w.,])0\.0+\s?(?:s|ms|µs|ns|TB|GB|MB|kB|B|%)(?![\w/])|
 # A share of a sequence that replicas split evenly is said in words ("half a sequence", "one sequence per 128
 # replicas", issue 31); a slash, or a decimal of such a share, is the other style.
 FRACTION = re.compile(r"(?<![\w/])\d+/\d+ of\b|(?<![\w.,])0\.(?:500|250|125|0625|0313|0156|00781) of (?:a|one) sequence")
-# XIV.4's model states, stated to the seed's four figures ("128.5 GB", the figure readers know; issue 31): the one
-# measure the prose gives past three figures, and only in that sentence.
-SEED_FIGURE = re.compile(r"that is \d[\d,]*\.\d GB, which (?:fits|does not fit) in")
+# Model states, which a page holds against a GPU's memory, stated in a sentence to four figures ("128.5 GB", the
+# seed's figure readers know, issue 31; "144.5 GB" with FP32 gradients, issue 42; platelib.zero.STATE_FIGURES): the
+# one measure the words give past three figures, and only in these sentences (data tables keep three).
+STATE = r"\d[\d,]*(?:\.\d+)? [kMGT]?B"
+SEED_FIGURE = re.compile("|".join([
+    rf"that is {STATE}, which (?:fits|does not fit) in",  # XIV.4's prose
+    rf"Model states: {STATE} per GPU", rf"model states per GPU fall from {STATE} on one replica to {STATE} on",
+    rf"holds all of them, {STATE} on each", rf"falling as 1/n, from {STATE} on one replica to {STATE} on",
+    rf"curve falling from {STATE} on one replica and levelling off at the part each replica keeps whole, {STATE} on",
+    rf"every GPU keeps (?:all )?{STATE} of them", rf"stage 0 stays at {STATE},"]))  # XIV.4's and XIV.5's words
 # Seconds are written down to 10 ms; below that, ms, µs or ns.
 SMALLEST = {"s": 0.01, "ms": 1.0, "µs": 1.0, "ns": 1.0, "TB": 1.0, "GB": 1.0, "MB": 1.0, "kB": 1.0}
 

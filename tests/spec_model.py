@@ -21,15 +21,23 @@ class Expected:
     meeting: float  # n*: compute = all-reduce with the exact ring factor, 1 + 6·T·B/(2·b·P·u)
 
 
+def replica_gpus(presets, sel) -> int:
+    """g = t·p: the selection's layout, or (published) its model's published layout, else one GPU (Model v3)."""
+    ident = presets.models[sel.model].layout if sel.layout == "published" else sel.layout
+    return presets.layouts[ident].tensor * presets.layouts[ident].pipeline if ident else 1
+
+
 def expected(presets, sel) -> Expected:
-    """compute_s = 6·N·T/(n·P·u); allreduce_s = 2(n−1)/n · b·N/B; efficiency = compute/max(compute, allreduce)."""
+    """compute_s = 6·N·T/(n·P·u); allreduce_s = 2(n−1)/n · b·N/B; efficiency = compute/max(compute, allreduce); for
+    a replica of g GPUs each GPU's N/g, the replica counts while n·g stays within max_replicas."""
     w = presets.workshop
-    n_params = presets.models[sel.model].params
+    g = replica_gpus(presets, sel)
+    n_params = presets.models[sel.model].params / g
     tokens = presets.batches[sel.batch].tokens
     link = presets.networks[sel.network].link_gbytes_per_s * 1e9
     peak = presets.gpu.peak_tflops * 1e12
     replicas, n = [], 1
-    while n <= w.max_replicas:
+    while n * g <= w.max_replicas or n == 1:
         replicas.append(n)
         n *= 2
     compute = {n: 6 * n_params * tokens / (n * peak * w.mfu) for n in replicas}
@@ -37,7 +45,7 @@ def expected(presets, sel) -> Expected:
     efficiency = {n: compute[n] / max(compute[n], reduce[n]) for n in replicas}
     crossing = next((n for n in replicas if reduce[n] > compute[n]), None)
     return Expected(replicas, compute, reduce, efficiency, crossing, tokens, w.seq_len,
-                    w.bytes_per_param_states * n_params / 1e9, presets.gpu.memory_gb,
+                    (2 + w.bytes_per_grad + 12) * n_params / 1e9, presets.gpu.memory_gb,
                     1 + 6 * tokens * link / (2 * w.bytes_per_grad * peak * w.mfu))
 
 

@@ -12,7 +12,7 @@ from generator import build, content
 from generator.notation import num, seconds, sig
 from spec_model import check_readout, expected
 
-from conftest import CONTENT, FIXTURE, XIV4_MINI, spec_selection
+from conftest import CONTENT, FIXTURE, XIV4_MINI, spec_selection, copy_plate
 from xiv4 import PLATE, xfigures
 
 MAX_GZIP_BYTES = 230 * 1024
@@ -40,7 +40,7 @@ def spec_site(tmp_path_factory):
     sel = spec_selection(content.load(CONTENT).presets)
     root = tmp_path_factory.mktemp("spec")
     edit = content_edit.Edit(root / "content")
-    shutil.copytree(CONTENT, edit.root)
+    copy_plate(CONTENT, edit.root)
     content_edit.set_default(edit, model=sel.model, batch=sel.batch, network=sel.network)
     content_edit.set_workshop(edit, gpu=sel.gpu)
     build.build(edit.root, root / "site")
@@ -76,7 +76,7 @@ def test_the_readout_states_the_claims_of_model_md(spec_site):
     readout = readout_of((spec_site / "index.html").read_text())
     assert "n* ≈ 708 replicas; 1,024 is the first power of two past it" in readout
     assert "0.642 s" in readout and "4,096 tokens" in readout
-    assert "128 GB" in readout and "do not fit on one H100 SXM GPU (80 GB" in readout
+    assert "128.5 GB" in readout and "do not fit on one H100 SXM GPU (80 GB" in readout
 
 
 def test_page_states_the_defaults_numbers(site):
@@ -136,13 +136,17 @@ def test_page_fits_the_size_budget(site):
 def test_csv_has_the_agreed_columns(site):
     with open(site / content.load(CONTENT).plate.data_file, newline="") as handle:
         rows = list(csv.DictReader(handle))
-    assert list(rows[0]) == ["model", "batch", "network", "replicas", "params", "global_batch_tokens",
+    assert list(rows[0]) == ["model", "batch", "network", "replicas", "gpus_per_replica", "params", "global_batch_tokens",
                              "link_gbytes_per_s", "compute_s", "allreduce_s", "step_s", "efficiency",
                              "tokens_per_replica", "sequences_per_replica", "model_states_gb", "fits_in_memory"]
     # models × batches × networks × replicas under the workshop: no file grows with the product of the options
     c = content.load(CONTENT)
-    replicas = c.presets.workshop.max_replicas.bit_length()  # 1, 2, 4, … max_replicas
-    assert len(rows) == len(c.presets.models) * len(c.presets.batches) * len(c.presets.networks) * replicas
+    # 1, 2, 4, … while a model's replicas, on its published layout (one GPU without one), stay within max_replicas GPUs
+    gpus = {i: c.presets.layouts[m.layout].gpus if m.layout else 1 for i, m in c.presets.models.items()}
+    replicas = {i: (c.presets.workshop.max_replicas // g).bit_length() for i, g in gpus.items()}
+    assert len(rows) == sum(replicas.values()) * len(c.presets.batches) * len(c.presets.networks)
+    for m, g in gpus.items():
+        assert {float(r["gpus_per_replica"]) for r in rows if r["model"] == m} == {g}
     assert {r["model"] for r in rows} == set(c.presets.models) and {r["batch"] for r in rows} == set(c.presets.batches)
 
 

@@ -13,11 +13,20 @@ from xiv4 import SHIPPED, xpresets
 
 
 def raw(root):
-    """The content's TOML as written (front matter included), read without the loader under test."""
+    """The content's TOML as written (front matter included), read without the loader under test; "presets.toml"
+    is the series catalogue beside the folder (if any) with the plate's presets.toml laid over it, an entry of the
+    latter replacing the former's, a [workshop] key its key (docs/plates.md, "The series catalogue")."""
     text = (root / "plate.md").read_text(encoding="utf-8")
     front = tomllib.loads(text.split("---\n", 2)[1])
     files = {name: tomllib.loads((root / name).read_text(encoding="utf-8"))
              for name in ("presets.toml", "terms.toml", "sources.toml")}
+    beside = root.parent / "series.toml"
+    if beside.is_file():
+        merged = tomllib.loads(beside.read_text(encoding="utf-8"))
+        merged.pop("site", None)
+        for table, value in files["presets.toml"].items():
+            merged[table] = {**merged.get(table, {}), **value}
+        files["presets.toml"] = merged
     return front, files
 
 
@@ -35,6 +44,9 @@ def test_real_content_loads_as_written():
     assert c.presets.workshop == xpresets.WorkshopSettings(**presets["workshop"])
     assert c.presets.gpu == c.presets.gpus[presets["workshop"]["gpu"]]
     assert c.presets.models == {i: xpresets.Model(id=i, **m) for i, m in presets["models"].items()}
+    assert c.presets.layouts == {i: xpresets.Layout(id=i, name=v.get("name") or xpresets.catalogue.layout_name(
+        v["tensor"], v["pipeline"]), tensor=v["tensor"], pipeline=v["pipeline"])
+        for i, v in presets.get("layouts", {}).items()}
     assert c.presets.batches == {i: xpresets.Batch(id=i, **b) for i, b in presets["batches"].items()}
     assert set(c.presets.networks) == set(presets["networks"])
     for i, n in presets["networks"].items():

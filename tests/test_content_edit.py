@@ -259,8 +259,11 @@ def test_the_edit_shows_in_the_built_plate(built, kind):
         assert offered == set(tables[table]), (key, offered)
     assert {r["model"] for r in rows} == set(c.presets.models) and {r["batch"] for r in rows} == set(c.presets.batches)
     assert {r["network"] for r in rows} == set(c.presets.networks)
-    assert len(rows) == (len(c.presets.models) * len(c.presets.batches) * len(c.presets.networks)
-                         * c.presets.workshop.max_replicas.bit_length())  # under the workshop's GPU and options
+    # under the workshop's GPU and options, each model on its published layout (one GPU without one): its replica
+    # axis stops where its replicas' GPUs reach max_replicas
+    gpus = {i: c.presets.layouts[m.layout].gpus if m.layout else 1 for i, m in c.presets.models.items()}
+    axis = {i: (c.presets.workshop.max_replicas // g).bit_length() for i, g in gpus.items()}
+    assert len(rows) == sum(axis.values()) * len(c.presets.batches) * len(c.presets.networks)
     page = files["index.html"]
     for term in edit.added.get("terms", []):
         assert f'href="#term-{term}"' in page
@@ -276,9 +279,9 @@ def test_the_edit_shows_in_the_built_plate(built, kind):
 def test_the_edits_pick_ids_the_content_does_not_hold(tmp_path):
     """An author who already added Mistral 7B, a 200 Gb/s network, MI300X and the same term and source (with the
     fixture's own ids and names) can still make every edit: the fixture picks ids and names that are free."""
-    first = edited_copy(SHIPPED, tmp_path / "once", "additions")
-    for kind in EDITS:
-        again = edited_copy(first.root, tmp_path / f"twice-{kind}", kind)
+    first = edited_copy(SHIPPED, tmp_path / "once" / "content", "additions")
+    for kind in EDITS:  # each copy in a series folder of its own, with its own copy of the catalogue
+        again = edited_copy(first.root, tmp_path / f"twice-{kind}" / "content", kind)
         c = content.load(again.root)  # no table written twice, no name or spelling given twice
         for table, ids in again.added.items():
             assert not set(ids) & set(first.added.get(table, [])), (kind, table, ids)

@@ -106,7 +106,7 @@ def _random_inputs(rng: random.Random) -> dict:
         "peak_flops": 10 ** rng.uniform(13.5, 15.5), "memory_bytes": 10 ** rng.uniform(10, 11.5),
         "mfu": rng.uniform(0.2, 0.7), "bytes_per_grad": rng.choice([2, 4]), "hierarchical": rng.random() < 0.5,
         "backward_only": rng.random() < 0.5, "sharding": rng.randrange(4), "seq_len": rng.choice([2048, 8192]),
-        "state_bytes": 16, "gpus_per_replica": rng.choice([1, 2, 8, 16, 128]),
+        "gpus_per_replica": rng.choice([1, 2, 8, 16, 128]),
     }
 
 

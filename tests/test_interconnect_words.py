@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 
 import content_edit
-from conftest import CONTENT
+from conftest import CONTENT, copy_plate
 from generator import build, content, schema
 from generator.notation import num, percent, seconds, sig
-from platelib.presets import load_presets
 from test_build import readout_of, text_of
 from xiv4 import PLATE
+
+load_presets = PLATE.presets.load_presets  # the catalogue under XIV.4's presets.toml, as the engine reads them
 
 # AMD's MI300X datasheet: 1,307 TFLOP/s dense BF16, 192 GB of HBM3, 896 GB/s of Infinity Fabric both ways, 8 GPUs
 # to a platform.
@@ -29,13 +30,19 @@ OLD = {"interconnect_gbytes_per_s": "nvlink_gbytes_per_s", "interconnect_domain_
 def copy(tmp_path: Path) -> Path:
     """The content being built, copied into tmp_path."""
     root = tmp_path / "content"
-    shutil.copytree(CONTENT, root)
+    copy_plate(CONTENT, root)
     return root
+
+
+def catalogue_of(root: Path) -> Path:
+    """The file the content's GPUs and networks are written in: the series catalogue beside it, else presets.toml."""
+    beside = root.parent / "series.toml"
+    return beside if beside.is_file() else root / "presets.toml"
 
 
 def test_the_old_nvlink_keys_read_as_the_new_ones(tmp_path):
     root = copy(tmp_path)
-    path = root / "presets.toml"
+    path = catalogue_of(root)
     text = path.read_text(encoding="utf-8")
     assert "interconnect_gbytes_per_s" in text and "nvlink_gbytes_per_s" not in text  # the content uses the new keys
     old = text
@@ -53,7 +60,7 @@ def test_the_old_nvlink_keys_read_as_the_new_ones(tmp_path):
 
 def test_a_key_under_both_names_is_one_mistake_at_the_old_one(tmp_path):
     root = copy(tmp_path)
-    path = root / "presets.toml"
+    path = catalogue_of(root)
     text = path.read_text(encoding="utf-8")
     gpu = content.load(CONTENT).presets.workshop.gpu
     text = re.sub(rf"(?m)^(\[gpus\.{re.escape(gpu)}\]\n)", r"\1nvlink_domain = 8\n", text)
@@ -62,7 +69,7 @@ def test_a_key_under_both_names_is_one_mistake_at_the_old_one(tmp_path):
     load_presets(problems, root)
     line = text.splitlines().index("nvlink_domain = 8") + 1
     assert len(problems.items) == 1, problems.items
-    assert f"presets.toml, line {line}:" in problems.items[0]
+    assert f"{path.name}, line {line}:" in problems.items[0]
     assert "nvlink_domain is the old name of interconnect_domain" in problems.items[0]
 
 
@@ -134,7 +141,7 @@ def test_the_corrected_statements_are_the_formulas_on_the_presets(site):
     assert f"multiplies nothing (+{percent(lookup)}): correcting both, n* ≈ " \
            f"{num(crossing(2, 1 + attention - lookup))}." in words
     # the seed's 128.5 GB, to four figures: the one readers know
-    assert f"For {m.name} that is {sig(w.bytes_per_param_states * m.params / 1e9, 4)} GB, which" in words
+    assert f"For {m.name} that is {sig((2 + w.bytes_per_grad + 12) * m.params / 1e9, 4)} GB, which" in words
     f = PLATE.facts.Atlas(p).facts(PLATE.presets.Selection(d.model, d.batch, d.network))
     if not p.networks[d.network].nvlink:
         # in NCCL's own unit, µs, for both (one unit in one sentence)

@@ -52,7 +52,7 @@ CASES = [
     Case("front-matter-keywords-not-a-list", "plate.md", (('keywords = ["fixture"]', 'keywords = "fixture"'),),
          "keywords must be a list of texts", 'keywords = "fixture"'),
     Case("default-names-missing-preset", "plate.md", (('model = "tiny"', 'model = "tiny-x"'),),
-         '[default]: model "tiny-x" is not a preset in presets.toml (did you mean "tiny"?', 'model = "tiny-x"'),
+         '[default]: model "tiny-x" is not a preset (did you mean "tiny"?', 'model = "tiny-x"'),
     Case("default-key-at-top-level", "plate.md", (('[default]\nmodel = "tiny"\n', 'model = "tiny"\n[default]\n'),),
          'unknown key "model" here (it belongs in a [default] table)', 'model = "tiny"'),
     Case("figures-inside-front-matter", "plate.md",

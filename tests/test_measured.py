@@ -9,17 +9,17 @@ import pytest
 from generator import content
 from generator.notation import sig
 
-from conftest import CONTENT
+from conftest import CONTENT, copy_plate
 from xiv4 import PLATE, Selection, facts, model, xpage
 
 measured = PLATE.measured
 TOML = tomllib.loads((CONTENT / measured.FILE).read_text(encoding="utf-8"))
-LAYOUTS = tomllib.loads((CONTENT / "presets.toml").read_text(encoding="utf-8"))["layouts"]
+SELECTIONS = tomllib.loads((CONTENT / "presets.toml").read_text(encoding="utf-8"))["selections"]
 
 
-def layout(ident: str) -> Selection:
-    """A [layouts.<id>] of presets.toml as the selection it names."""
-    return Selection(**{k: v for k, v in LAYOUTS[ident].items() if k != "name"})
+def run_selection(ident: str) -> Selection:
+    """A [selections.<id>] of presets.toml as the selection it names."""
+    return Selection(**{k: v for k, v in SELECTIONS[ident].items() if k != "name"})
 
 
 @pytest.fixture(scope="module")
@@ -73,8 +73,8 @@ def test_each_ratio_is_the_prediction_over_the_contents_measurement(shipped, row
     runs = [r for r in rows if r.kind == "mfu"]
     assert [r.measured for r in runs] == [e["mfu"] for e in TOML["runs"]]
     for row, entry in zip(runs, TOML["runs"]):
-        f = atlas.facts(layout(entry["layout"]))
-        assert f.selection.replica_gpus == "128" and f.model.id == "llama3-405b"  # the published layout
+        f = atlas.facts(run_selection(entry["selection"]))
+        assert (f.layout.tensor, f.layout.pipeline) == (8, 16) and f.model.id == "llama3-405b"  # the published layout
         assert row.predicted == pytest.approx(f.inputs.mfu * f.cluster_at(entry["replicas"])["efficiency"], rel=1e-12)
         assert row.ratio == pytest.approx(row.predicted / entry["mfu"], rel=1e-12)
 
@@ -96,51 +96,56 @@ def test_the_error_sentence_reads_its_numbers_off_the_rows(rows):
 
 def test_a_replica_of_g_gpus_is_priced_per_gpu(shipped):
     """Compute, gradient bytes and model states per GPU are 1/g of one GPU's replica, by the workshop's formulas;
-    one GPU per replica is the default and changes nothing."""
+    the model's published layout is the default, one GPU for a model without one, and the replica axis stops where
+    the replicas' GPUs reach the catalogue's cap."""
     c, atlas, default = shipped
-    assert Selection("m", "b", "n").replica_gpus == default.replica_gpus == "1"
-    one = atlas.facts(default)
-    for g in (1, 8, 128):
-        f = atlas.facts(Selection(default.model, default.batch, default.network, replica_gpus=str(g)))
+    assert Selection("m", "b", "n").layout == default.layout == "published"
+    for ident, layout in c.presets.layouts.items():
+        g = layout.tensor * layout.pipeline
+        f = atlas.facts(Selection(default.model, default.batch, default.network, layout=ident))
         x = f.inputs
+        assert x.gpus_per_replica == g and f.layout == layout
+        assert f.max_replicas * g <= c.presets.workshop.max_replicas < 2 * f.max_replicas * g or f.max_replicas == 1
         for p in f.points:
             n = p.replicas
             assert p.compute_s == pytest.approx(6 * x.params * x.batch_tokens / (n * g * x.peak_flops * x.mfu))
             assert p.allreduce_s == pytest.approx(2 * (n - 1) / n * x.bytes_per_grad * x.params / g / x.link_bytes_per_s)
-            assert p.states_bytes == pytest.approx(x.state_bytes * x.params / g)
+            assert p.states_bytes == pytest.approx((2 + x.bytes_per_grad + 12) * x.params / g)
+    published = {m.id: m.layout for m in c.presets.models.values()}
+    for model_id, ident in published.items():
+        f = atlas.facts(Selection(model_id, default.batch, default.network))
+        assert f.layout.id == ident if ident else f.layout.gpus == 1
     # a replica of a node or more meets its peers across nodes only, one to a node: NCCL's ring pays a network step
     # per rank; smaller replicas share a node
     assert [float(model.group_node_gpus(g)) for g in (1, 2, 4, 8, 16, 128)] == [8, 4, 2, 1, 1, 1]
     assert model.ring_latency_us(64, int(model.group_node_gpus(128))) == pytest.approx(
         model.NCCL_BASE_US + 2 * 63 * model.NET_US)
-    wide = atlas.facts(Selection(default.model, default.batch, default.network, replica_gpus="128"))
-    assert sum(wide.cluster_buckets[0]) == pytest.approx(sum(one.cluster_buckets[0]) / 128)  # each GPU's 1/g
 
 
-def test_a_layout_naming_a_choice_the_page_lacks_fails_at_its_line(tmp_path):
+def test_a_selection_naming_a_choice_the_page_lacks_fails_at_its_line(tmp_path):
     import shutil
     from generator.schema import ContentError
     root = tmp_path / "plate"
-    shutil.copytree(CONTENT, root, ignore=shutil.ignore_patterns("__pycache__"))
+    copy_plate(CONTENT, root, ignore=shutil.ignore_patterns("__pycache__"))
     presets = root / "presets.toml"
     text = presets.read_text(encoding="utf-8")
-    presets.write_text(text + '\n[layouts.wide]\nname = "too wide"\nmodel = "llama3-405b"\nbatch = "16M"\n'
-                       'network = "ib-400"\nreplica_gpus = "3"\n', encoding="utf-8")
-    line = len((text + '\n[layouts.wide]\nname = "too wide"\nmodel = "llama3-405b"\nbatch = "16M"\n'
-                'network = "ib-400"\nreplica_gpus = "3"').splitlines())
+    presets.write_text(text + '\n[selections.wide]\nname = "too wide"\nmodel = "llama3-405b"\nbatch = "16M"\n'
+                       'network = "ib-400"\nlayout = "tp3"\n', encoding="utf-8")
+    line = len((text + '\n[selections.wide]\nname = "too wide"\nmodel = "llama3-405b"\nbatch = "16M"\n'
+                'network = "ib-400"\nlayout = "tp3"').splitlines())
     with pytest.raises(ContentError) as caught:
         content.load(root)
-    assert f"presets.toml, line {line}:" in str(caught.value) and 'replica_gpus "3"' in str(caught.value)
+    assert f"presets.toml, line {line}:" in str(caught.value) and 'layout "tp3"' in str(caught.value)
 
 
-def test_a_layout_no_measured_run_names_is_a_warning(tmp_path):
+def test_a_selection_no_measured_run_names_is_a_warning(tmp_path):
     import shutil
     root = tmp_path / "plate"
-    shutil.copytree(CONTENT, root, ignore=shutil.ignore_patterns("__pycache__"))
-    assert not [w for w in PLATE.slots.unused(content.load(root)) if "layouts" in w]
+    copy_plate(CONTENT, root, ignore=shutil.ignore_patterns("__pycache__"))
+    assert not [w for w in PLATE.slots.unused(content.load(root)) if "selections" in w]
     presets = root / "presets.toml"
-    presets.write_text(presets.read_text(encoding="utf-8") + '\n[layouts.spare]\nname = "spare"\n'
+    presets.write_text(presets.read_text(encoding="utf-8") + '\n[selections.spare]\nname = "spare"\n'
                        'model = "llama3-8b"\nbatch = "4M"\nnetwork = "ib-400"\n', encoding="utf-8")
     warnings = PLATE.slots.unused(content.load(root))
-    assert [w for w in warnings if "[layouts.spare] is never used" in w] and \
+    assert [w for w in warnings if "[selections.spare] is never used" in w] and \
         not [w for w in warnings if "llama3-405b" in w]

@@ -9,8 +9,7 @@ from xiv4 import model
 N_8B, N_70B, N_405B = 8_030_261_248, 70_553_706_496, 405_853_388_800
 T_1M, T_4M = 2**20, 2**22
 IB, NVLINK = 50e9, 450e9
-H100 = model.Workshop(gpu_peak_flops=989e12, gpu_memory_bytes=80e9, mfu=0.45, bytes_per_grad=2,
-                      bytes_per_param_states=16, seq_len=8192)
+H100 = model.Workshop(gpu_peak_flops=989e12, gpu_memory_bytes=80e9, mfu=0.45, bytes_per_grad=2, seq_len=8192)
 REPLICAS = model.replica_counts(16384)
 
 
@@ -173,7 +172,10 @@ def test_a_faster_gpu_moves_the_crossing_with_its_peak():
 def test_zero_state_bytes_and_smallest_fitting_replicas():
     n = REPLICAS.astype(float)
     for stage, per_param in ((0, 16 + 0 * n), (1, 4 + 12 / n), (2, 2 + 14 / n), (3, 16 / n)):
-        assert_allclose(model.state_bytes_per_param(stage, n), per_param, rtol=1e-15)
+        assert_allclose(model.state_bytes_per_param(stage, n, 2), per_param, rtol=1e-15)
+    # FP32 gradients are kept in FP32 too (MODEL.md's 16 B/param is BF16's): 18 B/param whole
+    for stage, per_param in ((0, 18 + 0 * n), (1, 6 + 12 / n), (2, 2 + 16 / n), (3, 18 / n)):
+        assert_allclose(model.state_bytes_per_param(stage, n, 4), per_param, rtol=1e-15)
     got = {k: run(sharding=k) for k in range(4)}
     assert np.isnan(got[0].smallest_fitting) and got[0].smallest_fitting_index == -1
     assert [float(got[k].smallest_fitting) for k in (1, 2, 3)] == [3, 2, 2]

@@ -10,10 +10,10 @@ import shutil
 import pytest
 
 from generator import content, prose
-from xiv4 import facts
+from xiv4 import Selection, facts
 Atlas = facts.Atlas
 
-from conftest import CONTENT
+from conftest import CONTENT, copy_plate
 
 # (front-matter default, GPU preset edits): what an author might change, issue 8's examples first.
 ALTERNATIVES = {
@@ -35,18 +35,20 @@ def edited_content(tmp_path, default: dict, gpu: dict):
     if missing:  # the alternatives name the spec's presets; another content may not hold them
         pytest.skip(f"{CONTENT} does not hold {', '.join(missing)}")
     root = tmp_path / "content"
-    shutil.copytree(CONTENT, root)
+    copy_plate(CONTENT, root)
     plate = root / "plate.md"
     text = plate.read_text(encoding="utf-8")
     for key, value in default.items():
         text, count = re.subn(rf'(?m)^{key} = "[^"]*"$', f'{key} = "{value}"', text, count=1)
         assert count == 1, f"no default {key} in plate.md's front matter"
     plate.write_text(text, encoding="utf-8")
-    presets = root / "presets.toml"
-    text = presets.read_text(encoding="utf-8")
     gpu_id = content.load(CONTENT).presets.workshop.gpu
+    # where the GPU is written: the series catalogue beside the copy, or the plate's own presets.toml
+    presets = next(p for p in (root / "presets.toml", root.parent / "series.toml")
+                   if p.is_file() and f"[gpus.{gpu_id}]" in p.read_text(encoding="utf-8"))
+    text = presets.read_text(encoding="utf-8")
     table = re.search(rf"(?ms)^\[gpus\.{re.escape(gpu_id)}\]\n.*?(?=^\[|\Z)", text)
-    assert table, f"no [gpus.{gpu_id}] in presets.toml"
+    assert table, f"no [gpus.{gpu_id}] in {presets.name}"
     block = table.group(0)
     for key, value in gpu.items():
         if key == "name":  # a name of its own: the other [gpus.*] tables are offered beside it
@@ -56,6 +58,13 @@ def edited_content(tmp_path, default: dict, gpu: dict):
         assert count == 1, f"no {key} in [gpus.{gpu_id}]"
     presets.write_text(text[:table.start()] + block + text[table.end():], encoding="utf-8")
     return content.load(root)
+
+
+def workshop(c):
+    """The selection the prose argues from: [default]'s model, batch and network under the workshop's GPU and
+    options, on its one-GPU replicas (slots.Names.workshop)."""
+    d = c.plate.default
+    return Selection(d.model, d.batch, d.network, gpu=c.presets.workshop.gpu, layout="")
 
 
 def prose_text(c) -> str:
@@ -102,7 +111,7 @@ def test_crossing_words_hold(built):
     meet = re.search(r"The lines meet at n\* = 1 \+ 3·T·B/\(b·P·u\) for a batch of T tokens and a GPU computing "
                      r"P·u FLOP/s: ≈ ([\d,]+) for (.+?) with an? (.+?) batch on (.+?)(, beyond the ([\d,]+) replicas drawn)?\. ", text)
     assert meet, text
-    f = Atlas(c.presets).facts(c.plate.default)
+    f = Atlas(c.presets).facts(workshop(c))
     assert number(meet.group(1)) == round(f.meeting_replicas)
     assert meet.group(2, 3, 4) == (f.model.name, prose.modifier(f.batch.name), f.network.short)
     assert (meet.group(5) is not None) == (f.crossing_replicas is None)
@@ -116,7 +125,7 @@ def test_crossing_words_hold(built):
     if small is None:
         return
     assert small.group(1) == prose.modifier(c.presets.batches[batch].name)
-    g = Atlas(c.presets).facts(dataclasses.replace(c.plate.default, batch=batch))
+    g = Atlas(c.presets).facts(dataclasses.replace(workshop(c), batch=batch))
     assert number(small.group(2)) == round(g.meeting_replicas) < round(f.meeting_replicas)
     assert (number(small.group(4)) if small.group(3) else None) == g.crossing_replicas
 
@@ -147,7 +156,7 @@ def test_memory_words_hold(built):
     assert memory, text
     name, states, fits, quoted, gpu, gib, gib_size, verdict = memory.groups()
     m = c.presets.models[c.plate.default.model]
-    exact = c.presets.workshop.bytes_per_param_states * m.params
+    exact = (2 + c.presets.workshop.bytes_per_grad + 12) * m.params  # BF16 weights, gradients, Adam in FP32
     assert name == m.name and gpu == c.presets.gpu.name and number(quoted) == number(gib) == c.presets.gpu.memory_gb
     assert abs(size(states) - exact) <= 0.005 * exact
     q = c.presets.gpu.memory_gb * 1e9
@@ -168,7 +177,7 @@ def test_sharding_words_hold(built):
     c, text = built
     m = c.presets.models[c.plate.default.model]
     memory = c.presets.gpu.memory_gb * 1e9 / m.params
-    states = c.presets.workshop.bytes_per_param_states
+    states = 2 + c.presets.workshop.bytes_per_grad + 12  # BF16 weights, gradients, Adam in FP32
     zero1 = re.search(r"Counted in 10⁹ B, sharding the optimiser states alone \(ZeRO-1\) fits them from ([\d,]+) "
                       r"replicas", text)
     if states - 4 < memory:
@@ -200,7 +209,7 @@ def test_layout_words_hold(built):
 
 def test_real_cluster_words_hold(built):
     c, text = built
-    f = Atlas(c.presets).facts(c.plate.default)
+    f = Atlas(c.presets).facts(workshop(c))
     if f.network.nvlink:  # the paragraph prices a NIC per GPU: left out when the default network is NVLink
         assert "line is a real cluster" not in text
         return

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from markupsafe import escape
 
-from conftest import CONTENT, ROOT
+from conftest import CONTENT, ROOT, copy_plate
 from generator import build, charts, cli, content, crossrefs, series, volume
 from generator.schema import ContentError
 
@@ -32,8 +32,8 @@ def make_series(root: Path, copy_title: str = "The plate referred to") -> dict:
     target, _ = referred(plate)
     number = int(target.split(".")[1])
     root.mkdir(parents=True)
-    shutil.copytree(CONTENT, root / "shipped", symlinks=True)
-    shutil.copytree(CONTENT, root / f"{plate.volume.lower()}-{number}-referred", symlinks=True)
+    copy_plate(CONTENT, root / "shipped", symlinks=True)
+    copy_plate(CONTENT, root / f"{plate.volume.lower()}-{number}-referred", symlinks=True)
     copy = root / f"{plate.volume.lower()}-{number}-referred" / "plate.md"
     text = copy.read_text(encoding="utf-8")
     text = re.sub(r"(?m)^plate = \d+$", f"plate = {number}", text, count=1)
@@ -272,7 +272,7 @@ def two_volumes(tmp_path_factory):
     _, other = referred(made["plate"])
     ident, number = other.split(".")[0], int(other.split(".")[1])
     folder = base / "plates" / f"{ident.lower()}-{number}-elsewhere"
-    shutil.copytree(CONTENT, folder, symlinks=True)
+    copy_plate(CONTENT, folder, symlinks=True)
     text = (folder / "plate.md").read_text(encoding="utf-8")
     for key, value in (("volume", f'"{ident}"'), ("volume_title", '"Elsewhere"'), ("plate", number),
                        ("plates_in_volume", number), ("title", '"The plate of another volume"')):

@@ -12,7 +12,7 @@ from xiv4 import Selection
 from generator.schema import ContentError
 from generator.notation import gigabytes, num, percent, seconds
 
-from conftest import CONTENT, ROOT
+from conftest import CONTENT, ROOT, copy_plate
 import content_edit
 from xiv4 import PAGE, PLATE, custom, facts, model, xfigures, xpage, xwords
 
@@ -55,8 +55,8 @@ def expected_numbers(f: facts.Facts) -> dict[str, list[str]]:
     if f.hypothetical_from is not None:
         hiding.append(f"{f.gpu.interconnect} joins at most {num(f.gpu.nvlink_domain)} {f.gpu.name} GPUs")
     memory = [f"one {f.gpu.name} GPU ({num(f.gpu_memory_gb)} GB)"]
-    memory.append(f"Model states: {gigabytes(first.states_gb)} per GPU" if f.sharding_stage == 0 else
-                  f"from {gigabytes(first.states_gb)} on one replica to {gigabytes(last.states_gb)} on "
+    memory.append(f"Model states: {gigabytes(first.states_gb, 4)} per GPU" if f.sharding_stage == 0 else
+                  f"from {gigabytes(first.states_gb, 4)} on one replica to {gigabytes(last.states_gb, 4)} on "
                   f"{num(last.replicas)}")
     line = [r["comm_s"] for r in xfigures.grid_rows(f)]  # Figure 1's communication line, as drawn
     drawn = [f"takes {seconds(line[1])} on 2 replicas and {seconds(line[-1])} on {num(last.replicas)}"] \
@@ -129,8 +129,9 @@ def check_words(words: dict, f: facts.Facts, label) -> None:
     assert (f"ZeRO-{f.sharding_stage}'s traffic at the backward pass's scale" in words["describe"]["fig-time"]) == \
         (zero and len(f.points) > 1), label
     for fid in ("fig-time", "fig-efficiency"):  # the real cluster does not follow the Sharding control: said so
+        drawn = f.cluster_reach >= 2  # the line is drawn: two replicas inside a domain of the GPU's own link, or NICs
         assert ("The real cluster is plain DDP" in words["describe"][fid]) == \
-            (f.sharding_stage > 0 and (fid != "fig-time" or len(f.points) > 1)), (label, fid)
+            (f.sharding_stage > 0 and drawn and (fid != "fig-time" or len(f.points) > 1)), (label, fid)
     if f.backward_only and f.timeline_replicas > 1:  # Figure 3's buckets, likewise
         assert ("drawn in plain DDP's buckets" in words["describe"]["fig-timeline"]) == (f.sharding_stage > 0), \
             label
@@ -266,7 +267,7 @@ def _memory_paragraph(c, plates):
         f = atlas.facts(sel)
         x = f.inputs
         if f.sharding_stage == 0 and not f.points[0].fits and any(
-                model.smallest_fitting_replicas(x.params, k, x.memory_bytes, x.state_bytes) > 0 for k in (1, 2, 3)):
+                model.smallest_fitting_replicas(x.params, k, x.memory_bytes, x.bytes_per_grad) > 0 for k in (1, 2, 3)):
             text = xwords.of(f, plates)["readout"][2]
             assert "Sharded with" in text
             return text
@@ -276,7 +277,7 @@ def _memory_paragraph(c, plates):
 def test_the_readout_names_the_plate_the_content_refers_to(tmp_path):
     """plate.md's [plates] names the plate on sharding: the readout says it, and says none when none is named."""
     root = tmp_path / "content"
-    shutil.copytree(CONTENT, root)
+    copy_plate(CONTENT, root)
     path = root / "plate.md"
     text = path.read_text(encoding="utf-8")
     assert "[plates]" in text
@@ -296,7 +297,7 @@ def test_the_readout_names_the_plate_the_content_refers_to(tmp_path):
 
 def test_a_plate_name_that_is_not_text_is_refused_with_its_line(tmp_path):
     root = tmp_path / "content"
-    shutil.copytree(CONTENT, root)
+    copy_plate(CONTENT, root)
     path = root / "plate.md"
     text = path.read_text(encoding="utf-8")
     path.write_text(re.sub(r'(?m)^sharding = "[^"]*"$', "sharding = 5", text, count=1), encoding="utf-8")
@@ -325,7 +326,7 @@ def test_a_plate_of_this_volume_beyond_its_count_is_a_mistake_at_its_line(tmp_pa
     """[plates] naming a plate of the plate's own volume that the volume does not have (XIV.99 of 11 plates) is a
     mistake at its line; another volume's plates are not listed here, so any number of theirs stands."""
     root = tmp_path / "content"
-    shutil.copytree(CONTENT, root)
+    copy_plate(CONTENT, root)
     plate = content.load(root).plate
     wrong = f"{plate.volume}.{beyond(plate.plates_in_volume)}"
     lines = with_plates(root, future=wrong, elsewhere="I.99" if plate.volume != "I" else "II.99")
@@ -339,7 +340,7 @@ def test_a_plate_of_this_volume_beyond_its_count_is_a_mistake_at_its_line(tmp_pa
 
 def test_a_plate_named_otherwise_than_by_its_id_is_a_mistake_at_its_line(tmp_path):
     root = tmp_path / "content"
-    shutil.copytree(CONTENT, root)
+    copy_plate(CONTENT, root)
     plate = content.load(root).plate
     lines = with_plates(root, later="the next one", last=f"{plate.volume}.{plate.plates_in_volume}")
     with pytest.raises(ContentError) as error:
@@ -352,7 +353,7 @@ def test_another_gpus_interconnect_names_its_own_link(tmp_path):
     """A GPU of another vendor (MI300X over Infinity Fabric, eight to a platform) gets its own link's name in the
     readout and the descriptions, and no word of NVIDIA's; the shipped GPUs keep NVLink."""
     edit = content_edit.Edit(tmp_path / "content")
-    shutil.copytree(CONTENT, edit.root)
+    copy_plate(CONTENT, edit.root)
     gpu = content_edit.add(edit, "gpus", "mi300x", {**content_edit.MI300X, "nvlink_domain": 8,
                                                     "nvlink_domain_name": "an MI300X platform"})
     c = content.load(edit.root)
@@ -380,13 +381,14 @@ def test_another_gpus_interconnect_names_its_own_link(tmp_path):
 
 def test_an_empty_interconnect_is_refused_with_its_line(tmp_path):
     edit = content_edit.Edit(tmp_path / "content")
-    shutil.copytree(CONTENT, edit.root)
+    copy_plate(CONTENT, edit.root)
     gpu = content_edit.add(edit, "gpus", "mi300x", {**content_edit.MI300X, "interconnect": " "})
-    text = (edit.root / "presets.toml").read_text(encoding="utf-8")
+    written = content_edit._file_of(edit.root, "gpus")  # the series catalogue beside the copy, where the GPUs are
+    text = written.read_text(encoding="utf-8")
     line = len(text.splitlines()) - text.splitlines()[::-1].index('interconnect = " "')
     with pytest.raises(ContentError) as error:
         content.load(edit.root)
-    assert f'content/presets.toml, line {line}: gpu "{gpu}": interconnect must be non-empty text, got " "' \
+    assert f'{written.name}, line {line}: gpu "{gpu}": interconnect must be non-empty text, got " "' \
         in str(error.value)
 
 

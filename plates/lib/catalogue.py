@@ -457,8 +457,7 @@ def _check_sizes(problems: Problems, made: Read, files: list[File], workshop: di
     rows = grid_rows(*counts[:3], replicas)
     gpus_text = f"{counts[3]:,} GPU{'s' if counts[3] != 1 else ''}"
     if selections > MAX_SELECTIONS:
-        last = next(reversed(models))
-        problems.add(*made.at("models", last),
+        problems.add(*made.at("models", next(iter(models))),
                      f"{selections:,} selections ({counts[0]:,} models × {counts[1]:,} batches × {counts[2]:,} "
                      f"networks × {gpus_text}), more than the {MAX_SELECTIONS:,} a page can offer; remove presets")
         return False

@@ -10,12 +10,15 @@ layout a model's published run used (its catalogue entry's `layout`), else one G
 from platelib.buckets import LAYER_NORMS, model_parts, tensor_params
 
 PUBLISHED = "published"  # a layout control's choice: the model's published layout, else one GPU per replica
+WORKSHOP = ""  # the workshop's replica, one GPU, whatever the catalogue holds (what a plate's prose argues from)
 ONE_GPU = {"id": "", "name": "one GPU", "tensor": 1, "pipeline": 1}  # a replica on one GPU: t = p = 1
 
 
 def chosen_layout(choice, model, layouts):
     """The layout a control's choice names, as the page data holds it ({id, name, tensor, pipeline}): a layout of
-    the catalogue by its id, or for PUBLISHED the model's published layout, else ONE_GPU."""
+    the catalogue by its id, for PUBLISHED the model's published layout, else ONE_GPU; WORKSHOP is ONE_GPU."""
+    if choice == WORKSHOP:
+        return ONE_GPU
     if choice == PUBLISHED:
         own = model["layout"] if "layout" in model else ""  # the reader's own model has none
         if own:

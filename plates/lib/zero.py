@@ -7,7 +7,7 @@ from platelib.collectives import NODE_GPUS, gather_latency_us
 WEIGHT_BYTES = 2  # BF16 weights on each GPU (the rest of the states: gradients, then optimiser); ZeRO gathers these
 GRADIENT_BYTES = 2  # BF16 gradients: the workshop's, and what ZeRO's weights all-gather is counted against
 OPTIMISER_BYTES = 12  # K: FP32 master weights 4 and Adam's two FP32 moments 4 + 4 (Rajbhandari et al. 2020)
-STATE_FIGURES = 4  # model states are written to four significant figures: 128.5 GB and 144.5 GB, beside 80 GB
+STATE_FIGURES = 4  # a sentence states model states to four significant figures, 128.5 GB and 144.5 GB beside 80 GB
 
 
 def states_per_param(grad_bytes):

@@ -116,6 +116,8 @@ def way_facts(way, per_tokens, global_tokens, replicas, run, saving, step):
     limit = ""
     if at >= 0:
         limit = limit_of(batch[at], batch[at + 1], step_list[at + 1] / step_list[at], step_s[at + 1] / step_s[at])
+        if limit == "critical" and 1 - step_list[at + 1] / step_list[at] >= saving:
+            limit = "communication"  # the steps alone still save enough: a longer step is what stops the doubling
     return {"way": way, "replicas": counts, "batch": batch, "steps": step_list, "step_s": step_s, "time_s": time_s,
             "knee": at, "knee_replicas": counts[at] if at >= 0 else None, "limit": limit,
             "knee_time_s": time_s[at] if at >= 0 else None, "knee_batch": batch[at] if at >= 0 else None}

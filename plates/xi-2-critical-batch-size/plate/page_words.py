@@ -86,8 +86,8 @@ def way_text(f, way, W):
             percent(1 - way["steps"][at + 1] / way["steps"][at])
     else:
         ref = plate_ref(W, "data_parallelism")
-        why = "communication: the all-reduce no longer hides behind the compute" + \
-            (" (" + ref + ")" if ref else "")
+        behind = "the backward pass" if f["step"] == "cluster" else "the compute"  # DDP's buckets: backward only
+        why = "communication: the all-reduce no longer hides behind " + behind + (" (" + ref + ")" if ref else "")
     return how + ". Past " + num(way["knee_replicas"]) + " replicas (" + duration(way["knee_time_s"]) + \
         " to the target) each doubling saves less than " + percent(f["saving"]) + " of the time, a limit set by " + \
         why + "." + partial_text(f, way)

@@ -60,6 +60,7 @@ def inputs(presets: Presets, sel: Selection) -> model.Inputs:
     m, b, net = presets.models[sel.model], presets.batches[sel.batch], presets.networks[sel.network]
     gpu = gpus_of(presets)[sel.gpu or presets.workshop.gpu]
     w = presets.workshop
+    layout = layout_of(presets, sel)
     return model.Inputs(
         params=m.params, batch_tokens=b.tokens, link_bytes_per_s=net.link_bytes_per_s(gpu),
         nvlink_bytes_per_s=gpu.nvlink_gbytes_per_s * model.GB, peak_flops=gpu.peak_tflops * 1e12,
@@ -67,7 +68,7 @@ def inputs(presets: Presets, sel: Selection) -> model.Inputs:
         bytes_per_grad=FP32_BYTES if sel.precision == "fp32" else w.bytes_per_grad,
         hierarchical=sel.topology == "nodes", backward_only=sel.overlap == "backward",
         sharding=list(OPTIONS["sharding"]).index(sel.sharding), seq_len=w.seq_len,
-        gpus_per_replica=float(layout_of(presets, sel).gpus),
+        gpus_per_replica=float(layout.gpus), tensor=float(layout.tensor), pipeline=float(layout.pipeline),
     )
 
 

@@ -45,7 +45,9 @@ class Inputs:
     backward_only: object = False
     sharding: object = 0
     seq_len: object = 8192
-    gpus_per_replica: object = 1  # tensor × pipeline parallel: the GPUs one replica spans
+    gpus_per_replica: object = 1  # tensor × pipeline parallel: the GPUs one replica spans, t·p
+    tensor: object = 1  # t and p, the layout's degrees (the model reads their product, gpus_per_replica)
+    pipeline: object = 1
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,8 @@ def sequences_text(share):
 
 
 def states_size(gb):
-    """Model states per GPU, given in GB, to STATE_FIGURES significant figures (128.5 GB), as every plate writes them."""
+    """Model states per GPU, given in GB, to STATE_FIGURES significant figures (128.5 GB), as every plate's sentences
+    write them (the data tables keep three)."""
     return gigabytes(gb, STATE_FIGURES)
 
 
@@ -347,7 +348,7 @@ def memory_table_rows(f):
     rows = []
     for r in range(len(points)):
         p = points[r]
-        rows.append([num(p["replicas"]), states_size(p["states_gb"]), "yes" if p["fits"] else "no"])
+        rows.append([num(p["replicas"]), gigabytes(p["states_gb"]), "yes" if p["fits"] else "no"])
     return rows
 
 

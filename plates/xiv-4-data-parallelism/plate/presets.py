@@ -123,7 +123,7 @@ def _check_default(problems: Problems, path: Path, front: str, plate: Plate, ids
         if table and chosen not in table:  # no ids at all: the catalogue's own mistake is reported already
             close = difflib.get_close_matches(chosen, table, n=1)
             hint = f"did you mean {quote(close[0])}? " if close else ""
-            what = "a preset of the catalogue" if key in PRESET_KEYS else "a choice"
+            what = "a preset" if key in PRESET_KEYS else "a choice"
             problems.add(path, locate(front, ("default", key), 1),
                          f"[default]: {key} {quote(chosen)} is not {what} ({hint}known: {', '.join(table) or 'none'})")
 

@@ -10,7 +10,7 @@ import numpy as np
 from generator import schema
 from generator.content import split_front_matter
 from generator.schema import describe_value
-from platelib.layout import PUBLISHED
+from platelib.layout import PUBLISHED, WORKSHOP
 
 from .facts import CLUSTER_OPTIONS, OPTIONS, Atlas, Facts, evaluate, extremes, gpus_of
 from .presets import Batch, Gpu, Layout, Model, Network, Selection, WorkshopSettings
@@ -53,10 +53,11 @@ class Names:
         }
 
     def workshop(self) -> Selection:
-        """What the prose states: [default]'s model, batch and network under the workshop's GPU and options."""
+        """What the prose states: [default]'s model, batch and network under the workshop's GPU and options, on its
+        one-GPU replicas (platelib.layout.WORKSHOP)."""
         # [default]'s other controls set the figures, readout and controls only: the prose argues from the workshop.
         d = self.content.plate.default
-        return self.atlas.complete(Selection(d.model, d.batch, d.network))
+        return self.atlas.complete(Selection(d.model, d.batch, d.network, layout=WORKSHOP))
 
     def scenario(self, *args, **choice) -> Facts:
         """Facts for the workshop's selection with some presets or options swapped: scenario(network="nvlink"),
@@ -69,7 +70,7 @@ class Names:
         sel = replace(self.workshop(), **choice)
         p = self.content.presets
         tables = {"model": p.models, "batch": p.batches, "network": p.networks, "gpu": gpus_of(p), **OPTIONS,
-                  **CLUSTER_OPTIONS, "layout": [PUBLISHED, *p.layouts]}
+                  **CLUSTER_OPTIONS, "layout": [WORKSHOP, PUBLISHED, *p.layouts]}
         for kind in keys:
             chosen, table = getattr(sel, kind), tables[kind]
             if not isinstance(chosen, str) or chosen not in table:

@@ -9,7 +9,6 @@ import math
 from platelib.compute import replica_counts
 from platelib.units import GB, GIB
 
-from platelib.zero import states_per_param
 
 from .model import (LATENCY_AT, STAGES as STAGE_NUMBERS, kept_bytes, latency_seconds, node_gpus, smallest_replicas,
                     state_bytes, traffic_bytes, traffic_limit_bytes, traffic_ratio, traffic_seconds)
@@ -90,7 +89,7 @@ def facts(selection, presets):
         "hypothetical": [bool(net["nvlink"]) and n > node for n in replicas],
         "memory_bytes": memory, "memory_gib_bytes": float(memory_gib),
         "link_bytes_per_s": link, "link_gbytes_per_s": link / 1e9,
-        "unsharded_bytes": float(state_bytes(params, 0, 1, b)), "states_per_param": float(states_per_param(b)),
+        "unsharded_bytes": float(state_bytes(params, 0, 1, b)),
         "stages": [stage_facts(s, params, b, replicas, memory, memory_gib, link, over_domain, units, node)
                    for s in STAGE_NUMBERS],
     }

@@ -30,7 +30,8 @@ def stages_text(stages):
 
 
 def states_size(value):
-    """Model states in bytes, to STATE_FIGURES significant figures (144.5 GB), as every plate writes them."""
+    """Model states in bytes, to STATE_FIGURES significant figures (144.5 GB), as every plate's sentences write them
+    (the data tables keep three)."""
     return data_size(value, STATE_FIGURES)
 
 
@@ -208,6 +209,6 @@ def table_rows(f, figure_id):
     for i in range(len(f["replicas"])):
         row = [num(f["replicas"][i])]
         for s in f["stages"]:
-            row.append(states_size(s[field][i]) if field == "states_bytes" else data_size(s[field][i]))
+            row.append(data_size(s[field][i]))
         rows.append(row)
     return rows

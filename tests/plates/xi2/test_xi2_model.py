@@ -6,6 +6,8 @@ from __future__ import annotations
 import itertools
 import math
 
+import numpy as np
+
 import pytest
 
 from xi2_support import facts, presets, submodule
@@ -112,12 +114,39 @@ def test_the_limit_is_the_factor_that_falls_short_of_halving():
 
 
 def every_selection():
-    """Every choice of every control but the run's size (the default's): S_min only scales the times (below)."""
+    """Every choice of every control but the run's size, the layout and the step (the default's): S_min only scales
+    the times (below); the layouts and the real cluster are walked by test_every_layout_and_step_has_its_facts."""
     p = presets()
-    keys = [key for key in pf.CONTROLS if key != "size"]
+    keys = [key for key in pf.CONTROLS if key not in ("size", "layout", "step")]
     default = facts()["selection"]
     for combo in itertools.product(*(p[pf.CONTROLS[key]] for key in keys)):
         yield {**default, **dict(zip(keys, combo))}
+
+
+def gpus(p: dict, sel: dict) -> int:
+    """GPUs per replica: the layout chosen, or (published) the model's own, else one."""
+    ident = p["models"][sel["model"]].get("layout") if sel["layout"] == "published" else sel["layout"]
+    return p["layouts"][ident]["tensor"] * p["layouts"][ident]["pipeline"] if ident else 1
+
+
+def test_every_layout_and_step_has_its_facts():
+    """Each layout and either step, for every model and network: the replica axis stops where the replicas' GPUs
+    reach the cap, the real cluster's step is never shorter than its compute, and a knee names its limit."""
+    p = presets()
+    default = facts()["selection"]
+    for m, net, lay, step in itertools.product(p["models"], p["networks"], p["layout_choices"], p["steps"]):
+        sel = {**default, "model": m, "network": net, "layout": lay, "step": step}
+        f = pf.facts(sel, p)
+        g = gpus(p, sel)
+        assert f["layout"]["gpus"] == g and f["max_replicas"] * g <= p["workshop"]["max_replicas"] or \
+            f["max_replicas"] == 1
+        for way in f["ways"]:
+            assert way["replicas"] == f["replicas"]
+            assert all(np.isfinite(way["step_s"])) and all(s > 0 for s in way["step_s"])
+            assert (way["knee"] < 0) == (way["limit"] == "")
+            if way["limit"] == "critical":  # the steps alone save less than the threshold there
+                at = way["knee"]
+                assert 1 - way["steps"][at + 1] / way["steps"][at] < p["settings"]["knee_saving"], sel
 
 
 def test_every_selection_has_finite_facts_and_a_named_limit_at_each_knee():
@@ -152,10 +181,12 @@ def test_the_words_say_where_a_fixed_global_batch_splits_sequences_and_a_link_pa
     from generator.notation import num
     words = submodule("page_words")
     p = presets()
-    seq_len, top = p["workshop"]["seq_len"], 2 ** math.floor(math.log2(p["workshop"]["max_replicas"]))
+    seq_len = p["workshop"]["seq_len"]
     flagged = {"sequence": 0, "domain": 0}
     for sel in every_selection():
         f = pf.facts(sel, p)
+        g = gpus(p, sel)  # the replica axis stops where its replicas' GPUs reach the cap
+        top = 2 ** math.floor(math.log2(p["workshop"]["max_replicas"] // g))
         text = words.readout(f, {"plates": {}})[1]
         described = words.describe(f, "fig-time", {"plates": {}})
         whole = p["batches"][sel["batch"]]["tokens"] // seq_len
@@ -166,8 +197,8 @@ def test_the_words_say_where_a_fixed_global_batch_splits_sequences_and_a_link_pa
         gpu = p["gpus"][sel["gpu"]]
         domain = gpu["nvlink_domain"] if p["networks"][sel["network"]]["nvlink"] else None
         said = f"{gpu['interconnect']} joins at most {num(domain or 0)} of these GPUs ({gpu['nvlink_domain_name']})"
-        assert (said in text) == bool(domain and domain < top), (sel, text)
-        flagged["domain"] += bool(domain and domain < top)
+        assert (said in text) == bool(domain and domain < top * g), (sel, text)
+        flagged["domain"] += bool(domain and domain < top * g)
     assert flagged["sequence"] > 0 and flagged["domain"] > 0  # both sentences were met, not only their absence
 
 

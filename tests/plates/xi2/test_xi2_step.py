@@ -1,5 +1,5 @@
-"""Figure 2's step is plate XIV.4's: the same numbers as XIV.4's own model for the same model, GPU, network and
-batch on n replicas (one implementation, platelib's, imported), and a change to platelib's step formula moves
+"""Figure 2's step is plate XIV.4's: the same numbers as XIV.4's own model for the same model, GPU, network, batch
+and layout on n replicas (one implementation, platelib's, imported), and a change to platelib's step formula moves
 XI.2's numbers with XIV.4's."""
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 
 import platelib.compute
-from generator.schema import Problems
-from platelib.presets import load_presets
+from generator import content
 from xi2_support import XIV4_FOLDER, facts, presets, submodule
 from xiv4 import facts as xiv4_facts
 from xiv4 import model as xiv4_model
@@ -23,17 +22,14 @@ pf = submodule("page_facts")
 
 @functools.cache
 def xiv4_presets():
-    problems = Problems(XIV4_FOLDER)
-    loaded, _ = load_presets(problems, XIV4_FOLDER)
-    problems.raise_if_any()
-    return loaded
+    return content.load(XIV4_FOLDER).presets
 
 
 def xiv4_steps(sel: dict, f: dict) -> dict[str, np.ndarray]:
     """XIV.4's step time by its own model (facts.inputs, model.evaluate) for XI.2's selection, both ways."""
     p = xiv4_presets()
     inputs = xiv4_facts.inputs(p, Xiv4Selection(model=sel["model"], batch=sel["batch"], network=sel["network"],
-                                                 gpu=sel["gpu"]))
+                                                 gpu=sel["gpu"], layout=sel["layout"]))
     replicas = np.asarray(f["replicas"], np.float64)
     fixed = xiv4_model.evaluate(inputs, replicas).step_s
     per = [float(xiv4_model.evaluate(dataclasses.replace(inputs, batch_tokens=n * f["per_replica"]["tokens"]),

@@ -33,10 +33,10 @@ def test_default_is_plate_md_s(default):
     assert {k: getattr(default, k) for k in plate_facts.CONTROLS} == front()["default"]
 
 
-def test_presets_are_xiv4_s_not_a_copy():
+def test_presets_are_the_series_catalogue_not_a_copy():
     assert not (FOLDER / "presets.toml").exists()
-    assert plate_facts.presets_path(FOLDER) == FOLDER.parent / "xiv-4-data-parallelism" / "presets.toml"
-    assert plate_facts.load() == plate_facts.load(FOLDER.parent / "xiv-4-data-parallelism" / "presets.toml")
+    assert plate_facts.presets_path(FOLDER) == FOLDER.parent / "series.toml"
+    assert plate_facts.load() == plate_facts.load(FOLDER)
 
 
 def every_selection(presets):
@@ -54,7 +54,8 @@ def test_every_selection_has_its_facts(presets):
         assert f.grad_bytes == plate_facts.GRAD_BYTES[sel.precision]
         assert f.link_bytes_per_s == presets.networks[sel.network].link_bytes_per_s(gpu)
         for s in f.stages:
-            np.testing.assert_array_equal(s.states_bytes, model.state_bytes(f.params, s.stage, f.replicas))
+            np.testing.assert_array_equal(s.states_bytes, model.state_bytes(f.params, s.stage, f.replicas,
+                                                                             f.grad_bytes))
             np.testing.assert_array_equal(s.traffic_bytes, model.traffic_bytes(f.params, s.stage, f.grad_bytes,
                                                                                f.replicas))
             fits = s.states_bytes <= gpu.memory_gb * 1e9

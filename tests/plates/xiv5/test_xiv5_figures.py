@@ -57,7 +57,7 @@ def test_rows_are_the_model_s(presets, default):
     assert len(rows) == 4 * len(f.replicas)
     for k in range(4):
         got = [r["states_gb"] for r in rows if r["stage"] == f"stage {k}"]
-        np.testing.assert_allclose(got, model.state_bytes(f.params, k, f.replicas) / 1e9, rtol=1e-12)
+        np.testing.assert_allclose(got, model.state_bytes(f.params, k, f.replicas, f.grad_bytes) / 1e9, rtol=1e-12)
         traffic = [r["traffic_gb"] for r in made[plate_figures.TRAFFIC_DATA] if r["stage"] == f"stage {k}"]
         np.testing.assert_allclose(traffic, model.traffic_bytes(f.params, k, 4, f.replicas) / 1e9, rtol=1e-12)
     assert {r["stage"] for r in rows if r["selected"]} == {"stage 2"}

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from generator.notation import num
-from xiv5_support import K, SPEC_GPU, SPEC_MODEL, fits_from, has_spec, pairs, presets  # noqa: F401
+from xiv5_support import K, SPEC_GPU, SPEC_MODEL, fits_from, has_spec, kept, pairs, presets  # noqa: F401
 from xiv5_support import plate_facts
 from xiv5_support import model
 
@@ -22,16 +22,21 @@ def test_fits_as_the_formulas_say_and_as_the_facts_file_says_for_its_presets(pre
     for m, g in pairs(presets):
         params, memory_gb = presets.models[m].params, gpus[g].memory_gb
         for unit in (model.GB, model.GIB):
-            got = [float(model.smallest_replicas(params, k, memory_gb * unit)) for k in (0, 1, 2, 3)]
-            expected = [fits_from(params, k, memory_gb * unit) for k in (0, 1, 2, 3)]
-            np.testing.assert_array_equal(got, expected, err_msg=f"{m} on {g}, unit {unit:g}")
+            for b in (2, 4):
+                got = [float(model.smallest_replicas(params, k, memory_gb * unit, b)) for k in (0, 1, 2, 3)]
+                expected = [fits_from(params, k, memory_gb * unit, b) for k in (0, 1, 2, 3)]
+                np.testing.assert_array_equal(got, expected, err_msg=f"{m} on {g}, unit {unit:g}, {b}-byte gradients")
     if has_spec(presets):
         params, gpu = presets.models[SPEC_MODEL].params, gpus[SPEC_GPU]
-        in_gb = [model.smallest_replicas(params, k, gpu.memory_gb * model.GB) for k in (0, 1, 2, 3)]
+        in_gb = [model.smallest_replicas(params, k, gpu.memory_gb * model.GB, 2) for k in (0, 1, 2, 3)]
         assert np.isnan(in_gb[0])  # 128.5 GB never fits in 80 unsharded
         assert [float(x) for x in in_gb[1:]] == [3, 2, 2]
-        assert float(model.smallest_replicas(params, 1, gpu.memory_gb * model.GIB)) == 2
-        assert num(model.state_bytes(params, 0, 1) / 1e9, 1) == "128.5"
+        assert float(model.smallest_replicas(params, 1, gpu.memory_gb * model.GIB, 2)) == 2
+        assert num(model.state_bytes(params, 0, 1, 2) / 1e9, 1) == "128.5"
+        # FP32 gradients kept in FP32 (issue 42): 18 bytes per parameter, 144.5 GB, stage 1 from 4 replicas
+        fp32 = [model.smallest_replicas(params, k, gpu.memory_gb * model.GB, 4) for k in (0, 1, 2, 3)]
+        assert np.isnan(fp32[0]) and [float(x) for x in fp32[1:]] == [4, 3, 2]
+        assert num(model.state_bytes(params, 0, 1, 4) / 1e9, 1) == "144.5"
 
 
 def test_bf16_stages_1_and_2_move_the_allreduce_and_stage_3_half_as_much_again(presets):
@@ -64,15 +69,18 @@ def test_traffic_is_the_sum_of_its_pieces(stage, b):
         np.testing.assert_allclose(model.traffic_bytes(params, stage, b, N), pieces, rtol=1e-12)
 
 
+@pytest.mark.parametrize("b", [2, 4])
 @pytest.mark.parametrize("stage", [0, 1, 2, 3])
-def test_states_are_the_zero_formulas(stage):
-    """The facts file's formulas: (2+2+K)Ψ, (2+2+K/n)Ψ, (2+(2+K)/n)Ψ, (2+2+K)Ψ/n, with K = 12."""
+def test_states_are_the_zero_formulas(stage, b):
+    """The facts file's formulas: (2+b+K)Ψ, (2+b+K/n)Ψ, (2+(b+K)/n)Ψ, (2+b+K)Ψ/n, with K = 12 and b-byte gradients
+    (2 BF16, 4 FP32: kept in the precision they are reduced in)."""
     params = 8e9
-    expected = {0: (2 + 2 + K) * params + 0 * N, 1: (2 + 2 + K / N) * params, 2: (2 + (2 + K) / N) * params,
-                3: (2 + 2 + K) * params / N}[stage]
-    np.testing.assert_allclose(model.state_bytes(params, stage, N), expected, rtol=1e-12)
+    expected = {0: (2 + b + K) * params + 0 * N, 1: (2 + b + K / N) * params, 2: (2 + (b + K) / N) * params,
+                3: (2 + b + K) * params / N}[stage]
+    np.testing.assert_allclose(model.state_bytes(params, stage, N, b), expected, rtol=1e-12)
     # the level a line falls towards: the formula with every /n term gone
-    assert model.kept_bytes(params, stage) == {0: (2 + 2 + K) * params, 1: 4 * params, 2: 2 * params, 3: 0}[stage]
+    assert model.kept_bytes(params, stage, b) == {0: (2 + b + K) * params, 1: (2 + b) * params, 2: 2 * params,
+                                                  3: 0}[stage]
 
 
 def test_time_is_bytes_over_the_link():
@@ -97,23 +105,23 @@ replicas_st = st.integers(1, 2**20)
 @settings(max_examples=200, deadline=None)
 @given(params=params_st, n=replicas_st, more=st.integers(1, 2**10), stage=st.integers(0, 3))
 def test_states_never_grow_with_replicas(params, n, more, stage):
-    assert model.state_bytes(params, stage, n + more) <= model.state_bytes(params, stage, n)
+    assert model.state_bytes(params, stage, n + more, 2) <= model.state_bytes(params, stage, n, 2)
 
 
 @settings(max_examples=200, deadline=None)
 @given(params=params_st, n=replicas_st, stage=st.integers(0, 2))
 def test_each_stage_keeps_no_more_than_the_one_before(params, n, stage):
-    assert model.state_bytes(params, stage + 1, n) <= model.state_bytes(params, stage, n)
+    assert model.state_bytes(params, stage + 1, n, 2) <= model.state_bytes(params, stage, n, 2)
     assert model.traffic_bytes(params, stage, 2, n) <= model.traffic_bytes(params, 3, 2, n)
 
 
 @settings(max_examples=100, deadline=None)
 @given(params=params_st)
 def test_one_replica_all_stages_keep_everything(params):
-    whole = model.state_bytes(params, 0, 1)
+    whole = model.state_bytes(params, 0, 1, 2)
     assert whole == pytest.approx(model.STATE_BYTES * params, rel=1e-12)
     for k in (1, 2, 3):
-        assert model.state_bytes(params, k, 1) == pytest.approx(whole, rel=1e-12)
+        assert model.state_bytes(params, k, 1, 2) == pytest.approx(whole, rel=1e-12)
         assert model.traffic_bytes(params, k, 2, 1) == 0
 
 
@@ -121,13 +129,13 @@ def test_one_replica_all_stages_keep_everything(params):
 @given(params=params_st, memory_gb=st.floats(1, 2000), stage=st.integers(0, 3))
 def test_smallest_fitting_count_is_the_smallest(params, memory_gb, stage):
     memory = memory_gb * model.GB
-    n = float(model.smallest_replicas(params, stage, memory))
+    n = float(model.smallest_replicas(params, stage, memory, 2))
     if np.isnan(n):  # none fits: even a huge count leaves more than the memory
-        assert model.state_bytes(params, stage, 2.0**40) > memory
+        assert model.state_bytes(params, stage, 2.0**40, 2) > memory
         return
-    assert model.state_bytes(params, stage, n) <= memory * (1 + 1e-12)
+    assert model.state_bytes(params, stage, n, 2) <= memory * (1 + 1e-12)
     if n > 1:
-        assert model.state_bytes(params, stage, n - 1) > memory
+        assert model.state_bytes(params, stage, n - 1, 2) > memory
 
 
 # NCCL 2.30's cost model for the Simple protocol (src/graph/tuning.cc), written out here apart from platelib: a

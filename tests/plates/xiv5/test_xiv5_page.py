@@ -108,8 +108,8 @@ def test_the_live_page_says_what_the_build_says_after_each_control_changes(site,
         context.close()
 
 
-def test_a_copy_without_xiv4_beside_it_is_one_clear_mistake(tmp_path):
-    """XIV.5 reads XIV.4's presets.toml from the folder beside its own: copied alone, the build says so."""
+def test_a_copy_without_the_series_catalogue_beside_it_is_one_clear_mistake(tmp_path):
+    """XIV.5 reads the series catalogue (series.toml) beside its folder: copied alone, the build says so."""
     import shutil
     import subprocess
     import sys
@@ -120,5 +120,6 @@ def test_a_copy_without_xiv4_beside_it_is_one_clear_mistake(tmp_path):
                            "--out", str(tmp_path / "site")], capture_output=True, text=True, cwd=tmp_path,
                           timeout=300)
     assert done.returncode == 1, done.stderr
-    assert "xiv-4-data-parallelism: no such plate" in done.stderr and "Traceback" not in done.stderr
+    assert "xiv-5-copy/presets.toml: file is missing: a plate reads its models, GPUs and networks from the series' " \
+           "series.toml beside its folder" in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "site").exists()

@@ -188,10 +188,8 @@ def check_readout(readout: list[str], f) -> None:
     if np.isnan(s.smallest_fitting):
         found = re.fullmatch(rf"Under stage (\d), {re.escape(f.model.name)}'s model states never fit in {memory}: "
                              rf"every GPU keeps (?:all )?{SIZE} of them.*\.", fit)
-        kept = data_size(s.floor_bytes)
-        if kept == f"{num(f.gpu.memory_gb)} GB":  # rounded to the memory's own figure, a fourth digit tells them apart
-            kept = f"{sig(s.floor_bytes / 1e9, 4)} GB"
-        assert found and found[3] == kept and kept != f"{num(f.gpu.memory_gb)} GB", fit
+        kept = data_size(s.floor_bytes, 4)  # model states to four figures, as every plate writes them
+        assert found and found[3] == kept, fit
     else:
         found = re.fullmatch(rf"Under stage (\d), {re.escape(f.model.name)}'s model states fit in {memory} "
                              rf"(?:without being shared at all|once {NUM} or more GPUs share them)"
@@ -241,7 +239,7 @@ def check_describe(describe: dict, f) -> None:
             rf"{re.escape(f.model.name)} on the {re.escape(f.gpu.name)}: stage 0 stays at {SIZE}, (under|above) the "
             rf"GPU's {NUM} GB \(10⁹ B\); ")
     found = re.match(head, states)
-    assert found and found[1] == data_size(f.unsharded_bytes) and found[3] == num(f.gpu.memory_gb), states
+    assert found and found[1] == data_size(f.unsharded_bytes, 4) and found[3] == num(f.gpu.memory_gb), states
     assert found[2] == ("under" if f.unsharded_bytes <= f.memory_bytes else "above"), states
     fits = [re.fullmatch(rf"stage (\d) (?:never fits|fits from {NUM} (?:replica|replicas))", part)
             for part in states[found.end():].removesuffix(".").split(", ")]

@@ -43,13 +43,13 @@ def data(f) -> dict:
 
 
 def presets_file() -> Path:
-    """XIV.4's presets, which the plate reads."""
+    """The series catalogue, which the plate reads."""
     return plate_facts.presets_path(FOLDER)
 
 
 @pytest.fixture(scope="session")
 def presets():
-    return plate_facts.load(presets_file())
+    return plate_facts.load(FOLDER)
 
 
 @pytest.fixture(scope="session")
@@ -60,7 +60,11 @@ def default(presets):
 
 SPEC_MODEL, SPEC_GPU = "llama3-8b", "h100-sxm"  # the facts file's claims are about these preset ids only
 K = 12  # the facts file's optimiser bytes per parameter: FP32 master weights and Adam's two moments
-KEPT = {0: 2 + 2 + K, 1: 2 + 2, 2: 2, 3: 0}  # bytes per parameter each stage keeps whole (the facts file's formulas)
+
+
+def kept(stage: int, b: int = 2) -> int:
+    """Bytes per parameter each stage keeps whole (the facts file's formulas), b-byte gradients kept as reduced."""
+    return {0: 2 + b + K, 1: 2 + b, 2: 2, 3: 0}[stage]
 
 
 def has_spec(presets) -> bool:
@@ -73,23 +77,23 @@ def pairs(presets):
     return [(m, g) for m in presets.models for g in plate_facts.gpus_of(presets)]
 
 
-def states_per_gpu(params: float, stage: int, n: int) -> float:
-    """The facts file's formulas written out: (2+2+K)Ψ, (2+2+K/n)Ψ, (2+(2+K)/n)Ψ, (2+2+K)Ψ/n."""
-    return (KEPT[stage] + (2 + 2 + K - KEPT[stage]) / n) * params
+def states_per_gpu(params: float, stage: int, n: int, b: int = 2) -> float:
+    """The facts file's formulas written out: (2+b+K)Ψ, (2+b+K/n)Ψ, (2+(b+K)/n)Ψ, (2+b+K)Ψ/n."""
+    return (kept(stage, b) + (2 + b + K - kept(stage, b)) / n) * params
 
 
-def fits_from(params: float, stage: int, memory_bytes: float) -> float:
+def fits_from(params: float, stage: int, memory_bytes: float, b: int = 2) -> float:
     """The smallest whole n whose states_per_gpu fit in memory_bytes, by bisection on the formula (not the model's
     closed form); NaN when even 2⁶⁰ replicas do not fit."""
     hi = 1
-    while states_per_gpu(params, stage, hi) > memory_bytes:
+    while states_per_gpu(params, stage, hi, b) > memory_bytes:
         hi *= 2
         if hi > 2**60:
             return float("nan")
     lo = hi // 2  # states(lo) > memory (or lo = 0)
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if states_per_gpu(params, stage, mid) <= memory_bytes else (mid, hi)
+        lo, hi = (lo, mid) if states_per_gpu(params, stage, mid, b) <= memory_bytes else (mid, hi)
     return float(hi)
 
 
