@@ -410,7 +410,7 @@ def test_plots_against_replicas_line_up(site, open_page, which):
     models = sorted(content.load(CONTENT).presets.models.values(), key=lambda m: m.params)
     model = (models[0] if which == "smallest" else models[-1]).id
     page = open_page(site, hash=f"#model={model}").page
-    title = "data-parallel replicas (GPUs)"  # xfigures._x
+    title = "data-parallel replicas"  # xfigures._x
     origins = page.evaluate("""(title) => window.plate.views.map((view, i) => [
         document.querySelectorAll('figure.figure')[i].id,
         [...document.querySelectorAll('figure.figure')[i].querySelectorAll('.role-axis-title text')]
