@@ -245,3 +245,21 @@ def checked(content_dir: Path) -> Checked:
     if problems:
         raise ContentError(problems)
     return Checked(c, model, parts, unused(c, [*parts, parts.assumptions]))  # the disclosure's prose counts too
+
+
+def page_checked(result: Checked) -> None:
+    """What the build's page stage refuses of a plate's PAGE, with nothing written or bundled: its Python compiled
+    for the page (generator/compiler.py: a call or construct the page cannot run, at its file and line) and joined
+    with the engine's page modules, and its promises at the default selection (render.page_datasets: every figure
+    has rows, a title and words, every control changes something), the figures drawn or, as a build does, taken
+    from the build cache. `plate check` runs it, so that it fails wherever `plate build` would."""
+    from . import build, cache, jsmodules, render, texts  # here: the build imports this module
+    c, model = result.content, result.model
+    module = c.module
+    if texts.page_of(module) is None:
+        return
+    jsmodules.concatenate(texts.page_modules(module))  # a name two modules declare fails here as in the build
+    store = cache.at(build.cache_dir(), module)
+    figures = module.figures(c, model, store)
+    fill = module.page(c, model, figures, None, store)
+    render.page_datasets(module, fill["data"], figures)

@@ -148,7 +148,9 @@ def run_check(content_dir: Path, debug: bool) -> int:
         if series.is_series(Path(content_dir)):
             warnings = series.check(Path(content_dir))
         else:
-            warnings = checks.checked(content_dir).warnings
+            result = checks.checked(content_dir)
+            checks.page_checked(result)  # the page's Python compiled and its promises checked, as the build does
+            warnings = result.warnings
     except ContentError as error:
         if debug:
             traceback.print_exc()

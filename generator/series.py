@@ -85,7 +85,9 @@ def check(root: Path) -> list[str]:
     warnings: list[str] = []
     for vol, entry in shelf.written():
         try:
-            warnings.extend(checks.checked(vol.folder(entry)).warnings)
+            result = checks.checked(vol.folder(entry))
+            checks.page_checked(result)  # as the build would: the page's Python compiled, its promises checked
+            warnings.extend(result.warnings)
         except ContentError as error:
             problems.extend(error.problems)
     if problems:
