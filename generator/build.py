@@ -138,12 +138,14 @@ def build(content_dir: Path, out: Path, warnings: list[str] | None = None, plan:
     pages' PDFs (plan: by default, those of the previous site) are kept, printed or dropped as plan says, and join
     the site in the same swap; notes get one line for each page's PDFs, and one for pages the previous site held
     that this build does not write."""
+    from . import series
     check_output(out, content_dir)
     plan = plan if plan is not None else prints.Plan()
     plan.old = prints.previous(out)
-    files = _site(Path(content_dir), warnings, memo, plan)
+    into = series.into_site(Path(content_dir), Path(out))  # one plate of a series, into that series' site
+    files = _site(Path(content_dir), warnings, memo, plan, into, out)
     if plan.settle(files):  # some PDFs are dropped: their pages are rendered again, without the links
-        files = _site(Path(content_dir), [], memo, plan)
+        files = _site(Path(content_dir), [], memo, plan, into, out)
     files.update(plan.made(files, Path(out)))
     gone = [n for n in output.own_names(out) if n.endswith(".html") and n not in files]
     write(files, Path(out), warnings)
@@ -155,9 +157,13 @@ def build(content_dir: Path, out: Path, warnings: list[str] | None = None, plan:
     return files
 
 
-def _site(content_dir: Path, warnings: list[str] | None, memo: dict | None, plan: prints.Plan) -> dict[str, str]:
-    """Every file of the site: a series' (every plate and the index) or one plate's, each page linking its PDFs."""
+def _site(content_dir: Path, warnings: list[str] | None, memo: dict | None, plan: prints.Plan, into=None,
+          out: Path | None = None) -> dict[str, str]:
+    """Every file of the site: a series' (every plate and the index), one plate's into its series' site (into:
+    series.into_site's), or one plate's alone, each page linking its PDFs."""
     from . import series  # here: series.py builds each of its plates through gather()
     if series.is_series(content_dir):  # a folder of plates with its volume.toml: every plate, and the index
         return series.gather(content_dir, warnings, memo, pdfs=plan.links)
+    if into is not None:
+        return series.gather_into(into, out, warnings, memo, plan)
     return gather(content_dir, warnings, memo, pdfs=plan.links("index.html"))

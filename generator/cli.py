@@ -301,6 +301,15 @@ def folder_problem(folder: Path, what: str, must_exist: bool) -> str | None:
     return None
 
 
+def member(content_dir: Path) -> bool:
+    """Whether a plate's folder is one its parent series' volume files list (its build goes into the series'
+    site: series.into_site); False too when those files have mistakes."""
+    try:
+        return series.plate_of(content_dir) is not None
+    except ContentError:
+        return False
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `plate` command."""
     _after.clear()
@@ -333,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
                             lambda mistakes: run_build(args.content, args.out, args.debug, mistakes,
                                                        prints.Plan(reprint=False), memo=memo),
                             interrupted=EXIT_INTERRUPTED, usage=EXIT_USAGE,
-                            one_plate=not series.is_series(args.content))
+                            one_plate=not series.is_series(args.content) and not member(args.content))
     return run_build(args.content, args.out, args.debug)
 
 

@@ -322,3 +322,20 @@ def test_a_folder_with_only_a_further_volume_file_is_a_series(tmp_path):
     assert not series.is_series(tmp_path / "plates")
     (tmp_path / "plates" / "volume-xi.toml").write_text('[volume]\nid = "XI"\ntitle = "T"\n')
     assert series.is_series(tmp_path / "plates")
+
+
+def test_a_plate_the_series_does_not_list_is_never_built_over_a_series_site(tmp_path):
+    """One plate built into a folder holding a series' site is refused (exit 2, nothing touched) unless the series
+    lists it: its build would replace every other plate's files with its one page."""
+    import subprocess
+    import sys
+    from generator import output
+    from conftest import FIXTURE, ROOT
+    out = tmp_path / "site"
+    output.write({"index.html": "<p>one</p>", "volume-x.html": "<p>the index</p>", "two.html": "<p>two</p>"}, out)
+    before = {path.name: path.read_bytes() for path in out.iterdir()}
+    result = subprocess.run([sys.executable, "-m", "generator", "build", "--content", str(FIXTURE), "--out", str(out)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+    assert "holds a series' site (two.html, volume-x.html)" in result.stderr and "another --out" in result.stderr
+    assert {path.name: path.read_bytes() for path in out.iterdir()} == before
