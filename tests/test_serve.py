@@ -566,6 +566,43 @@ def test_slow_clients_cannot_starve_a_normal_request(serving_folder):
             connection.close()
 
 
+def test_a_normal_request_is_answered_while_a_hundred_clients_stall(tmp_path, mini_site, monkeypatch):
+    """100 clients (more than the answering threads) each send part of a request line and stall; a normal request
+    is answered meanwhile, long before the read deadline would free any of them (a bound: with a thread held per
+    stalled client it waited for the deadline). Loopback only; the clients are closed at the end."""
+    monkeypatch.setattr(server, "READ_DEADLINE_S", 30)
+    site = tmp_path / "site"
+    shutil.copytree(mini_site, site)
+    state = server.State()
+    state.finished([])
+    httpd = server.Server(("127.0.0.1", 0), server.handler_class(site, state))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    port = httpd.server_address[1]
+    stalled = []
+    try:
+        assert 100 > server.MAX_THREADS
+        for _ in range(100):
+            stalled.append(socket.create_connection(("127.0.0.1", port), timeout=5))
+            stalled[-1].sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1")
+        time.sleep(0.5)  # every one of them accepted and stalled
+        started = time.monotonic()
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        connection.request("GET", "/")
+        response = connection.getresponse()
+        assert response.status == 200 and b"</html>" in response.read()
+        connection.close()
+        assert time.monotonic() - started < server.READ_DEADLINE_S / 2
+        for client in stalled[:3]:  # still held open, not answered: they never finished their request
+            client.settimeout(0.2)
+            with pytest.raises(socket.timeout):
+                client.recv(1)
+    finally:
+        for client in stalled:
+            client.close()
+        httpd.shutdown()
+        httpd.server_close()
+
+
 @pytest.mark.browser
 def test_the_open_page_of_the_edited_plate_reloads(tmp_path, browser):
     plates = tmp_path / "plates"
