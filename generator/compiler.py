@@ -256,10 +256,28 @@ class _Checker(ast.NodeVisitor):
         super().generic_visit(node)
 
 
+_PARSED: dict[tuple, str] = {}  # {(file, the source PScript reads, its options): PScript's JavaScript}
+_PLANS: dict[tuple, tuple] = {}  # {(module, path, source): _module_plan's}: a rebuild compiles only what changed
+
+
 def _module_plan(name: str, path: Path) -> tuple[ast.Module, list[tuple[str, list[str], ast.AST]], dict[str, str]]:
-    """A module's tree, its imports of other page modules [(module, names, node)] and its native aliases."""
+    """A module's tree, its imports of other page modules [(module, names, node)] and its native aliases (kept
+    for its source: callers never change them)."""
     try:
         source = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise CompileError(f"{shown(path)}, line 1: cannot be read as Python: {error}") from None
+    key = (name, str(path), source)
+    if key not in _PLANS:
+        if len(_PLANS) > 512:
+            _PLANS.clear()
+        _PLANS[key] = _plan(name, path, source)
+    return _PLANS[key]
+
+
+def _plan(name: str, path: Path, source: str) -> tuple[ast.Module, list, dict[str, str]]:
+    """_module_plan's work: the source parsed and checked."""
+    try:
         tree = ast.parse(source, str(path))
     except SyntaxError as error:
         raise CompileError(f"{shown(path)}, line {error.lineno or 1}: {error.msg}") from None
@@ -357,7 +375,8 @@ class _Compiler:
         path = file_of(name)
         tree, imports, aliases = _module_plan(name, path)
         if self.wanted is not None:  # what no role reaches is left out of the page (the build still runs it all)
-            tree.body = [node for node in tree.body if set(_names_of(node)) & self.wanted.get(name, set())]
+            tree = ast.Module(body=[node for node in tree.body if set(_names_of(node)) & self.wanted.get(name, set())],
+                              type_ignores=[])  # a tree of its own: _module_plan's are kept
             used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
             imports = [(target, [(n, a) for n, a in names if a in used], node) for target, names, node in imports]
             imports = [(target, names, node) for target, names, node in imports if names]
@@ -380,10 +399,16 @@ class _Compiler:
             lines.append(f"const {{ {pairs} }} = {_const(target)};")
         texts = frozenset(a for target, names, _ in imports if target == "generator.notation" for _, a in names)
         imported = frozenset(a for _, names, _ in imports for _, a in names)
-        parser = _Parser(_blanked(path.read_text(encoding="utf-8"), tree), pysource=(str(path), 1),
-                         inline_stdlib=False, docstrings=False, texts=texts, aliases=aliases, imported=imported)
+        blanked = _blanked(path.read_text(encoding="utf-8"), tree)
+        key = (str(path), blanked, texts, tuple(sorted(aliases.items())), imported)
+        if key not in _PARSED:
+            if len(_PARSED) > 256:
+                _PARSED.clear()
+            parser = _Parser(blanked, pysource=(str(path), 1), inline_stdlib=False, docstrings=False, texts=texts,
+                             aliases=aliases, imported=imported)
+            _PARSED[key] = parser.dump()
         names = _top_names(tree)
-        lines.append(_lean(_KEYS_IF_DICT.sub(r"\1 = _pyseq(\1);", _DESTRUCTURED.sub(_declared, parser.dump()))).strip())
+        lines.append(_lean(_KEYS_IF_DICT.sub(r"\1 = _pyseq(\1);", _DESTRUCTURED.sub(_declared, _PARSED[key]))).strip())
         lines.append(f"return {{ {', '.join(names)} }};")
         # indented: a module's own names are the closure's, never the page script's top level (jsmodules' join
         # refuses a name two modules declare there, and a shared library may name what notation.js names)

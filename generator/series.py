@@ -3,6 +3,7 @@ cross-references linked (across volumes too), each volume's index and the series
 in one swap, or not at all."""
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from pathlib import Path
@@ -42,18 +43,36 @@ def gather(root: Path, warnings: list[str] | None = None, memo: dict | None = No
     problems: list[str] = []
     built: dict[str, tuple[str, str, str]] = {}
     pictures: dict[str, str] = {}  # each plate's first figure, drawn small on its volume's index
+    shared = _shared_inputs(root) if memo is not None else None
     for vol, entry in written:
         ident = vol.plate_id(entry)
         links = Links({i: page for i, page in pages.items() if i != ident}, vol.page, shelf.page)
         figures: list = []
-        try:
-            kept = None if memo is None else memo.setdefault(str(vol.folder(entry)), {})
-            site = build.gather(vol.folder(entry), warnings, kept, links=links, page=pages[ident],
-                                base_url=shelf.base_url, pdfs=pdfs(pages[ident]) if pdfs is not None else None,
-                                drawn=figures)
-        except ContentError as error:
-            problems.extend(error.problems)
-            continue
+        linked = pdfs(pages[ident]) if pdfs is not None else None
+        kept = None if memo is None else memo.setdefault(str(vol.folder(entry)), {})
+        # A running `plate serve` (memo) makes a plate again only when something it is made of changed: its
+        # folder, the shared library, the templates, the volume files, its links or PDFs; else its last files.
+        stamp = None if kept is None else _stamp(vol.folder(entry), (shared, sorted(links.pages.items()),
+                                                                     pages[ident], shelf.base_url, linked))
+        if kept is not None and kept.get("stamp") == stamp:
+            site, front, picture, said = kept["made"]
+            if warnings is not None:
+                warnings.extend(said)
+        else:
+            said: list[str] = []
+            try:
+                site = build.gather(vol.folder(entry), said, kept, links=links, page=pages[ident],
+                                    base_url=shelf.base_url, pdfs=linked, drawn=figures)
+            except ContentError as error:
+                problems.extend(error.problems)
+                continue
+            finally:
+                if warnings is not None:
+                    warnings.extend(said)
+            front, _ = volume.front_matter(vol.folder(entry) / volume.PLATE_FILE)
+            picture = figures[0].svg if figures else ""
+            if kept is not None:
+                kept["stamp"], kept["made"] = stamp, (site, front, picture, said)
         for name, data in site.items():
             if name in files and files[name] != data:  # two plates with one data_file, say
                 problems.append(f"{root.name}/{vol.file}, line {entry.line}: plate {ident} writes {quote(name)}, as "
@@ -62,14 +81,42 @@ def gather(root: Path, warnings: list[str] | None = None, memo: dict | None = No
                 continue
             files.setdefault(name, data)
             owners.setdefault(name, f"plate {ident}")
-        front, _ = volume.front_matter(vol.folder(entry) / volume.PLATE_FILE)
         built[ident] = (pages[ident], front["title"], front["deck"])
-        if figures:
-            pictures[ident] = figures[0].svg
+        if picture:
+            pictures[ident] = picture
     if problems:
         raise ContentError(problems)
     files.update(_indexes(shelf, built, pictures, pages))
     return files
+
+
+def _files_of(folder: Path) -> list[tuple[str, bytes]]:
+    """Every file below a folder (not Python's bytecode caches) with its bytes, in a stable order."""
+    found = []
+    for path in sorted(Path(folder).rglob("*")):
+        if "__pycache__" in path.parts or not path.is_file():
+            continue
+        try:
+            found.append((path.relative_to(folder).as_posix(), path.read_bytes()))
+        except OSError:
+            found.append((path.relative_to(folder).as_posix(), b""))
+    return found
+
+
+def _shared_inputs(root: Path) -> str:
+    """A digest of what every plate of the series is made of besides its own folder: the shared library's code, the
+    templates (page, styles, scaffold) and the series' volume files."""
+    from .theme import TEMPLATES
+    digest = hashlib.sha256(repr(plates.library_code()).encode())
+    digest.update(repr(_files_of(TEMPLATES)).encode())
+    for path in volume.volume_files(root):
+        digest.update(path.name.encode() + b"\0" + (path.read_bytes() if path.is_file() else b""))
+    return digest.hexdigest()
+
+
+def _stamp(folder: Path, more) -> str:
+    """A digest of a plate's folder's files and more (what else its files are made of)."""
+    return hashlib.sha256(repr((_files_of(folder), more)).encode()).hexdigest()
 
 
 def _indexes(shelf: volume.Series, built: dict[str, tuple[str, str, str]], pictures: dict[str, str],

@@ -339,3 +339,38 @@ def test_a_plate_the_series_does_not_list_is_never_built_over_a_series_site(tmp_
     assert result.returncode == 2 and result.stderr.count("\n") == 1
     assert "holds a series' site (two.html, volume-x.html)" in result.stderr and "another --out" in result.stderr
     assert {path.name: path.read_bytes() for path in out.iterdir()} == before
+
+
+def test_a_served_series_makes_again_only_the_plate_an_edit_touches(tmp_path, monkeypatch):
+    """`plate serve` keeps each plate's files between rebuilds (its memo): an edit of one plate's prose makes that
+    plate again and no other, and the indexes follow its new title; an edit of a volume file makes every plate
+    again (their links and pages come from there)."""
+    import shutil
+    from generator import build, series, volume
+    from conftest import ROOT
+    root = tmp_path / "plates"
+    shutil.copytree(ROOT / "plates", root, ignore=shutil.ignore_patterns("__pycache__"))
+    memo: dict = {}
+    first = series.gather(root, [], memo)
+    made = []
+    gather = build.gather
+    monkeypatch.setattr(build, "gather", lambda folder, *a, **k: made.append(Path(folder).name) or gather(folder, *a, **k))
+    assert series.gather(root, [], memo) == first and made == []
+    shelf = volume.load_series(root)
+    vol, entry = shelf.written()[-1]
+    plate_md = vol.folder(entry) / "plate.md"
+    text = plate_md.read_text(encoding="utf-8")
+    plate_md.write_text(text + "\nA sentence added while served.\n", encoding="utf-8")
+    again = series.gather(root, [], memo)
+    assert made == [entry.folder] and "A sentence added while served." in again[vol.page_of(entry)]
+    assert {n for n in first if first[n] != again[n]} == {vol.page_of(entry)}
+    front = volume.front_matter(plate_md)[0]
+    plate_md.write_text(text.replace(f'title = "{front["title"]}"', 'title = "A Title Changed While Served"', 1),
+                        encoding="utf-8")
+    made.clear()
+    retitled = series.gather(root, [], memo)
+    assert made == [entry.folder] and "A Title Changed While Served" in retitled[vol.page]
+    made.clear()
+    (root / "volume.toml").write_text((root / "volume.toml").read_text() + "\n# an edit\n")
+    series.gather(root, [], memo)
+    assert sorted(made) == sorted(e.folder for _, e in shelf.written())
