@@ -16,6 +16,7 @@ import sys
 import threading
 from pathlib import Path
 
+from . import watchdog
 from .schema import Problems, shown_path
 
 PACKAGE = "plate"  # the plate module's folder in a plate's folder: a Python package
@@ -253,6 +254,8 @@ def guarded(package: Path, hook: str | None, value, *args, **kwargs):
     else it raises (SystemExit included) or a timeout becomes a one-line ModuleError. A Ctrl-C and the engine's
     own errors pass on as they are."""
     limit = time_limit()
+    token = watchdog.enter(lambda: f"{_at(package, *_defined_at(package, hook or '', value))}: {_what(hook)}"
+                           if hook else f"{_at(package, package / '__init__.py', 1)}: {_what(hook)}")
     watch = Watch(limit)
     try:
         try:
@@ -263,6 +266,7 @@ def guarded(package: Path, hook: str | None, value, *args, **kwargs):
                 watch.stop()
             except HookTimeout:  # raised in this thread just as the call ended: the call is over all the same
                 watch.stop()
+            watchdog.leave(token)
     except HookTimeout as error:
         if not watch.fired:
             raise  # an outer hook's limit: that hook is the one to name

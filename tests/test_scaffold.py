@@ -19,6 +19,7 @@ from generator import cli, content, scaffold, volume
 from generator.schema import Problems
 
 from conftest import ROOT
+from forwarded import forwarded
 
 VOLUME = """# The volume's plates, in order.
 [volume]
@@ -507,6 +508,7 @@ def test_a_signal_at_any_moment_leaves_the_plate_whole_or_not_at_all_and_says_wh
     assert reached(process, f"{module}.{name} {when}"), process.communicate()
     number = getattr(signal, signal_name)
     process.send_signal(number)
+    forwarded(process)  # to the child that runs the command, before it is let go on
     out, err = process.communicate("\n", timeout=60)  # a bound only: it ends at once
     assert process.returncode == 128 + number, err
     assert err.count("\n") == 1 and "Traceback" not in err, err
@@ -523,6 +525,7 @@ def test_a_signal_with_no_volume_toml_leaves_nothing_written(tmp_path):
     process = hooked(tmp_path, "two", 2, "os:mkdir:before:hold:plate")
     assert reached(process, "os.mkdir before"), process.communicate()
     process.send_signal(signal.SIGINT)
+    forwarded(process)
     out, err = process.communicate("\n", timeout=60)
     assert process.returncode == 130 and err == f"plate: interrupted; nothing was written ({tmp_path / 'two'}/ as " \
                                                  f"it was)\n", err
