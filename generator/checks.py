@@ -221,6 +221,8 @@ def unused(checked_content: Content, prose_parts: list[str]) -> list[str]:
             problems.add(c.root / "sources.toml", locate(sources_text, ("sources", source.id)),
                          f"source {quote(source.id)} is never cited: the prose has no cite({quote(source.id)}) "
                          f"nor a link to #source-{source.id}")
+    parts = [p for p in (c.plate.assumptions, c.plate.before_figures, c.plate.after_figures) if p is not None]
+    problems.items.extend(prose.raw_html_removed(parts))
     problems.items.extend(c.module.unused(c))
     return problems.items
 

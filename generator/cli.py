@@ -127,7 +127,9 @@ def bounded(line: str) -> str:
 
 
 def report_mistakes(problems: list[str], after: str = "") -> None:
-    """The content's mistakes, each on its own line, after one line counting them."""
+    """The content's mistakes, each on its own line, after one line counting them; a mistake several plates meet
+    (a file two plates read) is said once."""
+    problems = list(dict.fromkeys(problems))
     count = len(problems)
     print(f"plate: the content has {count} mistake{'s' if count != 1 else ''}{after}:", file=sys.stderr)
     for problem in problems:
@@ -215,7 +217,7 @@ def run_build(content_dir: Path, out: Path, debug: bool, mistakes: list[str] | N
         if debug:
             traceback.print_exc()
         report_mistakes(error.problems, f"; {out}/ was left as it was")
-        mistakes.extend(error.problems)
+        mistakes.extend(dict.fromkeys(error.problems))
         return EXIT_CONTENT
     except plates.ModuleError as error:
         mistakes.append(str(error))
