@@ -276,6 +276,26 @@ def test_a_string_holding_any_unicode_compiles_and_gives_the_same_text(tmp_path)
     assert python[0]["text"] == "a" + BREAKS + "b" and differences(python[0], page[0]) == []
 
 
+FLOOR = ('def facts(selection, presets):\n    out = []\n    for a in presets["a"]:\n        for b in presets["b"]:\n'
+         '            out.append(a // b)\n    return {"floors": out}\n')
+
+
+def test_floor_division_means_the_same_on_the_page(tmp_path):
+    """`//` is allowed in page Python (docs/plates.md): it floors on both sides, for negatives and floats too."""
+    module_in(tmp_path, "floor_division", {"m.py": FLOOR})
+    try:
+        from floor_division import m
+        compiled = compiler.compile_page({"facts": m.facts})
+        modules = {**texts.engine_modules(), **compiled.modules}
+        modules[compiler.LIBRARY] = compiler.library(modules)
+        calls = [["facts", [{}, {"a": [7, -7, 7.5, -7.5, 0, 6], "b": [2, -2, 0.5, 3]}]]]
+        page = node_run(modules, calls, tmp_path / "node")
+        python = python_run({"facts": m.facts}, calls)
+    finally:
+        sys.path.remove(str(tmp_path))
+    assert -4 in python[0]["floors"] and differences(python[0], page[0]) == []
+
+
 LEAN = '''
 """What the compiler writes as JavaScript's own operators and methods, and its loops by for…of and by index."""
 from generator.notation import num
