@@ -566,18 +566,12 @@ def test_slow_clients_cannot_starve_a_normal_request(serving_folder):
             connection.close()
 
 
-def test_a_normal_request_is_answered_while_a_hundred_clients_stall(tmp_path, mini_site, monkeypatch):
+def test_a_normal_request_is_answered_while_a_hundred_clients_stall(serving_folder, monkeypatch):
     """100 clients (more than the answering threads) each send part of a request line and stall; a normal request
     is answered meanwhile, long before the read deadline would free any of them (a bound: with a thread held per
     stalled client it waited for the deadline). Loopback only; the clients are closed at the end."""
-    monkeypatch.setattr(server, "READ_DEADLINE_S", 30)
-    site = tmp_path / "site"
-    shutil.copytree(mini_site, site)
-    state = server.State()
-    state.finished([])
-    httpd = server.Server(("127.0.0.1", 0), server.handler_class(site, state))
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    port = httpd.server_address[1]
+    monkeypatch.setattr(server, "READ_DEADLINE_S", 30)  # read as each connection is accepted
+    _, port = serving_folder
     stalled = []
     try:
         assert 100 > server.MAX_THREADS
@@ -599,8 +593,6 @@ def test_a_normal_request_is_answered_while_a_hundred_clients_stall(tmp_path, mi
     finally:
         for client in stalled:
             client.close()
-        httpd.shutdown()
-        httpd.server_close()
 
 
 @pytest.mark.browser
