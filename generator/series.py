@@ -176,6 +176,12 @@ _FIRST_FIGURE = re.compile(r'<div class="chart" role="img" aria-labelledby="[^"]
                            r'(<svg\b.*?</svg>)</div>', re.S)
 
 
+def _csv_named(page: bytes) -> str | None:
+    """The CSV a built page offers as its data (its page data's csv_name), or None."""
+    found = re.search(rb'"csv_name":\s*"([^"\\]+)"', page)
+    return found[1].decode("utf-8", "replace") if found else None
+
+
 def first_figure(page: bytes) -> str:
     """The static SVG of a built page's first figure (templates/page.html.j2 writes each inside its .chart), or ""."""
     found = _FIRST_FIGURE.search(page.decode("utf-8", "replace"))
@@ -208,12 +214,13 @@ def gather_into(found: tuple[volume.Series, volume.Volume, volume.Entry], out: P
     made = build.gather(vol.folder(entry), warnings, memo, links=links, page=page, base_url=shelf.base_url,
                         pdfs=plan.links(page), drawn=figures)
     kept = {name: data for name, data in previous.items() if name not in series_own and name not in mine_before}
-    # the CSV this plate wrote before, under the name it writes it now, is its own; any other of the site's files
-    # is another plate's (or the user's series build's), and never written over
+    # the CSV this plate's page named before is its own; any other file of the site is another plate's, and is
+    # never written over with other bytes
+    own_csv = _csv_named(previous.get(page, b""))
     problems = [f"{shelf.root.name}/{vol.file}, line {entry.line}: plate {ident} writes {quote(name)}, which the "
                 f"site in {out}/ holds for {owners.get(name, 'another plate')}, with other contents; give it another "
                 f"name (data_file, page), or build the series"
-                for name, data in made.items() if name in kept and name in owners and
+                for name, data in made.items() if name in kept and name != own_csv and
                 (data.encode() if isinstance(data, str) else data) != kept[name]]
     if problems:
         raise ContentError(problems)

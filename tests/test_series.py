@@ -374,3 +374,32 @@ def test_a_served_series_makes_again_only_the_plate_an_edit_touches(tmp_path, mo
     (root / "volume.toml").write_text((root / "volume.toml").read_text() + "\n# an edit\n")
     series.gather(root, [], memo)
     assert sorted(made) == sorted(e.folder for _, e in shelf.written())
+
+
+def test_one_plate_built_into_its_series_site_never_writes_over_another_plate_s_file(tmp_path):
+    """A plate built into its series' site whose CSV takes the name of another plate's CSV there is a mistake at its
+    [[plates]] line, and the site is left as it was; built again with its own name, every other file stays."""
+    import shutil
+    from generator import build, content, volume
+    from generator.schema import ContentError
+    from conftest import ROOT
+    root = tmp_path / "plates"
+    shutil.copytree(ROOT / "plates", root, ignore=shutil.ignore_patterns("__pycache__"))
+    out = tmp_path / "site"
+    build.build(root, out)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    shelf = volume.load_series(root)
+    (vol, entry), (other_vol, other) = shelf.written()[0], shelf.written()[-1]
+    taken = content.load(other_vol.folder(other)).plate.data_file
+    plate_md = vol.folder(entry) / "plate.md"
+    text = plate_md.read_text(encoding="utf-8")
+    plate_md.write_text(text.replace("\nplates_in_volume = ", f'\ndata_file = "{taken}"\nplates_in_volume = ', 1),
+                        encoding="utf-8")
+    with pytest.raises(ContentError) as raised:
+        build.build(vol.folder(entry), out)
+    assert raised.value.problems[0].startswith(f"plates/{vol.file}, line {entry.line}: plate {vol.plate_id(entry)} "
+                                               f"writes \"{taken}\", which the site in")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    plate_md.write_text(text, encoding="utf-8")
+    build.build(vol.folder(entry), out)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # the same plate, the same bytes: all kept
