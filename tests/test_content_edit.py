@@ -71,6 +71,13 @@ CHOICES = [  # every preset the content offers, through the facts, the CSV, the 
         "test_zero1_fits_the_spec_selection_from_3_replicas")),
 ]
 PROSE = ["tests/test_prose_consistency.py"]  # the prose's claims against the numbers it prints, other defaults too
+HARDWARE = [  # the GPU's keys, old and new, the interconnect's name and the corrected statements, on the content's GPUs
+    *(f"tests/test_interconnect_words.py::{t}" for t in (
+        "test_the_old_nvlink_keys_read_as_the_new_ones", "test_a_key_under_both_names_is_one_mistake_at_the_old_one",
+        "test_with_mi300x_as_the_workshop_s_gpu_nvlink_is_named_nowhere_for_it",
+        "test_a_default_gpu_the_prose_does_not_describe_is_warned_about_at_its_line",
+        "test_the_corrected_statements_are_the_formulas_on_the_presets")),
+]
 
 
 def _expand(names: list[str]) -> list[str]:
@@ -86,7 +93,7 @@ def _expand(names: list[str]) -> list[str]:
     return out
 
 
-SHIPPED_CHECKS = _expand([*LOADS, *BUILDS, *CHOICES, *PROSE])
+SHIPPED_CHECKS = _expand([*LOADS, *BUILDS, *CHOICES, *PROSE, *HARDWARE])
 # The browser suites' tests whose content side the checks here hold: the Nu checker on the three edited pages
 # (test_the_edited_pages_pass_the_nu_checker) and one open of each in Chromium (test_the_edited_page_opens_offline_
 # and_shows_every_preset_selection: offline, no request or complaint, the figures live, a control moved to an added
@@ -118,6 +125,7 @@ GUARDED = ["tests/test_html_valid.py", "tests/test_browser.py", "tests/test_page
 # content (docs/testing.md): a test added to one of these files fails test_every_test_of_the_shipped_plate_is_run_or_
 # excused until it is put in SHIPPED_CHECKS, IN_THE_BROWSER or here.
 NEVER_READ = {  # the fixture content, pure functions, the spec's own inputs, the repository's content whatever it says
+    "test_interconnect_words": ["test_a_share_of_a_sequence_is_in_words"],  # words of a number, no content
     "test_texts": [  # the words module's own code and cache, and mistakes and edits of their own planted in a copy
         "test_no_sentence_of_the_words_is_written_in_python_or_another_page_module",
         "test_a_sentence_copied_into_python_is_found", "test_the_readout_names_the_plate_the_content_refers_to",
@@ -220,21 +228,26 @@ MACHINERY = {  # the page's code, the same for every content; where it has a con
 }
 
 
+PARAM = type(pytest.param(None))  # a case written pytest.param(...)
+
+
 def plate_data(page: str) -> dict:
     return json.loads(re.search(r'<script type="application/json" id="plate-data">(.*?)</script>', page, re.S)[1])
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    """Each edit's copy of the shipped content and its site, made once for the module on first use: built(kind) is
+    """Each edit's copy of the shipped content and its site, made once for the run on first use: built(kind) is
     (the Edit, the built files); the site is beside the copy, in site/. Nothing may change them."""
     made = {}
 
+    def make(kind: str, base: Path):
+        edit = edited_copy(SHIPPED, base / "content", kind)
+        return edit, build.build(edit.root, base / "site")
+
     def get(kind: str):
-        if kind not in made:
-            base = tmp_path_factory.mktemp(f"edit-{kind}")
-            edit = edited_copy(SHIPPED, base / "content", kind)
-            made[kind] = edit, build.build(edit.root, base / "site")
+        if kind not in made:  # once for the whole run, whichever worker asks first
+            made[kind] = conftest.made_once(tmp_path_factory, f"edit-{kind}", lambda base: make(kind, base))
         return made[kind]
     return get
 
@@ -372,8 +385,15 @@ def test_the_shipped_plate_tests_pass_on_the_edited_content(built, shipped_check
         return calls
 
     function = getattr(module, test)
-    for args in values(list(inspect.signature(function).parameters), None):
-        function(**args)
+    cases = [{}]  # the test's own parametrize cases, each run as pytest runs them
+    for marked in (m for m in getattr(function, "pytestmark", []) if m.name == "parametrize"):
+        names, rows = marked.args[0], marked.args[1]
+        names = [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
+        rows = [row.values if isinstance(row, PARAM) else (row,) if len(names) == 1 else row for row in rows]
+        cases = [{**c, **dict(zip(names, row))} for c in cases for row in rows]
+    for case in cases:
+        for args in values([p for p in inspect.signature(function).parameters if p not in case], None):
+            function(**args, **case)
 
 
 def test_the_edited_pages_pass_the_nu_checker(built):
