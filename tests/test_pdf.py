@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from pypdf import PdfReader
 
-from conftest import CONTENT, FONT_SETS, ROOT, chromium_path, font_env, require, within_print_budget
+from conftest import CONTENT, FONT_SETS, ROOT, chromium_path, font_env, made_once, require, within_print_budget
 from generator import content, pdf, volume
 
 # Points per inch; pypdf reports the media box in points.
@@ -116,7 +116,11 @@ def runs(tmp_path_factory):
     """One copy of the series, printed once, then built again four times: unchanged, after a plate's prose was
     edited, with a mistake, and edited again without Chromium; each run's result and the site after it."""
     require(None if chromium_path() else "Chromium is not on PATH (Debian package 'chromium')")
-    base = tmp_path_factory.mktemp("series-pdf")
+    return made_once(tmp_path_factory, "series-pdf", printed_and_built)
+
+
+def printed_and_built(base: Path) -> dict:
+    """runs' work, in base (made once for the whole run: conftest.made_once)."""
     root, out = base / "plates", base / "site"
     shutil.copytree(ROOT / "plates", root)
     pages = plate_pages(root)
