@@ -101,8 +101,8 @@ def pages(site) -> list:
     return sorted(p.name for p in site.glob("*.html") if 'id="plate-data"' in p.read_text(encoding="utf-8"))
 
 
-# The written plates' pages as the series' volume files name them: one walk per page and width, so that the walks
-# share the cores (test_every_written_plate_is_walked holds this list to the pages the built series holds).
+# The written plates' pages as the series' volume files name them: each walk split by page, width and half, so that
+# no test holds a worker long (test_every_written_plate_is_walked holds this list to the pages the built series holds).
 PAGES = sorted(vol.page_of(e) for vol, e in volume.load_series(SERIES).written())
 
 
@@ -163,14 +163,16 @@ def test_every_written_plate_is_walked(series_site):
     assert PAGES == pages(series_site) and len(PAGES) >= 3, (PAGES, pages(series_site))
 
 
+@pytest.mark.parametrize("half", [0, 1])
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("name", PAGES)
-def test_no_word_of_a_figure_touches_another_or_a_mark(series_site, browser, name, width):
+def test_no_word_of_a_figure_touches_another_or_a_mark(series_site, browser, name, width, half):
+    """Every other selection of the walk (half 0 the first, third, ...; half 1 the second, fourth, ...)."""
     found = {}
     context, page = open_plate(browser, series_site, name, width)
     data = page.evaluate("JSON.parse(document.getElementById('plate-data').textContent)")
     chosen, every = selections(data)
-    for sel in chosen:
+    for sel in chosen[half::2]:
         figures = measure(page, data, sel)
         assert len(figures) == len(data["figures"]) and all(f["words"] > 3 and f["marks"] > 0 for f in figures), \
             (name, figures)  # all live
