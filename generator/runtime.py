@@ -442,7 +442,9 @@ def _npm_ci(staging: Path, cache: Path, say: Callable[[str], None]) -> None:
     registry = env.get("npm_config_registry") or env.get("NPM_CONFIG_REGISTRY") or "https://registry.npmjs.org/"
     total = max(1, len(json.loads((staging / "package-lock.json").read_text(encoding="utf-8"))
                        .get("packages", {})) - 1)
-    args = [node, cli, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error", "--prefer-offline",
+    # --no-bin-links: no links in node_modules/.bin (a wheel cannot hold links, and nothing runs the packages' commands)
+    args = [node, cli, "ci", "--ignore-scripts", "--no-bin-links", "--no-audit", "--no-fund", "--loglevel=error",
+            "--prefer-offline",
             "--fetch-retries=1", "--fetch-retry-mintimeout=2000", "--fetch-retry-maxtimeout=5000",
             f"--fetch-timeout={NPM_FETCH_TIMEOUT_MS}"]
     with tempfile.TemporaryFile() as errors:
