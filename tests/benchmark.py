@@ -171,7 +171,7 @@ class no_build_cache:
         cache.at = self.at
 
 
-def build_capturing(out: Path) -> tuple[dict[str, str], list[dict], list[dict]]:
+def build_capturing(out: Path, content: Path = CONTENT) -> tuple[dict[str, str], list[dict], list[dict]]:
     """Build the plate, keeping every Vega-Lite spec compiled on the way and its Vega."""
     compiled, original = [], vlc.vegalite_to_vega
 
@@ -183,7 +183,7 @@ def build_capturing(out: Path) -> tuple[dict[str, str], list[dict], list[dict]]:
     vlc.vegalite_to_vega = capture
     try:
         with no_build_cache():  # every figure compiled, so that each spec is seen
-            files = build.build(CONTENT, out)
+            files = build.build(content, out)
     finally:
         vlc.vegalite_to_vega = original
     return files, [vl for vl, _ in compiled], [vega for _, vega in compiled]
@@ -264,9 +264,9 @@ def step_values(controls: list, signals: dict, steps: list) -> tuple[list, list]
 
 
 def altair_page(vl_specs: list[dict], datasets: dict, controls: list, signals: dict, start: tuple,
-                out: Path) -> Path:
+                out: Path, renderer: str | None = None, folder: str = "altair") -> Path:
     """Altair's own inline page of the same figures: the data inline, the controls as bound Vega params (at the
-    selection start), each figure filtered on them."""
+    selection start), each figure filtered on them; drawn by vega-embed's renderer (None: its default, canvas)."""
     names = set(signals.values())
     charts = []
     for spec in vl_specs:
@@ -283,10 +283,11 @@ def altair_page(vl_specs: list[dict], datasets: dict, controls: list, signals: d
     # Altair's schema has no null background (the plate's transparent one); its default white stands in.
     config = {k: v for k, v in vl_specs[0].get("config", {}).items() if v is not None}
     top = {"vconcat": charts, "params": params, "datasets": datasets, "config": config}
-    path = out / "altair" / "index.html"
+    path = out / folder / "index.html"
     path.parent.mkdir(parents=True)
     (path.parent / "spec.json").write_text(json.dumps(top), encoding="utf-8")  # for altair_builds()
-    alt.VConcatChart.from_dict(top, validate=False).save(str(path), inline=True)
+    options = {"embed_options": {"renderer": renderer}} if renderer else {}
+    alt.VConcatChart.from_dict(top, validate=False).save(str(path), inline=True, **options)
     return path
 
 
@@ -719,13 +720,18 @@ def presets_scaling(work: Path, ks: list[int]) -> None:
 
 def main() -> None:
     args = argparse.ArgumentParser(description=__doc__)
+    args.add_argument("--changes", type=int, default=24,
+                      help="a reader's changes per plate and CPU speed (the default run: tests/reader_walk.py)")
+    args.add_argument("--redraw", action="store_true",
+                      help="instead, the earlier benchmark of one plate: builds, live from open, time to the frame")
     args.add_argument("--loads", type=int, default=5, help="page loads per page for first figure and live")
-    args.add_argument("--lighthouse-runs", type=int, default=5)
+    args.add_argument("--lighthouse-runs", type=int, default=3)
     args.add_argument("--selections", type=int, default=96, help="how many changes of one control each to walk")
     args.add_argument("--no-builds", action="store_true", help="leave out the builds (and serve idle): pages only")
     args.add_argument("--runs", type=int, default=3, help="walks of both pages, interleaved (medians reported)")
     args.add_argument("--plates", nargs="+", default=[], metavar="DIR",
-                      help="measure each of these plate folders in turn, each in a new process (as PLATE_CONTENT)")
+                      help="the plate folders to measure (default: every plate of the series; with --redraw, each "
+                           "in a new process, as PLATE_CONTENT)")
     args.add_argument("--serve-idle", action="store_true", help="only measure `plate serve` idle with 50,000 files")
     args.add_argument("--no-serve-idle", action="store_true", help="leave out `plate serve` idle (50,000 files)")
     args.add_argument("--terms", type=int, default=0, help="only time `plate check` with this many more terms")
@@ -733,7 +739,7 @@ def main() -> None:
     args.add_argument("--presets", type=int, nargs="+", default=[], metavar="K",
                       help="only build content with K times the selections (models × batches × networks)")
     args = args.parse_args()
-    if args.plates:
+    if args.redraw and args.plates:
         each_plate(args.plates)
         return
     work = Path(tempfile.mkdtemp(prefix="plate-bench-"))
@@ -744,8 +750,11 @@ def main() -> None:
             glossary_check(work, args.terms, args.spellings)
         elif args.presets:
             presets_scaling(work, args.presets)
-        else:
+        elif args.redraw:
             run(work, args)
+        else:
+            import reader_walk
+            reader_walk.run(work, args)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

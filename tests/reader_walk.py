@@ -1,0 +1,362 @@
+"""A reader's changes, measured on every plate against Altair's own pages of the same figures (`renderer: "svg"`, the
+like-for-like anchor, and its default canvas): trusted keys on a focused control, the three pages taking turns change
+by change in one browser, at 1x and under 4x CPU throttling. tests/benchmark.py runs it (its default); the budgets
+are issue 45's, docs/performance.md gives the method."""
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import statistics
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchmark import (LIGHTHOUSE, SELECTION, GzipHandler, Selects, altair_page, build_capturing, lighthouse,
+                       live_rows, page_signals, sizes, walk)
+from conftest import CHROMIUM_ARGS, SERIES, chromium_path, wait_until
+
+# In every page from its first script on: each interaction's Event Timing entries (those of at least 16 ms, the
+# least the API reports), and at each key or pointer press whether the frame that follows shows the change: the
+# plate's figures in view drawn (data-drawn, which it sets once they show the selection) or Altair's view rendered
+# (window.__rendered, set by its renderer once the page has its view).
+PROBE = """window.__bench = {events: []};
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) if (e.interactionId) window.__bench.events.push([e.interactionId, e.duration]);
+}).observe({type: 'event', durationThreshold: 16, buffered: true});
+for (const type of ['keydown', 'pointerdown']) addEventListener(type, () => {
+  const b = window.__bench, root = document.documentElement;
+  b.input = performance.now(); b.drawn = root.dataset.drawn; b.next = null;
+  requestAnimationFrame(() => {
+    b.next = window.__view ? (window.__rendered || 0) > b.input : root.dataset.drawn !== b.drawn;
+  });
+}, true);"""
+# After the page says it is done: two frames, a pause and idle time, so that whatever the change set going (figures
+# or words out of sight, say) is in the count; then the interaction's Event Timing duration (null: under 16 ms).
+SETTLE = """async function settle() {
+  const frame = () => new Promise(requestAnimationFrame);
+  await frame(); await frame();
+  await new Promise((resolve) => setTimeout(resolve, 120));
+  await new Promise((resolve) => requestIdleCallback(resolve, {timeout: 1000}));
+  const b = window.__bench, events = b.events.splice(0);
+  return {next: b.next, event: events.length ? Math.max(...events.map(([, d]) => d)) : null};
+}"""
+# Done: the plate once its figures in view show the change (data-drawn moved); Altair's page once its view holds the
+# control's value and has run.
+DONE_PLATE = f"""async () => {{
+  {SETTLE}
+  const b = window.__bench, root = document.documentElement, t0 = performance.now();
+  while (root.dataset.drawn === b.drawn) {{
+    if (performance.now() - t0 > 20000) return null;
+    await new Promise(requestAnimationFrame);
+  }}
+  return settle();
+}}"""
+DONE_ALTAIR = f"""async ([signal, value]) => {{
+  {SETTLE}
+  const t0 = performance.now();
+  while (String(window.__view.signal(signal)) !== value) {{
+    if (performance.now() - t0 > 20000) return null;
+    await new Promise(requestAnimationFrame);
+  }}
+  await window.__view.runAsync();
+  return settle();
+}}"""
+# Altair's page hands its view to the probe, and its renderer says when it has drawn.
+HAND_OVER = (".then((r) => { window.__view = r.view; const drawer = r.view._renderer, render = drawer.render; "
+             "drawer.render = function () { const out = render.apply(this, arguments); "
+             "window.__rendered = performance.now(); return out; }; }).catch(console.error);")
+FOCUS = """async (selector) => {
+  document.querySelector(selector).focus({preventScroll: false});
+  await new Promise(requestAnimationFrame); await new Promise(requestAnimationFrame);
+  return document.querySelector(selector).value;
+}"""
+# Main-thread work: Chromium's performance metrics in thread time (Performance.enable with threadTicks), so a busy
+# machine inflates them less than wall time; TaskDuration is every task's, script, style, layout, paint and commit.
+METRICS = ("TaskDuration", "ScriptDuration", "LayoutDuration", "RecalcStyleDuration")
+PAGES = ("plate", "svg", "canvas")
+SPEEDS = (1, 4)  # CPU throttling: none, and 4x as Lighthouse's mobile run
+
+
+@dataclass
+class Page:
+    """One open page of a plate's three: its tab, its DevTools session, and how a step is taken on it."""
+    name: str
+    path: Path
+    tab: object = None
+    session: object = None
+    selector: callable = None  # step → the CSS selector of the control the step changes
+    done: callable = None  # step → (script, argument) that waits for the change to be drawn and settled
+    found: dict = field(default_factory=dict)  # speed → {"work": [...], "script": [...], ..., "event": [], "next": []}
+
+
+def next_key(options: list[str], current: str, target: str) -> str:
+    """The one key that moves a closed, focused <select> from current to target: the next option, or the first."""
+    if options.index(target) == options.index(current) + 1:
+        return "ArrowDown"
+    if options.index(target) == 0:
+        return "Home"
+    raise ValueError(f"{current} → {target} is not one key away in {options}")
+
+
+def metrics(session) -> dict[str, float]:
+    """The page's cumulative main-thread metrics, in ms."""
+    got = {m["name"]: m["value"] for m in session.send("Performance.getMetrics")["metrics"]}
+    return {name: got[name] * 1000 for name in METRICS}
+
+
+def one_change(page: Page, step: int, key: str, speed: int) -> None:
+    """Focus the step's control, then press the key as a reader does and wait for the page to settle; adds the
+    change's main-thread work, Event Timing and whether the next frame showed it to page.found[speed]."""
+    page.tab.evaluate(FOCUS, page.selector(step))
+    before = metrics(page.session)
+    page.tab.keyboard.press(key)
+    script, argument = page.done(step)
+    result = page.tab.evaluate(script, argument)
+    after = metrics(page.session)
+    if result is None:
+        raise RuntimeError(f"{page.name} ({page.path}) never drew step {step}")
+    found = page.found.setdefault(speed, {"work": [], "script": [], "layout": [], "style": [], "event": [],
+                                          "next": []})
+    found["work"].append(after["TaskDuration"] - before["TaskDuration"])
+    found["script"].append(after["ScriptDuration"] - before["ScriptDuration"])
+    found["layout"].append(after["LayoutDuration"] - before["LayoutDuration"])
+    found["style"].append(after["RecalcStyleDuration"] - before["RecalcStyleDuration"])
+    found["event"].append(result["event"])
+    found["next"].append(bool(result["next"]))
+
+
+def open_page(browser, page: Page, viewport: dict) -> None:
+    """A fresh context on the page, its probe in place, its DevTools session measuring in thread time."""
+    context = browser.new_context(offline=True, viewport=viewport)
+    context.add_init_script(PROBE)
+    page.tab = context.new_page()
+    page.tab.goto(page.path.as_uri())
+    if page.name == "plate":
+        wait_until(page.tab, "document.documentElement.dataset.ready === 'true'", timeout=30)
+        # The controls in view as a reader has them to change one: the disclosure of the others open, and every
+        # view made (as the first touch of a control makes them).
+        page.tab.evaluate("document.getElementById('more-toggle')?.click()")
+        page.tab.evaluate("document.getElementById('controls').scrollIntoView()")
+        page.tab.evaluate("() => window.plate.live().then(() => true)")
+    else:
+        wait_until(page.tab, "window.__view !== undefined", timeout=30)
+    page.tab.wait_for_timeout(300)
+    page.session = context.new_cdp_session(page.tab)
+    page.session.send("Performance.enable", {"timeDomain": "threadTicks"})
+
+
+@dataclass
+class Plate:
+    """One plate's pages and walk."""
+    folder: Path
+    title: str
+    pages: dict
+    keys: dict  # page name → [key per step]
+    gzip: dict  # page name → kB at gzip level 6
+    load: list = field(default_factory=list)
+
+
+def prepare(browser, folder: Path, work: Path, changes: int) -> Plate:
+    """The plate built alone, Altair's two pages of its figures with the rows its views show at each selection of
+    the walk, and the keys each page's walk presses."""
+    out = work / folder.name
+    files, vl_specs, vega_specs = build_capturing(out / "plate", folder)
+    html = files["index.html"]
+    parser = Selects()
+    parser.feed(html)
+    full = {i: [v for v, _ in options] for i, _, options in parser.found if i}
+    controls = [(i, n, [(v, lab) for v, lab in options if v != "custom"]) for i, n, options in parser.found
+                if i and options]
+    signals = page_signals(html, controls)
+    start = tuple(parser.chosen.get(i, options[0][0]) for i, _, options in controls)
+    steps = walk(controls, start, changes)
+    selections = [start, *(selection for _, _, selection in steps)]
+    datasets = live_rows(browser, out / "plate" / "index.html", vega_specs, selections, controls)
+    paths = {"plate": out / "plate" / "index.html"}
+    for renderer in ("svg", "canvas"):
+        anchor = altair_page(vl_specs, datasets, controls, signals, start, out, renderer, folder=f"altair-{renderer}")
+        probed = anchor.parent / "probed.html"
+        text = anchor.read_text(encoding="utf-8")
+        assert ".catch(console.error);" in text, "vega-embed's call is no longer where the probe hands its view over"
+        probed.write_text(text.replace(".catch(console.error);", HAND_OVER, 1), encoding="utf-8")
+        paths[renderer] = probed
+    keys = {name: [] for name in PAGES}
+    current = list(start)
+    for i, value, _ in steps:
+        keys["plate"].append(next_key(full[controls[i][0]], current[i], value))
+        altair = [v for v, _ in controls[i][2]]
+        keys["svg"].append(next_key(altair, current[i], value))
+        current[i] = value
+    keys["canvas"] = keys["svg"]
+    pages = {name: Page(name, path) for name, path in paths.items()}
+    pages["plate"].selector = lambda k: f"#{controls[steps[k][0]][0]}"
+    pages["plate"].done = lambda k: (DONE_PLATE, None)
+    for name in ("svg", "canvas"):
+        pages[name].selector = lambda k: f'select[name="{signals[controls[steps[k][0]][1]]}"]'
+        pages[name].done = lambda k: (DONE_ALTAIR, [signals[controls[steps[k][0]][1]], steps[k][1]])
+    title = next((line.split("=", 1)[1].strip().strip('"') for line in (folder / "plate.md").read_text(
+        encoding="utf-8").splitlines() if line.startswith("title")), folder.name)
+    return Plate(folder, title, pages, keys, {name: sizes(path)["gzip"] for name, path in paths.items()})
+
+
+def walk_plate(browser, plate: Plate, changes: int) -> None:
+    """The walk at each speed on fresh loads of the three pages, taking turns change by change."""
+    viewport = {"width": 1100, "height": 900}
+    for speed in SPEEDS:
+        for page in plate.pages.values():
+            open_page(browser, page, viewport)
+            page.session.send("Emulation.setCPUThrottlingRate", {"rate": speed})
+        plate.load.append(os.getloadavg()[0])
+        for step in range(changes):
+            for name in PAGES:
+                page = plate.pages[name]
+                one_change(page, step, plate.keys[name][step], speed)
+        plate.load.append(os.getloadavg()[0])
+        for page in plate.pages.values():
+            page.tab.context.close()
+
+
+def pct(values: list[float], q: float) -> float:
+    """The q-th percentile (0-100), linear between the nearest ranks."""
+    ordered = sorted(values)
+    k = (len(ordered) - 1) * q / 100
+    low = int(k)
+    return ordered[low] + (ordered[min(low + 1, len(ordered) - 1)] - ordered[low]) * (k - low)
+
+
+def event_pct(values: list, q: float) -> tuple[float, bool]:
+    """The q-th percentile of Event Timing durations, those under 16 ms (not reported) counted as 16: (value,
+    whether it is only that bound)."""
+    value = pct([16.0 if v is None else v for v in values], q)
+    return value, all(v is None or v <= 16 for v in values if v is not None and v <= value) and value <= 16
+
+
+def report(plate: Plate, changes: int) -> dict:
+    """One plate's lines against the budgets; returns its figures for the summary."""
+    p, s, c = (plate.pages[n].found for n in PAGES)
+    print(f"== {plate.title} ({plate.folder.name}): {changes} changes per speed, each page in turn; load average "
+          f"{min(plate.load):.1f}-{max(plate.load):.1f} on {os.cpu_count()} CPUs")
+    print(f"  {'':<44} {'plate':>9} {'Altair SVG':>11} {'canvas':>9} {'/SVG':>6} {'/canvas':>8}  budget")
+
+    def line(name, mine, svg, canvas, unit, budget="", ok=None, text=None):
+        verdict = "" if ok is None else ("  ok" if ok else "  OVER")
+        shown = text or (lambda v: f"{v:7.1f}")
+        print(f"  {name:<44} {shown(mine):>7} {unit:<2}{shown(svg):>9} {unit:<2}{shown(canvas):>7} {unit:<2}"
+              f"{mine / svg:5.2f}x {mine / canvas:6.2f}x  {budget}{verdict}")
+    summary = {"gzip": plate.gzip["plate"]}
+    line("page, gzip-6", plate.gzip["plate"], plate.gzip["svg"], plate.gzip["canvas"], "kB", "<= 150 kB",
+         plate.gzip["plate"] <= 150)
+    for speed in SPEEDS:
+        for q in (50, 95):
+            mine, svg, canvas = (pct(f[speed]["work"], q) for f in (p, s, c))
+            budget, ok = ("<= 0.8x SVG", mine <= 0.8 * svg) if q == 50 else ("", None)
+            line(f"main-thread work per change, p{q}, {speed}x", mine, svg, canvas, "ms", budget, ok)
+            summary[f"work p{q} {speed}x"] = (mine, svg, canvas)
+        for part in ("script", "style", "layout"):
+            mine, svg, canvas = (statistics.median(f[speed][part]) for f in (p, s, c))
+            line(f"  of which {part}, p50", mine, svg, canvas, "ms")
+    for speed in SPEEDS:
+        for q in (50, 95):
+            (mine, low), (svg, _), (canvas, _) = (event_pct(f[speed]["event"], q) for f in (p, s, c))
+            budget, ok = "", None
+            if q == 95 and speed == 4:
+                budget, ok = "<= 200 ms, <= SVG's", mine <= 200 and mine <= svg
+            line(f"Event Timing, p{q}, {speed}x", mine, svg, canvas, "ms", budget, ok,
+                 text=lambda v: "<16" if v <= 16 else f"{v:.0f}")
+            summary[f"event p{q} {speed}x"] = (mine, svg, canvas)
+    shares = [100 * sum(f[1]["next"]) / len(f[1]["next"]) for f in (p, s, c)]
+    print(f"  {'figures in view painted in the next frame, 1x':<44} {shares[0]:6.0f} % {shares[1]:8.0f} % "
+          f"{shares[2]:6.0f} %                 >= 95%{'  ok' if shares[0] >= 95 else '  OVER'}")
+    summary["next 1x"] = tuple(shares)
+    share4 = [100 * sum(f[4]["next"]) / len(f[4]["next"]) for f in (p, s, c)]
+    print(f"  {'  the same, 4x':<44} {share4[0]:6.0f} % {share4[1]:8.0f} % {share4[2]:6.0f} %")
+    summary["load"] = (min(plate.load), max(plate.load))
+    return summary
+
+
+def lighthouse_plate(plate: Plate, runs: int) -> None:
+    """Lighthouse mobile on the plate's page and Altair's SVG page, served gzip-compressed, if installed."""
+    if runs <= 0:
+        return
+    if not LIGHTHOUSE.exists():
+        print("  Lighthouse skipped: not installed (npm install --prefix tests/.node lighthouse)")
+        return
+    root = plate.pages["plate"].path.parent.parent
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(GzipHandler, directory=str(root)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        mine = lighthouse(f"{base}/plate/index.html", runs)
+        svg = lighthouse(f"{base}/altair-svg/index.html", runs)
+    finally:
+        server.shutdown()
+        server.server_close()
+    if mine and svg:
+        print(f"  {'Lighthouse mobile, median of ' + str(runs):<44} {mine['score']:7.2f}    {svg['score']:9.2f}"
+              f"{'':>21}>= 0.98{'  ok' if mine['score'] >= 0.98 else '  OVER'}")
+        print(f"  {'  total blocking time':<44} {mine['tbt']:7.0f} ms {svg['tbt']:7.0f} ms")
+
+
+def run(work: Path, args) -> None:
+    """Every plate of the series (or those args.plates names), one after the other, in one browser."""
+    started = time.perf_counter()
+    from generator import volume
+    folders = ([Path(p).resolve() for p in args.plates] if args.plates else
+               [vol.folder(entry) for vol, entry in volume.load_series(SERIES).written()])
+    path = chromium_path()
+    if path is None:
+        raise SystemExit("the reader benchmark needs the system's Chromium")
+    from playwright.sync_api import sync_playwright
+    from generator import build
+    build.say = lambda line: None  # the builds' steps: not what is measured here
+    print(f"A reader's changes: keys on a focused control, the plate and Altair's SVG and canvas pages of its figures "
+          f"taking turns change by change; main-thread work in thread time (Chromium's performance metrics), "
+          f"Event Timing durations (entries under 16 ms are not reported: '<16'); {args.changes} changes per speed")
+    summaries = {}
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+        try:
+            for folder in folders:
+                plate = prepare(browser, folder, work, args.changes)
+                walk_plate(browser, plate, args.changes)
+                summaries[folder.name] = report(plate, args.changes)
+                lighthouse_plate(plate, args.lighthouse_runs)
+        finally:
+            browser.close()
+    summary_table(summaries)
+    print(f"(the run took {time.perf_counter() - started:.0f} s)")
+
+
+def summary_table(summaries: dict) -> None:
+    """The plates side by side, as docs/performance.md gives them: plate (Altair SVG; canvas)."""
+    names = list(summaries)
+    print("\n| | " + " | ".join(names) + " | budget |")
+    print("| --- |" + " --- |" * (len(names) + 1))
+
+    def cells(key, unit, digits=1):
+        out = []
+        for name in names:
+            mine, svg, canvas = summaries[name][key]
+            out.append(f"{mine:.{digits}f} {unit} ({svg:.{digits}f}; {canvas:.{digits}f}), {mine / svg:.2f}x")
+        return out
+    rows = [("page, gzip-6", [f"{summaries[n]['gzip']:.1f} kB" for n in names], "<= 150 kB")]
+    for speed in SPEEDS:
+        rows.append((f"work per change p50, {speed}x", cells(f"work p50 {speed}x", "ms"), "<= 0.8x SVG"))
+        rows.append((f"work per change p95, {speed}x", cells(f"work p95 {speed}x", "ms"), ""))
+    for speed in SPEEDS:
+        for q in (50, 95):
+            rows.append((f"Event Timing p{q}, {speed}x", [
+                " ".join(("<16" if v <= 16 else f"{v:.0f}") + (" ms" if i == 0 else "") for i, v in
+                         enumerate(summaries[n][f"event p{q} {speed}x"][:1])) +
+                " (" + "; ".join("<16" if v <= 16 else f"{v:.0f}" for v in summaries[n][f"event p{q} {speed}x"][1:])
+                + ")" for n in names], "<= 200 ms and <= SVG's" if (speed, q) == (4, 95) else ""))
+    rows.append(("next frame, 1x", [f"{summaries[n]['next 1x'][0]:.0f}% ({summaries[n]['next 1x'][1]:.0f}%; "
+                                    f"{summaries[n]['next 1x'][2]:.0f}%)" for n in names], ">= 95%"))
+    rows.append(("load average", [f"{summaries[n]['load'][0]:.1f}-{summaries[n]['load'][1]:.1f}" for n in names], ""))
+    for name, values, budget in rows:
+        print(f"| {name} | " + " | ".join(values) + f" | {budget} |")
+
+
+__all__ = ["run", "SELECTION"]
