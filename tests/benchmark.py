@@ -63,7 +63,8 @@ requestAnimationFrame(tick);"""
 # One change of selection, from setting the <select>s to the first frame after the figures in view have redrawn
 # (the plate marks that on <html> as data-drawn, seen at once by a MutationObserver, as Altair's is by awaiting
 # its view's runAsync), and to the first frame after every figure has (data-shown, seen alike; the figures out of
-# sight follow those in view): [in view, every figure, in view as first measured: data-drawn polled once a frame,
+# sight wait for the reader, so they are brought at once, as for print, once those in view are drawn): [in view,
+# every figure, in view as first measured: data-drawn polled once a frame,
 # which counts one frame more than the redraw takes to show whenever it is done before the next frame]; both changes
 # start after `delay` ms, not timed (walk_pages).
 FRAME_MS = 1000 / 60  # a 60 Hz display's frame
@@ -86,6 +87,7 @@ CHANGE_PLATE = """async ([values, delay]) => {
     watch.observe(root, {attributes: true, attributeFilter: [`data-${key}`]});
   });
   const seen = frameAfter('drawn', drawn), every = frameAfter('shown', shown);
+  seen.then(() => window.plate.current());
   const polled = (async () => {
     while (root.dataset.drawn === drawn) await new Promise(requestAnimationFrame);
     await new Promise(requestAnimationFrame);
@@ -215,8 +217,8 @@ def live_rows(browser, page_path: Path, vega_specs: list[dict], selections: list
     wait_until(page, "document.documentElement.dataset.ready === 'true'")
     page.evaluate("() => window.plate.live().then(() => true)")  # every view, the default's too
     rows: dict[str, list[dict]] = {name: [] for name in roots}
-    for selection in dict.fromkeys(selections):
-        page.evaluate(CHANGE_PLATE, [[[c[0], v] for c, v in zip(controls, selection)], 0])
+    for selection in dict.fromkeys(selections):  # each shown, and every view brought to it (window.plate.show)
+        page.evaluate("(s) => window.plate.show(s).then(() => true)", {c[1]: v for c, v in zip(controls, selection)})
         got = page.evaluate("""(names) => {
             const out = {};  // each dataset from the first view that has it (views share the selection's rows)
             for (const item of window.plate.views) {

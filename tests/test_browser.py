@@ -130,8 +130,6 @@ AT_DRAWN = """(model) => new Promise((resolve) => {
   select.value = model;
   select.dispatchEvent(new Event('change', {bubbles: true}));
 })"""
-# The browser never idle: figures out of sight wait for their turn (or for the reader to reach them).
-NEVER_IDLE = "() => { window.requestIdleCallback = () => 0; }"
 
 
 def other_model(page) -> str:
@@ -151,80 +149,119 @@ def in_view_and_out_of_sight(page) -> tuple[list[str], list[str]]:
     return seen, away
 
 
-def test_figures_in_view_redraw_first_and_those_out_of_sight_follow(site, open_page):
+def changed(site, open_page):
+    """A page whose model changed with the controls in view: (page, ids of the figures in view, ids of those out of
+    sight, every figure's SVG before the change, the selection now)."""
     page = open_page(site).page
     seen, away = in_view_and_out_of_sight(page)
     before = {f["id"]: f["svg"] for f in page.evaluate(FIGURES)}
+    model = other_model(page)
+    assert page.evaluate(AT_DRAWN, model) is not None
+    c, atlas, d = shipped()
+    return page, seen, away, before, replace(d, model=model)
+
+
+def test_a_change_draws_the_figures_in_sight_and_the_others_wait_for_the_reader(site, open_page):
+    page, seen, away, before, sel = changed(site, open_page)
     shown = page.evaluate("document.documentElement.dataset.shown")
-    drawn = page.evaluate(AT_DRAWN, other_model(page))
-    assert drawn is not None, "the page did not say when the figures in view were drawn"
-    at_drawn = dict(zip(before, drawn))
-    for fid in seen:
-        assert at_drawn[fid] != before[fid], f"{fid}, in view, was not redrawn when the page said so"
-    for fid in away:
-        assert at_drawn[fid] == before[fid], f"{fid}, out of sight, was redrawn before the figures in view were shown"
-    wait_until(page, f"document.documentElement.dataset.shown !== {shown!r}")
-    after = page.evaluate(FIGURES)
-    assert all(f["svg"] != before[f["id"]] for f in after), "a figure out of sight did not follow"
-    assert len({f["caption"] for f in after}) == 1
-
-
-def changed_never_idle(site, open_page):
-    """A page whose browser is never idle, its model changed with the controls in view: (page, ids of the figures in
-    view, ids of those out of sight, every figure's SVG before the change)."""
-    page = open_page(site).page
-    seen, away = in_view_and_out_of_sight(page)
-    page.evaluate(NEVER_IDLE)
-    before = {f["id"]: f["svg"] for f in page.evaluate(FIGURES)}
-    assert page.evaluate(AT_DRAWN, other_model(page)) is not None
-    return page, seen, away, before
-
-
-def test_a_figure_scrolled_to_before_its_turn_is_drawn_at_once(site, open_page):
-    page, seen, away, before = changed_never_idle(site, open_page)
-    page.wait_for_timeout(100)
-    assert [f["svg"] == before[f["id"]] for f in page.evaluate(FIGURES) if f["id"] in away] == [True] * len(away)
-    page.evaluate(f"window.__before = document.querySelector('#{away[-1]} .chart').innerHTML")
-    page.locator(f"#{away[-1]}").scroll_into_view_if_needed()
-    wait_until(page, f"document.querySelector('#{away[-1]} .chart').innerHTML !== window.__before")
     now = {f["id"]: f for f in page.evaluate(FIGURES)}
-    if len(away) > 1 and not now[away[0]]["inView"]:  # still out of sight: still waiting
-        assert now[away[0]]["svg"] == before[away[0]]
-    assert now[away[-1]]["caption"] == now[seen[0]]["caption"]
-
-
-def test_once_timed_figures_out_of_sight_follow_the_next_change_without_idle_time(site, open_page):
-    """A first change times the figures out of sight as they catch up in idle time; at the next, with the browser
-    never idle, they still follow (in the next task or after the frame that shows those in view, as their costs
-    allow), and those in view come first."""
-    page = open_page(site).page
-    seen, away = in_view_and_out_of_sight(page)
-    shown = page.evaluate("document.documentElement.dataset.shown")
-    assert page.evaluate(AT_DRAWN, other_model(page)) is not None
-    wait_until(page, f"document.documentElement.dataset.shown !== {shown!r}")  # idle time came: each timed
-    page.evaluate(NEVER_IDLE)
-    before = {f["id"]: f["svg"] for f in page.evaluate(FIGURES)}
-    shown = page.evaluate("document.documentElement.dataset.shown")
-    at_drawn = dict(zip(before, page.evaluate(AT_DRAWN, other_model(page))))
-    assert [at_drawn[fid] != before[fid] for fid in seen] == [True] * len(seen)
-    assert [at_drawn[fid] == before[fid] for fid in away] == [True] * len(away)  # in view first
-    wait_until(page, f"document.documentElement.dataset.shown !== {shown!r}")
+    for fid in seen:
+        assert now[fid]["svg"] != before[fid], f"{fid}, in view, was not redrawn when the page said so"
+    page.wait_for_timeout(300)  # time enough for any follow-up task of the change, idle time included
+    now = {f["id"]: f for f in page.evaluate(FIGURES)}
+    assert [now[fid]["svg"] == before[fid] for fid in away] == [True] * len(away), "out of sight, redrawn for nothing"
+    assert page.evaluate("document.documentElement.dataset.shown") == shown  # not every figure shows it yet
+    page.evaluate("() => window.plate.current().then(() => true)")
+    assert page.evaluate("document.documentElement.dataset.shown") == xpage.selection_key(sel)
     after = page.evaluate(FIGURES)
-    assert [f["svg"] != before[f["id"]] for f in after] == [True] * len(after)
+    assert all(f["svg"] != before[f["id"]] for f in after), "a figure out of sight was not brought up to date"
     assert len({f["caption"] for f in after}) == 1
 
 
-def test_figures_out_of_sight_catch_up_before_printing(site, open_page):
-    page, _, _, before = changed_never_idle(site, open_page)
+# Jump to a figure (a link, the End key, the scroll bar: no frame in between) and keep what the first frame that
+# shows it paints.
+JUMP = """(id) => new Promise((resolve) => {
+  const figure = document.getElementById(id);
+  figure.scrollIntoView();
+  requestAnimationFrame(() => resolve([figure.querySelector('.chart').innerHTML,
+                                       figure.querySelector('[data-selection]').textContent]));
+})"""
+
+
+def test_a_figure_out_of_sight_is_current_in_the_first_frame_that_shows_it(site, open_page):
+    page, seen, away, before, sel = changed(site, open_page)
+    svg, caption = page.evaluate(JUMP, away[-1])
+    assert svg != before[away[-1]] and caption == page.evaluate(FIGURES)[0]["caption"]
+    page.evaluate("() => window.plate.current().then(() => true)")
+    assert page.evaluate(FIGURES)[[f["id"] for f in page.evaluate(FIGURES)].index(away[-1])]["svg"] == svg
+
+
+def test_closing_the_disclosure_brings_the_figures_it_lifts_into_sight_before_they_are_painted(site, open_page):
+    """The other controls' disclosure open, a change, then the disclosure closed: the figures that move up into sight
+    are current in the first frame that shows them."""
+    page, seen, away, before, sel = changed(site, open_page)
+    toggle = page.locator("#more-toggle")
+    if not toggle.count() or toggle.get_attribute("aria-expanded") != "true":
+        pytest.skip("this plate has no open disclosure of other controls")
+    lifted = page.evaluate("""() => new Promise((resolve) => {
+      document.getElementById('more-toggle').click();
+      requestAnimationFrame(() => resolve([...document.querySelectorAll('figure.figure')].filter((f) => {
+        const box = f.getBoundingClientRect(); return box.bottom > 0 && box.top < innerHeight;
+      }).map((f) => [f.id, f.querySelector('.chart').innerHTML])));
+    })""")
+    moved = [(fid, svg) for fid, svg in lifted if fid in away]
+    assert moved, "closing the disclosure brought no figure into sight: this test needs one"
+    assert all(svg != before[fid] for fid, svg in moved), [fid for fid, svg in moved if svg == before[fid]]
+
+
+# Open a figure's "in words and numbers" by a click on its summary, and keep what the first frame after it paints.
+OPENED = """(id) => {
+  const details = document.getElementById(`${id}-data`);
+  window.__opened = null;
+  details.querySelector('summary').addEventListener('click', () => requestAnimationFrame(() => {
+    window.__opened = {open: details.open, describe: details.querySelector('[data-describe]').textContent,
+                       caption: details.querySelector('caption [data-selection]').textContent,
+                       rows: [...details.querySelectorAll('tbody tr')].map((tr) => [...tr.cells].map((c) => c.textContent))};
+  }), {once: true});
+}"""
+TABLE = """(id) => [...document.querySelectorAll(`#${id}-data tbody tr`)].map((tr) => [...tr.cells].map((c) => c.textContent))"""
+
+
+@pytest.mark.parametrize("where", ["in view", "out of sight"])
+def test_a_closed_in_words_and_numbers_is_current_when_it_is_opened(site, open_page, where):
+    page, seen, away, before, sel = changed(site, open_page)
+    c, atlas, d = shipped()
+    fid = seen[0] if where == "in view" else away[-1]
+    old, new = atlas.facts(d), atlas.facts(sel)
+    assert xwords.table_rows(new, fid) != xwords.table_rows(old, fid), "this test needs a table the change moves"
+    assert page.evaluate(TABLE, fid) == xwords.table_rows(old, fid)  # closed: it waits
+    page.evaluate(OPENED, fid)
+    page.locator(f"#{fid}-data summary").click()
+    opened = wait_until(page, "window.__opened")
+    assert opened["open"] and opened["rows"] == xwords.table_rows(new, fid)
+    assert words(opened["describe"]) == words(xwords.describe(new, fid, plates())) and opened["caption"] == new.caption
+
+
+def test_figures_and_closed_words_out_of_sight_are_current_in_print(site, open_page):
+    page, seen, away, before, sel = changed(site, open_page)
+    c, atlas, d = shipped()
+    new = atlas.facts(sel)
     # Read after the page's own beforeprint listener and the microtasks it started (a listener added later runs later).
     page.evaluate("""() => addEventListener('beforeprint', () => {
-      window.__printed = [...document.querySelectorAll('figure.figure')].map((f) =>
-        [f.id, f.querySelector('.chart').innerHTML, f.querySelector('[data-selection]').textContent]);
+      window.__printed = [...document.querySelectorAll('figure.figure')].map((f) => {
+        const data = document.getElementById(`${f.id}-data`);
+        return [f.id, f.querySelector('.chart').innerHTML, f.querySelector('[data-selection]').textContent,
+                data.open, data.querySelector('[data-describe]').textContent,
+                [...data.querySelectorAll('tbody tr')].map((tr) => [...tr.cells].map((c) => c.textContent))];
+      });
     })""")
     page.pdf(format="A4")
     printed = page.evaluate("window.__printed")
-    assert all(svg != before[fid] for fid, svg, _ in printed), [fid for fid, svg, _ in printed if svg == before[fid]]
-    assert len({caption for _, _, caption in printed}) == 1
+    assert all(svg != before[fid] for fid, svg, *_ in printed), [fid for fid, svg, *_ in printed if svg == before[fid]]
+    assert {caption for _, _, caption, *_ in printed} == {new.caption}
+    for fid, _, _, is_open, describe, rows in printed:
+        assert not is_open and rows == xwords.table_rows(new, fid), fid
+        assert words(describe) == words(xwords.describe(new, fid, plates())), fid
 
 
 def figure_data(f) -> dict:
