@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from conftest import CONTENT, plates, wait_until
+from conftest import CONTENT, current, plates, wait_until
 from generator import content, render
 from xiv4 import facts, xfigures, xpage, xwords
 
@@ -95,6 +95,7 @@ def test_the_first_change_makes_every_figure_live_with_the_selection(site, open_
     page = open_page(site, all_live=False).page
     assert not all(f["live"] for f in page.evaluate(LIVENESS))
     page.get_by_label("Model", exact=True).select_option(model)
+    current(page)  # what waits out of sight too
     wait_until(page, f"document.documentElement.dataset.shown.startsWith('{model}|')")
     assert all(f["live"] for f in page.evaluate(LIVENESS))
     assert page.evaluate("window.plate.views.length") == page.locator("figure.figure").count()
@@ -292,6 +293,7 @@ def test_each_control_redraws_both_figures_and_the_readout(site, open_page, labe
     before = page.evaluate(SNAPSHOT)
     page.evaluate(TIMER)
     page.get_by_label(label, exact=True).select_option(getattr(sel, key))
+    current(page)  # what waits out of sight too
     wait_until(page, f"document.documentElement.dataset.shown === '{xpage.selection_key(sel)}'")
     after = page.evaluate(SNAPSHOT)
     timing = page.evaluate("window.__timing")
@@ -321,6 +323,7 @@ def test_url_keeps_and_restores_the_selection(site, open_page):
     page.get_by_label("Model", exact=True).select_option(label=p.models[sel.model].name)
     page.get_by_label("Global batch", exact=True).select_option(label=p.batches[sel.batch].name)
     page.get_by_label("Network", exact=True).select_option(label=p.networks[sel.network].short)
+    current(page)  # what waits out of sight too
     wait_until(page, f"document.documentElement.dataset.shown === '{key}'")
     wait_until(page, f"location.hash.includes('network={sel.network}')")  # the URL is written after the redraw's paint
     url = page.url
@@ -339,9 +342,11 @@ def test_the_url_is_written_when_the_controls_rest_or_at_once_when_the_reader_le
     model, batch = other_id(c.presets.models, d.model), other_id(c.presets.batches, d.batch, last=True)
     page = open_page(site).page
     page.get_by_label("Model", exact=True).select_option(model)
+    current(page)  # what waits out of sight too
     wait_until(page, f"document.documentElement.dataset.shown.startsWith('{model}|')")
     wait_until(page, f"location.hash.includes('model={model}')")  # once the controls have rested
     page.get_by_label("Global batch", exact=True).select_option(batch)
+    current(page)  # what waits out of sight too
     wait_until(page, f"document.documentElement.dataset.shown.startsWith('{model}|{batch}|')")
     # Leaving the window (for the address bar, to copy the link) writes it at once, not after the rest.
     assert page.evaluate("() => { window.dispatchEvent(new Event('blur')); return location.hash; }").startswith(
@@ -389,6 +394,7 @@ def test_options_are_kept_in_the_url_and_restored(site, open_page):
                          ("Ring layout", "nodes")):
         page.get_by_label(label, exact=True).select_option(value)
     shown = xpage.selection_key(sel)
+    current(page)  # what waits out of sight too
     wait_until(page, f"document.documentElement.dataset.shown === '{shown}'")
     readout = page.locator("#readout").text_content()
     wait_until(page, "location.hash.includes('topology=nodes')")  # the URL is written after the redraw's paint
@@ -429,6 +435,7 @@ def test_nvlink_domain_shading_appears_only_past_the_domain(site, open_page):
     for sel in steps:
         page.get_by_label("Network", exact=True).select_option(sel.network)
         page.get_by_label("GPU", exact=True).select_option(sel.gpu)
+        current(page)  # what waits out of sight too
         wait_until(page, f"document.documentElement.dataset.shown === '{xpage.selection_key(sel)}'")
         f = atlas.facts(sel)
         readout = page.locator("#readout").text_content()
@@ -464,6 +471,7 @@ def test_the_timeline_follows_the_controls(site, open_page):
         ".find(t => t.includes('exposed tail'))"
     before = page.evaluate(tail)
     page.get_by_label("All-reduce hides behind", exact=True).select_option(label="backward pass only")
+    current(page)  # what waits out of sight too
     wait_until(page, "document.documentElement.dataset.shown.includes('|backward|')")
     after = page.evaluate(tail)
     assert before and after and before != after
@@ -482,6 +490,7 @@ CHANGE = """async (values) => {
   }
   if (!changed) return;
   document.getElementById('controls').dispatchEvent(new Event('change'));
+  window.plate.current(); // what waits out of sight too
   while (root.dataset.shown === before) await new Promise(requestAnimationFrame);
 }"""
 # Each view's data sets the page feeds, as JSON; the texts its marks write (axis labels aside: their number
@@ -545,6 +554,7 @@ def test_one_click_saves_the_shown_selections_csv_offline(site, open_page):
     for sel in (d, replace(d, model=other_id(c.presets.models, d.model), sharding="zero3", overlap="backward")):
         for label, key in CONTROLS.items():
             page.get_by_label(label, exact=True).select_option(getattr(sel, key))
+        current(page)  # what waits out of sight too
         wait_until(page, f"document.documentElement.dataset.shown === '{xpage.selection_key(sel)}'")
         with page.expect_download() as caught:
             button.click()
@@ -571,6 +581,7 @@ def test_the_real_clusters_controls_redraw_its_line_and_are_kept_in_the_url(site
     sel = replace(d, bucket="500", micro="2")
     key = xpage.selection_key(sel)
     assert key.endswith("&bucket=500&micro=2")
+    current(page)  # what waits out of sight too
     wait_until(page, f"document.documentElement.dataset.shown === '{key}'")
     wait_until(page, "location.hash.includes('micro=2')")
     assert page.url.endswith("&bucket=500&micro=2")
@@ -588,6 +599,7 @@ def test_the_real_clusters_controls_redraw_its_line_and_are_kept_in_the_url(site
     # back to DDP's defaults: the URL names neither
     page.get_by_label("Bucket size", exact=True).select_option("default")
     page.get_by_label("Micro-batches per step", exact=True).select_option("1")
+    current(page)  # what waits out of sight too
     wait_until(page, f"document.documentElement.dataset.shown === '{xpage.selection_key(d)}'")
     wait_until(page, "!location.hash.includes('micro=')")
     assert "bucket=" not in page.url

@@ -18,7 +18,7 @@ import pytest
 from markupsafe import escape
 
 import conftest
-from conftest import ROOT, wait_until
+from conftest import ROOT, current, wait_until
 from content_edit import EDITS, SPEC_PRESETS, edited_copy
 from generator import build, content
 from xiv4 import SHIPPED, facts, xpresets, xpage, xwords
@@ -415,6 +415,7 @@ def test_the_edited_page_opens_offline_and_shows_every_preset_selection(built, o
     before = page.evaluate(SNAPSHOT)
     label = next(label for label, field in CONTROLS.items() if field == key)
     page.get_by_label(label, exact=True).select_option(choice)
+    current(page)  # what waits out of sight too
     wait_until(page, f"document.documentElement.dataset.shown === '{xpage.selection_key(sel)}'")
     after = page.evaluate(SNAPSHOT)
     ids = page.evaluate("() => [...document.querySelectorAll('figure.figure')].map((f) => f.id)")

@@ -17,10 +17,10 @@ ANOTHER = """() => {
   }
   return null;
 }"""
-# What <html> says is drawn, for one key.
+# What <html> says is drawn in sight, for one key.
 SHOWN = """(key) => {
   const keys = JSON.parse(document.getElementById('plate-data').textContent).keys;
-  return document.documentElement.dataset.shown.split('|')[keys.indexOf(key)];
+  return document.documentElement.dataset.drawn.split('&')[0].split('|')[keys.indexOf(key)];
 }"""
 HASHCHANGE_ONLY = """(fragment) => {
   const old = location.href;

@@ -468,6 +468,7 @@ STEP = """async ([id, value]) => {
   const root = document.documentElement, before = root.dataset.shown, select = document.getElementById(id);
   select.value = value;
   select.dispatchEvent(new Event('change', {bubbles: true}));
+  window.plate.current(); // what waits out of sight too
   while (root.dataset.shown === before) await new Promise(requestAnimationFrame);
   return [...document.querySelectorAll('.chart')].map((c) => c.innerHTML);
 }"""
