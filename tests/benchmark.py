@@ -266,9 +266,11 @@ def step_values(controls: list, signals: dict, steps: list) -> tuple[list, list]
 
 
 def altair_page(vl_specs: list[dict], datasets: dict, controls: list, signals: dict, start: tuple,
-                out: Path, renderer: str | None = None, folder: str = "altair") -> Path:
+                out: Path, renderer: str | None = None, folder: str = "altair", ranges: dict | None = None) -> Path:
     """Altair's own inline page of the same figures: the data inline, the controls as bound Vega params (at the
-    selection start), each figure filtered on them; drawn by vega-embed's renderer (None: its default, canvas)."""
+    selection start; a slider for each name in ranges, {name: (min, max, step)}), each figure filtered on them;
+    drawn by vega-embed's renderer (None: its default, canvas)."""
+    ranges = ranges or {}
     names = set(signals.values())
     charts = []
     for spec in vl_specs:
@@ -277,7 +279,10 @@ def altair_page(vl_specs: list[dict], datasets: dict, controls: list, signals: d
         if not spec["params"]:
             del spec["params"]
         charts.append(filtered(spec))
-    params = [{"name": signals[name], "value": value,
+    params = [{"name": signals[name], "value": float(value),
+               "bind": {"input": "range", "min": ranges[name][0], "max": ranges[name][1], "step": ranges[name][2],
+                        "name": name}} if name in ranges else
+              {"name": signals[name], "value": value,
                "bind": {"input": "select", "options": [v for v, _ in options], "labels": [lab for _, lab in options],
                         "name": name}}
               for (_, name, options), value in zip(controls, start)]

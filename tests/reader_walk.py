@@ -1,12 +1,13 @@
 """A reader's changes, measured on every plate against Altair's own pages of the same figures (`renderer: "svg"`, the
-like-for-like anchor, and its default canvas): trusted keys on a focused control, the three pages taking turns change
-by change in one browser, at 1x and under 4x CPU throttling. tests/benchmark.py runs it (its default); the budgets
+like-for-like anchor, and its default canvas): trusted keys on a focused control and clicks on a slider's track, the
+three pages taking turns change by change in one browser, at 1x and under 4x CPU throttling. tests/benchmark.py runs it (its default); the budgets
 are issue 45's, docs/performance.md gives the method."""
 from __future__ import annotations
 
 import functools
 import http.server
 import os
+import re
 import statistics
 import threading
 import time
@@ -14,20 +15,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmark import (LIGHTHOUSE, SELECTION, GzipHandler, Selects, altair_page, build_capturing, lighthouse,
-                       live_rows, page_signals, sizes, walk)
+                       page_signals, sizes, walk)
 from conftest import CHROMIUM_ARGS, SERIES, chromium_path, wait_until
 
 # In every page from its first script on: each interaction's Event Timing entries (those of at least 16 ms, the
-# least the API reports), and at each key or pointer press whether the frame that follows shows the change: the
-# plate's figures in view drawn (data-drawn, which it sets once they show the selection) or Altair's view rendered
-# (window.__rendered, set by its renderer once the page has its view).
+# least the API reports), and at the event each page redraws on whether the frame that follows shows the change: the
+# plate's figures in view drawn (data-drawn, which it sets once they show the selection; the plate redraws on
+# 'change', which a slider sends when the pointer is released) or Altair's view rendered (window.__rendered, set by
+# its renderer once the page has its view; its bindings redraw on 'input', which a slider sends at once).
 PROBE = """window.__bench = {events: []};
 new PerformanceObserver((list) => {
   for (const e of list.getEntries()) if (e.interactionId) window.__bench.events.push([e.interactionId, e.duration]);
 }).observe({type: 'event', durationThreshold: 16, buffered: true});
-for (const type of ['keydown', 'pointerdown']) addEventListener(type, () => {
+for (const type of ['input', 'change']) addEventListener(type, () => {
+  if ((type === 'change') !== (window.__view === undefined)) return;
   const b = window.__bench, root = document.documentElement;
-  b.input = performance.now(); b.drawn = root.dataset.drawn; b.next = null;
+  b.input = performance.now(); b.drawn = root.dataset.drawn; b.hash = location.hash; b.next = null;
   requestAnimationFrame(() => {
     b.next = window.__view ? (window.__rendered || 0) > b.input : root.dataset.drawn !== b.drawn;
   });
@@ -42,12 +45,13 @@ SETTLE = """async function settle() {
   const b = window.__bench, events = b.events.splice(0);
   return {next: b.next, event: events.length ? Math.max(...events.map(([, d]) => d)) : null};
 }"""
-# Done: the plate once its figures in view show the change (data-drawn moved); Altair's page once its view holds the
-# control's value and has run.
+# Done: the plate once its figures in view show the change (data-drawn moved) and it has written the URL, which it
+# does once the controls have rested a quarter of a second (work of the change too); Altair's page once its view
+# holds the control's value and has run.
 DONE_PLATE = f"""async () => {{
   {SETTLE}
   const b = window.__bench, root = document.documentElement, t0 = performance.now();
-  while (root.dataset.drawn === b.drawn) {{
+  while (root.dataset.drawn === b.drawn || location.hash === b.hash) {{
     if (performance.now() - t0 > 20000) return null;
     await new Promise(requestAnimationFrame);
   }}
@@ -72,6 +76,27 @@ FOCUS = """async (selector) => {
   await new Promise(requestAnimationFrame); await new Promise(requestAnimationFrame);
   return document.querySelector(selector).value;
 }"""
+# A slider in sight, as a reader reaches for it: its box once scrolled to (nearest), two frames later.
+REACH = """async (selector) => {
+  const el = document.querySelector(selector);
+  el.scrollIntoView({block: 'nearest'});
+  await new Promise(requestAnimationFrame); await new Promise(requestAnimationFrame);
+  const box = el.getBoundingClientRect();
+  return [box.left, box.top + box.height / 2, box.width, el.value];
+}"""
+# Every selection's rows, as the plate's views hold them: the controls set (sliders too), one change event, and
+# everything brought to it (window.plate.current()).
+SET_PLATE = """async (values) => {
+  for (const [id, value] of values) document.getElementById(id).value = value;
+  document.getElementById('controls').dispatchEvent(new Event('change', {bubbles: true}));
+  await window.plate.current();
+  return true;
+}"""
+ROWS = """(names) => {
+  const out = {};  // each dataset from the first view that has it (views share the selection's rows)
+  for (const view of window.plate.views) for (const name of names) { try { out[name] ||= view.data(name); } catch (e) {} }
+  return out;
+}"""
 # Main-thread work: Chromium's performance metrics in thread time (Performance.enable with threadTicks), so a busy
 # machine inflates them less than wall time; TaskDuration is every task's, script, style, layout, paint and commit.
 METRICS = ("TaskDuration", "ScriptDuration", "LayoutDuration", "RecalcStyleDuration")
@@ -89,6 +114,7 @@ class Page:
     selector: callable = None  # step → the CSS selector of the control the step changes
     done: callable = None  # step → (script, argument) that waits for the change to be drawn and settled
     found: dict = field(default_factory=dict)  # speed → {"work": [...], "script": [...], ..., "event": [], "next": []}
+    slider_x: dict = field(default_factory=dict)  # a slider's value → where on its track (px from its left) gives it
 
 
 def next_key(options: list[str], current: str, target: str) -> str:
@@ -106,12 +132,20 @@ def metrics(session) -> dict[str, float]:
     return {name: got[name] * 1000 for name in METRICS}
 
 
-def one_change(page: Page, step: int, key: str, speed: int) -> None:
-    """Focus the step's control, then press the key as a reader does and wait for the page to settle; adds the
-    change's main-thread work, Event Timing and whether the next frame showed it to page.found[speed]."""
-    page.tab.evaluate(FOCUS, page.selector(step))
+def one_change(page: Page, step: int, action: tuple, speed: int) -> None:
+    """Reach the step's control, then change it as a reader does (a key on the focused <select>, or a click on the
+    slider's track where it gives the value) and wait for the page to settle; adds the change's main-thread work,
+    Event Timing and whether the next frame showed it to page.found[speed]."""
+    if action[0] == "key":
+        page.tab.evaluate(FOCUS, page.selector(step))
+    else:
+        left, middle, width, _ = page.tab.evaluate(REACH, page.selector(step))
+        x = left + page.slider_x[action[1]]
     before = metrics(page.session)
-    page.tab.keyboard.press(key)
+    if action[0] == "key":
+        page.tab.keyboard.press(action[1])
+    else:
+        page.tab.mouse.click(x, middle)
     script, argument = page.done(step)
     result = page.tab.evaluate(script, argument)
     after = metrics(page.session)
@@ -125,6 +159,28 @@ def one_change(page: Page, step: int, key: str, speed: int) -> None:
     found["style"].append(after["RecalcStyleDuration"] - before["RecalcStyleDuration"])
     found["event"].append(result["event"])
     found["next"].append(bool(result["next"]))
+
+
+def calibrate(browser, page: Page, selector: str, values: list[str], viewport: dict) -> None:
+    """Where on the slider's track a click gives each value, found on a fresh load of the page (a click, the value
+    read, the point moved by the difference) and kept in page.slider_x."""
+    open_page(browser, page, viewport)
+    try:
+        for value in values:
+            left, middle, width, _ = page.tab.evaluate(REACH, selector)
+            low, high, _ = page.slider
+            x = 8 + (float(value) - low) / (high - low) * (width - 16)  # about a thumb's half from each end
+            for _ in range(12):
+                page.tab.mouse.click(left + x, middle)
+                got = float(page.tab.evaluate("(s) => document.querySelector(s).value", selector))
+                if got == float(value):
+                    break
+                x += (float(value) - got) * (width - 16) / (high - low) * 0.8
+            else:
+                raise RuntimeError(f"no click on {selector} of {page.path} gives {value}")
+            page.slider_x[value] = x
+    finally:
+        page.tab.context.close()
 
 
 def open_page(browser, page: Page, viewport: dict) -> None:
@@ -153,7 +209,7 @@ class Plate:
     folder: Path
     title: str
     pages: dict
-    keys: dict  # page name → [key per step]
+    actions: dict  # page name → [("key", key) or ("click", value) per step]
     gzip: dict  # page name → kB at gzip level 6
     load: list = field(default_factory=list)
 
@@ -169,41 +225,88 @@ def prepare(browser, folder: Path, work: Path, changes: int) -> Plate:
     full = {i: [v for v, _ in options] for i, _, options in parser.found if i}
     controls = [(i, n, [(v, lab) for v, lab in options if v != "custom"]) for i, n, options in parser.found
                 if i and options]
+    # A slider (XIV.4's MFU): three values a pointer moves it between, the page's own first.
+    sliders = {}
+    for found in re.finditer(r'<input id="([^"]+)" name="([^"]+)" type="range" min="([\d.]+)" max="([\d.]+)" '
+                             r'step="([\d.]+)" value="([\d.]+)"', html):
+        ident, name, low, high, step, value = found.groups()
+        low, high, step, value = float(low), float(high), float(step), float(value)
+        span = round((high - low) / 4 / step) * step
+        picks = [value, min(high, value + span), max(low, value - span)]
+        options = [(f"{v:g}", f"{v:g}") for v in picks]
+        controls.append((ident, name, options))
+        sliders[name] = (low, high, step)
+        full[ident] = [v for v, _ in options]
     signals = page_signals(html, controls)
     start = tuple(parser.chosen.get(i, options[0][0]) for i, _, options in controls)
     steps = walk(controls, start, changes)
     selections = [start, *(selection for _, _, selection in steps)]
-    datasets = live_rows(browser, out / "plate" / "index.html", vega_specs, selections, controls)
+    datasets = plate_rows(browser, out / "plate" / "index.html", vega_specs, selections, controls)
     paths = {"plate": out / "plate" / "index.html"}
     for renderer in ("svg", "canvas"):
-        anchor = altair_page(vl_specs, datasets, controls, signals, start, out, renderer, folder=f"altair-{renderer}")
+        anchor = altair_page(vl_specs, datasets, controls, signals, start, out, renderer, folder=f"altair-{renderer}",
+                             ranges=sliders)
         probed = anchor.parent / "probed.html"
         text = anchor.read_text(encoding="utf-8")
         assert ".catch(console.error);" in text, "vega-embed's call is no longer where the probe hands its view over"
         probed.write_text(text.replace(".catch(console.error);", HAND_OVER, 1), encoding="utf-8")
         paths[renderer] = probed
-    keys = {name: [] for name in PAGES}
+    actions = {name: [] for name in PAGES}
     current = list(start)
     for i, value, _ in steps:
-        keys["plate"].append(next_key(full[controls[i][0]], current[i], value))
-        altair = [v for v, _ in controls[i][2]]
-        keys["svg"].append(next_key(altair, current[i], value))
+        if controls[i][1] in sliders:
+            for name in PAGES:
+                actions[name].append(("click", value))
+        else:
+            actions["plate"].append(("key", next_key(full[controls[i][0]], current[i], value)))
+            altair = [v for v, _ in controls[i][2]]
+            actions["svg"].append(("key", next_key(altair, current[i], value)))
+            actions["canvas"].append(actions["svg"][-1])
         current[i] = value
-    keys["canvas"] = keys["svg"]
     pages = {name: Page(name, path) for name, path in paths.items()}
     pages["plate"].selector = lambda k: f"#{controls[steps[k][0]][0]}"
     pages["plate"].done = lambda k: (DONE_PLATE, None)
     for name in ("svg", "canvas"):
-        pages[name].selector = lambda k: f'select[name="{signals[controls[steps[k][0]][1]]}"]'
+        pages[name].selector = lambda k: (f'input[name="{signals[controls[steps[k][0]][1]]}"]'
+                                          if controls[steps[k][0]][1] in sliders else
+                                          f'select[name="{signals[controls[steps[k][0]][1]]}"]')
         pages[name].done = lambda k: (DONE_ALTAIR, [signals[controls[steps[k][0]][1]], steps[k][1]])
+    for page in pages.values():
+        page.slider = next(iter(sliders.values()), None)
+        page.slider_values = sorted({v for i, v, _ in steps if controls[i][1] in sliders})
+        page.slider_selector = (None if not sliders else f"#{next(c[0] for c in controls if c[1] in sliders)}"
+                                if page.name == "plate" else
+                                f'input[name="{signals[next(iter(sliders))]}"]')
     title = next((line.split("=", 1)[1].strip().strip('"') for line in (folder / "plate.md").read_text(
         encoding="utf-8").splitlines() if line.startswith("title")), folder.name)
-    return Plate(folder, title, pages, keys, {name: sizes(path)["gzip"] for name, path in paths.items()})
+    return Plate(folder, title, pages, actions, {name: sizes(path)["gzip"] for name, path in paths.items()})
+
+
+def plate_rows(browser, page_path: Path, vega_specs: list[dict], selections: list, controls: list) -> dict:
+    """Every row the plate's views hold for each selection (sliders included), each row tagged with its selection's
+    key: what Altair's pages show, filtered on their bound controls."""
+    roots = {d["name"] for spec in vega_specs for d in spec.get("data", [])
+             if "source" not in d and "values" not in d and "url" not in d}
+    context = browser.new_context(offline=True)
+    tab = context.new_page()
+    tab.goto(page_path.as_uri())
+    wait_until(tab, "document.documentElement.dataset.ready === 'true'")
+    tab.evaluate("() => window.plate.live().then(() => true)")
+    rows: dict[str, list[dict]] = {name: [] for name in roots}
+    for selection in dict.fromkeys(selections):
+        tab.evaluate(SET_PLATE, [[c[0], v] for c, v in zip(controls, selection)])
+        for name, values in tab.evaluate(ROWS, sorted(roots)).items():
+            rows[name].extend({**row, SELECTION: "|".join(selection)} for row in values)
+    context.close()
+    return rows
 
 
 def walk_plate(browser, plate: Plate, changes: int) -> None:
     """The walk at each speed on fresh loads of the three pages, taking turns change by change."""
     viewport = {"width": 1100, "height": 900}
+    for page in plate.pages.values():
+        if page.slider_values:
+            calibrate(browser, page, page.slider_selector, page.slider_values, viewport)
     for speed in SPEEDS:
         for page in plate.pages.values():
             open_page(browser, page, viewport)
@@ -212,7 +315,7 @@ def walk_plate(browser, plate: Plate, changes: int) -> None:
         for step in range(changes):
             for name in PAGES:
                 page = plate.pages[name]
-                one_change(page, step, plate.keys[name][step], speed)
+                one_change(page, step, plate.actions[name][step], speed)
         plate.load.append(os.getloadavg()[0])
         for page in plate.pages.values():
             page.tab.context.close()

@@ -140,6 +140,8 @@ def test_acceptance_custom_run_equals_python_and_survives_a_reload(site, open_pa
     page = watched.page
     before = page.evaluate(SNAPSHOT)
     _fill_acceptance(page)
+    wait_until(page, "document.documentElement.dataset.drawn.includes('mfu=0.38')")
+    current(page)  # what waits out of sight too
     wait_until(page, "document.documentElement.dataset.ownShown.includes('mfu=0.38')")
     got = page.evaluate(SNAPSHOT)
     assert got["shown"] == f"custom|custom|custom|{atlas.presets.workshop.gpu}|step|bf16|flat|none"
