@@ -23,14 +23,22 @@ from conftest import CHROMIUM_ARGS, SERIES, chromium_path, wait_until
 # plate's figures in view drawn (data-drawn, which it sets once they show the selection; the plate redraws on
 # 'change', which a slider sends when the pointer is released) or Altair's view rendered (window.__rendered, set by
 # its renderer once the page has its view; its bindings redraw on 'input', which a slider sends at once).
-PROBE = """window.__bench = {events: []};
+PROBE = """window.__bench = {events: [], wrote: 0};
+// When the page writes its URL (the plate does once the controls rest): a hook, so that waiting for it polls nothing.
+const replaceState = history.replaceState;
+history.replaceState = function () {
+  const out = replaceState.apply(this, arguments);
+  window.__bench.wrote = performance.now();
+  if (window.__bench.written) window.__bench.written();
+  return out;
+};
 new PerformanceObserver((list) => {
   for (const e of list.getEntries()) if (e.interactionId) window.__bench.events.push([e.interactionId, e.duration]);
 }).observe({type: 'event', durationThreshold: 16, buffered: true});
 for (const type of ['input', 'change']) addEventListener(type, () => {
   if ((type === 'change') !== (window.__view === undefined)) return;
   const b = window.__bench, root = document.documentElement;
-  b.input = performance.now(); b.drawn = root.dataset.drawn; b.hash = location.hash; b.next = null;
+  b.input = performance.now(); b.drawn = root.dataset.drawn; b.next = null;
   requestAnimationFrame(() => {
     b.next = window.__view ? (window.__rendered || 0) > b.input : root.dataset.drawn !== b.drawn;
   });
@@ -47,22 +55,28 @@ SETTLE = """async function settle() {
 }"""
 # Done: the plate once its figures in view show the change (data-drawn moved) and it has written the URL, which it
 # does once the controls have rested a quarter of a second (work of the change too); Altair's page once its view
-# holds the control's value and has run.
+# holds the control's value and has run. Nothing polls by frames, which would count the frames' own work: the wait
+# is a MutationObserver and the URL's hook (a timer for Altair's signal, which is set by the time this runs).
 DONE_PLATE = f"""async () => {{
   {SETTLE}
-  const b = window.__bench, root = document.documentElement, t0 = performance.now();
-  while (root.dataset.drawn === b.drawn || location.hash === b.hash) {{
-    if (performance.now() - t0 > 20000) return null;
-    await new Promise(requestAnimationFrame);
-  }}
-  return settle();
+  const b = window.__bench, root = document.documentElement;
+  const done = () => root.dataset.drawn !== b.drawn && b.wrote > b.input;
+  const ok = await new Promise((resolve) => {{
+    if (done()) {{ resolve(true); return; }}
+    const watch = new MutationObserver(() => {{ if (done()) {{ watch.disconnect(); resolve(true); }} }});
+    watch.observe(root, {{attributes: true, attributeFilter: ['data-drawn']}});
+    b.written = () => {{ if (done()) {{ watch.disconnect(); resolve(true); }} }};
+    setTimeout(() => resolve(false), 20000);
+  }});
+  b.written = null;
+  return ok ? settle() : null;
 }}"""
 DONE_ALTAIR = f"""async ([signal, value]) => {{
   {SETTLE}
   const t0 = performance.now();
   while (String(window.__view.signal(signal)) !== value) {{
     if (performance.now() - t0 > 20000) return null;
-    await new Promise(requestAnimationFrame);
+    await new Promise((resolve) => setTimeout(resolve, 10));
   }}
   await window.__view.runAsync();
   return settle();
