@@ -44,15 +44,19 @@ for (const type of ['input', 'change']) addEventListener(type, () => {
   });
 }, true);"""
 # After the page says it is done: two frames, a pause and idle time, so that whatever the change set going (figures
-# or words out of sight, say) is in the count; then the interaction's Event Timing duration (null: under 16 ms).
+# or words out of sight, say) is in the count, and no sooner than WINDOW_MS after the input on every page, so that
+# each gets the same time for the work a change leaves to idle time (the garbage collector's); then the interaction's
+# Event Timing duration (null: under 16 ms).
+WINDOW_MS = 400
 SETTLE = """async function settle() {
   const frame = () => new Promise(requestAnimationFrame);
   await frame(); await frame();
-  await new Promise((resolve) => setTimeout(resolve, 120));
+  const left = window.__bench.input + WINDOW_MS - performance.now();
+  await new Promise((resolve) => setTimeout(resolve, Math.max(120, left)));
   await new Promise((resolve) => requestIdleCallback(resolve, {timeout: 1000}));
   const b = window.__bench, events = b.events.splice(0);
   return {next: b.next, event: events.length ? Math.max(...events.map(([, d]) => d)) : null};
-}"""
+}""".replace("WINDOW_MS", str(WINDOW_MS))
 # Done: the plate once its figures in view show the change (data-drawn moved) and it has written the URL, which it
 # does once the controls have rested a quarter of a second (work of the change too); Altair's page once its view
 # holds the control's value and has run. Nothing polls by frames, which would count the frames' own work: the wait
