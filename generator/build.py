@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import sys
+import os  # noqa: F401 - tests replace os.fsync through it, as the writes in output.py call it
 import threading
 import time
 from collections.abc import Callable
@@ -15,27 +15,30 @@ from .output import MARKER, Interrupted, OutputError, check_output, write  # noq
 
 cache_dir = runtime.cache_dir  # where the runtime's products and the build cache are kept between builds
 
-STEP_SAID_S = 0.5  # a step of a build that takes this long is said with its time (a first build's steps, mostly)
-STILL_EVERY_S = 5.0  # and a step still running says so this often
+STEP_SAID_S = 0.5  # a step that made what the cache did not hold and took this long is said with its time
+STILL_EVERY_S = 10.0  # a step still making something after this long says so, and again as often
 
 
 def _say(line: str) -> None:
     print(line, flush=True)
 
 
-say: Callable[[str], None] = _say  # where a build says its long steps (`plate` prints them; tests may listen)
+say: Callable[[str], None] = _say  # where a long step says it is still at it (`plate` prints it)
+_steps: list[str] | None = None  # within build(): the steps that made something, each with its time
 
 
 @contextlib.contextmanager
 def step(what: str):
-    """Say what a build did with its time when it took STEP_SAID_S or more, and while it runs, every STILL_EVERY_S,
-    that it is still at it: a first build (nothing cached) says each of its steps."""
-    started = time.perf_counter()
+    """A step of the build, timed: one that made something the cache did not hold (a first build's figures, the
+    page's runtime) and took STEP_SAID_S or more is kept for the build's report with its time, and while it runs it
+    says every STILL_EVERY_S that it is still at it."""
+    started, made = time.perf_counter(), cache.made()
     done = threading.Event()
 
     def still() -> None:
         while not done.wait(STILL_EVERY_S):
-            say(f"plate: {what}: still at it ({time.perf_counter() - started:.0f} s)")
+            if cache.made() > made:
+                say(f"plate: {what}: still at it ({time.perf_counter() - started:.0f} s)")
     watcher = threading.Thread(target=still, daemon=True)
     watcher.start()
     try:
@@ -44,8 +47,8 @@ def step(what: str):
         done.set()
         watcher.join()
     took = time.perf_counter() - started
-    if took >= STEP_SAID_S:
-        say(f"plate: {what} in {took:.1f} s")
+    if took >= STEP_SAID_S and cache.made() > made and _steps is not None:
+        _steps.append(f"{what} in {took:.1f} s")
 
 
 _tools: dict | None = None  # within build(): the toolchain found, or why not, once for every plate of the build
@@ -193,21 +196,23 @@ def build(content_dir: Path, out: Path, warnings: list[str] | None = None, plan:
     pages' PDFs (plan: by default, those of the previous site) are kept, printed or dropped as plan says, and join
     the site in the same swap; notes get one line for each page's PDFs, and one for pages the previous site held
     that this build does not write."""
-    global _tools
+    global _tools, _steps
     check_output(out, content_dir)
     plan = plan if plan is not None else prints.Plan()
     plan.old = prints.previous(out)
-    _tools = {}
+    _tools, _steps = {}, []
     try:
         files = _site(Path(content_dir), warnings, memo, plan)
         if plan.settle(files):  # some PDFs are dropped: their pages are rendered again, without the links
             files = _site(Path(content_dir), [], memo, plan)
+        steps = _steps
     finally:
-        _tools = None
+        _tools = _steps = None
     files.update(plan.made(files, Path(out)))
     gone = [n for n in output.own_names(out) if n.endswith(".html") and n not in files]
     write(files, Path(out), warnings)
     if notes is not None:
+        notes.extend(f"{line} (made anew, now cached)" for line in steps)
         notes.extend(plan.notes)
         if gone:
             notes.append(f"replaced a site with more pages: {', '.join(gone)} {'is' if len(gone) == 1 else 'are'} "

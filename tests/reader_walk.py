@@ -8,7 +8,6 @@ import functools
 import http.server
 import os
 import re
-import statistics
 import threading
 import time
 from dataclasses import dataclass, field
@@ -116,8 +115,8 @@ ROWS = """(names) => {
   return out;
 }"""
 # Main-thread work: Chromium's performance metrics in thread time (Performance.enable with threadTicks), so a busy
-# machine inflates them less than wall time; TaskDuration is every task's, script, style, layout, paint and commit.
-METRICS = ("TaskDuration", "ScriptDuration", "LayoutDuration", "RecalcStyleDuration")
+# machine inflates them less than wall time; TaskDuration is every task's: script, style, layout, paint and commit.
+METRICS = ("TaskDuration",)
 PAGES = ("plate", "svg", "canvas")
 SPEEDS = (1, 4)  # CPU throttling: none, and 4x as Lighthouse's mobile run
 
@@ -131,7 +130,10 @@ class Page:
     session: object = None
     selector: callable = None  # step → the CSS selector of the control the step changes
     done: callable = None  # step → (script, argument) that waits for the change to be drawn and settled
-    found: dict = field(default_factory=dict)  # speed → {"work": [...], "script": [...], ..., "event": [], "next": []}
+    found: dict = field(default_factory=dict)  # speed → {"work": [ms], "event": [ms or None], "next": [bool]}
+    slider: tuple | None = None  # the plate's slider, if any: (min, max, step)
+    slider_values: list = field(default_factory=list)  # the values the walk moves it to
+    slider_selector: str | None = None
     slider_x: dict = field(default_factory=dict)  # a slider's value → where on its track (px from its left) gives it
 
 
@@ -169,12 +171,8 @@ def one_change(page: Page, step: int, action: tuple, speed: int) -> None:
     after = metrics(page.session)
     if result is None:
         raise RuntimeError(f"{page.name} ({page.path}) never drew step {step}")
-    found = page.found.setdefault(speed, {"work": [], "script": [], "layout": [], "style": [], "event": [],
-                                          "next": []})
+    found = page.found.setdefault(speed, {"work": [], "event": [], "next": []})
     found["work"].append(after["TaskDuration"] - before["TaskDuration"])
-    found["script"].append(after["ScriptDuration"] - before["ScriptDuration"])
-    found["layout"].append(after["LayoutDuration"] - before["LayoutDuration"])
-    found["style"].append(after["RecalcStyleDuration"] - before["RecalcStyleDuration"])
     found["event"].append(result["event"])
     found["next"].append(bool(result["next"]))
 
@@ -375,9 +373,6 @@ def report(plate: Plate, changes: int) -> dict:
             budget, ok = ("<= 0.8x SVG", mine <= 0.8 * svg) if q == 50 else ("", None)
             line(f"main-thread work per change, p{q}, {speed}x", mine, svg, canvas, "ms", budget, ok)
             summary[f"work p{q} {speed}x"] = (mine, svg, canvas)
-        for part in ("script", "style", "layout"):
-            mine, svg, canvas = (statistics.median(f[speed][part]) for f in (p, s, c))
-            line(f"  of which {part}, p50", mine, svg, canvas, "ms")
     for speed in SPEEDS:
         for q in (50, 95):
             (mine, low), (svg, _), (canvas, _) = (event_pct(f[speed]["event"], q) for f in (p, s, c))
