@@ -197,14 +197,16 @@ def build(content_dir: Path, out: Path, warnings: list[str] | None = None, plan:
     the site in the same swap; notes get one line for each page's PDFs, and one for pages the previous site held
     that this build does not write."""
     global _tools, _steps
+    from . import series
     check_output(out, content_dir)
     plan = plan if plan is not None else prints.Plan()
     plan.old = prints.previous(out)
+    into = series.into_site(Path(content_dir), Path(out))  # one plate of a series, into that series' site
     _tools, _steps = {}, []
     try:
-        files = _site(Path(content_dir), warnings, memo, plan)
+        files = _site(Path(content_dir), warnings, memo, plan, into, out)
         if plan.settle(files):  # some PDFs are dropped: their pages are rendered again, without the links
-            files = _site(Path(content_dir), [], memo, plan)
+            files = _site(Path(content_dir), [], memo, plan, into, out)
         steps = _steps
     finally:
         _tools = _steps = None
@@ -220,9 +222,13 @@ def build(content_dir: Path, out: Path, warnings: list[str] | None = None, plan:
     return files
 
 
-def _site(content_dir: Path, warnings: list[str] | None, memo: dict | None, plan: prints.Plan) -> dict[str, str]:
-    """Every file of the site: a series' (every plate and the index) or one plate's, each page linking its PDFs."""
+def _site(content_dir: Path, warnings: list[str] | None, memo: dict | None, plan: prints.Plan, into=None,
+          out: Path | None = None) -> dict[str, str]:
+    """Every file of the site: a series' (every plate and the index), one plate's into its series' site (into:
+    series.into_site's), or one plate's alone, each page linking its PDFs."""
     from . import series  # here: series.py builds each of its plates through gather()
     if series.is_series(content_dir):  # a folder of plates with its volume.toml: every plate, and the index
         return series.gather(content_dir, warnings, memo, pdfs=plan.links)
+    if into is not None:
+        return series.gather_into(into, out, warnings, memo, plan)
     return gather(content_dir, warnings, memo, pdfs=plan.links("index.html"))

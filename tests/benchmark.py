@@ -745,13 +745,22 @@ def main() -> None:
     args.add_argument("--spellings", type=int, default=40, help="spellings of each of those terms")
     args.add_argument("--presets", type=int, nargs="+", default=[], metavar="K",
                       help="only build content with K times the selections (models × batches × networks)")
+    args.add_argument("--live-reload", type=int, nargs="*", default=None, metavar="PLATES",
+                      help="only time a prose edit under `plate serve` until the open page shows it, with the "
+                           "shipped series and with it scaffolded to each count of plates (default: 3 12)")
+    args.add_argument("--serve-stalled", type=int, default=0, metavar="CLIENTS",
+                      help="only time a normal request to `plate serve` while this many clients stall")
     args = args.parse_args()
     if args.redraw and args.plates:
         each_plate(args.plates)
         return
     work = Path(tempfile.mkdtemp(prefix="plate-bench-"))
     try:
-        if args.serve_idle:
+        if args.live_reload is not None:
+            live_reload(work, args.live_reload or [3, 12])
+        elif args.serve_stalled:
+            serve_stalled(work, args.serve_stalled)
+        elif args.serve_idle:
             report_serve_idle(work)
         elif args.terms:
             glossary_check(work, args.terms, args.spellings)
@@ -782,6 +791,152 @@ def each_plate(plates: list[str]) -> None:
         print(f"== {folder}", flush=True)
         content = str(Path(folder).resolve())
         subprocess.run([sys.executable, __file__, *argv], env=dict(os.environ, PLATE_CONTENT=content))
+
+
+# --- the live loop: a save under `plate serve` until the open page shows it (issue 43) --------------------------
+
+LIVE_BUDGET_S = 1.5  # a prose edit shows in the open page within this, on a quiet 2-core machine
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def scaffolded_series(into: Path, plates: int) -> Path:
+    """A copy of the shipped series with plates to come started by `plate new` (their own titles) until it holds
+    `plates` written plates."""
+    from generator import scaffold, volume
+    root = into / "plates"
+    shutil.copytree(ROOT / "plates", root, ignore=shutil.ignore_patterns("__pycache__"))
+    shelf = volume.load_series(root)
+    missing = plates - len(shelf.written())
+    for vol in shelf.volumes:
+        for entry in vol.plates:
+            if missing <= 0:
+                return root
+            if not entry.folder:
+                title = entry.title or f"Plate {vol.id}.{entry.number}"
+                name = f"{vol.id.lower()}-{entry.number}"
+                scaffold.new(root / f"{name}-scaffold-{name}", vol.id, entry.number, title)
+                missing -= 1
+    if missing > 0:
+        raise SystemExit(f"the series lists too few plates to come for {plates} plates")
+    return root
+
+
+class Served:
+    """`plate serve` of a series in a process of its own, its output gathered."""
+
+    def __init__(self, content: Path, out: Path, port: int):
+        self.lines: list[str] = []
+        self.process = subprocess.Popen([sys.executable, "-m", "generator", "serve", "--content", str(content),
+                                         "--out", str(out), "--port", str(port)], cwd=ROOT, text=True,
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.serving = threading.Event()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            self.lines.append(line)
+            if "serving" in line:
+                self.serving.set()
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+def shows(page, text: str) -> bool:
+    """Whether the open page's body holds text (False while it reloads)."""
+    try:
+        return bool(page.evaluate("(t) => !!document.body && document.body.textContent.includes(t)", text))
+    except Exception:  # noqa: BLE001 - the page is between two documents
+        return False
+
+
+def live_reload(work: Path, counts: list[int], edits: int = 7) -> None:
+    """For each count of plates: `plate serve` of the series (scaffolded up to that count), a plate's page open in
+    Chromium, then `edits` prose edits of that plate, each timed from the save to the open page showing the new
+    sentence (the watcher, the rebuild, the page's poll and its reload); median, min and max."""
+    from playwright.sync_api import sync_playwright
+    from generator import volume
+    print(f"live reload: a prose edit under plate serve until the open page shows it; load {os.getloadavg()[0]:.1f}")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        try:
+            for count in counts:
+                root = scaffolded_series(work / f"live-{count}", count)
+                shelf = volume.load_series(root)
+                vol, entry = next((v, e) for v, e in shelf.written() if v.page_of(e) != "index.html")
+                port = free_port()
+                served = Served(root, work / f"live-{count}" / "site", port)
+                try:
+                    if not served.serving.wait(900):
+                        raise SystemExit("plate serve did not start: " + "".join(served.lines[-5:]))
+                    page = browser.new_page()
+                    page.goto(f"http://127.0.0.1:{port}/{vol.page_of(entry)}")
+                    wait_until(page, "() => document.documentElement.dataset.ready === 'true'")
+                    plate_md = vol.folder(entry) / volume.PLATE_FILE
+                    times = []
+                    for i in range(edits):
+                        sentence = f"A sentence saved while served, number {i}."
+                        text = plate_md.read_text(encoding="utf-8")
+                        started = time.monotonic()
+                        plate_md.write_text(text + f"\n{sentence}\n", encoding="utf-8")
+                        while not shows(page, sentence):
+                            if time.monotonic() - started > 120:
+                                raise SystemExit("the page never showed the edit: " + "".join(served.lines[-5:]))
+                            time.sleep(0.01)
+                        times.append(time.monotonic() - started)
+                        wait_until(page, "() => document.documentElement.dataset.ready === 'true'")
+                        time.sleep(1)
+                    page.close()
+                finally:
+                    served.stop()
+                median = statistics.median(times)
+                row(f"live reload, {len(shelf.written())} plates (median of {edits}; min {min(times):.2f}, max "
+                    f"{max(times):.2f} s)", median, None, "s", f"≤ {LIVE_BUDGET_S} s quiet", median <= LIVE_BUDGET_S, digits=2)
+        finally:
+            browser.close()
+    print(f"load after: {os.getloadavg()[0]:.1f}")
+
+
+def serve_stalled(work: Path, clients: int, requests: int = 10) -> None:
+    """`plate serve` of the shipped series with `clients` connections that each send part of a request line and
+    stall: the time of a normal GET of a page meanwhile (loopback only; the clients are closed at the end)."""
+    import http.client
+    port = free_port()
+    served = Served(ROOT / "plates", work / "stalled-site", port)
+    stalled = []
+    try:
+        if not served.serving.wait(900):
+            raise SystemExit("plate serve did not start")
+        for _ in range(clients):
+            stalled.append(socket.create_connection(("127.0.0.1", port), timeout=5))
+            stalled[-1].sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1")
+        time.sleep(0.5)
+        times = []
+        for _ in range(requests):
+            started = time.monotonic()
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            connection.request("GET", "/")
+            response = connection.getresponse()
+            response.read()
+            connection.close()
+            times.append(time.monotonic() - started)
+        worst = max(times)
+        row(f"serve: a GET while {clients} clients stall (worst of {requests}; median {statistics.median(times):.3f})",
+            worst, None, "s", "≤ 1 s", worst <= 1, digits=3)
+    finally:
+        for client in stalled:
+            client.close()
+        served.stop()
+    print(f"load: {os.getloadavg()[0]:.1f}")
 
 
 def report_serve_idle(work: Path) -> None:

@@ -157,7 +157,8 @@ NEVER_READ = {  # the fixture content, pure functions, the spec's own inputs, th
     "test_custom": ["test_each_free_input_is_checked_as_the_schema_checks_its_field",
                     "test_good_values_parse_as_toml_would",
                     "test_layer_shape_is_all_or_none_and_leaves_room_beside_the_embeddings"],
-    "test_model": [  # MODEL.md's inputs, pinned
+    "test_model": [  # MODEL.md's inputs, pinned; a formula broken in a copy of the fixture content
+        "test_a_nan_from_a_formula_is_blamed_on_the_formula_not_on_presets_toml",
         "test_replica_axis_is_powers_of_two_to_16384", "test_compute_per_step_falls_with_replicas",
         "test_allreduce_stays_near_constant", "test_crossing_at_1024_replicas_for_8b_4m_400g",
         "test_tokens_and_sequences_per_replica_at_the_crossing", "test_nvlink_keeps_full_efficiency_at_1024",

@@ -385,11 +385,21 @@ def test_ctrl_c_in_the_first_moments_is_plates_line_or_pythons_start_up(tmp_path
 
 
 def _maps_hold(process: subprocess.Popen, library: str) -> bool:
+    """Whether the command has loaded a library: in its process, or in the child it runs its work in (a watched
+    command, generator/watchdog.py)."""
     try:
-        with open(f"/proc/{process.pid}/maps") as maps:
-            return library in maps.read()
+        with open(f"/proc/{process.pid}/task/{process.pid}/children") as listed:
+            pids = [process.pid, *map(int, listed.read().split())]
     except OSError:
-        return False
+        pids = [process.pid]
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/maps") as maps:
+                if library in maps.read():
+                    return True
+        except OSError:
+            continue
+    return False
 
 
 def test_ctrl_c_after_the_build_reported_says_the_new_site_is_in_place(tmp_path):

@@ -141,8 +141,11 @@ def runs(tmp_path_factory):
     no_chromium = {"PLATE_CHROMIUM": str(base / "no-chromium")}
     run("without chromium", "build", env=no_chromium)
     shutil.copytree(out, base / "copy")
-    one = pages[list(pages)[0]][0]
+    made["one page"] = list(pages)[0]
+    one = pages[made["one page"]][0]
+    add_prose(one / "plate.md", "A paragraph of this plate alone, Bladderwort.")  # its page changes, no other
     made["one plate"] = plate("build", "--content", one, "--out", base / "copy", cwd=ROOT, env=no_chromium)
+    made["one plate site"] = snapshot(base / "copy")
     return made
 
 
@@ -232,8 +235,20 @@ def test_without_chromium_a_changed_pages_pdfs_are_dropped_and_unlinked(runs):
 
 
 @pytest.mark.browser
-def test_one_plate_built_over_a_series_site_says_which_pages_are_gone(runs):
-    result = runs["one plate"]
+def test_one_plate_built_into_the_series_site_keeps_every_other_file_byte_for_byte(runs):
+    """`plate build --content plates/<one plate>` over the series' site with its PDFs: that plate's page is made
+    again (as the series names it), and every other plate's page, PDFs and CSV, the indexes and the top page stay
+    byte for byte; the plate's own PDFs, printing a page that changed, are dropped without Chromium."""
+    result, before, after, page = runs["one plate"], runs["without chromium site"], runs["one plate site"], \
+        runs["one page"]
     assert result.returncode == 0, result.stderr
-    gone = sorted([*runs["indexes"], *(p for p in runs["pages"] if p != "index.html")])
-    assert f"plate: replaced a site with more pages: {', '.join(gone)} " in result.stdout
+    assert "replaced a site with more pages" not in result.stdout
+    own = {page, *pdf.pdf_names(Path(page).stem).values()}
+    assert set(after) == set(before) - (own - {page})  # nothing of another plate's is gone
+    changed = {name for name in before if name in after and after[name] != before[name]}
+    assert changed == {page, ".plate-site", ".plate-prints.json"}, changed
+    assert b"Bladderwort" in after[page] and b"Bladderwort" not in before[page]
+    assert any(name.endswith(".pdf") for name in after) and all(after[n] == before[n] for n in after
+                                                                if n.endswith(".pdf"))
+    for index in runs["indexes"]:
+        assert after[index] == before[index]
