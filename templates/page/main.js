@@ -128,10 +128,15 @@ async function start() {
   for (const fig of data.figures) approach.observe(document.getElementById(fig.id));
   // An "in words and numbers" opened (by the reader, a script, or find in page): its table is written before the
   // frame paints it (a MutationObserver's callback runs before the browser renders again).
-  new MutationObserver((records) => {
+  // Each one is watched alone, not the page's subtree: a change's many attribute writes in the figures' SVG then
+  // never meet the observer.
+  const opened = new MutationObserver((records) => {
     for (const { target } of records) if (target.open) bringTable(target.id.replace(/-data$/, ""));
     revealSoon(); // one closed: what lay below it moved up
-  }).observe(document.body, { subtree: true, attributes: true, attributeFilter: ["open"] });
+  });
+  for (const details of document.querySelectorAll("details.figure-data")) {
+    opened.observe(details, { attributes: true, attributeFilter: ["open"] });
+  }
   // A reader's focus entering a figure (a screen reader moving through the page, say) brings it.
   document.addEventListener("focusin", (event) => {
     const fig = event.target.closest?.("figure.figure, details.figure-data");
