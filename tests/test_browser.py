@@ -604,3 +604,14 @@ def test_the_real_clusters_controls_redraw_its_line_and_are_kept_in_the_url(site
     wait_until(page, "!location.hash.includes('micro=')")
     assert "bucket=" not in page.url
     assert watched.problems() == []
+
+
+def test_a_page_printed_before_any_change_or_view_prints_without_a_complaint(site, open_page):
+    """Printing brings what a change left for later; before any change (no view made yet, the page as built shows the
+    default) there is nothing to bring, and nothing fails."""
+    watched = open_page(site, all_live=False, viewport={"width": 1100, "height": 200})  # no figure near: no view
+    page = watched.page
+    assert page.evaluate("window.plate.views.length") == 0
+    page.pdf(format="A4")
+    page.evaluate("() => window.plate.current().then(() => true)")
+    assert watched.problems() == []

@@ -94,6 +94,7 @@ async function start() {
   }
   /** Everything brought to the selection shown (for print, and window.plate.current()); resolves once data-shown. */
   function bringAll() {
+    if (!shown) return Promise.resolve(); // nothing changed since the page as built, which shows the default
     for (const id of data.figures.map((fig) => fig.id)) waiting.tables.delete(id);
     const runs = [...waiting.figures].map(bringFigure);
     fillTexts(shown, waiting.figures, tablesWaiting());
