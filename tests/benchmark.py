@@ -1,8 +1,9 @@
-"""The plate against Altair's own `save(inline=True)` page of the same figures, measured in one run (prints; asserts
-nothing). Run: python tests/benchmark.py [--loads 5] [--lighthouse-runs 5] [--selections 96] [--runs 3]
-[--no-builds] [--plates DIR DIR] (docs/performance.md says what each does); or only `plate check` with a large
-glossary: python tests/benchmark.py --terms 1000 [--spellings 40]; or only builds of K times the presets:
-python tests/benchmark.py --presets 1 10 100"""
+"""The plates against Altair's own `save(inline=True)` pages of the same figures, measured in one run (prints; asserts
+nothing). Run: python tests/benchmark.py [--changes 24] [--lighthouse-runs 3] [--plates DIR …]: a reader's changes
+on every plate (tests/reader_walk.py; docs/performance.md says what it measures); or the earlier benchmark of one
+plate: --redraw [--loads 5] [--selections 96] [--runs 3] [--no-builds]; or only `plate check` with a large
+glossary: --terms 1000 [--spellings 40]; or only builds of K times the presets: --presets 1 10 100; or only
+`plate serve`: --serve-idle, --live-reload, --serve-stalled N"""
 from __future__ import annotations
 
 import argparse
