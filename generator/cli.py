@@ -138,7 +138,7 @@ def report_mistakes(problems: list[str], after: str = "") -> None:
 
 def report_warnings(warnings: list[str]) -> None:
     """What `plate check` warns about; build and check print the same lines."""
-    for warning in warnings:
+    for warning in dict.fromkeys(warnings):  # once per build, however many plates gave it
         print(f"plate: warning: {bounded(warning)}", file=sys.stderr)
 
 
@@ -164,7 +164,7 @@ def run_check(content_dir: Path, debug: bool) -> int:
         print("plate: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     report_warnings(warnings)
-    count = len(warnings)
+    count = len(dict.fromkeys(warnings))
     print(f"plate: {content_dir}/ has no mistakes ({count} warning{'s' if count != 1 else ''}); checked in "
           f"{time.perf_counter() - started:.1f} s")
     return 0

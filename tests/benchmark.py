@@ -1,8 +1,9 @@
-"""The plate against Altair's own `save(inline=True)` page of the same figures, measured in one run (prints; asserts
-nothing). Run: python tests/benchmark.py [--loads 5] [--lighthouse-runs 5] [--selections 96] [--runs 3]
-[--no-builds] [--plates DIR DIR] (docs/performance.md says what each does); or only `plate check` with a large
-glossary: python tests/benchmark.py --terms 1000 [--spellings 40]; or only builds of K times the presets:
-python tests/benchmark.py --presets 1 10 100"""
+"""The plates against Altair's own `save(inline=True)` pages of the same figures, measured in one run (prints; asserts
+nothing). Run: python tests/benchmark.py [--changes 24] [--lighthouse-runs 3] [--plates DIR …]: a reader's changes
+on every plate (tests/reader_walk.py; docs/performance.md says what it measures); or the earlier benchmark of one
+plate: --redraw [--loads 5] [--selections 96] [--runs 3] [--no-builds]; or only `plate check` with a large
+glossary: --terms 1000 [--spellings 40]; or only builds of K times the presets: --presets 1 10 100; or only
+`plate serve`: --serve-idle, --live-reload, --serve-stalled N"""
 from __future__ import annotations
 
 import argparse
@@ -63,7 +64,8 @@ requestAnimationFrame(tick);"""
 # One change of selection, from setting the <select>s to the first frame after the figures in view have redrawn
 # (the plate marks that on <html> as data-drawn, seen at once by a MutationObserver, as Altair's is by awaiting
 # its view's runAsync), and to the first frame after every figure has (data-shown, seen alike; the figures out of
-# sight follow those in view): [in view, every figure, in view as first measured: data-drawn polled once a frame,
+# sight wait for the reader, so they are brought at once, as for print, once those in view are drawn): [in view,
+# every figure, in view as first measured: data-drawn polled once a frame,
 # which counts one frame more than the redraw takes to show whenever it is done before the next frame]; both changes
 # start after `delay` ms, not timed (walk_pages).
 FRAME_MS = 1000 / 60  # a 60 Hz display's frame
@@ -86,6 +88,7 @@ CHANGE_PLATE = """async ([values, delay]) => {
     watch.observe(root, {attributes: true, attributeFilter: [`data-${key}`]});
   });
   const seen = frameAfter('drawn', drawn), every = frameAfter('shown', shown);
+  seen.then(() => window.plate.current());
   const polled = (async () => {
     while (root.dataset.drawn === drawn) await new Promise(requestAnimationFrame);
     await new Promise(requestAnimationFrame);
@@ -171,7 +174,7 @@ class no_build_cache:
         cache.at = self.at
 
 
-def build_capturing(out: Path) -> tuple[dict[str, str], list[dict], list[dict]]:
+def build_capturing(out: Path, content: Path = CONTENT) -> tuple[dict[str, str], list[dict], list[dict]]:
     """Build the plate, keeping every Vega-Lite spec compiled on the way and its Vega."""
     compiled, original = [], vlc.vegalite_to_vega
 
@@ -183,7 +186,7 @@ def build_capturing(out: Path) -> tuple[dict[str, str], list[dict], list[dict]]:
     vlc.vegalite_to_vega = capture
     try:
         with no_build_cache():  # every figure compiled, so that each spec is seen
-            files = build.build(CONTENT, out)
+            files = build.build(content, out)
     finally:
         vlc.vegalite_to_vega = original
     return files, [vl for vl, _ in compiled], [vega for _, vega in compiled]
@@ -215,8 +218,8 @@ def live_rows(browser, page_path: Path, vega_specs: list[dict], selections: list
     wait_until(page, "document.documentElement.dataset.ready === 'true'")
     page.evaluate("() => window.plate.live().then(() => true)")  # every view, the default's too
     rows: dict[str, list[dict]] = {name: [] for name in roots}
-    for selection in dict.fromkeys(selections):
-        page.evaluate(CHANGE_PLATE, [[[c[0], v] for c, v in zip(controls, selection)], 0])
+    for selection in dict.fromkeys(selections):  # each shown, and every view brought to it (window.plate.show)
+        page.evaluate("(s) => window.plate.show(s).then(() => true)", {c[1]: v for c, v in zip(controls, selection)})
         got = page.evaluate("""(names) => {
             const out = {};  // each dataset from the first view that has it (views share the selection's rows)
             for (const item of window.plate.views) {
@@ -264,9 +267,11 @@ def step_values(controls: list, signals: dict, steps: list) -> tuple[list, list]
 
 
 def altair_page(vl_specs: list[dict], datasets: dict, controls: list, signals: dict, start: tuple,
-                out: Path) -> Path:
+                out: Path, renderer: str | None = None, folder: str = "altair", ranges: dict | None = None) -> Path:
     """Altair's own inline page of the same figures: the data inline, the controls as bound Vega params (at the
-    selection start), each figure filtered on them."""
+    selection start; a slider for each name in ranges, {name: (min, max, step)}), each figure filtered on them;
+    drawn by vega-embed's renderer (None: its default, canvas)."""
+    ranges = ranges or {}
     names = set(signals.values())
     charts = []
     for spec in vl_specs:
@@ -275,7 +280,10 @@ def altair_page(vl_specs: list[dict], datasets: dict, controls: list, signals: d
         if not spec["params"]:
             del spec["params"]
         charts.append(filtered(spec))
-    params = [{"name": signals[name], "value": value,
+    params = [{"name": signals[name], "value": float(value),
+               "bind": {"input": "range", "min": ranges[name][0], "max": ranges[name][1], "step": ranges[name][2],
+                        "name": name}} if name in ranges else
+              {"name": signals[name], "value": value,
                "bind": {"input": "select", "options": [v for v, _ in options], "labels": [lab for _, lab in options],
                         "name": name}}
               for (_, name, options), value in zip(controls, start)]
@@ -283,10 +291,11 @@ def altair_page(vl_specs: list[dict], datasets: dict, controls: list, signals: d
     # Altair's schema has no null background (the plate's transparent one); its default white stands in.
     config = {k: v for k, v in vl_specs[0].get("config", {}).items() if v is not None}
     top = {"vconcat": charts, "params": params, "datasets": datasets, "config": config}
-    path = out / "altair" / "index.html"
+    path = out / folder / "index.html"
     path.parent.mkdir(parents=True)
     (path.parent / "spec.json").write_text(json.dumps(top), encoding="utf-8")  # for altair_builds()
-    alt.VConcatChart.from_dict(top, validate=False).save(str(path), inline=True)
+    options = {"embed_options": {"renderer": renderer}} if renderer else {}
+    alt.VConcatChart.from_dict(top, validate=False).save(str(path), inline=True, **options)
     return path
 
 
@@ -719,13 +728,18 @@ def presets_scaling(work: Path, ks: list[int]) -> None:
 
 def main() -> None:
     args = argparse.ArgumentParser(description=__doc__)
+    args.add_argument("--changes", type=int, default=24,
+                      help="a reader's changes per plate and CPU speed (the default run: tests/reader_walk.py)")
+    args.add_argument("--redraw", action="store_true",
+                      help="instead, the earlier benchmark of one plate: builds, live from open, time to the frame")
     args.add_argument("--loads", type=int, default=5, help="page loads per page for first figure and live")
-    args.add_argument("--lighthouse-runs", type=int, default=5)
+    args.add_argument("--lighthouse-runs", type=int, default=3)
     args.add_argument("--selections", type=int, default=96, help="how many changes of one control each to walk")
     args.add_argument("--no-builds", action="store_true", help="leave out the builds (and serve idle): pages only")
     args.add_argument("--runs", type=int, default=3, help="walks of both pages, interleaved (medians reported)")
     args.add_argument("--plates", nargs="+", default=[], metavar="DIR",
-                      help="measure each of these plate folders in turn, each in a new process (as PLATE_CONTENT)")
+                      help="the plate folders to measure (default: every plate of the series; with --redraw, each "
+                           "in a new process, as PLATE_CONTENT)")
     args.add_argument("--serve-idle", action="store_true", help="only measure `plate serve` idle with 50,000 files")
     args.add_argument("--no-serve-idle", action="store_true", help="leave out `plate serve` idle (50,000 files)")
     args.add_argument("--terms", type=int, default=0, help="only time `plate check` with this many more terms")
@@ -738,7 +752,7 @@ def main() -> None:
     args.add_argument("--serve-stalled", type=int, default=0, metavar="CLIENTS",
                       help="only time a normal request to `plate serve` while this many clients stall")
     args = args.parse_args()
-    if args.plates:
+    if args.redraw and args.plates:
         each_plate(args.plates)
         return
     work = Path(tempfile.mkdtemp(prefix="plate-bench-"))
@@ -753,8 +767,11 @@ def main() -> None:
             glossary_check(work, args.terms, args.spellings)
         elif args.presets:
             presets_scaling(work, args.presets)
-        else:
+        elif args.redraw:
             run(work, args)
+        else:
+            import reader_walk
+            reader_walk.run(work, args)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

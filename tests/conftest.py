@@ -233,6 +233,12 @@ class Watched:
         return [(t, m) for t, m in self.console if t in ("error", "warning", "pageerror")]
 
 
+def current(page) -> None:
+    """Bring every figure and word of a page to the selection it shows, as printing does (a change updates only what
+    is in sight; the rest waits for the reader): then data-shown says the selection."""
+    page.evaluate("() => window.plate.current().then(() => true)")
+
+
 def wait_until(page, expression: str, timeout: float = 15.0):
     """Poll a page until a JavaScript expression is truthy. Unlike page.wait_for_function, which polls by
     evaluating a string inside the page, this works under the plate's CSP (no 'unsafe-eval'), however long

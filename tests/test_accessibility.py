@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CONTENT, default_caption, plates, wait_until
+from conftest import CONTENT, current, default_caption, plates, wait_until
 from spec_model import check_descriptions, check_readout
 from spec_model import expected as spec
 from generator import content, render
@@ -114,6 +114,7 @@ def test_controls_operate_with_the_keyboard_alone(site, open_page):
         shown = "|".join(chosen[k] for k in facts.KEYS)
         page.focus(f"#choose-{key}")
         page.keyboard.press("ArrowDown")
+        current(page)  # what waits out of sight too
         wait_until(page, f"document.documentElement.dataset.shown === '{shown}'")
     # The figures' words and numbers open from the keyboard too.
     page.focus("#fig-time-data summary")
@@ -136,6 +137,7 @@ def test_readout_is_a_polite_live_region_that_changes_with_the_selection(site, o
     other = next(n for n in c.presets.networks if n != full.network)
     page.get_by_label("Network", exact=True).select_option(other)
     shown = "|".join(other if k == "network" else getattr(full, k) for k in facts.KEYS)
+    current(page)  # what waits out of sight too
     wait_until(page, f"document.documentElement.dataset.shown === '{shown}'")
     assert readout.text_content() != before
 

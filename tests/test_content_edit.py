@@ -18,7 +18,7 @@ import pytest
 from markupsafe import escape
 
 import conftest
-from conftest import ROOT, wait_until
+from conftest import ROOT, current, wait_until
 from content_edit import EDITS, SPEC_PRESETS, edited_copy
 from generator import build, content
 from xiv4 import SHIPPED, facts, xpresets, xpage, xwords
@@ -137,7 +137,10 @@ NEVER_READ = {  # the fixture content, pure functions, the spec's own inputs, th
         "test_the_page_checker_reads_the_schemas_rules", "test_the_words_module_is_page_python",
         "test_the_words_memo_never_loses_what_it_is_asked_for"],
     "test_build": ["test_fixture_content_builds", "test_build_replaces_the_previous_site_it_wrote",
-                   "test_a_kept_memo_redraws_figures_and_csv_only_when_presets_or_default_change"],
+                   "test_a_kept_memo_redraws_figures_and_csv_only_when_presets_or_default_change",
+                   "test_a_first_build_lists_the_steps_it_made_anew_and_a_later_one_none",
+                   "test_a_step_still_making_something_says_so",
+                   "test_a_series_asks_for_node_s_packages_once_and_warns_once"],
     "test_content": ["test_the_repository_content_holds_every_spec_preset",
                      "test_bad_bandwidth_names_file_line_and_value",
                      "test_every_mistake_is_reported_together", "test_unclosed_front_matter",
@@ -196,10 +199,13 @@ MACHINERY = {  # the page's code, the same for every content; where it has a con
         "test_at_load_only_the_figures_near_the_screen_go_live_and_the_others_as_the_reader_scrolls",
         "test_the_first_change_makes_every_figure_live_with_the_selection",
         "test_a_link_to_another_selection_opens_with_every_figure_live",
-        "test_figures_in_view_redraw_first_and_those_out_of_sight_follow",
-        "test_a_figure_scrolled_to_before_its_turn_is_drawn_at_once",
-        "test_once_timed_figures_out_of_sight_follow_the_next_change_without_idle_time",
-        "test_figures_out_of_sight_catch_up_before_printing", "test_url_keeps_and_restores_the_selection",
+        "test_a_change_draws_the_figures_in_sight_and_the_others_wait_for_the_reader",
+        "test_a_figure_out_of_sight_is_current_in_the_first_frame_that_shows_it",
+        "test_closing_the_disclosure_brings_the_figures_it_lifts_into_sight_before_they_are_painted",
+        "test_a_closed_in_words_and_numbers_is_current_when_it_is_opened",
+        "test_figures_and_closed_words_out_of_sight_are_current_in_print",
+        "test_a_page_printed_before_any_change_or_view_prints_without_a_complaint",
+        "test_url_keeps_and_restores_the_selection",
         "test_the_url_is_written_when_the_controls_rest_or_at_once_when_the_reader_leaves_the_window",
         "test_unknown_ids_in_the_url_fall_back_to_the_default_and_the_page_says_so",
         "test_options_are_kept_in_the_url_and_restored", "test_nvlink_domain_shading_appears_only_past_the_domain",
@@ -436,6 +442,7 @@ def test_the_edited_page_opens_offline_and_shows_every_preset_selection(built, o
     before = page.evaluate(SNAPSHOT)
     label = next(label for label, field in CONTROLS.items() if field == key)
     page.get_by_label(label, exact=True).select_option(choice)
+    current(page)  # what waits out of sight too
     wait_until(page, f"document.documentElement.dataset.shown === '{xpage.selection_key(sel)}'")
     after = page.evaluate(SNAPSHOT)
     ids = page.evaluate("() => [...document.querySelectorAll('figure.figure')].map((f) => f.id)")

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 from pypdf import PdfReader
 
-from conftest import SERIES
+from conftest import SERIES, current
 from test_html_valid import _checker
 from generator import build, content, crossrefs, volume
 from generator.references import split_references
@@ -261,6 +261,7 @@ def test_a_new_plate_starts_live_and_its_words_follow_its_control(browser, tmp_p
         wait_until(page, "document.documentElement.dataset.ready")
         assert page.evaluate("document.documentElement.dataset.ready") == "true", seen["console"]
         page.select_option("#choose-rate", other)
+        current(page)  # what waits out of sight too
         wait_until(page, f"document.documentElement.dataset.shown === '{other}'")
         assert [p.text_content() for p in page.locator("#readout p").all()] == expected["readout"]
         rows = c.module.PAGE["datasets"](model.facts(c.module.Selection(other)))
