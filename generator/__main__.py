@@ -28,6 +28,9 @@ def run(argv: list[str] | None = None) -> int:
     a tenth of a second (numpy, Altair, vl-convert), during which Python no longer answers Ctrl-C with a line."""
     try:  # first: every KeyboardInterrupt from here on is caught
         _interrupted.clear()
+        if argv is None:  # the command: run in a child, watched (generator/watchdog.py), the parent waits
+            from . import watchdog
+            watchdog.watch()
         signal.signal(signal.SIGINT, _interrupt)
         _hooks.append(sys.unraisablehook)
         sys.unraisablehook = _unraisable

@@ -1,20 +1,57 @@
 """Gather the whole site in memory, then write it at once: a failed build leaves site/ as it was."""
 from __future__ import annotations
 
+import contextlib
 import json
-import os
+import os  # noqa: F401 - tests replace os.fsync through it, as the writes in output.py call it
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from . import cache, checks, jsmodules, output, prints, publish, render, runtime, theme, volume
 from .output import MARKER, Interrupted, OutputError, check_output, write  # noqa: F401 - the command's names
 
 
-def cache_dir() -> Path:
-    """Where the runtime's npm packages and products and the build cache are kept between builds ($PLATE_CACHE,
-    else the user's cache)."""
-    if os.environ.get("PLATE_CACHE"):
-        return Path(os.environ["PLATE_CACHE"])
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "plate"
+cache_dir = runtime.cache_dir  # where the runtime's products and the build cache are kept between builds
+
+STEP_SAID_S = 0.5  # a step that made what the cache did not hold and took this long is said with its time
+STILL_EVERY_S = 10.0  # a step still making something after this long says so, and again as often
+
+
+def _say(line: str) -> None:
+    print(line, flush=True)
+
+
+say: Callable[[str], None] = _say  # where a long step says it is still at it (`plate` prints it)
+_steps: list[str] | None = None  # within build(): the steps that made something, each with its time
+
+
+@contextlib.contextmanager
+def step(what: str):
+    """A step of the build, timed: one that made something the cache did not hold (a first build's figures, the
+    page's runtime) and took STEP_SAID_S or more is kept for the build's report with its time, and while it runs it
+    says every STILL_EVERY_S that it is still at it."""
+    started, made = time.perf_counter(), cache.made()
+    done = threading.Event()
+
+    def still() -> None:
+        while not done.wait(STILL_EVERY_S):
+            if cache.made() > made:
+                say(f"plate: {what}: still at it ({time.perf_counter() - started:.0f} s)")
+    watcher = threading.Thread(target=still, daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        watcher.join()
+    took = time.perf_counter() - started
+    if took >= STEP_SAID_S and cache.made() > made and _steps is not None:
+        _steps.append(f"{what} in {took:.1f} s")
+
+
+_tools: dict | None = None  # within build(): the toolchain found, or why not, once for every plate of the build
 
 
 RUNTIME_FOLDER = "plate-runtime"  # the runtime's products, a cache.Cache of their own beside the build cache
@@ -43,6 +80,21 @@ def fallback_js(specs: dict[str, dict]) -> str:
                       lambda: runtime.fallback_bundle(specs), "vl-convert's Vega runtime")
 
 
+def _toolchain() -> Path:
+    """runtime.toolchain(), asked once per build (every plate of a series then gets the same answer, and a warning
+    about it is said once); raises runtime.Unavailable."""
+    if _tools is None:
+        return runtime.toolchain(cache_dir())
+    if "found" not in _tools:
+        try:
+            _tools["found"] = runtime.toolchain(cache_dir())
+        except runtime.Unavailable as why:
+            _tools["found"] = why
+    if isinstance(_tools["found"], runtime.Unavailable):
+        raise _tools["found"]
+    return _tools["found"]
+
+
 def live_runtime(specs: dict[str, dict], warnings: list[str] | None = None) -> runtime.Runtime:
     """The page's Vega runtime for these specs ({figure id: Vega spec}): their dataflows parsed at build time and a
     script with only the operators those run, each kept in the cache by what it is made of. Without node's packages
@@ -53,7 +105,7 @@ def live_runtime(specs: dict[str, dict], warnings: list[str] | None = None) -> r
 
     def tools() -> Path:
         if not home:
-            home.append(runtime.toolchain(cache_dir()))
+            home.append(_toolchain())
         return home[0]
 
     store = runtime_store()
@@ -111,7 +163,8 @@ def gather(content_dir: Path, warnings: list[str] | None = None, memo: dict | No
     alone = base_url is None
     if alone:
         base_url = volume.base_url_beside(content_dir, warnings)
-    result = checks.checked(content_dir)  # every mistake surfaces before the figures are drawn
+    with step(f"{content_dir.name}: the content checked"):
+        result = checks.checked(content_dir)  # every mistake surfaces before the figures are drawn
     if warnings is not None:
         warnings.extend(result.warnings)
     plate, model = result.content, result.model
@@ -119,14 +172,19 @@ def gather(content_dir: Path, warnings: list[str] | None = None, memo: dict | No
     # what the figures and the CSV are made of; the plate module's code is in the cache's keys (cache.py)
     key = repr((module.CODE, plate.presets, plate.plate.default, theme.current().values))
     store = cache.at(cache_dir(), module)  # kept across builds too: with every entry there, a build never loads Altair
-    figures = _kept(memo, "figures", key, lambda: module.figures(plate, model, store))
-    csv = _kept(memo, "csv", key, lambda: store.kept("csv", (repr(plate.presets),), lambda: module.csv_text(model),
-                                                     needs=("numpy",)))
+    name = content_dir.name
+    with step(f"{name}: the figures drawn"):
+        figures = _kept(memo, "figures", key, lambda: module.figures(plate, model, store))
+    with step(f"{name}: the data written"):
+        csv = _kept(memo, "csv", key, lambda: store.kept("csv", (repr(plate.presets),),
+                                                         lambda: module.csv_text(model), needs=("numpy",)))
     if drawn is not None:
         drawn.extend(figures)
-    live = live_runtime({f.id: f.vega for f in figures}, warnings)
+    with step(f"{name}: the page's Vega runtime made"):
+        live = live_runtime({f.id: f.vega for f in figures}, warnings)
     # links: a series build's (generator/series.py); pdfs: the page's PDFs in the site, {link text: file name}
-    html = render.page(plate, model, figures, live, store, links, pdfs, page=page, base_url=base_url)
+    with step(f"{name}: the page made"):
+        html = render.page(plate, model, figures, live, store, links, pdfs, page=page, base_url=base_url)
     preview = _kept(memo, "preview", repr((key, base_url, page)), lambda: publish.plate_files(base_url, page, figures))
     files = {page: html, plate.plate.data_file: csv, **preview}
     return {**files, **publish.site_files(base_url, [page])} if alone else files
@@ -138,16 +196,25 @@ def build(content_dir: Path, out: Path, warnings: list[str] | None = None, plan:
     pages' PDFs (plan: by default, those of the previous site) are kept, printed or dropped as plan says, and join
     the site in the same swap; notes get one line for each page's PDFs, and one for pages the previous site held
     that this build does not write."""
+    global _tools, _steps
+    from . import series
     check_output(out, content_dir)
     plan = plan if plan is not None else prints.Plan()
     plan.old = prints.previous(out)
-    files = _site(Path(content_dir), warnings, memo, plan)
-    if plan.settle(files):  # some PDFs are dropped: their pages are rendered again, without the links
-        files = _site(Path(content_dir), [], memo, plan)
+    into = series.into_site(Path(content_dir), Path(out))  # one plate of a series, into that series' site
+    _tools, _steps = {}, []
+    try:
+        files = _site(Path(content_dir), warnings, memo, plan, into, out)
+        if plan.settle(files):  # some PDFs are dropped: their pages are rendered again, without the links
+            files = _site(Path(content_dir), [], memo, plan, into, out)
+        steps = _steps
+    finally:
+        _tools = _steps = None
     files.update(plan.made(files, Path(out)))
     gone = [n for n in output.own_names(out) if n.endswith(".html") and n not in files]
     write(files, Path(out), warnings)
     if notes is not None:
+        notes.extend(f"{line} (made anew, now cached)" for line in steps)
         notes.extend(plan.notes)
         if gone:
             notes.append(f"replaced a site with more pages: {', '.join(gone)} {'is' if len(gone) == 1 else 'are'} "
@@ -155,9 +222,13 @@ def build(content_dir: Path, out: Path, warnings: list[str] | None = None, plan:
     return files
 
 
-def _site(content_dir: Path, warnings: list[str] | None, memo: dict | None, plan: prints.Plan) -> dict[str, str]:
-    """Every file of the site: a series' (every plate and the index) or one plate's, each page linking its PDFs."""
+def _site(content_dir: Path, warnings: list[str] | None, memo: dict | None, plan: prints.Plan, into=None,
+          out: Path | None = None) -> dict[str, str]:
+    """Every file of the site: a series' (every plate and the index), one plate's into its series' site (into:
+    series.into_site's), or one plate's alone, each page linking its PDFs."""
     from . import series  # here: series.py builds each of its plates through gather()
     if series.is_series(content_dir):  # a folder of plates with its volume.toml: every plate, and the index
         return series.gather(content_dir, warnings, memo, pdfs=plan.links)
+    if into is not None:
+        return series.gather_into(into, out, warnings, memo, plan)
     return gather(content_dir, warnings, memo, pdfs=plan.links("index.html"))

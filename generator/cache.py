@@ -34,6 +34,14 @@ ENTRY_NAME = re.compile(r"[0-9a-f]{64}\.[a-z]+(\.[a-z]+)?")  # what put() names 
 PACKAGES = {"altair": "altair", "vl_convert": "vl_convert_python", "numpy": "numpy"}
 
 
+_made = [0]  # entries made so far in this process (not found in the cache): a build says the steps that made some
+
+
+def made() -> int:
+    """How many entries this process has started to make so far (each one the cache did not hold)."""
+    return _made[0]
+
+
 def key(*parts) -> str:
     """The sha256 naming the entry made of these parts (anything JSON can write)."""
     text = json.dumps(parts, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)
@@ -225,6 +233,7 @@ class Cache:
         runtime's products depend on node's side, which their parts name) and needs (package import names, or
         'fonts'); kind ('svg', 'vega.json', 'csv') ends the entry's file name."""
         if self.folder is None:
+            _made[0] += 1
             return make()
         if of_code:
             name = f"{key(kind, parts, code() + self.plate_code, [fonts() if n == 'fonts' else package(n) for n in needs])}.{kind}"
@@ -232,6 +241,7 @@ class Cache:
             name = f"{key(kind, parts)}.{kind}"
         text = self.get(name)
         if text is None:
+            _made[0] += 1
             text = make()
             self.put(name, text)
         return text

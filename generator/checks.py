@@ -221,6 +221,8 @@ def unused(checked_content: Content, prose_parts: list[str]) -> list[str]:
             problems.add(c.root / "sources.toml", locate(sources_text, ("sources", source.id)),
                          f"source {quote(source.id)} is never cited: the prose has no cite({quote(source.id)}) "
                          f"nor a link to #source-{source.id}")
+    parts = [p for p in (c.plate.assumptions, c.plate.before_figures, c.plate.after_figures) if p is not None]
+    problems.items.extend(prose.raw_html_removed(parts))
     problems.items.extend(c.module.unused(c))
     return problems.items
 
@@ -245,3 +247,21 @@ def checked(content_dir: Path) -> Checked:
     if problems:
         raise ContentError(problems)
     return Checked(c, model, parts, unused(c, [*parts, parts.assumptions]))  # the disclosure's prose counts too
+
+
+def page_checked(result: Checked) -> None:
+    """What the build's page stage refuses of a plate's PAGE, with nothing written or bundled: its Python compiled
+    for the page (generator/compiler.py: a call or construct the page cannot run, at its file and line) and joined
+    with the engine's page modules, and its promises at the default selection (render.page_datasets: every figure
+    has rows, a title and words, every control changes something), the figures drawn or, as a build does, taken
+    from the build cache. `plate check` runs it, so that it fails wherever `plate build` would."""
+    from . import build, cache, jsmodules, render, texts  # here: the build imports this module
+    c, model = result.content, result.model
+    module = c.module
+    if texts.page_of(module) is None:
+        return
+    jsmodules.concatenate(texts.page_modules(module))  # a name two modules declare fails here as in the build
+    store = cache.at(build.cache_dir(), module)
+    figures = module.figures(c, model, store)
+    fill = module.page(c, model, figures, None, store)
+    render.page_datasets(module, fill["data"], figures)

@@ -127,7 +127,9 @@ def bounded(line: str) -> str:
 
 
 def report_mistakes(problems: list[str], after: str = "") -> None:
-    """The content's mistakes, each on its own line, after one line counting them."""
+    """The content's mistakes, each on its own line, after one line counting them; a mistake several plates meet
+    (a file two plates read) is said once."""
+    problems = list(dict.fromkeys(problems))
     count = len(problems)
     print(f"plate: the content has {count} mistake{'s' if count != 1 else ''}{after}:", file=sys.stderr)
     for problem in problems:
@@ -136,7 +138,7 @@ def report_mistakes(problems: list[str], after: str = "") -> None:
 
 def report_warnings(warnings: list[str]) -> None:
     """What `plate check` warns about; build and check print the same lines."""
-    for warning in warnings:
+    for warning in dict.fromkeys(warnings):  # once per build, however many plates gave it
         print(f"plate: warning: {bounded(warning)}", file=sys.stderr)
 
 
@@ -148,7 +150,9 @@ def run_check(content_dir: Path, debug: bool) -> int:
         if series.is_series(Path(content_dir)):
             warnings = series.check(Path(content_dir))
         else:
-            warnings = checks.checked(content_dir).warnings
+            result = checks.checked(content_dir)
+            checks.page_checked(result)  # the page's Python compiled and its promises checked, as the build does
+            warnings = result.warnings
     except ContentError as error:
         if debug:
             traceback.print_exc()
@@ -160,7 +164,7 @@ def run_check(content_dir: Path, debug: bool) -> int:
         print("plate: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     report_warnings(warnings)
-    count = len(warnings)
+    count = len(dict.fromkeys(warnings))
     print(f"plate: {content_dir}/ has no mistakes ({count} warning{'s' if count != 1 else ''}); checked in "
           f"{time.perf_counter() - started:.1f} s")
     return 0
@@ -213,7 +217,7 @@ def run_build(content_dir: Path, out: Path, debug: bool, mistakes: list[str] | N
         if debug:
             traceback.print_exc()
         report_mistakes(error.problems, f"; {out}/ was left as it was")
-        mistakes.extend(error.problems)
+        mistakes.extend(dict.fromkeys(error.problems))
         return EXIT_CONTENT
     except plates.ModuleError as error:
         mistakes.append(str(error))
@@ -299,6 +303,15 @@ def folder_problem(folder: Path, what: str, must_exist: bool) -> str | None:
     return None
 
 
+def member(content_dir: Path) -> bool:
+    """Whether a plate's folder is one its parent series' volume files list (its build goes into the series'
+    site: series.into_site); False too when those files have mistakes."""
+    try:
+        return series.plate_of(content_dir) is not None
+    except ContentError:
+        return False
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `plate` command."""
     _after.clear()
@@ -331,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
                             lambda mistakes: run_build(args.content, args.out, args.debug, mistakes,
                                                        prints.Plan(reprint=False), memo=memo),
                             interrupted=EXIT_INTERRUPTED, usage=EXIT_USAGE,
-                            one_plate=not series.is_series(args.content))
+                            one_plate=not series.is_series(args.content) and not member(args.content))
     return run_build(args.content, args.out, args.debug)
 
 

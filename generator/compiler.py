@@ -36,7 +36,32 @@ REFUSED_CALLS = {
     "sorted": "PScript has no sorted(); sort a copy with a loop or keep the order the data has",
     "set": "the page has no sets; use a dict or a list",
     "tuple": "the page has no tuples; use a list",
+    "repr": "the page writes a text's repr otherwise (JSON's quotes); write the text",
+    "format": "write numbers with the formatter (generator.notation)",
+    "getattr": "the page has no objects with attributes; use a dict",
+    "setattr": "the page has no objects with attributes; use a dict",
+    "hasattr": "the page has no objects with attributes; use a dict",
+    "delattr": "the page has no objects with attributes; use a dict",
 }
+# Built-ins the page has, each meaning what it means in Python on the page's plain data (PScript's library, or
+# JavaScript's own where the compiler writes it); a call of any other name the module does not bind is refused.
+BUILTINS = frozenset({"abs", "all", "any", "bool", "chr", "dict", "divmod", "enumerate", "filter", "float", "int",
+                      "len", "list", "map", "max", "min", "ord", "pow", "range", "reversed", "str", "sum", "zip"})
+# str, list and dict methods the page has (PScript's library: pscript.stdlib.METHODS), less those it runs otherwise
+REFUSED_METHODS = {
+    "sort": "the page sorts numbers as texts ([1, 10, 100, 9]); keep the order the data has, or sort in a loop",
+    "format": "write numbers with the formatter (generator.notation)",
+}
+METHODS = frozenset(pscript.stdlib.METHODS) - set(REFUSED_METHODS)
+# Names the page's JavaScript reserves or reads itself: a module naming one would not compile, or would shadow it
+JS_RESERVED = frozenset({
+    "arguments", "eval", "this", "super", "undefined", "NaN", "Infinity", "let", "static", "implements",
+    "interface", "package", "private", "protected", "public", "enum", "null", "true", "false", "typeof",
+    "instanceof", "void", "delete", "switch", "case", "default", "do", "catch", "finally", "throw", "const",
+    "debugger", "extends", "export", "new", "var", "function", "await", "yield", "Math", "Object", "Array",
+    "String", "Number", "Boolean", "Error", "JSON", "Symbol", "BigInt", "isNaN", "isFinite", "parseInt",
+    "parseFloat"})
+_INTERNAL = re.compile(r"_py|py_|stub\d+_")  # the names PScript and this compiler give what they write
 # Modules the page has in JavaScript, imported whole ({Python module: (the page's module, the object it exports)})
 NATIVE = {"math": ("np.js", "math"), "numpy": ("np.js", "np")}
 # … and those whose names are imported one by one ({Python module: the page's module of the same names}).
@@ -62,8 +87,22 @@ class Compiled:
     entries: dict[str, str] = field(default_factory=dict)
 
 
+def shown(path: Path) -> str:
+    """A module's file as messages show it, never absolute where it can be helped: a plate's from its folder's
+    parent (toy/plate/page_code.py, as content files are shown), the engine's and platelib's from the repository
+    (generator/notation.py, plates/lib/units.py), else from the current folder."""
+    path = Path(path).resolve()
+    for folder in path.parents:
+        if (folder / "plate.md").is_file():
+            return str(path.relative_to(folder.parent))
+    for root in (Path(__file__).resolve().parent.parent, Path.cwd().resolve()):
+        if path.is_relative_to(root):
+            return str(path.relative_to(root))
+    return str(path)
+
+
 def _where(path: Path, node: ast.AST | None = None) -> str:
-    return f"{path}:{getattr(node, 'lineno', 1)}"
+    return f"{shown(path)}, line {getattr(node, 'lineno', 1)}"
 
 
 def file_of(module_name: str) -> Path:
@@ -91,8 +130,19 @@ def _resolve(current: str, node: ast.ImportFrom, is_package: bool) -> str:
 class _Checker(ast.NodeVisitor):
     """Refuses what the page cannot run as the build runs it, at the first offending line."""
 
-    def __init__(self, path: Path, aliases: dict[str, str]):
+    def __init__(self, path: Path, aliases: dict[str, str], bound: set[str] = frozenset()):
         self.path, self.aliases = path, aliases
+        self.bound = set(bound)  # every name the module binds, anywhere (its imports, functions, locals)
+
+    def visit_Module(self, node: ast.Module) -> None:
+        for n in ast.walk(node):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.bound.add(n.name)
+            elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                self.bound.add(n.id)
+            elif isinstance(n, ast.arg):
+                self.bound.add(n.arg)
+        self.generic_visit(node)
 
     def fail(self, node: ast.AST, why: str) -> None:
         raise CompileError(f"{_where(self.path, node)}: {why} (the page runs this module compiled to JavaScript; "
@@ -101,8 +151,54 @@ class _Checker(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         if node.keywords:
             self.fail(node, "a call with keyword arguments: pass them by position")
-        if isinstance(node.func, ast.Name) and node.func.id in REFUSED_CALLS:
-            self.fail(node, f"{node.func.id}(): {REFUSED_CALLS[node.func.id]}")
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in REFUSED_CALLS and func.id not in self.bound:
+            self.fail(node, f"{func.id}(): {REFUSED_CALLS[func.id]}")
+        if isinstance(func, ast.Name) and func.id not in self.bound and func.id not in BUILTINS:
+            self.fail(node, f"{func.id}(): the page has no such function (its built-ins: {', '.join(sorted(BUILTINS))}"
+                            f"; or define or import it)")
+        root = func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if isinstance(func, ast.Attribute) and not (isinstance(root, ast.Name) and root.id in self.aliases):
+            if func.attr in REFUSED_METHODS:
+                self.fail(node, f".{func.attr}(): {REFUSED_METHODS[func.attr]}")
+            if func.attr not in METHODS:
+                self.fail(node, f".{func.attr}(): the page's texts, lists and dicts have no such method (they have "
+                                f"those of pscript's library: {', '.join(sorted(METHODS))})")
+            if func.attr == "split" and not node.args:
+                self.fail(node, ".split() with no separator: the page splits at every blank, Python at runs of "
+                                "them; name the separator")
+        self.generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if node.id in JS_RESERVED or _INTERNAL.match(node.id):
+            self.fail(node, f"the name {node.id!r}: JavaScript reserves it, or the page's script uses it; "
+                            f"choose another")
+        self.generic_visit(node)
+
+    def visit_arg(self, node: ast.arg) -> None:
+        if node.arg in JS_RESERVED or _INTERNAL.match(node.arg):
+            self.fail(node, f"the name {node.arg!r}: JavaScript reserves it, or the page's script uses it; "
+                            f"choose another")
+        self.generic_visit(node)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, bytes):
+            self.fail(node, "bytes: the page has texts only")
+        if isinstance(node.value, complex):
+            self.fail(node, "a complex number")
+        if node.value is Ellipsis:
+            self.fail(node, "`...`: return a value")
+
+    def visit_Slice(self, node: ast.Slice) -> None:
+        if node.step is not None:
+            self.fail(node, "a slice with a step: make the list in a loop")
+        self.generic_visit(node)
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        if isinstance(node.op, ast.MatMult):
+            self.fail(node, "`@`: the page has no matrices")
         self.generic_visit(node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
@@ -120,6 +216,9 @@ class _Checker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        if node.name in JS_RESERVED or _INTERNAL.match(node.name):
+            self.fail(node, f"the name {node.name!r}: JavaScript reserves it, or the page's script uses it; "
+                            f"choose another")
         if node.decorator_list:
             self.fail(node, "a decorator")
         if node.args.kwonlyargs or node.args.vararg or node.args.kwarg or node.args.posonlyargs:
@@ -146,7 +245,9 @@ class _Checker(ast.NodeVisitor):
                    ast.ClassDef: "a class: use functions and dicts", ast.Yield: "yield", ast.YieldFrom: "yield",
                    ast.Await: "await", ast.AsyncFunctionDef: "an async function", ast.Delete: "del",
                    ast.Raise: "raise: return a value the caller tests", ast.Assert: "assert",
-                   ast.Match: "match", ast.NamedExpr: "the walrus operator", ast.Import: "an import here"}
+                   ast.Match: "match", ast.NamedExpr: "the walrus operator", ast.Import: "an import here",
+                   ast.ImportFrom: "an import here", ast.DictComp: "a dict comprehension: fill the dict in a loop",
+                   ast.Lambda: "a lambda: define a function"}
         for kind, why in refused.items():
             if type(node) is kind:
                 self.fail(node, why)
@@ -155,13 +256,33 @@ class _Checker(ast.NodeVisitor):
         super().generic_visit(node)
 
 
+_PARSED: dict[tuple, str] = {}  # {(file, the source PScript reads, its options): PScript's JavaScript}
+_PLANS: dict[tuple, tuple] = {}  # {(module, path, source): _module_plan's}: a rebuild compiles only what changed
+
+
 def _module_plan(name: str, path: Path) -> tuple[ast.Module, list[tuple[str, list[str], ast.AST]], dict[str, str]]:
-    """A module's tree, its imports of other page modules [(module, names, node)] and its native aliases."""
-    source = path.read_text(encoding="utf-8")
+    """A module's tree, its imports of other page modules [(module, names, node)] and its native aliases (kept
+    for its source: callers never change them)."""
+    try:
+        source = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise CompileError(f"{shown(path)}, line 1: cannot be read as Python: {error}") from None
+    key = (name, str(path), source)
+    if key not in _PLANS:
+        if len(_PLANS) > 512:
+            _PLANS.clear()
+        _PLANS[key] = _plan(name, path, source)
+    return _PLANS[key]
+
+
+def _plan(name: str, path: Path, source: str) -> tuple[ast.Module, list, dict[str, str]]:
+    """_module_plan's work: the source parsed and checked."""
     try:
         tree = ast.parse(source, str(path))
     except SyntaxError as error:
-        raise CompileError(f"{path}:{error.lineno}: {error.msg}") from None
+        raise CompileError(f"{shown(path)}, line {error.lineno or 1}: {error.msg}") from None
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise CompileError(f"{shown(path)}, line 1: cannot be read as Python: {error}") from None
     imports: list[tuple[str, list[str], ast.AST]] = []
     aliases: dict[str, str] = {}
     is_package = path.name == "__init__.py"
@@ -192,7 +313,7 @@ def _module_plan(name: str, path: Path) -> tuple[ast.Module, list[tuple[str, lis
                                f"level")
         body.append(node)
     tree.body = body
-    _Checker(path, aliases).visit(tree)
+    _Checker(path, aliases, {a for _, names, _ in imports for _, a in names} | set(aliases)).visit(tree)
     return tree, imports, aliases
 
 
@@ -219,11 +340,11 @@ def _declared(match: re.Match) -> str:
 
 def _blanked(source: str, tree: ast.Module) -> str:
     """source with every top-level line outside tree's body blanked (imports): PScript's lines stay the file's."""
-    lines = source.splitlines()
-    keep = set()
+    lines = re.split("\r\n|\r|\n", source)  # the lines ast counts: not splitlines(), which also breaks at
+    keep = set()                              # U+2028, U+0085, … inside a string
     for node in tree.body:
         keep.update(range(node.lineno - 1 - len(getattr(node, "decorator_list", [])), node.end_lineno))
-    return "\n".join(line if i in keep else "" for i, line in enumerate(lines)) + "\n"
+    return "\n".join(line if i in keep else "" for i, line in enumerate(lines)).rstrip("\n") + "\n"
 
 
 _LOADED = re.compile(r"^plate_[0-9a-f]{16}\b")  # the name generator/plates.py loads a plate's package under
@@ -249,12 +370,13 @@ class _Compiler:
         if name in self.done:
             return
         if name in self.visiting:
-            raise CompileError(f"{file_of(name)}: imports itself through {' -> '.join(self.visiting + [name])}")
+            raise CompileError(f"{shown(file_of(name))}, line 1: imports itself through {' -> '.join(self.visiting + [name])}")
         self.visiting.append(name)
         path = file_of(name)
         tree, imports, aliases = _module_plan(name, path)
         if self.wanted is not None:  # what no role reaches is left out of the page (the build still runs it all)
-            tree.body = [node for node in tree.body if set(_names_of(node)) & self.wanted.get(name, set())]
+            tree = ast.Module(body=[node for node in tree.body if set(_names_of(node)) & self.wanted.get(name, set())],
+                              type_ignores=[])  # a tree of its own: _module_plan's are kept
             used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
             imports = [(target, [(n, a) for n, a in names if a in used], node) for target, names, node in imports]
             imports = [(target, names, node) for target, names, node in imports if names]
@@ -277,10 +399,16 @@ class _Compiler:
             lines.append(f"const {{ {pairs} }} = {_const(target)};")
         texts = frozenset(a for target, names, _ in imports if target == "generator.notation" for _, a in names)
         imported = frozenset(a for _, names, _ in imports for _, a in names)
-        parser = _Parser(_blanked(path.read_text(encoding="utf-8"), tree), pysource=(str(path), 1),
-                         inline_stdlib=False, docstrings=False, texts=texts, aliases=aliases, imported=imported)
+        blanked = _blanked(path.read_text(encoding="utf-8"), tree)
+        key = (str(path), blanked, texts, tuple(sorted(aliases.items())), imported)
+        if key not in _PARSED:
+            if len(_PARSED) > 256:
+                _PARSED.clear()
+            parser = _Parser(blanked, pysource=(str(path), 1), inline_stdlib=False, docstrings=False, texts=texts,
+                             aliases=aliases, imported=imported)
+            _PARSED[key] = parser.dump()
         names = _top_names(tree)
-        lines.append(_lean(_KEYS_IF_DICT.sub(r"\1 = _pyseq(\1);", _DESTRUCTURED.sub(_declared, parser.dump()))).strip())
+        lines.append(_lean(_KEYS_IF_DICT.sub(r"\1 = _pyseq(\1);", _DESTRUCTURED.sub(_declared, _PARSED[key]))).strip())
         lines.append(f"return {{ {', '.join(names)} }};")
         # indented: a module's own names are the closure's, never the page script's top level (jsmodules' join
         # refuses a name two modules declare there, and a shared library may name what notation.js names)
@@ -734,7 +862,8 @@ def compile_page(entries: dict[str, object]) -> Compiled:
         module = function.__module__
         compiler.compile(module)
         if function.__name__ not in compiler.exports[module]:
-            raise CompileError(f"{file_of(module)}: {function.__name__} is not a top-level function of the module")
+            raise CompileError(f"{shown(file_of(module))}, line 1: {function.__name__} is not a top-level function of "
+                               f"the module")
         exported[f"page_{role}"] = f"{_const(module)}.{function.__name__}"
     exported.update({f"page_{role}": "null" for role in PAGE_OPTIONAL if role not in entries})
     modules = {FILE: _file(compiler, FILE, "The plate's Python", exported)}

@@ -300,11 +300,34 @@ def check_output(out: Path, content_dir: Path | None = None) -> None:
         raise OutputError(f"cannot write {out}: {_why(error)} in {parent}") from error
 
 
+_FS_IOC_GETFLAGS = 0x80086601  # Linux: a file's inode flags (chattr)
+_UNCHANGEABLE = 0x10 | 0x20  # FS_IMMUTABLE_FL, FS_APPEND_FL: such a file cannot be removed, even by root
+
+
+def _unremovable(folder: Path, names: list[str]) -> list[str]:
+    """The files of folder (among names) that cannot be removed: immutable or append-only (chattr +i, +a)."""
+    found = []
+    for name in names:
+        try:
+            fd = os.open(folder / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            flags = int.from_bytes(fcntl.ioctl(fd, _FS_IOC_GETFLAGS, bytes(8))[:4], sys.byteorder)
+        except OSError:  # a file system without inode flags: nothing makes a file unremovable there
+            flags = 0
+        finally:
+            os.close(fd)
+        if flags & _UNCHANGEABLE:
+            found.append(name)
+    return found
+
+
 def _remove_site(folder: Path, found: Survey) -> bool:
     """Remove plate's files (found.plates) from folder, then folder itself if nothing else is left in it (a file
-    saved there meanwhile stays, and so does the folder); whether folder is gone."""
+    saved there meanwhile stays, and so does the folder; one that cannot be removed too); whether folder is gone."""
     for name in found.plates:
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(OSError):
             os.unlink(folder / name)
     try:
         os.rmdir(folder)
@@ -493,6 +516,10 @@ def write(files: dict[str, str | bytes], out: Path, warnings: list[str] | None =
         staging.chmod(0o755)
         if target.is_dir():
             check_replaceable(target, out)  # again: the folder may have changed while the site was built
+            stuck = _unremovable(target, survey(target).plates)
+            if stuck:  # the previous site could be swapped out but never cleared away: refuse while nothing changed
+                raise OutputError(f"cannot replace {out}: {_names(stuck)} cannot be removed (immutable or append-only: "
+                                  f"chattr -i or -a clears it); {out} was left as it was")
             # The previous site leaves carrying the same marker, so that a build killed after the swap leaves a
             # folder the next build knows as its own.
             _write_file(target / STAGING, staging_text(target))
@@ -504,7 +531,10 @@ def write(files: dict[str, str | bytes], out: Path, warnings: list[str] | None =
         with contextlib.suppress(FileNotFoundError):
             os.unlink(target / STAGING)
         if old is not None:
-            notes = _after_swap(old, out, target)
+            try:
+                notes = _after_swap(old, out, target)
+            except OSError as error:  # the new site is in place whatever happens to the previous one's folder
+                notes = [f"the previous site is kept in {old}: it could not be cleared away ({_why(error)})"]
     except BaseException as error:
         if staging is not None:
             _remove_site(staging, Survey(plates=[STAGING, MARKER, *files]))

@@ -16,6 +16,7 @@ import sys
 import threading
 from pathlib import Path
 
+from . import watchdog
 from .schema import Problems, shown_path
 
 PACKAGE = "plate"  # the plate module's folder in a plate's folder: a Python package
@@ -93,7 +94,11 @@ def _alarm(signum, frame) -> None:
     """SIGALRM, sent by a watchdog to the main thread: a hook past its limit stops there, even one waiting in a
     system call (sleep, read); a signal that comes just after the call returned does nothing, and any other goes
     to the handler it replaced (prose's own time limit, when a hook runs while the prose is filled)."""
-    if any(watch.armed and watch.thread == threading.get_ident() for watch in list(_fired)):
+    watches = [watch for watch in list(_fired) if watch.armed and watch.thread == threading.get_ident()]
+    if watches:
+        for watch in watches:
+            if watch.frame is None:  # where the call was when its time ran out: the line a loop is on
+                watch.frame = frame
         raise HookTimeout
     if callable(_before[0]):
         _before[0](signum, frame)
@@ -106,6 +111,7 @@ class Watch:
 
     def __init__(self, limit: float):
         self.limit, self.thread, self.fired, self.armed = limit, threading.get_ident(), False, True
+        self.frame = None  # the frame running when the limit first passed (on the main thread: the signal's)
         self.lock, self.done = threading.Lock(), threading.Event()
         self.main = threading.current_thread() is threading.main_thread() and hasattr(signal, "pthread_kill")
         self.before = None
@@ -214,9 +220,21 @@ def _what(hook: str | None) -> str:
     return f"the plate module's hook {hook}" if hook else "the plate module's import"
 
 
-def _failed(package: Path, hook: str | None, value, error: BaseException, limit: float) -> ModuleError:
-    """The one-line ModuleError for an error out of a hook call (or the module's import, hook None)."""
-    where = _at(package, *_where(package, error, hook, value))
+def _running(package: Path, frame) -> tuple[Path, int] | None:
+    """The innermost line of the plate package in a frame's stack (where a call was when its time ran out)."""
+    while frame is not None:
+        if _inside(frame.f_code.co_filename, package):
+            return Path(frame.f_code.co_filename), frame.f_lineno
+        frame = frame.f_back
+    return None
+
+
+def _failed(package: Path, hook: str | None, value, error: BaseException, limit: float,
+            frame=None) -> ModuleError:
+    """The one-line ModuleError for an error out of a hook call (or the module's import, hook None); frame, for a
+    timeout, is where the call was running when its limit passed (a HookTimeout raised again as the call unwinds
+    would name its caller)."""
+    where = _at(package, *(_running(package, frame) or _where(package, error, hook, value)))
     if isinstance(error, HookTimeout):
         return ModuleError(f"{where}: {_what(hook)} ran past its time limit of {limit:g} s (a loop that never "
                            f"ends? --hook-timeout or ${TIME_LIMIT_VARIABLE} sets the limit; see docs/plates.md)")
@@ -236,6 +254,8 @@ def guarded(package: Path, hook: str | None, value, *args, **kwargs):
     else it raises (SystemExit included) or a timeout becomes a one-line ModuleError. A Ctrl-C and the engine's
     own errors pass on as they are."""
     limit = time_limit()
+    token = watchdog.enter(lambda: f"{_at(package, *_defined_at(package, hook or '', value))}: {_what(hook)}"
+                           if hook else f"{_at(package, package / '__init__.py', 1)}: {_what(hook)}")
     watch = Watch(limit)
     try:
         try:
@@ -246,10 +266,11 @@ def guarded(package: Path, hook: str | None, value, *args, **kwargs):
                 watch.stop()
             except HookTimeout:  # raised in this thread just as the call ended: the call is over all the same
                 watch.stop()
+            watchdog.leave(token)
     except HookTimeout as error:
         if not watch.fired:
             raise  # an outer hook's limit: that hook is the one to name
-        raise _failed(package, hook, value, error, limit) from error
+        raise _failed(package, hook, value, error, limit, watch.frame) from error
     except KeyboardInterrupt:
         raise
     except BaseException as error:  # noqa: BLE001 - a plate module's code may raise anything, SystemExit too

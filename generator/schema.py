@@ -99,10 +99,15 @@ def locate(text: str, path: tuple[str, ...], line_offset: int = 0) -> int | None
 
 
 def shown_path(path: Path, root: Path) -> Path:
-    """A content path as messages show it: content/plate.md."""
+    """A content path as messages show it: content/plate.md (a file of another plate, as one plate's presets read
+    from beside it, from the same parent: xiv-4-data-parallelism/presets.toml)."""
     try:
         return path.relative_to(root.parent)
     except ValueError:
+        pass
+    try:  # one of them absolute, the other relative: the same files, seen from the same folder
+        return Path(path).resolve().relative_to(Path(root).resolve().parent)
+    except (ValueError, OSError):
         return path
 
 

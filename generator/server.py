@@ -1,13 +1,17 @@
 """`plate serve`: the built site on 127.0.0.1, rebuilt on every saved edit, with pages that reload themselves."""
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import html as markup
 import http.server
 import io
 import json
 import os
+import queue
 import re
+import selectors
+import socket
 import stat
 import sys
 import threading
@@ -24,8 +28,10 @@ POLL_MS = 150            # how often the served page asks whether a new build is
 WATCH_S = 0.1            # how often content/ and templates/ are looked at, without watchfiles (inotify)
 READ_DEADLINE_S = 5      # a connection's request line and headers must all arrive within this, or it is closed
 SEND_TIMEOUT_S = 15      # a client that takes no byte of its answer for this long is closed
-BACKLOG = 512            # connections the kernel queues while every thread is busy (socketserver's default: 5)
-MAX_THREADS = 64         # requests answered at once; more wait in the backlog, none is dropped
+BACKLOG = 512            # connections the kernel queues before they are accepted (socketserver's default: 5)
+MAX_THREADS = 64         # requests answered at once; more wait, their request read, for a free thread
+MAX_READING = 1_000      # connections whose request line and headers are still coming in, read by one thread
+MAX_HEAD_BYTES = 65_536  # a request line and headers longer than this are handed on as they are (http.server refuses)
 MAX_VERSIONS = 1_000     # pages' versions kept per build
 MAX_FILE_BYTES = 1 << 30  # a site's file larger than this is not one plate wrote
 TYPES = {".html": "text/html", ".csv": "text/csv", ".css": "text/css", ".js": "text/javascript",
@@ -238,9 +244,10 @@ def handler_class(out: Path, state: State) -> type:
 
         def setup(self) -> None:
             super().setup()
-            # The request line and headers are read under one deadline for all of them, not a timeout per read:
-            # a client that trickles a byte a second is closed at the deadline like one that sends nothing.
-            self.rfile = io.BufferedReader(DeadlineReader(self.connection, READ_DEADLINE_S))
+            # The request line and headers were read by the server's reader (Reading), under one deadline for them
+            # all; what follows them, if anything, is read under what is left of it.
+            head, deadline = self.server.taken(self.connection)
+            self.rfile = io.BufferedReader(DeadlineReader(self.connection, deadline - time.monotonic(), head))
 
         def parse_request(self) -> bool:
             ok = super().parse_request()  # reads the headers, still under the deadline
@@ -318,18 +325,24 @@ def handler_class(out: Path, state: State) -> type:
 
 
 class DeadlineReader(io.RawIOBase):
-    """A connection's socket read until a deadline seconds from now: each read waits only for what is left of it,
-    then TimeoutError (http.server closes the connection and logs it)."""
+    """A connection's socket read until a deadline seconds from now, after the bytes already read from it (head):
+    each read waits only for what is left of it, then TimeoutError (http.server closes the connection)."""
 
-    def __init__(self, connection, seconds: float):
+    def __init__(self, connection, seconds: float, head: bytes = b""):
         self.connection = connection
         self.deadline = time.monotonic() + seconds
         self.seconds = seconds
+        self.head = head
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer) -> int:
+        if self.head:
+            count = min(len(buffer), len(self.head))
+            buffer[:count] = self.head[:count]
+            self.head = self.head[count:]
+            return count
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise TimeoutError(f"the request line and headers took longer than {self.seconds} s")
@@ -337,30 +350,140 @@ class DeadlineReader(io.RawIOBase):
         return self.connection.recv_into(buffer)
 
 
+class Reading:
+    """Connections whose request line and headers are still coming in, read without blocking by one thread: a
+    connection is handed to the answering threads (ready) only once its head is whole, so clients that send
+    nothing, or trickle a byte a second, hold no answering thread. Each is closed at its deadline (READ_DEADLINE_S
+    after it was accepted); beyond MAX_READING at once, the one accepted first is closed to make room."""
+
+    def __init__(self, ready: queue.Queue):
+        self.ready = ready
+        self.lock = threading.Lock()
+        self.selector = selectors.DefaultSelector()
+        self.pending: dict[socket.socket, tuple] = {}  # {connection: (address, bytes so far, deadline)}
+        self.wake_in, self.wake_out = socket.socketpair()
+        self.wake_in.setblocking(False)
+        self.wake_out.setblocking(False)
+        self.selector.register(self.wake_out, selectors.EVENT_READ)
+        self.closed = False
+        threading.Thread(target=self._run, daemon=True, name="plate serve reader").start()
+
+    def add(self, connection: socket.socket, address) -> None:
+        """Read this connection's head (from the accepting thread: returns at once)."""
+        connection.setblocking(False)
+        with self.lock:
+            if len(self.pending) >= MAX_READING:
+                oldest = min(self.pending, key=lambda c: self.pending[c][2])
+                self._drop(oldest)
+            self.pending[connection] = (address, b"", time.monotonic() + READ_DEADLINE_S)
+            self.selector.register(connection, selectors.EVENT_READ)
+        with contextlib.suppress(OSError):
+            self.wake_in.send(b"x")
+
+    def _drop(self, connection: socket.socket) -> None:
+        """Forget a connection and close it (the lock held)."""
+        self.pending.pop(connection, None)
+        with contextlib.suppress(KeyError, ValueError, OSError):
+            self.selector.unregister(connection)
+        with contextlib.suppress(OSError):
+            connection.close()
+
+    def _run(self) -> None:
+        while not self.closed:
+            with self.lock:
+                soonest = min((d for _, _, d in self.pending.values()), default=None)
+            wait = 0.5 if soonest is None else max(0.0, min(0.5, soonest - time.monotonic()))
+            try:
+                events = self.selector.select(wait)
+            except (OSError, ValueError):
+                continue  # a connection closed meanwhile: look again
+            now = time.monotonic()
+            with self.lock:
+                for key, _ in events:
+                    connection = key.fileobj
+                    if connection is self.wake_out:
+                        with contextlib.suppress(OSError):
+                            self.wake_out.recv(4096)
+                        continue
+                    if connection not in self.pending:
+                        continue
+                    address, head, deadline = self.pending[connection]
+                    try:
+                        data = connection.recv(MAX_HEAD_BYTES)
+                    except BlockingIOError:
+                        continue
+                    except OSError:
+                        data = b""
+                    if not data:  # the client went away before its request was whole
+                        self._drop(connection)
+                        continue
+                    head += data
+                    if b"\r\n\r\n" in head or b"\n\n" in head or len(head) >= MAX_HEAD_BYTES:
+                        self.pending.pop(connection)
+                        self.selector.unregister(connection)
+                        connection.setblocking(True)
+                        self.ready.put((connection, address, head, deadline))
+                    else:
+                        self.pending[connection] = (address, head, deadline)
+                for connection in [c for c, (_, _, d) in self.pending.items() if d <= now]:
+                    self._drop(connection)  # its request line and headers took longer than READ_DEADLINE_S
+
+    def close(self) -> None:
+        self.closed = True
+        with self.lock:
+            for connection in list(self.pending):
+                self._drop(connection)
+        with contextlib.suppress(OSError):
+            self.wake_in.send(b"x")
+
+
 class Server(http.server.ThreadingHTTPServer):
-    """A thread per connection, at most MAX_THREADS at once (the rest wait in a deep listen backlog), that never
-    keep the process alive; a dropped client is not an error to print."""
+    """Connections accepted at once and their requests read by one thread (Reading), then answered by at most
+    MAX_THREADS threads; none keeps the process alive, and a dropped client is not an error to print."""
 
     daemon_threads = True
     request_queue_size = BACKLOG
 
     def __init__(self, *args, **kwargs):
-        self.slots = threading.BoundedSemaphore(MAX_THREADS)
+        self.ready: queue.Queue = queue.Queue()
+        self.heads: dict[socket.socket, tuple[bytes, float]] = {}
+        self.heads_lock = threading.Lock()
+        self.reading = Reading(self.ready)
+        for _ in range(MAX_THREADS):
+            threading.Thread(target=self._answer, daemon=True, name="plate serve answer").start()
         super().__init__(*args, **kwargs)
 
     def process_request(self, request, client_address) -> None:
-        self.slots.acquire()  # blocks accepting: the kernel queues the connections meanwhile
-        try:
-            super().process_request(request, client_address)
-        except BaseException:
-            self.slots.release()
-            raise
+        self.reading.add(request, client_address)  # never blocks accepting
 
-    def process_request_thread(self, request, client_address) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self.slots.release()
+    def _answer(self) -> None:
+        """One answering thread: a connection whose head is in, answered, then closed."""
+        while True:
+            item = self.ready.get()
+            if item is None:  # the server is closed
+                return
+            request, client_address, head, deadline = item
+            with self.heads_lock:
+                self.heads[request] = (head, deadline)
+            try:
+                self.finish_request(request, client_address)
+            except Exception:  # noqa: BLE001 - as socketserver does: say it (handle_error), answer the next
+                self.handle_error(request, client_address)
+            finally:
+                with self.heads_lock:
+                    self.heads.pop(request, None)
+                self.shutdown_request(request)
+
+    def taken(self, connection) -> tuple[bytes, float]:
+        """The head read for a connection being answered, and its deadline."""
+        with self.heads_lock:
+            return self.heads.get(connection, (b"", time.monotonic() + READ_DEADLINE_S))
+
+    def server_close(self) -> None:
+        self.reading.close()
+        for _ in range(MAX_THREADS):
+            self.ready.put(None)
+        super().server_close()
 
     def handle_error(self, request, client_address) -> None:
         exc = sys.exc_info()[1]

@@ -49,6 +49,7 @@ class Entry:
     title: str = ""
     folder: str = ""  # under the series folder; "" for a plate to come
     line: int | None = None  # of its [[plates]] header in volume.toml
+    title_line: int | None = None  # of its title there, when it has one
     page: str = ""  # its page's file name in a series build, as written ("" for the folder's)
 
 
@@ -307,6 +308,7 @@ def _entries(problems: Problems, path: Path, text: str, tables, root: Path) -> l
     entries: list[Entry] = []
     numbers: dict[int, int] = {}
     folders: dict[str, int] = {}
+    titles: dict[str, int] = {}  # {a title, ignoring case and spaces around it: the line that gives it first}
     ok = True
     for position, (table, span) in enumerate(zip(tables, spans), start=1):
         own = _entry_text(text, span)
@@ -326,6 +328,14 @@ def _entries(problems: Problems, path: Path, text: str, tables, root: Path) -> l
                                             f"are listed by number, 1, 2, 3, …, so this one is {position}")
             ok = False
         numbers.setdefault(number, number_line or span[0])
+        if values["title"]:
+            title_line = locate(own, ("plates", "title"), span[0] - 1) or span[0]
+            key = title_key(values["title"])
+            if key in titles:
+                problems.add(path, title_line, f"[[plates]] #{position}: title {quote(values['title'])} is also the "
+                                               f"title of the plate at line {titles[key]}; each plate has its own")
+                ok = False
+            titles.setdefault(key, title_line)
         if values["folder"]:
             folder_line = locate(own, ("plates", "folder"), span[0] - 1)
             why = _folder_problem(root, values["folder"])
@@ -347,8 +357,14 @@ def _entries(problems: Problems, path: Path, text: str, tables, root: Path) -> l
                              f"{describe_value(values['page'])}")
                 ok = False
         entries.append(Entry(number=number, title=values["title"], folder=values["folder"], line=span[0],
-                             page=values["page"]))
+                             page=values["page"], title_line=(locate(own, ("plates", "title"), span[0] - 1) or span[0])
+                             if values["title"] else None))
     return entries if ok else None
+
+
+def title_key(title: str) -> str:
+    """A title as two plates may not share it: ignoring case and the spaces around and between its words."""
+    return " ".join(title.split()).casefold()
 
 
 def _folder_problem(root: Path, folder: str) -> str | None:
@@ -392,11 +408,27 @@ def _expected(volume: Volume, entry: Entry) -> list[tuple[str, object, str]]:
 def agree(problems: Problems, volume: Volume) -> None:
     """Each written plate's front matter names its volume and number as volume.toml does: else a mistake at the
     plate.md line. A front matter that cannot be read is left to the plate's own checks, which report it."""
+    fronts = {entry.number: front_matter(volume.folder(entry) / PLATE_FILE) for entry in volume.written()}
+    shown = {}  # {number: the title the index shows: a written plate's front matter's, else volume.toml's}
+    for entry in volume.plates:
+        front = fronts.get(entry.number, (None, ""))[0]
+        title = front.get("title") if front is not None else None
+        shown[entry.number] = title if isinstance(title, str) and title.strip() else entry.title
     for entry in volume.written():
         path = volume.folder(entry) / PLATE_FILE
-        front, front_text = front_matter(path)
+        front, front_text = fronts[entry.number]
         if front is None:
             continue
+        title = shown[entry.number]
+        same = [e for e in volume.plates if e.number != entry.number and shown[e.number] and title and
+                title_key(shown[e.number]) == title_key(title)]
+        if same and isinstance(front.get("title"), str):
+            other = same[0]
+            line = other.line if other.folder else other.title_line or other.line
+            at = f"{volume.file}, line {line}" if line else volume.file
+            problems.add(path, locate(front_text, ("title",), 1) or 1,
+                         f"front matter: title {quote(title)} is also the title of plate {volume.plate_id(other)} "
+                         f"({at}); each plate of a volume has its own")
         for key, wanted, what in _expected(volume, entry):
             got = front.get(key)
             if got is None or isinstance(got, bool) or type(got) is not type(wanted):

@@ -1,8 +1,9 @@
-"""The plate against Altair's own `save(inline=True)` page of the same figures, measured in one run (prints; asserts
-nothing). Run: python tests/benchmark.py [--loads 5] [--lighthouse-runs 5] [--selections 96] [--runs 3]
-[--no-builds] [--plates DIR DIR] (docs/performance.md says what each does); or only `plate check` with a large
-glossary: python tests/benchmark.py --terms 1000 [--spellings 40]; or only builds of K times the presets:
-python tests/benchmark.py --presets 1 10 100"""
+"""The plates against Altair's own `save(inline=True)` pages of the same figures, measured in one run (prints; asserts
+nothing). Run: python tests/benchmark.py [--changes 24] [--lighthouse-runs 3] [--plates DIR …]: a reader's changes
+on every plate (tests/reader_walk.py; docs/performance.md says what it measures); or the earlier benchmark of one
+plate: --redraw [--loads 5] [--selections 96] [--runs 3] [--no-builds]; or only `plate check` with a large
+glossary: --terms 1000 [--spellings 40]; or only builds of K times the presets: --presets 1 10 100; or only
+`plate serve`: --serve-idle, --live-reload, --serve-stalled N"""
 from __future__ import annotations
 
 import argparse
@@ -63,7 +64,8 @@ requestAnimationFrame(tick);"""
 # One change of selection, from setting the <select>s to the first frame after the figures in view have redrawn
 # (the plate marks that on <html> as data-drawn, seen at once by a MutationObserver, as Altair's is by awaiting
 # its view's runAsync), and to the first frame after every figure has (data-shown, seen alike; the figures out of
-# sight follow those in view): [in view, every figure, in view as first measured: data-drawn polled once a frame,
+# sight wait for the reader, so they are brought at once, as for print, once those in view are drawn): [in view,
+# every figure, in view as first measured: data-drawn polled once a frame,
 # which counts one frame more than the redraw takes to show whenever it is done before the next frame]; both changes
 # start after `delay` ms, not timed (walk_pages).
 FRAME_MS = 1000 / 60  # a 60 Hz display's frame
@@ -86,6 +88,7 @@ CHANGE_PLATE = """async ([values, delay]) => {
     watch.observe(root, {attributes: true, attributeFilter: [`data-${key}`]});
   });
   const seen = frameAfter('drawn', drawn), every = frameAfter('shown', shown);
+  seen.then(() => window.plate.current());
   const polled = (async () => {
     while (root.dataset.drawn === drawn) await new Promise(requestAnimationFrame);
     await new Promise(requestAnimationFrame);
@@ -171,7 +174,7 @@ class no_build_cache:
         cache.at = self.at
 
 
-def build_capturing(out: Path) -> tuple[dict[str, str], list[dict], list[dict]]:
+def build_capturing(out: Path, content: Path = CONTENT) -> tuple[dict[str, str], list[dict], list[dict]]:
     """Build the plate, keeping every Vega-Lite spec compiled on the way and its Vega."""
     compiled, original = [], vlc.vegalite_to_vega
 
@@ -183,7 +186,7 @@ def build_capturing(out: Path) -> tuple[dict[str, str], list[dict], list[dict]]:
     vlc.vegalite_to_vega = capture
     try:
         with no_build_cache():  # every figure compiled, so that each spec is seen
-            files = build.build(CONTENT, out)
+            files = build.build(content, out)
     finally:
         vlc.vegalite_to_vega = original
     return files, [vl for vl, _ in compiled], [vega for _, vega in compiled]
@@ -215,8 +218,8 @@ def live_rows(browser, page_path: Path, vega_specs: list[dict], selections: list
     wait_until(page, "document.documentElement.dataset.ready === 'true'")
     page.evaluate("() => window.plate.live().then(() => true)")  # every view, the default's too
     rows: dict[str, list[dict]] = {name: [] for name in roots}
-    for selection in dict.fromkeys(selections):
-        page.evaluate(CHANGE_PLATE, [[[c[0], v] for c, v in zip(controls, selection)], 0])
+    for selection in dict.fromkeys(selections):  # each shown, and every view brought to it (window.plate.show)
+        page.evaluate("(s) => window.plate.show(s).then(() => true)", {c[1]: v for c, v in zip(controls, selection)})
         got = page.evaluate("""(names) => {
             const out = {};  // each dataset from the first view that has it (views share the selection's rows)
             for (const item of window.plate.views) {
@@ -264,9 +267,11 @@ def step_values(controls: list, signals: dict, steps: list) -> tuple[list, list]
 
 
 def altair_page(vl_specs: list[dict], datasets: dict, controls: list, signals: dict, start: tuple,
-                out: Path) -> Path:
+                out: Path, renderer: str | None = None, folder: str = "altair", ranges: dict | None = None) -> Path:
     """Altair's own inline page of the same figures: the data inline, the controls as bound Vega params (at the
-    selection start), each figure filtered on them."""
+    selection start; a slider for each name in ranges, {name: (min, max, step)}), each figure filtered on them;
+    drawn by vega-embed's renderer (None: its default, canvas)."""
+    ranges = ranges or {}
     names = set(signals.values())
     charts = []
     for spec in vl_specs:
@@ -275,7 +280,10 @@ def altair_page(vl_specs: list[dict], datasets: dict, controls: list, signals: d
         if not spec["params"]:
             del spec["params"]
         charts.append(filtered(spec))
-    params = [{"name": signals[name], "value": value,
+    params = [{"name": signals[name], "value": float(value),
+               "bind": {"input": "range", "min": ranges[name][0], "max": ranges[name][1], "step": ranges[name][2],
+                        "name": name}} if name in ranges else
+              {"name": signals[name], "value": value,
                "bind": {"input": "select", "options": [v for v, _ in options], "labels": [lab for _, lab in options],
                         "name": name}}
               for (_, name, options), value in zip(controls, start)]
@@ -283,10 +291,11 @@ def altair_page(vl_specs: list[dict], datasets: dict, controls: list, signals: d
     # Altair's schema has no null background (the plate's transparent one); its default white stands in.
     config = {k: v for k, v in vl_specs[0].get("config", {}).items() if v is not None}
     top = {"vconcat": charts, "params": params, "datasets": datasets, "config": config}
-    path = out / "altair" / "index.html"
+    path = out / folder / "index.html"
     path.parent.mkdir(parents=True)
     (path.parent / "spec.json").write_text(json.dumps(top), encoding="utf-8")  # for altair_builds()
-    alt.VConcatChart.from_dict(top, validate=False).save(str(path), inline=True)
+    options = {"embed_options": {"renderer": renderer}} if renderer else {}
+    alt.VConcatChart.from_dict(top, validate=False).save(str(path), inline=True, **options)
     return path
 
 
@@ -719,33 +728,50 @@ def presets_scaling(work: Path, ks: list[int]) -> None:
 
 def main() -> None:
     args = argparse.ArgumentParser(description=__doc__)
+    args.add_argument("--changes", type=int, default=24,
+                      help="a reader's changes per plate and CPU speed (the default run: tests/reader_walk.py)")
+    args.add_argument("--redraw", action="store_true",
+                      help="instead, the earlier benchmark of one plate: builds, live from open, time to the frame")
     args.add_argument("--loads", type=int, default=5, help="page loads per page for first figure and live")
-    args.add_argument("--lighthouse-runs", type=int, default=5)
+    args.add_argument("--lighthouse-runs", type=int, default=3)
     args.add_argument("--selections", type=int, default=96, help="how many changes of one control each to walk")
     args.add_argument("--no-builds", action="store_true", help="leave out the builds (and serve idle): pages only")
     args.add_argument("--runs", type=int, default=3, help="walks of both pages, interleaved (medians reported)")
     args.add_argument("--plates", nargs="+", default=[], metavar="DIR",
-                      help="measure each of these plate folders in turn, each in a new process (as PLATE_CONTENT)")
+                      help="the plate folders to measure (default: every plate of the series; with --redraw, each "
+                           "in a new process, as PLATE_CONTENT)")
     args.add_argument("--serve-idle", action="store_true", help="only measure `plate serve` idle with 50,000 files")
     args.add_argument("--no-serve-idle", action="store_true", help="leave out `plate serve` idle (50,000 files)")
     args.add_argument("--terms", type=int, default=0, help="only time `plate check` with this many more terms")
     args.add_argument("--spellings", type=int, default=40, help="spellings of each of those terms")
     args.add_argument("--presets", type=int, nargs="+", default=[], metavar="K",
                       help="only build content with K times the selections (models × batches × networks)")
+    args.add_argument("--live-reload", type=int, nargs="*", default=None, metavar="PLATES",
+                      help="only time a prose edit under `plate serve` until the open page shows it, with the "
+                           "shipped series and with it scaffolded to each count of plates (default: 3 12)")
+    args.add_argument("--serve-stalled", type=int, default=0, metavar="CLIENTS",
+                      help="only time a normal request to `plate serve` while this many clients stall")
     args = args.parse_args()
-    if args.plates:
+    if args.redraw and args.plates:
         each_plate(args.plates)
         return
     work = Path(tempfile.mkdtemp(prefix="plate-bench-"))
     try:
-        if args.serve_idle:
+        if args.live_reload is not None:
+            live_reload(work, args.live_reload or [3, 12])
+        elif args.serve_stalled:
+            serve_stalled(work, args.serve_stalled)
+        elif args.serve_idle:
             report_serve_idle(work)
         elif args.terms:
             glossary_check(work, args.terms, args.spellings)
         elif args.presets:
             presets_scaling(work, args.presets)
-        else:
+        elif args.redraw:
             run(work, args)
+        else:
+            import reader_walk
+            reader_walk.run(work, args)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -766,6 +792,152 @@ def each_plate(plates: list[str]) -> None:
         print(f"== {folder}", flush=True)
         content = str(Path(folder).resolve())
         subprocess.run([sys.executable, __file__, *argv], env=dict(os.environ, PLATE_CONTENT=content))
+
+
+# --- the live loop: a save under `plate serve` until the open page shows it (issue 43) --------------------------
+
+LIVE_BUDGET_S = 1.5  # a prose edit shows in the open page within this, on a quiet 2-core machine
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def scaffolded_series(into: Path, plates: int) -> Path:
+    """A copy of the shipped series with plates to come started by `plate new` (their own titles) until it holds
+    `plates` written plates."""
+    from generator import scaffold, volume
+    root = into / "plates"
+    shutil.copytree(ROOT / "plates", root, ignore=shutil.ignore_patterns("__pycache__"))
+    shelf = volume.load_series(root)
+    missing = plates - len(shelf.written())
+    for vol in shelf.volumes:
+        for entry in vol.plates:
+            if missing <= 0:
+                return root
+            if not entry.folder:
+                title = entry.title or f"Plate {vol.id}.{entry.number}"
+                name = f"{vol.id.lower()}-{entry.number}"
+                scaffold.new(root / f"{name}-scaffold-{name}", vol.id, entry.number, title)
+                missing -= 1
+    if missing > 0:
+        raise SystemExit(f"the series lists too few plates to come for {plates} plates")
+    return root
+
+
+class Served:
+    """`plate serve` of a series in a process of its own, its output gathered."""
+
+    def __init__(self, content: Path, out: Path, port: int):
+        self.lines: list[str] = []
+        self.process = subprocess.Popen([sys.executable, "-m", "generator", "serve", "--content", str(content),
+                                         "--out", str(out), "--port", str(port)], cwd=ROOT, text=True,
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.serving = threading.Event()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            self.lines.append(line)
+            if "serving" in line:
+                self.serving.set()
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+def shows(page, text: str) -> bool:
+    """Whether the open page's body holds text (False while it reloads)."""
+    try:
+        return bool(page.evaluate("(t) => !!document.body && document.body.textContent.includes(t)", text))
+    except Exception:  # noqa: BLE001 - the page is between two documents
+        return False
+
+
+def live_reload(work: Path, counts: list[int], edits: int = 7) -> None:
+    """For each count of plates: `plate serve` of the series (scaffolded up to that count), a plate's page open in
+    Chromium, then `edits` prose edits of that plate, each timed from the save to the open page showing the new
+    sentence (the watcher, the rebuild, the page's poll and its reload); median, min and max."""
+    from playwright.sync_api import sync_playwright
+    from generator import volume
+    print(f"live reload: a prose edit under plate serve until the open page shows it; load {os.getloadavg()[0]:.1f}")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        try:
+            for count in counts:
+                root = scaffolded_series(work / f"live-{count}", count)
+                shelf = volume.load_series(root)
+                vol, entry = next((v, e) for v, e in shelf.written() if v.page_of(e) != "index.html")
+                port = free_port()
+                served = Served(root, work / f"live-{count}" / "site", port)
+                try:
+                    if not served.serving.wait(900):
+                        raise SystemExit("plate serve did not start: " + "".join(served.lines[-5:]))
+                    page = browser.new_page()
+                    page.goto(f"http://127.0.0.1:{port}/{vol.page_of(entry)}")
+                    wait_until(page, "() => document.documentElement.dataset.ready === 'true'")
+                    plate_md = vol.folder(entry) / volume.PLATE_FILE
+                    times = []
+                    for i in range(edits):
+                        sentence = f"A sentence saved while served, number {i}."
+                        text = plate_md.read_text(encoding="utf-8")
+                        started = time.monotonic()
+                        plate_md.write_text(text + f"\n{sentence}\n", encoding="utf-8")
+                        while not shows(page, sentence):
+                            if time.monotonic() - started > 120:
+                                raise SystemExit("the page never showed the edit: " + "".join(served.lines[-5:]))
+                            time.sleep(0.01)
+                        times.append(time.monotonic() - started)
+                        wait_until(page, "() => document.documentElement.dataset.ready === 'true'")
+                        time.sleep(1)
+                    page.close()
+                finally:
+                    served.stop()
+                median = statistics.median(times)
+                row(f"live reload, {len(shelf.written())} plates (median of {edits}; min {min(times):.2f}, max "
+                    f"{max(times):.2f} s)", median, None, "s", f"≤ {LIVE_BUDGET_S} s quiet", median <= LIVE_BUDGET_S, digits=2)
+        finally:
+            browser.close()
+    print(f"load after: {os.getloadavg()[0]:.1f}")
+
+
+def serve_stalled(work: Path, clients: int, requests: int = 10) -> None:
+    """`plate serve` of the shipped series with `clients` connections that each send part of a request line and
+    stall: the time of a normal GET of a page meanwhile (loopback only; the clients are closed at the end)."""
+    import http.client
+    port = free_port()
+    served = Served(ROOT / "plates", work / "stalled-site", port)
+    stalled = []
+    try:
+        if not served.serving.wait(900):
+            raise SystemExit("plate serve did not start")
+        for _ in range(clients):
+            stalled.append(socket.create_connection(("127.0.0.1", port), timeout=5))
+            stalled[-1].sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1")
+        time.sleep(0.5)
+        times = []
+        for _ in range(requests):
+            started = time.monotonic()
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            connection.request("GET", "/")
+            response = connection.getresponse()
+            response.read()
+            connection.close()
+            times.append(time.monotonic() - started)
+        worst = max(times)
+        row(f"serve: a GET while {clients} clients stall (worst of {requests}; median {statistics.median(times):.3f})",
+            worst, None, "s", "≤ 1 s", worst <= 1, digits=3)
+    finally:
+        for client in stalled:
+            client.close()
+        served.stop()
+    print(f"load: {os.getloadavg()[0]:.1f}")
 
 
 def report_serve_idle(work: Path) -> None:

@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import atexit
+import fcntl
 import os
+import pickle
 import re
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -89,29 +92,59 @@ def default_caption(c) -> str:
                        c.presets.networks[d.network].short))
 
 
+def shared_folder(tmp_path_factory) -> Path:
+    """The run's folder that every pytest-xdist worker sees (each worker's own base temp is inside it), or the base
+    temp of a run without workers."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def made_once(tmp_path_factory, name: str, make: Callable[[Path], object]):
+    """make(folder)'s value, made once for the whole run in a folder of its own (name: letters, digits, '-') and
+    shared by every worker: the first process to ask makes it under a file lock, the others wait for it and get its
+    value (pickled beside the folder). A make() that fails is tried again by the next process that asks. Only for
+    what the tests then only read: a built site, an edited copy of the content, printed PDFs."""
+    assert re.fullmatch(r"[A-Za-z0-9-]+", name), name
+    root = shared_folder(tmp_path_factory) / "made-once"
+    root.mkdir(exist_ok=True)
+    folder, value = root / name, root / f"{name}.pickle"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if value.exists():
+            return pickle.loads(value.read_bytes())
+        if folder.exists():  # what a failed make() left
+            shutil.rmtree(folder)
+        folder.mkdir()
+        made = make(folder)
+        value.write_bytes(pickle.dumps(made))
+        return made
+
+
+def built_once(tmp_path_factory, name: str, content_dir: Path) -> Path:
+    """content_dir built once for the whole run (made_once) into name/site; the site's folder."""
+    def make(folder: Path) -> Path:
+        build.build(content_dir, folder / "site")
+        return folder / "site"
+    return made_once(tmp_path_factory, name, make)
+
+
 @pytest.fixture(scope="session")
 def site(tmp_path_factory) -> Path:
-    """The real plate, built once for the session."""
-    out = tmp_path_factory.mktemp("real") / "site"
-    build.build(CONTENT, out)
-    return out
+    """The real plate, built once for the run (every worker reads the same site)."""
+    return built_once(tmp_path_factory, "real", CONTENT)
 
 
 @pytest.fixture(scope="session")
 def series_site(tmp_path_factory) -> Path:
-    """The shipped series (plates/: every written plate's page and the volume's index), built once for the session as
+    """The shipped series (plates/: every written plate's page and the volume's index), built once for the run as
     `plate build` builds it; the tests that take it only read it."""
-    out = tmp_path_factory.mktemp("series") / "site"
-    build.build(SERIES, out)
-    return out
+    return built_once(tmp_path_factory, "series", SERIES)
 
 
 @pytest.fixture(scope="session")
 def mini_site(tmp_path_factory) -> Path:
-    """The small fixture plate, built once for the session."""
-    out = tmp_path_factory.mktemp("mini") / "site"
-    build.build(FIXTURE, out)
-    return out
+    """The small fixture plate, built once for the run."""
+    return built_once(tmp_path_factory, "mini", FIXTURE)
 
 
 def chromium_path() -> str | None:
@@ -208,6 +241,12 @@ class Watched:
     def problems(self) -> list[tuple[str, str]]:
         """Console errors and warnings, and uncaught exceptions."""
         return [(t, m) for t, m in self.console if t in ("error", "warning", "pageerror")]
+
+
+def current(page) -> None:
+    """Bring every figure and word of a page to the selection it shows, as printing does (a change updates only what
+    is in sight; the rest waits for the reader): then data-shown says the selection."""
+    page.evaluate("() => window.plate.current().then(() => true)")
 
 
 def wait_until(page, expression: str, timeout: float = 15.0):

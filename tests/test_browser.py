@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from conftest import CONTENT, plates, wait_until
+from conftest import CONTENT, current, plates, wait_until
 from generator import content, render
 from xiv4 import facts, xfigures, xpage, xwords
 
@@ -95,6 +95,7 @@ def test_the_first_change_makes_every_figure_live_with_the_selection(site, open_
     page = open_page(site, all_live=False).page
     assert not all(f["live"] for f in page.evaluate(LIVENESS))
     page.get_by_label("Model", exact=True).select_option(model)
+    current(page)  # what waits out of sight too
     wait_until(page, f"document.documentElement.dataset.shown.startsWith('{model}|')")
     assert all(f["live"] for f in page.evaluate(LIVENESS))
     assert page.evaluate("window.plate.views.length") == page.locator("figure.figure").count()
@@ -130,8 +131,6 @@ AT_DRAWN = """(model) => new Promise((resolve) => {
   select.value = model;
   select.dispatchEvent(new Event('change', {bubbles: true}));
 })"""
-# The browser never idle: figures out of sight wait for their turn (or for the reader to reach them).
-NEVER_IDLE = "() => { window.requestIdleCallback = () => 0; }"
 
 
 def other_model(page) -> str:
@@ -151,80 +150,119 @@ def in_view_and_out_of_sight(page) -> tuple[list[str], list[str]]:
     return seen, away
 
 
-def test_figures_in_view_redraw_first_and_those_out_of_sight_follow(site, open_page):
+def changed(site, open_page):
+    """A page whose model changed with the controls in view: (page, ids of the figures in view, ids of those out of
+    sight, every figure's SVG before the change, the selection now)."""
     page = open_page(site).page
     seen, away = in_view_and_out_of_sight(page)
     before = {f["id"]: f["svg"] for f in page.evaluate(FIGURES)}
+    model = other_model(page)
+    assert page.evaluate(AT_DRAWN, model) is not None
+    c, atlas, d = shipped()
+    return page, seen, away, before, replace(d, model=model)
+
+
+def test_a_change_draws_the_figures_in_sight_and_the_others_wait_for_the_reader(site, open_page):
+    page, seen, away, before, sel = changed(site, open_page)
     shown = page.evaluate("document.documentElement.dataset.shown")
-    drawn = page.evaluate(AT_DRAWN, other_model(page))
-    assert drawn is not None, "the page did not say when the figures in view were drawn"
-    at_drawn = dict(zip(before, drawn))
-    for fid in seen:
-        assert at_drawn[fid] != before[fid], f"{fid}, in view, was not redrawn when the page said so"
-    for fid in away:
-        assert at_drawn[fid] == before[fid], f"{fid}, out of sight, was redrawn before the figures in view were shown"
-    wait_until(page, f"document.documentElement.dataset.shown !== {shown!r}")
-    after = page.evaluate(FIGURES)
-    assert all(f["svg"] != before[f["id"]] for f in after), "a figure out of sight did not follow"
-    assert len({f["caption"] for f in after}) == 1
-
-
-def changed_never_idle(site, open_page):
-    """A page whose browser is never idle, its model changed with the controls in view: (page, ids of the figures in
-    view, ids of those out of sight, every figure's SVG before the change)."""
-    page = open_page(site).page
-    seen, away = in_view_and_out_of_sight(page)
-    page.evaluate(NEVER_IDLE)
-    before = {f["id"]: f["svg"] for f in page.evaluate(FIGURES)}
-    assert page.evaluate(AT_DRAWN, other_model(page)) is not None
-    return page, seen, away, before
-
-
-def test_a_figure_scrolled_to_before_its_turn_is_drawn_at_once(site, open_page):
-    page, seen, away, before = changed_never_idle(site, open_page)
-    page.wait_for_timeout(100)
-    assert [f["svg"] == before[f["id"]] for f in page.evaluate(FIGURES) if f["id"] in away] == [True] * len(away)
-    page.evaluate(f"window.__before = document.querySelector('#{away[-1]} .chart').innerHTML")
-    page.locator(f"#{away[-1]}").scroll_into_view_if_needed()
-    wait_until(page, f"document.querySelector('#{away[-1]} .chart').innerHTML !== window.__before")
     now = {f["id"]: f for f in page.evaluate(FIGURES)}
-    if len(away) > 1 and not now[away[0]]["inView"]:  # still out of sight: still waiting
-        assert now[away[0]]["svg"] == before[away[0]]
-    assert now[away[-1]]["caption"] == now[seen[0]]["caption"]
-
-
-def test_once_timed_figures_out_of_sight_follow_the_next_change_without_idle_time(site, open_page):
-    """A first change times the figures out of sight as they catch up in idle time; at the next, with the browser
-    never idle, they still follow (in the next task or after the frame that shows those in view, as their costs
-    allow), and those in view come first."""
-    page = open_page(site).page
-    seen, away = in_view_and_out_of_sight(page)
-    shown = page.evaluate("document.documentElement.dataset.shown")
-    assert page.evaluate(AT_DRAWN, other_model(page)) is not None
-    wait_until(page, f"document.documentElement.dataset.shown !== {shown!r}")  # idle time came: each timed
-    page.evaluate(NEVER_IDLE)
-    before = {f["id"]: f["svg"] for f in page.evaluate(FIGURES)}
-    shown = page.evaluate("document.documentElement.dataset.shown")
-    at_drawn = dict(zip(before, page.evaluate(AT_DRAWN, other_model(page))))
-    assert [at_drawn[fid] != before[fid] for fid in seen] == [True] * len(seen)
-    assert [at_drawn[fid] == before[fid] for fid in away] == [True] * len(away)  # in view first
-    wait_until(page, f"document.documentElement.dataset.shown !== {shown!r}")
+    for fid in seen:
+        assert now[fid]["svg"] != before[fid], f"{fid}, in view, was not redrawn when the page said so"
+    page.wait_for_timeout(300)  # time enough for any follow-up task of the change, idle time included
+    now = {f["id"]: f for f in page.evaluate(FIGURES)}
+    assert [now[fid]["svg"] == before[fid] for fid in away] == [True] * len(away), "out of sight, redrawn for nothing"
+    assert page.evaluate("document.documentElement.dataset.shown") == shown  # not every figure shows it yet
+    page.evaluate("() => window.plate.current().then(() => true)")
+    assert page.evaluate("document.documentElement.dataset.shown") == xpage.selection_key(sel)
     after = page.evaluate(FIGURES)
-    assert [f["svg"] != before[f["id"]] for f in after] == [True] * len(after)
+    assert all(f["svg"] != before[f["id"]] for f in after), "a figure out of sight was not brought up to date"
     assert len({f["caption"] for f in after}) == 1
 
 
-def test_figures_out_of_sight_catch_up_before_printing(site, open_page):
-    page, _, _, before = changed_never_idle(site, open_page)
+# Jump to a figure (a link, the End key, the scroll bar: no frame in between) and keep what the first frame that
+# shows it paints.
+JUMP = """(id) => new Promise((resolve) => {
+  const figure = document.getElementById(id);
+  figure.scrollIntoView();
+  requestAnimationFrame(() => resolve([figure.querySelector('.chart').innerHTML,
+                                       figure.querySelector('[data-selection]').textContent]));
+})"""
+
+
+def test_a_figure_out_of_sight_is_current_in_the_first_frame_that_shows_it(site, open_page):
+    page, seen, away, before, sel = changed(site, open_page)
+    svg, caption = page.evaluate(JUMP, away[-1])
+    assert svg != before[away[-1]] and caption == page.evaluate(FIGURES)[0]["caption"]
+    page.evaluate("() => window.plate.current().then(() => true)")
+    assert page.evaluate(FIGURES)[[f["id"] for f in page.evaluate(FIGURES)].index(away[-1])]["svg"] == svg
+
+
+def test_closing_the_disclosure_brings_the_figures_it_lifts_into_sight_before_they_are_painted(site, open_page):
+    """The other controls' disclosure open, a change, then the disclosure closed: the figures that move up into sight
+    are current in the first frame that shows them."""
+    page, seen, away, before, sel = changed(site, open_page)
+    toggle = page.locator("#more-toggle")
+    if not toggle.count() or toggle.get_attribute("aria-expanded") != "true":
+        pytest.skip("this plate has no open disclosure of other controls")
+    lifted = page.evaluate("""() => new Promise((resolve) => {
+      document.getElementById('more-toggle').click();
+      requestAnimationFrame(() => resolve([...document.querySelectorAll('figure.figure')].filter((f) => {
+        const box = f.getBoundingClientRect(); return box.bottom > 0 && box.top < innerHeight;
+      }).map((f) => [f.id, f.querySelector('.chart').innerHTML])));
+    })""")
+    moved = [(fid, svg) for fid, svg in lifted if fid in away]
+    assert moved, "closing the disclosure brought no figure into sight: this test needs one"
+    assert all(svg != before[fid] for fid, svg in moved), [fid for fid, svg in moved if svg == before[fid]]
+
+
+# Open a figure's "in words and numbers" by a click on its summary, and keep what the first frame after it paints.
+OPENED = """(id) => {
+  const details = document.getElementById(`${id}-data`);
+  window.__opened = null;
+  details.querySelector('summary').addEventListener('click', () => requestAnimationFrame(() => {
+    window.__opened = {open: details.open, describe: details.querySelector('[data-describe]').textContent,
+                       caption: details.querySelector('caption [data-selection]').textContent,
+                       rows: [...details.querySelectorAll('tbody tr')].map((tr) => [...tr.cells].map((c) => c.textContent))};
+  }), {once: true});
+}"""
+TABLE = """(id) => [...document.querySelectorAll(`#${id}-data tbody tr`)].map((tr) => [...tr.cells].map((c) => c.textContent))"""
+
+
+@pytest.mark.parametrize("where", ["in view", "out of sight"])
+def test_a_closed_in_words_and_numbers_is_current_when_it_is_opened(site, open_page, where):
+    page, seen, away, before, sel = changed(site, open_page)
+    c, atlas, d = shipped()
+    fid = seen[0] if where == "in view" else away[-1]
+    old, new = atlas.facts(d), atlas.facts(sel)
+    assert xwords.table_rows(new, fid) != xwords.table_rows(old, fid), "this test needs a table the change moves"
+    assert page.evaluate(TABLE, fid) == xwords.table_rows(old, fid)  # closed: it waits
+    page.evaluate(OPENED, fid)
+    page.locator(f"#{fid}-data summary").click()
+    opened = wait_until(page, "window.__opened")
+    assert opened["open"] and opened["rows"] == xwords.table_rows(new, fid)
+    assert words(opened["describe"]) == words(xwords.describe(new, fid, plates())) and opened["caption"] == new.caption
+
+
+def test_figures_and_closed_words_out_of_sight_are_current_in_print(site, open_page):
+    page, seen, away, before, sel = changed(site, open_page)
+    c, atlas, d = shipped()
+    new = atlas.facts(sel)
     # Read after the page's own beforeprint listener and the microtasks it started (a listener added later runs later).
     page.evaluate("""() => addEventListener('beforeprint', () => {
-      window.__printed = [...document.querySelectorAll('figure.figure')].map((f) =>
-        [f.id, f.querySelector('.chart').innerHTML, f.querySelector('[data-selection]').textContent]);
+      window.__printed = [...document.querySelectorAll('figure.figure')].map((f) => {
+        const data = document.getElementById(`${f.id}-data`);
+        return [f.id, f.querySelector('.chart').innerHTML, f.querySelector('[data-selection]').textContent,
+                data.open, data.querySelector('[data-describe]').textContent,
+                [...data.querySelectorAll('tbody tr')].map((tr) => [...tr.cells].map((c) => c.textContent))];
+      });
     })""")
     page.pdf(format="A4")
     printed = page.evaluate("window.__printed")
-    assert all(svg != before[fid] for fid, svg, _ in printed), [fid for fid, svg, _ in printed if svg == before[fid]]
-    assert len({caption for _, _, caption in printed}) == 1
+    assert all(svg != before[fid] for fid, svg, *_ in printed), [fid for fid, svg, *_ in printed if svg == before[fid]]
+    assert {caption for _, _, caption, *_ in printed} == {new.caption}
+    for fid, _, _, is_open, describe, rows in printed:
+        assert not is_open and rows == xwords.table_rows(new, fid), fid
+        assert words(describe) == words(xwords.describe(new, fid, plates())), fid
 
 
 def figure_data(f) -> dict:
@@ -255,6 +293,7 @@ def test_each_control_redraws_both_figures_and_the_readout(site, open_page, labe
     before = page.evaluate(SNAPSHOT)
     page.evaluate(TIMER)
     page.get_by_label(label, exact=True).select_option(getattr(sel, key))
+    current(page)  # what waits out of sight too
     wait_until(page, f"document.documentElement.dataset.shown === '{xpage.selection_key(sel)}'")
     after = page.evaluate(SNAPSHOT)
     timing = page.evaluate("window.__timing")
@@ -284,6 +323,7 @@ def test_url_keeps_and_restores_the_selection(site, open_page):
     page.get_by_label("Model", exact=True).select_option(label=p.models[sel.model].name)
     page.get_by_label("Global batch", exact=True).select_option(label=p.batches[sel.batch].name)
     page.get_by_label("Network", exact=True).select_option(label=p.networks[sel.network].short)
+    current(page)  # what waits out of sight too
     wait_until(page, f"document.documentElement.dataset.shown === '{key}'")
     wait_until(page, f"location.hash.includes('network={sel.network}')")  # the URL is written after the redraw's paint
     url = page.url
@@ -302,9 +342,11 @@ def test_the_url_is_written_when_the_controls_rest_or_at_once_when_the_reader_le
     model, batch = other_id(c.presets.models, d.model), other_id(c.presets.batches, d.batch, last=True)
     page = open_page(site).page
     page.get_by_label("Model", exact=True).select_option(model)
+    current(page)  # what waits out of sight too
     wait_until(page, f"document.documentElement.dataset.shown.startsWith('{model}|')")
     wait_until(page, f"location.hash.includes('model={model}')")  # once the controls have rested
     page.get_by_label("Global batch", exact=True).select_option(batch)
+    current(page)  # what waits out of sight too
     wait_until(page, f"document.documentElement.dataset.shown.startsWith('{model}|{batch}|')")
     # Leaving the window (for the address bar, to copy the link) writes it at once, not after the rest.
     assert page.evaluate("() => { window.dispatchEvent(new Event('blur')); return location.hash; }").startswith(
@@ -352,6 +394,7 @@ def test_options_are_kept_in_the_url_and_restored(site, open_page):
                          ("Ring layout", "nodes")):
         page.get_by_label(label, exact=True).select_option(value)
     shown = xpage.selection_key(sel)
+    current(page)  # what waits out of sight too
     wait_until(page, f"document.documentElement.dataset.shown === '{shown}'")
     readout = page.locator("#readout").text_content()
     wait_until(page, "location.hash.includes('topology=nodes')")  # the URL is written after the redraw's paint
@@ -392,6 +435,7 @@ def test_nvlink_domain_shading_appears_only_past_the_domain(site, open_page):
     for sel in steps:
         page.get_by_label("Network", exact=True).select_option(sel.network)
         page.get_by_label("GPU", exact=True).select_option(sel.gpu)
+        current(page)  # what waits out of sight too
         wait_until(page, f"document.documentElement.dataset.shown === '{xpage.selection_key(sel)}'")
         f = atlas.facts(sel)
         readout = page.locator("#readout").text_content()
@@ -427,6 +471,7 @@ def test_the_timeline_follows_the_controls(site, open_page):
         ".find(t => t.includes('exposed tail'))"
     before = page.evaluate(tail)
     page.get_by_label("All-reduce hides behind", exact=True).select_option(label="backward pass only")
+    current(page)  # what waits out of sight too
     wait_until(page, "document.documentElement.dataset.shown.includes('|backward|')")
     after = page.evaluate(tail)
     assert before and after and before != after
@@ -445,6 +490,7 @@ CHANGE = """async (values) => {
   }
   if (!changed) return;
   document.getElementById('controls').dispatchEvent(new Event('change'));
+  window.plate.current(); // what waits out of sight too
   while (root.dataset.shown === before) await new Promise(requestAnimationFrame);
 }"""
 # Each view's data sets the page feeds, as JSON; the texts its marks write (axis labels aside: their number
@@ -508,6 +554,7 @@ def test_one_click_saves_the_shown_selections_csv_offline(site, open_page):
     for sel in (d, replace(d, model=other_id(c.presets.models, d.model), sharding="zero3", overlap="backward")):
         for label, key in CONTROLS.items():
             page.get_by_label(label, exact=True).select_option(getattr(sel, key))
+        current(page)  # what waits out of sight too
         wait_until(page, f"document.documentElement.dataset.shown === '{xpage.selection_key(sel)}'")
         with page.expect_download() as caught:
             button.click()
@@ -534,6 +581,7 @@ def test_the_real_clusters_controls_redraw_its_line_and_are_kept_in_the_url(site
     sel = replace(d, bucket="500", micro="2")
     key = xpage.selection_key(sel)
     assert key.endswith("&bucket=500&micro=2")
+    current(page)  # what waits out of sight too
     wait_until(page, f"document.documentElement.dataset.shown === '{key}'")
     wait_until(page, "location.hash.includes('micro=2')")
     assert page.url.endswith("&bucket=500&micro=2")
@@ -551,7 +599,19 @@ def test_the_real_clusters_controls_redraw_its_line_and_are_kept_in_the_url(site
     # back to DDP's defaults: the URL names neither
     page.get_by_label("Bucket size", exact=True).select_option("default")
     page.get_by_label("Micro-batches per step", exact=True).select_option("1")
+    current(page)  # what waits out of sight too
     wait_until(page, f"document.documentElement.dataset.shown === '{xpage.selection_key(d)}'")
     wait_until(page, "!location.hash.includes('micro=')")
     assert "bucket=" not in page.url
+    assert watched.problems() == []
+
+
+def test_a_page_printed_before_any_change_or_view_prints_without_a_complaint(site, open_page):
+    """Printing brings what a change left for later; before any change (no view made yet, the page as built shows the
+    default) there is nothing to bring, and nothing fails."""
+    watched = open_page(site, all_live=False, viewport={"width": 1100, "height": 200})  # no figure near: no view
+    page = watched.page
+    assert page.evaluate("window.plate.views.length") == 0
+    page.pdf(format="A4")
+    page.evaluate("() => window.plate.current().then(() => true)")
     assert watched.problems() == []

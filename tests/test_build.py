@@ -192,3 +192,51 @@ def test_a_kept_memo_redraws_figures_and_csv_only_when_presets_or_default_change
     presets.write_text(presets.read_text().replace("max_replicas = 64", "max_replicas = 128"))
     third = build.gather(content_dir, memo=memo)
     assert len(drawn) == 3 and third == build.gather(content_dir) and third != second
+
+
+# --- what a build says: the steps it made anew, a long one still running, a warning once --------------------------
+
+def test_a_first_build_lists_the_steps_it_made_anew_and_a_later_one_none(tmp_path, monkeypatch, capsys):
+    from generator import cli
+    monkeypatch.setenv("PLATE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(build, "STEP_SAID_S", 0)  # every step that made something, however fast this machine is
+    assert cli.main(["build", "--content", str(FIXTURE), "--out", str(tmp_path / "site")]) == 0
+    first = capsys.readouterr().out.splitlines()
+    assert first[0].startswith(f"plate: built {tmp_path / 'site'}/")
+    steps = [line for line in first[1:] if line.endswith("(made anew, now cached)")]
+    name = FIXTURE.name
+    for what in ("the figures drawn", "the page's Vega runtime made", "the page made"):
+        assert any(re.fullmatch(rf"plate: {name}: {what} in \d+\.\d s \(made anew, now cached\)", s) for s in steps), \
+            (what, first)
+    assert cli.main(["build", "--content", str(FIXTURE), "--out", str(tmp_path / "site")]) == 0
+    again = capsys.readouterr().out.splitlines()
+    assert len(again) == 1 and again[0].startswith("plate: built"), again  # everything cached: no step made
+
+
+def test_a_step_still_making_something_says_so(monkeypatch):
+    from generator import cache
+    said = []
+    monkeypatch.setattr(build, "say", said.append)
+    monkeypatch.setattr(build, "STILL_EVERY_S", 0.05)
+    import time
+    with build.step("a slow step"):
+        time.sleep(0.3)  # nothing made: nothing said
+    assert said == []
+    with build.step("a slow step"):
+        cache.Cache(None).kept("txt", (), lambda: time.sleep(0.3) or "made")
+    assert said and all(re.fullmatch(r"plate: a slow step: still at it \(\d+ s\)", line) for line in said), said
+
+
+def test_a_series_asks_for_node_s_packages_once_and_warns_once(tmp_path, monkeypatch, capsys):
+    from conftest import SERIES
+    from generator import cli, runtime
+    monkeypatch.setenv("PLATE_CACHE", str(tmp_path / "cache"))
+    asked = []
+
+    def toolchain(cache, say=None):
+        asked.append(cache)
+        raise runtime.Unavailable("npm could not install Vega's packages (offline, in this test)")
+    monkeypatch.setattr(runtime, "toolchain", toolchain)
+    assert cli.main(["build", "--content", str(SERIES), "--out", str(tmp_path / "site")]) == 0
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "vl-convert's larger Vega runtime" in line]
+    assert len(asked) == 1 and len(warnings) == 1, (asked, warnings)

@@ -1,5 +1,6 @@
 """The plate command: build, its report, exit statuses, and python -m generator."""
 import shutil
+from pathlib import Path
 import subprocess
 import sys
 
@@ -225,3 +226,19 @@ def test_help_describes_the_series_by_default_and_the_plate_given(tmp_path):
     one = cli.describe_plate(["build", "--content", str(FIXTURE)])
     assert one.startswith(f"Build Plate {front.volume}.{front.plate}, '{front.title}'"), one
     assert cli.describe_plate(["build", f"--content={tmp_path / 'nope.md'}"]).startswith("Build a plate")
+
+
+def test_a_mistake_several_plates_meet_is_said_once_and_relative(capsys, tmp_path, monkeypatch):
+    """A file two plates read (one plate's presets, read by another from beside it) with a syntax error was said
+    once per plate, some absolute: each distinct line is said once, and a path given absolute under a relative
+    plate folder is shown from the same parent as the rest."""
+    from generator import schema
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "plates" / "a").mkdir(parents=True)
+    (tmp_path / "plates" / "b").mkdir()
+    absolute = (tmp_path / "plates" / "a" / "presets.toml").resolve()
+    assert str(schema.shown_path(absolute, Path("plates/b"))) == "a/presets.toml"
+    line = "a/presets.toml, line 6: TOML syntax error"
+    cli.report_mistakes([line, "b/plate.md, line 2: another", line])
+    err = capsys.readouterr().err
+    assert err.startswith("plate: the content has 2 mistakes:") and err.count(line) == 1

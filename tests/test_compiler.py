@@ -107,13 +107,55 @@ REFUSED = {
     "keyword": ("def f(x):\n    return g(x, y=1)\n\ndef g(x, y):\n    return x\n", 2, "keyword arguments"),
     "generator": ("def f(x):\n    return sum(t for t in x)\n", 2, "generator expression"),
     "class": ("class A:\n    pass\n", 1, "functions and constants only"),
+    "class inside": ("def f(x):\n    class A:\n        pass\n    return x\n", 2, "a class"),
     "import": ("import os\n", 1, "imports only math, numpy"),
+    "import inside": ("def f(x):\n    import math\n    return x\n", 2, "an import here"),
     "numpy": ("import numpy as np\n\ndef f(x):\n    return np.linalg.norm(x)\n", 4, "np.linalg"),
-    "round": ("def f(x):\n    return round(x)\n", 2, "round()"),
     "spec": ("def f(x):\n    return f'{x:.2f}'\n", 2, "format spec"),
+    "conversion": ("def f(x):\n    return f'{x!r}'\n", 2, "conversion in an f-string"),
     "nested": ("def f(x):\n    for a, (b, c) in x:\n        pass\n", 2, "nested tuple"),
     "raise": ("def f(x):\n    if x:\n        raise ValueError(x)\n    return x\n", 3, "raise"),
     "is": ("def f(x):\n    return x is True\n", 2, "`is`"),
+    "yield": ("def f(x):\n    yield x\n", 2, "yield"),
+    "yield from": ("def f(x):\n    yield from x\n", 2, "yield"),
+    "async": ("def f(x):\n    return x\n\nasync def g(x):\n    return x\n", 4, "functions and constants only"),
+    "try": ("def f(x):\n    try:\n        return x\n    except KeyError:\n        return 0\n", 2, "try"),
+    "with": ("def f(x):\n    with x:\n        return x\n", 2, "with"),
+    "global": ("def f(x):\n    global Y\n    return x\n", 2, "global"),
+    "nonlocal": ("def f(x):\n    def g():\n        nonlocal x\n        return x\n    return g()\n", 3, "nonlocal"),
+    "del": ("def f(x):\n    del x[0]\n    return x\n", 2, "del"),
+    "assert": ("def f(x):\n    assert x\n    return x\n", 2, "assert"),
+    "match": ("def f(x):\n    match x:\n        case 1:\n            return 1\n    return 0\n", 2, "match"),
+    "walrus": ("def f(x):\n    if (y := x):\n        return y\n    return x\n", 2, "walrus"),
+    "dict comprehension": ("def f(x):\n    return {k: 1 for k in x}\n", 2, "dict comprehension"),
+    "set comprehension": ("def f(x):\n    return {k for k in x}\n", 2, "set comprehension"),
+    "set literal": ("def f(x):\n    return {x, 1}\n", 2, "a set"),
+    "starred": ("def f(x):\n    return [*x, 1]\n", 2, "starred"),
+    "dict unpacked": ("def f(x):\n    return {**x}\n", 2, "** in a dict"),
+    "lambda": ("def f(x):\n    g = lambda y: y\n    return g(x)\n", 2, "lambda"),
+    "decorator": ("def d(g):\n    return g\n\n@d\ndef f(x):\n    return x\n", 5, "decorator"),
+    "varargs": ("def f(*x):\n    return x\n", 1, "*args"),
+    "kwargs": ("def f(**x):\n    return x\n", 1, "*args"),
+    "keyword-only": ("def f(x, *, y=1):\n    return x\n", 1, "keyword-only"),
+    "slice step": ("def f(x):\n    return x[::2]\n", 2, "slice with a step"),
+    "bytes": ("def f(x):\n    return b'x'\n", 2, "bytes"),
+    "complex": ("def f(x):\n    return x * 1j\n", 2, "complex"),
+    "ellipsis": ("def f(x):\n    return ...\n", 2, "`...`"),
+    "matmul": ("def f(x):\n    return x @ x\n", 2, "`@`"),
+    "arguments": ("def f(x):\n    arguments = x\n    return arguments\n", 2, "the name 'arguments'"),
+    "eval name": ("def f(x):\n    eval = x\n    return eval\n", 2, "the name 'eval'"),
+    "this": ("def f(x):\n    this = x\n    return this\n", 2, "the name 'this'"),
+    "parameter function": ("def f(function):\n    return function\n", 1, "the name 'function'"),
+    "Math": ("def f(x):\n    Math = x\n    return Math // 2\n", 2, "the name 'Math'"),
+    # each refused built-in with its own reason (taken off the list, it would compile: sorted() to a text sort)
+    **{f"{name}()": (f"def f(x):\n    y = 1\n    return {name}(x)\n", 3, f"{name}(): {compiler.REFUSED_CALLS.get(name)}")
+       for name in ("round", "isinstance", "print", "open", "eval", "exec", "sorted", "set", "tuple", "repr", "format",
+                    "getattr", "setattr", "hasattr", "delattr")},
+    "unknown builtin": ("def f(x):\n    return next(x)\n", 2, "next(): the page has no such function"),
+    ".encode()": ("def f(x):\n    text = 'a' + x\n    return text.encode('utf-8')\n", 3, ".encode(): the page's"),
+    ".sort()": ("def f(x):\n    x.sort()\n    return x\n", 2, ".sort(): the page sorts numbers as texts"),
+    ".format()": ("def f(x):\n    return '{}'.format(x)\n", 2, ".format(): write numbers"),
+    ".split()": ("def f(x):\n    return x.split()\n", 2, ".split() with no separator"),
 }
 
 
@@ -132,15 +174,26 @@ def module_in(tmp_path: Path, name: str, files: dict[str, str]):
 def test_python_the_page_cannot_run_is_refused_at_its_line(tmp_path, kind):
     """Each construct the page would run otherwise than Python (or not at all) is one mistake at file:line."""
     source, line, words = REFUSED[kind]
-    package = module_in(tmp_path, f"refused_{kind}", {"m.py": source + "\n\ndef entry(x):\n    return x\n"})
+    (tmp_path / "plate.md").write_text("", encoding="utf-8")  # a plate's folder: its files are shown from its parent
+    name = "refused_" + re.sub(r"\W", "_", kind)
+    module_in(tmp_path, name, {"m.py": source + "\n\ndef entry(x):\n    return x\n"})
     try:
-        module = __import__(f"refused_{kind}.m", fromlist=["entry"])
+        module = __import__(f"{name}.m", fromlist=["entry"])
         with pytest.raises(compiler.CompileError) as error:
             compiler.compile_page({"facts": module.entry})
     finally:
         sys.path.remove(str(tmp_path))
-    assert str(error.value).startswith(f"{package / 'm.py'}:{line}: "), str(error.value)
+    assert str(error.value).startswith(f"{tmp_path.name}/{name}/m.py, line {line}: "), str(error.value)
     assert words in str(error.value)
+
+
+def test_every_refused_call_and_construct_has_a_case():
+    """Each name of the compiler's refusal lists is one case above (a refusal taken off fails its case)."""
+    cases = " ".join(REFUSED)
+    assert all(f"{name}()" in REFUSED for name in compiler.REFUSED_CALLS)
+    assert all(name in compiler.REFUSED_CALLS for name in ("round", "sorted", "tuple", "set", "repr"))
+    assert all(f".{name}()" in REFUSED for name in compiler.REFUSED_METHODS)
+    assert {"arguments", "eval name", "this"} <= set(REFUSED) and "dict comprehension" in cases
 
 
 LIBRARY = '''
@@ -198,6 +251,49 @@ def test_compiled_functions_give_what_the_python_gives(tmp_path):
         sys.path.remove(str(tmp_path))
     assert any(r["steps"] > 0 for r in python) and python[0]["names"] == ["m"]  # the loop and the dict are run
     assert [d for a, b in zip(python, page) for d in differences(a, b)] == []
+
+
+# Each character Python's str.splitlines() breaks a line at, inside a string literal of valid Python
+BREAKS = "\u2028\u2029\u0085\x0b\x0c\x1c\x1d\x1e"
+UNICODE = ('def facts(selection, presets):\n    text = "a' + BREAKS + 'b"\n'
+           '    return {"text": text, "n": len(text), "after": 1}\n')
+
+
+def test_a_string_holding_any_unicode_compiles_and_gives_the_same_text(tmp_path):
+    """A literal U+2028 (and every other character str.splitlines() breaks at) inside a string is valid Python: it
+    compiles, at its own line, and the page gives the same text."""
+    module_in(tmp_path, "unicode_text", {"m.py": UNICODE})
+    try:
+        from unicode_text import m
+        compiled = compiler.compile_page({"facts": m.facts})
+        modules = {**texts.engine_modules(), **compiled.modules}
+        modules[compiler.LIBRARY] = compiler.library(modules)
+        calls = [["facts", [{}, {}]]]
+        page = node_run(modules, calls, tmp_path / "node")
+        python = python_run({"facts": m.facts}, calls)
+    finally:
+        sys.path.remove(str(tmp_path))
+    assert python[0]["text"] == "a" + BREAKS + "b" and differences(python[0], page[0]) == []
+
+
+FLOOR = ('def facts(selection, presets):\n    out = []\n    for a in presets["a"]:\n        for b in presets["b"]:\n'
+         '            out.append(a // b)\n    return {"floors": out}\n')
+
+
+def test_floor_division_means_the_same_on_the_page(tmp_path):
+    """`//` is allowed in page Python (docs/plates.md): it floors on both sides, for negatives and floats too."""
+    module_in(tmp_path, "floor_division", {"m.py": FLOOR})
+    try:
+        from floor_division import m
+        compiled = compiler.compile_page({"facts": m.facts})
+        modules = {**texts.engine_modules(), **compiled.modules}
+        modules[compiler.LIBRARY] = compiler.library(modules)
+        calls = [["facts", [{}, {"a": [7, -7, 7.5, -7.5, 0, 6], "b": [2, -2, 0.5, 3]}]]]
+        page = node_run(modules, calls, tmp_path / "node")
+        python = python_run({"facts": m.facts}, calls)
+    finally:
+        sys.path.remove(str(tmp_path))
+    assert -4 in python[0]["floors"] and differences(python[0], page[0]) == []
 
 
 LEAN = '''

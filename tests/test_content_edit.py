@@ -18,7 +18,7 @@ import pytest
 from markupsafe import escape
 
 import conftest
-from conftest import ROOT, wait_until
+from conftest import ROOT, current, wait_until
 from content_edit import EDITS, SPEC_PRESETS, edited_copy
 from generator import build, content
 from xiv4 import SHIPPED, facts, xpresets, xpage, xwords
@@ -71,6 +71,13 @@ CHOICES = [  # every preset the content offers, through the facts, the CSV, the 
         "test_zero1_fits_the_spec_selection_from_3_replicas")),
 ]
 PROSE = ["tests/test_prose_consistency.py"]  # the prose's claims against the numbers it prints, other defaults too
+HARDWARE = [  # the GPU's keys, old and new, the interconnect's name and the corrected statements, on the content's GPUs
+    *(f"tests/test_interconnect_words.py::{t}" for t in (
+        "test_the_old_nvlink_keys_read_as_the_new_ones", "test_a_key_under_both_names_is_one_mistake_at_the_old_one",
+        "test_with_mi300x_as_the_workshop_s_gpu_nvlink_is_named_nowhere_for_it",
+        "test_a_default_gpu_the_prose_does_not_describe_is_warned_about_at_its_line",
+        "test_the_corrected_statements_are_the_formulas_on_the_presets")),
+]
 
 
 def _expand(names: list[str]) -> list[str]:
@@ -86,7 +93,7 @@ def _expand(names: list[str]) -> list[str]:
     return out
 
 
-SHIPPED_CHECKS = _expand([*LOADS, *BUILDS, *CHOICES, *PROSE])
+SHIPPED_CHECKS = _expand([*LOADS, *BUILDS, *CHOICES, *PROSE, *HARDWARE])
 # The browser suites' tests whose content side the checks here hold: the Nu checker on the three edited pages
 # (test_the_edited_pages_pass_the_nu_checker) and one open of each in Chromium (test_the_edited_page_opens_offline_
 # and_shows_every_preset_selection: offline, no request or complaint, the figures live, a control moved to an added
@@ -118,6 +125,7 @@ GUARDED = ["tests/test_html_valid.py", "tests/test_browser.py", "tests/test_page
 # content (docs/testing.md): a test added to one of these files fails test_every_test_of_the_shipped_plate_is_run_or_
 # excused until it is put in SHIPPED_CHECKS, IN_THE_BROWSER or here.
 NEVER_READ = {  # the fixture content, pure functions, the spec's own inputs, the repository's content whatever it says
+    "test_interconnect_words": ["test_a_share_of_a_sequence_is_in_words"],  # words of a number, no content
     "test_texts": [  # the words module's own code and cache, and mistakes and edits of their own planted in a copy
         "test_no_sentence_of_the_words_is_written_in_python_or_another_page_module",
         "test_a_sentence_copied_into_python_is_found", "test_the_readout_names_the_plate_the_content_refers_to",
@@ -129,7 +137,10 @@ NEVER_READ = {  # the fixture content, pure functions, the spec's own inputs, th
         "test_the_page_checker_reads_the_schemas_rules", "test_the_words_module_is_page_python",
         "test_the_words_memo_never_loses_what_it_is_asked_for"],
     "test_build": ["test_fixture_content_builds", "test_build_replaces_the_previous_site_it_wrote",
-                   "test_a_kept_memo_redraws_figures_and_csv_only_when_presets_or_default_change"],
+                   "test_a_kept_memo_redraws_figures_and_csv_only_when_presets_or_default_change",
+                   "test_a_first_build_lists_the_steps_it_made_anew_and_a_later_one_none",
+                   "test_a_step_still_making_something_says_so",
+                   "test_a_series_asks_for_node_s_packages_once_and_warns_once"],
     "test_content": ["test_the_repository_content_holds_every_spec_preset",
                      "test_bad_bandwidth_names_file_line_and_value",
                      "test_every_mistake_is_reported_together", "test_unclosed_front_matter",
@@ -157,7 +168,8 @@ NEVER_READ = {  # the fixture content, pure functions, the spec's own inputs, th
     "test_custom": ["test_each_free_input_is_checked_as_the_schema_checks_its_field",
                     "test_good_values_parse_as_toml_would",
                     "test_layer_shape_is_all_or_none_and_leaves_room_beside_the_embeddings"],
-    "test_model": [  # MODEL.md's inputs, pinned
+    "test_model": [  # MODEL.md's inputs, pinned; a formula broken in a copy of the fixture content
+        "test_a_nan_from_a_formula_is_blamed_on_the_formula_not_on_presets_toml",
         "test_replica_axis_is_powers_of_two_to_16384", "test_compute_per_step_falls_with_replicas",
         "test_allreduce_stays_near_constant", "test_crossing_at_1024_replicas_for_8b_4m_400g",
         "test_tokens_and_sequences_per_replica_at_the_crossing", "test_nvlink_keeps_full_efficiency_at_1024",
@@ -187,10 +199,13 @@ MACHINERY = {  # the page's code, the same for every content; where it has a con
         "test_at_load_only_the_figures_near_the_screen_go_live_and_the_others_as_the_reader_scrolls",
         "test_the_first_change_makes_every_figure_live_with_the_selection",
         "test_a_link_to_another_selection_opens_with_every_figure_live",
-        "test_figures_in_view_redraw_first_and_those_out_of_sight_follow",
-        "test_a_figure_scrolled_to_before_its_turn_is_drawn_at_once",
-        "test_once_timed_figures_out_of_sight_follow_the_next_change_without_idle_time",
-        "test_figures_out_of_sight_catch_up_before_printing", "test_url_keeps_and_restores_the_selection",
+        "test_a_change_draws_the_figures_in_sight_and_the_others_wait_for_the_reader",
+        "test_a_figure_out_of_sight_is_current_in_the_first_frame_that_shows_it",
+        "test_closing_the_disclosure_brings_the_figures_it_lifts_into_sight_before_they_are_painted",
+        "test_a_closed_in_words_and_numbers_is_current_when_it_is_opened",
+        "test_figures_and_closed_words_out_of_sight_are_current_in_print",
+        "test_a_page_printed_before_any_change_or_view_prints_without_a_complaint",
+        "test_url_keeps_and_restores_the_selection",
         "test_the_url_is_written_when_the_controls_rest_or_at_once_when_the_reader_leaves_the_window",
         "test_unknown_ids_in_the_url_fall_back_to_the_default_and_the_page_says_so",
         "test_options_are_kept_in_the_url_and_restored", "test_nvlink_domain_shading_appears_only_past_the_domain",
@@ -219,21 +234,26 @@ MACHINERY = {  # the page's code, the same for every content; where it has a con
 }
 
 
+PARAM = type(pytest.param(None))  # a case written pytest.param(...)
+
+
 def plate_data(page: str) -> dict:
     return json.loads(re.search(r'<script type="application/json" id="plate-data">(.*?)</script>', page, re.S)[1])
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    """Each edit's copy of the shipped content and its site, made once for the module on first use: built(kind) is
+    """Each edit's copy of the shipped content and its site, made once for the run on first use: built(kind) is
     (the Edit, the built files); the site is beside the copy, in site/. Nothing may change them."""
     made = {}
 
+    def make(kind: str, base: Path):
+        edit = edited_copy(SHIPPED, base / "content", kind)
+        return edit, build.build(edit.root, base / "site")
+
     def get(kind: str):
-        if kind not in made:
-            base = tmp_path_factory.mktemp(f"edit-{kind}")
-            edit = edited_copy(SHIPPED, base / "content", kind)
-            made[kind] = edit, build.build(edit.root, base / "site")
+        if kind not in made:  # once for the whole run, whichever worker asks first
+            made[kind] = conftest.made_once(tmp_path_factory, f"edit-{kind}", lambda base: make(kind, base))
         return made[kind]
     return get
 
@@ -374,8 +394,15 @@ def test_the_shipped_plate_tests_pass_on_the_edited_content(built, shipped_check
         return calls
 
     function = getattr(module, test)
-    for args in values(list(inspect.signature(function).parameters), None):
-        function(**args)
+    cases = [{}]  # the test's own parametrize cases, each run as pytest runs them
+    for marked in (m for m in getattr(function, "pytestmark", []) if m.name == "parametrize"):
+        names, rows = marked.args[0], marked.args[1]
+        names = [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
+        rows = [row.values if isinstance(row, PARAM) else (row,) if len(names) == 1 else row for row in rows]
+        cases = [{**c, **dict(zip(names, row))} for c in cases for row in rows]
+    for case in cases:
+        for args in values([p for p in inspect.signature(function).parameters if p not in case], None):
+            function(**args, **case)
 
 
 def test_the_edited_pages_pass_the_nu_checker(built):
@@ -418,6 +445,7 @@ def test_the_edited_page_opens_offline_and_shows_every_preset_selection(built, o
     before = page.evaluate(SNAPSHOT)
     label = next(label for label, field in CONTROLS.items() if field == key)
     page.get_by_label(label, exact=True).select_option(choice)
+    current(page)  # what waits out of sight too
     wait_until(page, f"document.documentElement.dataset.shown === '{xpage.selection_key(sel)}'")
     after = page.evaluate(SNAPSHOT)
     ids = page.evaluate("() => [...document.querySelectorAll('figure.figure')].map((f) => f.id)")

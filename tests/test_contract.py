@@ -119,6 +119,21 @@ def test_a_page_lacking_a_role_or_with_one_it_does_not_know_is_one_line_at_page(
                                  f"{', '.join(plates.PAGE_OPTIONAL)}; see docs/plates.md)")
 
 
+@pytest.mark.parametrize("old, new, kind", [
+    ('"csv_rows": page_code.csv_rows}', '"csv_rows": page_code.csv_rows},', "tuple"),
+    ('PAGE = {', 'PAGE = None and {', "NoneType"),
+])
+def test_a_page_of_the_wrong_type_is_one_line_at_page(tmp_path, old, new, kind):
+    """PAGE not a dict (a stray comma makes it a tuple) is the plate's mistake at PAGE, not an AttributeError."""
+    root = copy(tmp_path)
+    init = root / "plate" / "__init__.py"
+    edit(init, old, new)
+    with pytest.raises(plates.ModuleError) as raised:
+        content.load(root)
+    assert str(raised.value) == (f"toy/plate/__init__.py, line {line_of(init, 'PAGE = ')}: the plate module's hook "
+                                 f"PAGE is {kind}, not a dict of functions by role (see docs/plates.md)")
+
+
 def test_the_engine_s_plate_builds_its_page_from_its_python(tmp_path):
     c = content.load(TOY)
     build.build(TOY, tmp_path / "site")

@@ -144,14 +144,18 @@ def unlinked(text: str) -> str:
 
 
 def visible(text: str, keep=KEPT) -> list[str]:
-    """The text runs outside the elements whose text is kept, in order."""
-    runs, depth = [], 0
+    """The text runs outside the elements whose text is kept, in order, as HTML parses them: an option's start tag
+    ends the option open (options do not nest), and a stray end tag ends nothing."""
+    runs, depth = [], {}
     for piece in re.split(r"(<[^>]*>)", text):
         tag = re.match(r"<(/?)(\w+)", piece)
         if tag:
-            if tag.group(2) in keep:
-                depth += -1 if tag.group(1) else 1
-        elif depth == 0:
+            name = tag.group(2)
+            if name in keep:
+                depth[name] = max(depth.get(name, 0) + (-1 if tag.group(1) else 1), 0)
+                if name == "option":
+                    depth[name] = min(depth[name], 1)
+        elif not any(depth.values()):
             runs.append(piece)
     return runs
 

@@ -9,7 +9,7 @@ from numpy.testing import assert_allclose
 from generator import content, notation, render, schema
 from xiv4 import Selection
 
-from conftest import CONTENT, plates, spec_selection, wait_until
+from conftest import CONTENT, current, plates, spec_selection, wait_until
 from xiv4 import custom, facts, xpage, xwords
 
 # The acceptance case of issue 10: a 13B model, a 2,000,000-token batch, 25 GB/s, 38% MFU.
@@ -140,6 +140,8 @@ def test_acceptance_custom_run_equals_python_and_survives_a_reload(site, open_pa
     page = watched.page
     before = page.evaluate(SNAPSHOT)
     _fill_acceptance(page)
+    wait_until(page, "document.documentElement.dataset.drawn.includes('mfu=0.38')")
+    current(page)  # what waits out of sight too
     wait_until(page, "document.documentElement.dataset.ownShown.includes('mfu=0.38')")
     got = page.evaluate(SNAPSHOT)
     assert got["shown"] == f"custom|custom|custom|{atlas.presets.workshop.gpu}|step|bf16|flat|none"
@@ -178,6 +180,7 @@ def test_bad_values_get_an_inline_message_and_the_figures_stay(site, open_page, 
     watched = open_page(site)
     page = watched.page
     page.get_by_label(control, exact=True).select_option(value="custom")
+    current(page)  # what waits out of sight too
     wait_until(page, "document.documentElement.dataset.shown.includes('custom')")
     good = page.evaluate(SNAPSHOT)
     for text in BAD:
@@ -245,6 +248,7 @@ def test_sharding_control_memory_readout_and_zero3_traffic(site, open_page, atla
     d = content.load(CONTENT).plate.default
     base = Selection(d.model, d.batch, d.network)
     page.get_by_label("Sharding", exact=True).select_option(label="ZeRO-1")
+    current(page)  # what waits out of sight too
     wait_until(page, "document.documentElement.dataset.shown.endsWith('|zero1')")
     got = page.evaluate(SNAPSHOT)
     f = atlas.facts(Selection(d.model, d.batch, d.network, sharding="zero1"))
@@ -262,6 +266,7 @@ def test_sharding_control_memory_readout_and_zero3_traffic(site, open_page, atla
     assert page.evaluate(SNAPSHOT)["readout"] == got["readout"]
     # ZeRO-3: 1.5 × the all-reduce time in the time figure and the efficiency figure's data.
     page.get_by_label("Sharding", exact=True).select_option(label="ZeRO-3 / FSDP")
+    current(page)  # what waits out of sight too
     wait_until(page, "document.documentElement.dataset.shown.endsWith('|zero3')")
     plain = atlas.facts(base)
     drawn = page.evaluate("() => window.plate.views.map((v) => { try { return v.data('grid'); } catch (e) "

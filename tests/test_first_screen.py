@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from conftest import SERIES, open_disclosure, wait_until
+from conftest import SERIES, current, open_disclosure, wait_until
 from generator import content
 
 pytestmark = pytest.mark.browser
@@ -122,6 +122,7 @@ def test_the_disclosure_holds_the_rest_and_its_controls_change_the_figures_and_t
         before = page.evaluate(drawn)
         shown = page.evaluate("document.documentElement.dataset.shown")
         page.select_option(f"#choose-{key}", others[-1])
+        current(page)  # what waits out of sight too
         wait_until(page, f"document.documentElement.dataset.shown !== {shown!r}")
         wait_until(page, f"location.hash.includes({f'{key}={others[-1]}'!r})")
         assert page.evaluate(drawn) != before, f"choosing {key}={others[-1]} changed no figure"

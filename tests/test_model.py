@@ -350,3 +350,27 @@ def test_larger_buckets_make_fewer_calls_and_less_latency():
     assert [o[0] for o in out] == sorted((o[0] for o in out), reverse=True) and out[0][0] > out[-1][0]
     assert [o[1] for o in out] == sorted((o[1] for o in out), reverse=True)
     assert out[-1][2] < out[0][2]  # the step follows
+
+
+def test_a_nan_from_a_formula_is_blamed_on_the_formula_not_on_presets_toml(tmp_path):
+    """Presets each within bounds, and a formula that makes NaN of finite values (0/0 here, as a shared formula's
+    mistake would): plate check names the formula's file and line, not presets.toml."""
+    import shutil
+    import subprocess
+    import sys
+    from conftest import ROOT, XIV4_MINI
+    root = tmp_path / "mini"
+    shutil.copytree(XIV4_MINI, root, symlinks=False, ignore=shutil.ignore_patterns("__pycache__"))
+    model = root / "plate" / "model.py"
+    text = model.read_text(encoding="utf-8")
+    old = "    tokens = x[\"batch_tokens\"] / n\n"
+    assert text.count(old) == 1
+    model.write_text(text.replace(old, old + "    tokens = tokens * (n - n) / (n - n)\n"), encoding="utf-8")
+    line = next(i for i, l in enumerate(model.read_text().splitlines(), 1) if "(n - n) / (n - n)" in l)
+    result = subprocess.run([sys.executable, "-m", "generator", "check", "--content", "mini"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=300, env={**__import__("os").environ,
+                                                                              "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 1
+    assert f"mini/plate/model.py, line {line}: a formula of the model gives an undefined number (NaN)" in \
+        result.stderr, result.stderr
+    assert "presets.toml" not in result.stderr.split("a mistake in the formula")[0]

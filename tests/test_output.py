@@ -402,3 +402,22 @@ def test_a_read_only_file_system_is_named_and_not_chmod(tmp_path, capsys, monkey
     status, report = plate_build(tmp_path / "new", capsys)
     assert_refused(status, report, "read-only file system (choose a folder on a writable one)")
     assert "chmod" not in report
+
+
+def test_a_site_holding_a_file_that_cannot_be_removed_is_left_whole_with_no_staging_folder(tmp_path):
+    """A previous site one of whose files is immutable (chattr +i) could be swapped out but never cleared away: the
+    build refuses in one line before the swap, the site stays byte for byte and no .site-* folder is left."""
+    import shutil as sh
+    out = tmp_path / "site"
+    output.write({"index.html": "<p>before</p>", "data.csv": "a\n"}, out)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    chattr = sh.which("chattr")
+    if chattr is None or subprocess.run([chattr, "+i", str(out / "data.csv")], capture_output=True).returncode:
+        pytest.skip("chattr cannot make a file immutable here (not root, or a file system without the flag)")
+    try:
+        with pytest.raises(output.OutputError, match=r"data\.csv cannot be removed \(immutable"):
+            output.write({"index.html": "<p>after</p>"}, out)
+        assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+        assert [p.name for p in tmp_path.iterdir()] == ["site"]
+    finally:
+        subprocess.run([chattr, "-i", str(out / "data.csv")], capture_output=True)

@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 import pytest
 from markupsafe import escape
 
-from conftest import CONTENT, default_caption, wait_until
+from conftest import CONTENT, current, default_caption, wait_until
 from generator import content, render
 from generator.notation import num, seconds
 from xiv4 import facts, xpresets, xpage, xwords
@@ -32,7 +32,7 @@ PHONE = {"viewport": {"width": 360, "height": 740}, "is_mobile": True, "has_touc
 
 # --- offline and self-contained ------------------------------------------------------------------
 
-# Each option in turn, until every figure shows it (figures out of sight are redrawn in idle time); a second at most,
+# Each option in turn, until every figure shows it (those out of sight brought at once); a second at most,
 # for options that draw nothing by themselves ("Custom…" before a value is typed).
 EVERY_OPTION = """async () => {
   const seen = [], root = document.documentElement;
@@ -41,6 +41,7 @@ EVERY_OPTION = """async () => {
       const before = root.dataset.shown, t0 = performance.now();
       select.value = option.value;
       select.dispatchEvent(new Event('change', {bubbles: true}));
+      window.plate.current(); // what waits out of sight too
       while (root.dataset.shown === before && performance.now() - t0 < 1000) await new Promise(requestAnimationFrame);
       seen.push(root.dataset.shown);
     }
@@ -173,6 +174,7 @@ def test_under_the_csp_charts_draw_controls_work_and_nothing_is_blocked(browser,
     page.get_by_label("Model", exact=True).select_option(sel.model)
     page.get_by_label("Global batch", exact=True).select_option(sel.batch)
     page.get_by_label("Network", exact=True).select_option(sel.network)
+    current(page)  # what waits out of sight too
     wait_until(page, f"document.documentElement.dataset.shown === '{xpage.selection_key(sel)}'")
     caption = facts.Atlas(c.presets).facts(sel).caption
     assert caption in page.locator("#fig-efficiency figcaption").text_content()
@@ -263,6 +265,7 @@ def test_on_a_360px_phone_nothing_scrolls_sideways_figures_fit_and_controls_take
     batch = [b for b in c.presets.batches if b != d.batch][-1:] or pytest.skip(f"{CONTENT} offers one batch")
     page.locator("#choose-batch").tap()
     page.locator("#choose-batch").select_option(batch[0])
+    current(page)  # what waits out of sight too
     wait_until(page, f"document.documentElement.dataset.shown === '{xpage.selection_key(replace(d, batch=batch[0]))}'")
     assert page.evaluate("document.documentElement.scrollWidth") <= width
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from pypdf import PdfReader
 
-from conftest import CONTENT, FONT_SETS, ROOT, chromium_path, font_env, require, within_print_budget
+from conftest import CONTENT, FONT_SETS, ROOT, chromium_path, font_env, made_once, require, within_print_budget
 from generator import content, pdf, volume
 
 # Points per inch; pypdf reports the media box in points.
@@ -112,37 +112,66 @@ def add_prose(plate_md: Path, text: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    """One copy of the series, printed once, then built again four times: unchanged, after a plate's prose was
-    edited, with a mistake, and edited again without Chromium; each run's result and the site after it."""
+def printed(tmp_path_factory):
+    """One copy of the series, printed once (plate pdf): its result and the site after it; made once for the whole
+    run (conftest.made_once)."""
     require(None if chromium_path() else "Chromium is not on PATH (Debian package 'chromium')")
-    base = tmp_path_factory.mktemp("series-pdf")
-    root, out = base / "plates", base / "site"
-    shutil.copytree(ROOT / "plates", root)
+    return made_once(tmp_path_factory, "series-pdf", print_series)
+
+
+@pytest.fixture(scope="module")
+def runs(printed, tmp_path_factory):
+    """The printed series and its site, copied, then built again four times: unchanged, after a plate's prose was
+    edited, with a mistake, and edited again without Chromium; each run's result and the site after it (with
+    printed's), made once for the whole run."""
+    return made_once(tmp_path_factory, "series-pdf-builds", lambda base: build_again(printed, base))
+
+
+def series_runs(root: Path, out: Path) -> dict:
+    """What the runs below need to know of the series copied at root and built into out."""
     pages = plate_pages(root)
-    edited = list(pages)[-1]
-    plate_md = pages[edited][0] / "plate.md"
     shelf = volume.load_series(root)
-    made = {"out": out, "pages": pages, "index": volume.load(root).page, "edited page": edited,
+    return {"out": out, "pages": pages, "index": volume.load(root).page, "edited page": list(pages)[-1],
             "indexes": [v.page for v in shelf.volumes] + [shelf.page]}  # each volume's and the top page
 
-    def run(name, *args, env=None):
-        made[name] = plate(*args, "--content", root, "--out", out, cwd=ROOT, env=env)
-        made[f"{name} site"] = snapshot(out)
-    run("pdf", "pdf")
-    run("build", "build")
+
+def run_plate(made: dict, name: str, root: Path, *args, env=None) -> None:
+    made[name] = plate(*args, "--content", root, "--out", made["out"], cwd=ROOT, env=env)
+    made[f"{name} site"] = snapshot(made["out"])
+
+
+def print_series(base: Path) -> dict:
+    """The series copied into base and printed by plate pdf."""
+    root = base / "plates"
+    shutil.copytree(ROOT / "plates", root)
+    made = series_runs(root, base / "site")
+    run_plate(made, "pdf", root, "pdf")
+    return made
+
+
+def build_again(printed: dict, base: Path) -> dict:
+    """printed's series and site copied into base, then built again as runs says."""
+    root = base / "plates"
+    shutil.copytree(printed["out"].parent / "plates", root)
+    shutil.copytree(printed["out"], base / "site")
+    made = {**series_runs(root, base / "site"), "pdf": printed["pdf"], "pdf site": printed["pdf site"]}
+    plate_md = made["pages"][made["edited page"]][0] / "plate.md"
+    run_plate(made, "build", root, "build")
     add_prose(plate_md, "A paragraph added by hand, Quillwort.")
-    run("edited", "build")
+    run_plate(made, "edited", root, "build")
     kept = plate_md.read_text(encoding="utf-8")
     add_prose(plate_md, "A slot that names no fact: {{ default.no_such_fact }}.")
-    run("failed", "build")
+    run_plate(made, "failed", root, "build")
     plate_md.write_text(kept, encoding="utf-8")
     add_prose(plate_md, "Another paragraph, Hornwort.")
     no_chromium = {"PLATE_CHROMIUM": str(base / "no-chromium")}
-    run("without chromium", "build", env=no_chromium)
-    shutil.copytree(out, base / "copy")
-    one = pages[list(pages)[0]][0]
+    run_plate(made, "without chromium", root, "build", env=no_chromium)
+    shutil.copytree(made["out"], base / "copy")
+    made["one page"] = list(made["pages"])[0]
+    one = made["pages"][made["one page"]][0]
+    add_prose(one / "plate.md", "A paragraph of this plate alone, Bladderwort.")  # its page changes, no other
     made["one plate"] = plate("build", "--content", one, "--out", base / "copy", cwd=ROOT, env=no_chromium)
+    made["one plate site"] = snapshot(base / "copy")
     return made
 
 
@@ -151,34 +180,34 @@ def pdf_pages(data: bytes) -> int:
 
 
 @pytest.mark.browser
-def test_plate_pdf_prints_every_plate_of_the_series_into_the_site(runs):
-    assert runs["pdf"].returncode == 0, runs["pdf"].stderr
-    site, out = runs["pdf site"], runs["out"]
-    assert runs["index"] in site
-    for page, (_, csv) in runs["pages"].items():
+def test_plate_pdf_prints_every_plate_of_the_series_into_the_site(printed):
+    assert printed["pdf"].returncode == 0, printed["pdf"].stderr
+    site, out = printed["pdf site"], printed["out"]
+    assert printed["index"] in site
+    for page, (_, csv) in printed["pages"].items():
         assert page in site and csv in site
         for paper, name in pdf.pdf_names(Path(page).stem).items():
             assert site[name].startswith(b"%PDF-")
             count = pdf_pages(site[name])
             assert f"plate: printed {out / name}: {count} page{'s' if count != 1 else ''} ({paper})\n" in \
-                runs["pdf"].stdout
-    assert sum(name.endswith(".pdf") for name in site) == 2 * len(runs["pages"])
+                printed["pdf"].stdout
+    assert sum(name.endswith(".pdf") for name in site) == 2 * len(printed["pages"])
 
 
 @pytest.mark.browser
-def test_each_page_links_its_own_pdfs_and_no_other(runs):
-    site = runs["pdf site"]
-    for page in runs["pages"]:
+def test_each_page_links_its_own_pdfs_and_no_other(printed):
+    site = printed["pdf site"]
+    for page in printed["pages"]:
         assert linked_pdfs(site[page]) == set(pdf.pdf_names(Path(page).stem).values()), page
-    assert linked_pdfs(site[runs["index"]]) == set()
+    assert linked_pdfs(site[printed["index"]]) == set()
 
 
 @pytest.mark.browser
-def test_the_printed_pdfs_name_and_link_their_files_beside_the_page(runs):
-    for page in runs["pages"]:
+def test_the_printed_pdfs_name_and_link_their_files_beside_the_page(printed):
+    for page in printed["pages"]:
         names = list(pdf.pdf_names(Path(page).stem).values())
         for name in names:
-            reader = PdfReader(io.BytesIO(runs["pdf site"][name]), strict=True)  # its offsets moved right
+            reader = PdfReader(io.BytesIO(printed["pdf site"][name]), strict=True)  # its offsets moved right
             text = " ".join(" ".join(p.extract_text().split()) for p in reader.pages)
             assert all(f"({other})" in text for other in names), (name, text[:300])
             uris = [a.get_object()["/A"]["/URI"] for p in reader.pages for a in p.get("/Annots") or []
@@ -232,8 +261,20 @@ def test_without_chromium_a_changed_pages_pdfs_are_dropped_and_unlinked(runs):
 
 
 @pytest.mark.browser
-def test_one_plate_built_over_a_series_site_says_which_pages_are_gone(runs):
-    result = runs["one plate"]
+def test_one_plate_built_into_the_series_site_keeps_every_other_file_byte_for_byte(runs):
+    """`plate build --content plates/<one plate>` over the series' site with its PDFs: that plate's page is made
+    again (as the series names it), and every other plate's page, PDFs and CSV, the indexes and the top page stay
+    byte for byte; the plate's own PDFs, printing a page that changed, are dropped without Chromium."""
+    result, before, after, page = runs["one plate"], runs["without chromium site"], runs["one plate site"], \
+        runs["one page"]
     assert result.returncode == 0, result.stderr
-    gone = sorted([*runs["indexes"], *(p for p in runs["pages"] if p != "index.html")])
-    assert f"plate: replaced a site with more pages: {', '.join(gone)} " in result.stdout
+    assert "replaced a site with more pages" not in result.stdout
+    own = {page, *pdf.pdf_names(Path(page).stem).values()}
+    assert set(after) == set(before) - (own - {page})  # nothing of another plate's is gone
+    changed = {name for name in before if name in after and after[name] != before[name]}
+    assert changed == {page, ".plate-site", ".plate-prints.json"}, changed
+    assert b"Bladderwort" in after[page] and b"Bladderwort" not in before[page]
+    assert any(name.endswith(".pdf") for name in after) and all(after[n] == before[n] for n in after
+                                                                if n.endswith(".pdf"))
+    for index in runs["indexes"]:
+        assert after[index] == before[index]

@@ -286,3 +286,25 @@ def test_prose_markup_around_slots_still_works(toy):
     parts = prose.prose_html(with_prose(c, "**{{ default.link.name }}** at {{ default.best_workers | num }}"), model)
     best = prose.num(model.facts(c.plate.default.link)["best_workers"])
     assert parts[0] == f"<p><strong>{c.presets['links'][c.plate.default.link]['name']}</strong> at {best}</p>"
+
+
+def test_raw_html_that_sanitising_removes_is_a_warning_at_its_line(tmp_path):
+    """A tag prose may not hold, or an attribute it may not, is removed from the page: plate check says so at its
+    line (a warning: the page is still safe); HTML written as code is shown, not removed, and is not warned about."""
+    import shutil
+    from generator import checks
+    from conftest import TOY
+    root = tmp_path / "toy"
+    shutil.copytree(TOY, root)
+    plate_md = root / "plate.md"
+    plate_md.write_text(plate_md.read_text(encoding="utf-8") + '\n<script>alert(1)</script>\n\nA <span style="color: '
+                        'red">red</span> word and `<div>` as code and <em>emphasis</em>.\n', encoding="utf-8")
+    lines = plate_md.read_text(encoding="utf-8").splitlines()
+    script = next(i for i, l in enumerate(lines, 1) if "<script>" in l)
+    span = next(i for i, l in enumerate(lines, 1) if "<span" in l)
+    warnings = [w for w in checks.checked(root).warnings if "raw HTML" in w]
+    assert warnings == [
+        f"toy/plate.md, line {script}: raw HTML <script> in the prose is removed from the page (prose is Markdown; the "
+        f"tags it may hold: {', '.join(sorted(prose.PROSE_TAGS))})",
+        f"toy/plate.md, line {span}: raw HTML <span>: its style is removed from the page (prose's <span> may hold no "
+        f"attribute)"]

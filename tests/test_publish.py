@@ -285,3 +285,14 @@ def test_each_plate_of_the_shipped_series_has_its_canonical_link_and_preview_und
         index = Page((served["out"] / name).read_text(encoding="utf-8"))
         assert index.canonical == [SUB_BASE + name] and index.meta["og:url"] == SUB_BASE + name
     assert publish.page_url(SUB_BASE, "index.html") == SUB_BASE  # the host serves index.html for the folder
+
+
+def test_a_base_url_with_an_ampersand_gives_a_sitemap_that_is_xml():
+    """A folder address may hold `&` (`/a&b/`): the sitemap escapes it, so it still parses as XML and lists the
+    address exactly."""
+    base = "https://plates.example.org/a&b/x<y/"
+    assert publish.base_url_problem(base) is None
+    text = publish.sitemap_xml(base, ["index.html", "volumes.html"])
+    locs = [e.text for e in ET.fromstring(text).iter("{http://www.sitemaps.org/schemas/sitemap/0.9}loc")]
+    assert locs == [publish.page_url(base, "index.html"), publish.page_url(base, "volumes.html")]
+    assert "&amp;" in text

@@ -468,6 +468,7 @@ STEP = """async ([id, value]) => {
   const root = document.documentElement, before = root.dataset.shown, select = document.getElementById(id);
   select.value = value;
   select.dispatchEvent(new Event('change', {bubbles: true}));
+  window.plate.current(); // what waits out of sight too
   while (root.dataset.shown === before) await new Promise(requestAnimationFrame);
   return [...document.querySelectorAll('.chart')].map((c) => c.innerHTML);
 }"""
@@ -578,6 +579,13 @@ def test_the_fallback_page_goes_live(monkeypatch, tmp_path, open_page):
 
 # --- the toolchain and the cache ----------------------------------------------------------------------------------
 
+@pytest.fixture
+def unpackaged(monkeypatch, tmp_path):
+    """No npm install beside the scripts (a checkout run without `pip install`): toolchain() installs into the cache."""
+    monkeypatch.setattr(runtime, "PACKAGED", tmp_path / "no-install")
+
+
+@pytest.mark.usefixtures("unpackaged")
 def test_npm_out_of_reach_is_unavailable_and_leaves_the_cache_clean(monkeypatch, tmp_path):
     cache = tmp_path / "cache"
     cache.mkdir()
@@ -592,6 +600,7 @@ def test_npm_out_of_reach_is_unavailable_and_leaves_the_cache_clean(monkeypatch,
     assert (cache / "mine.txt").read_text() == "not plate's"
 
 
+@pytest.mark.usefixtures("unpackaged")
 def test_a_folder_in_the_install_s_place_is_reported_not_removed(tmp_path):
     cache = tmp_path / "cache"
     home = cache / f"node-{runtime.install_key()}"
@@ -602,6 +611,7 @@ def test_a_folder_in_the_install_s_place_is_reported_not_removed(tmp_path):
     assert (home / "keep.txt").read_text() == "someone's" and sorted(p.name for p in home.iterdir()) == ["keep.txt"]
 
 
+@pytest.mark.usefixtures("unpackaged")
 def test_an_unwritable_cache_is_unavailable_not_a_crash(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
@@ -722,6 +732,7 @@ def fake_npm(calls: list, fail_from: int | None = None):
 
 
 @pytest.mark.parametrize("damage", ["truncated", "removed", "link-changed", "file-added"])
+@pytest.mark.usefixtures("unpackaged")
 def test_a_damaged_install_is_found_and_installed_again(damage, tmp_path, monkeypatch):
     calls, said = [], []
     monkeypatch.setattr(runtime, "_npm_ci", fake_npm(calls))
@@ -752,6 +763,7 @@ def test_a_damaged_install_is_found_and_installed_again(damage, tmp_path, monkey
     assert sorted(p.name for p in cache.iterdir()) == [home.name]
 
 
+@pytest.mark.usefixtures("unpackaged")
 def test_a_damaged_install_offline_falls_back_in_one_line(tmp_path, monkeypatch, capsys):
     from generator import cli
 
@@ -767,6 +779,7 @@ def test_a_damaged_install_offline_falls_back_in_one_line(tmp_path, monkeypatch,
     assert "offline, in this test" in warnings[0]
 
 
+@pytest.mark.usefixtures("unpackaged")
 def test_a_failed_npm_is_remembered_for_a_while(tmp_path, monkeypatch):
     calls = []
     monkeypatch.setattr(runtime, "_npm_ci", fake_npm(calls, fail_from=1))
@@ -811,6 +824,7 @@ def processes_in(folder: Path) -> list[int]:
     return found
 
 
+@pytest.mark.usefixtures("unpackaged")
 def test_a_registry_that_never_answers_gives_up_and_says_so(tmp_path, monkeypatch, silent_registry):
     monkeypatch.setattr(runtime, "NPM_TIMEOUT_S", 4)
     monkeypatch.setattr(runtime, "PROGRESS_S", 1)
@@ -839,7 +853,8 @@ def left_running(cache: Path) -> list[int]:
 def start_install(tmp_path: Path, registry: str) -> tuple[subprocess.Popen, Path]:
     """A build's toolchain() in a process of its own, against registry, once npm runs: (the process, the cache)."""
     cache = tmp_path / "cache"
-    code = f"from generator import runtime\nruntime.toolchain(runtime.Path({str(cache)!r}))\n"
+    code = (f"from generator import runtime\nruntime.PACKAGED = runtime.Path({str(tmp_path / 'no-install')!r})\n"
+            f"runtime.toolchain(runtime.Path({str(cache)!r}))\n")
     env = {**os.environ, "npm_config_registry": registry, "PYTHONPATH": str(Path(runtime.__file__).parent.parent)}
     process = subprocess.Popen([sys.executable, "-c", code], env=env, stderr=subprocess.PIPE)
     for _ in range(300):  # npm is running once a process works in the install's folder
@@ -871,6 +886,7 @@ def test_sigkill_during_npm_ci_takes_npm_with_it_and_the_next_build_cleans_up(tm
     assert sorted(p.name for p in cache.iterdir() if p.name != "npm") == ["node-0123456789abcdef.1.tmp.keep"]
 
 
+@pytest.mark.usefixtures("unpackaged")
 def test_an_older_plates_install_is_adopted_when_npm_ci_writes_the_same_bytes(tmp_path, monkeypatch):
     calls = []
     monkeypatch.setattr(runtime, "_npm_ci", fake_npm(calls))
@@ -888,6 +904,7 @@ def test_an_older_plates_install_is_adopted_when_npm_ci_writes_the_same_bytes(tm
     assert (home / "node_modules" / "vega-view" / "mine.js").read_text() == "someone's"
 
 
+@pytest.mark.usefixtures("unpackaged")
 def test_an_install_whose_record_is_unreadable_is_left_as_it_is(tmp_path, monkeypatch):
     monkeypatch.setattr(runtime, "_npm_ci", fake_npm([]))
     cache = tmp_path / "cache"

@@ -19,6 +19,7 @@ from generator import cli, content, scaffold, volume
 from generator.schema import Problems
 
 from conftest import ROOT
+from forwarded import forwarded
 
 VOLUME = """# The volume's plates, in order.
 [volume]
@@ -100,7 +101,7 @@ def test_in_a_series_the_plate_takes_the_volumes_names_and_is_listed_there(serie
 
 
 def test_an_entrys_own_title_line_is_rewritten_in_place(series):
-    scaffold.new(series / "one", "XIV", 1, "Compute, measured")
+    scaffold.new(series / "one", "XIV", 1, "Compute, measured", retitle=True)
     old, new = VOLUME.splitlines(keepends=True), (series / "volume.toml").read_text().splitlines(keepends=True)
     assert new[8] == 'title = "Compute, measured"\n' and new[9] == 'folder = "one"\n'
     assert new[:8] == old[:8] and new[10:] == old[9:]
@@ -120,7 +121,7 @@ def test_a_value_over_several_lines_is_refused_not_mangled(series):
     (series / "volume.toml").write_text(text)
     before = tree(series)
     with pytest.raises(scaffold.Refused, match="could not be rewritten line by line"):
-        scaffold.new(series / "two", "XIV", 2, "Two")
+        scaffold.new(series / "two", "XIV", 2, "Two", retitle=True)
     assert tree(series) == before
 
 
@@ -142,7 +143,7 @@ def test_what_the_volume_cannot_take_is_refused_with_nothing_written(series, arg
 
 
 def test_a_written_plate_and_a_volume_with_mistakes_are_refused(series):
-    scaffold.new(series / "one", "XIV", 1, "One")
+    scaffold.new(series / "one", "XIV", 1, "Compute")
     before = tree(series)
     with pytest.raises(scaffold.Refused, match="plate XIV.1 is written already"):
         scaffold.new(series / "other", "XIV", 1, "Again")
@@ -230,7 +231,8 @@ title = "The Critical Batch Size"
 def test_a_plate_of_another_volume_is_listed_in_that_volumes_file_alone(series, capsys):
     (series / "volume-xi.toml").write_text(OTHER_VOLUME, encoding="utf-8")
     before = (series / "volume.toml").read_bytes()
-    assert cli.main(["new", str(series / "xi-2-batch"), "--volume", "XI", "--number", "2", "--title", "B"]) == 0
+    assert cli.main(["new", str(series / "xi-2-batch"), "--volume", "XI", "--number", "2", "--title",
+                     "The Critical Batch Size"]) == 0
     assert f"{series / 'volume-xi.toml'} lists it" in capsys.readouterr().out
     assert (series / "volume.toml").read_bytes() == before
     front = front_matter(series / "xi-2-batch")
@@ -239,7 +241,7 @@ def test_a_plate_of_another_volume_is_listed_in_that_volumes_file_alone(series, 
     shelf = volume.load_series(series)  # the new plate agrees with its volume, the series checks as a whole
     assert [(v.id, e.number, e.folder) for v, e in shelf.written()] == [("XI", 2, "xi-2-batch")]
     assert (series / "volume-xi.toml").read_text() == OTHER_VOLUME.replace(
-        'title = "The Critical Batch Size"\n', 'title = "B"\nfolder = "xi-2-batch"\n')
+        'title = "The Critical Batch Size"\n', 'title = "The Critical Batch Size"\nfolder = "xi-2-batch"\n')
 
 
 def test_a_volume_no_file_of_the_series_holds_is_refused_naming_the_file_to_add(series):
@@ -468,7 +470,7 @@ def hooked(series: Path, folder: str, number: int, hook: str) -> subprocess.Pope
     """`plate new series/folder` for plate `number`, run with the hooks "module:name:before|after:hold|say:only,…"
     (only: the call's first argument's file name, or empty for every call)."""
     return subprocess.Popen([sys.executable, "-c", HOOKED, "new", str(series / folder), "--volume", "XIV",
-                             "--number", str(number), "--title", folder.title()], cwd=ROOT, text=True,
+                             "--number", str(number), "--title", folder.title(), "--retitle"], cwd=ROOT, text=True,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env={**os.environ, "PLATE_TEST_HOOK": hook})
 
@@ -506,6 +508,7 @@ def test_a_signal_at_any_moment_leaves_the_plate_whole_or_not_at_all_and_says_wh
     assert reached(process, f"{module}.{name} {when}"), process.communicate()
     number = getattr(signal, signal_name)
     process.send_signal(number)
+    forwarded(process)  # to the child that runs the command, before it is let go on
     out, err = process.communicate("\n", timeout=60)  # a bound only: it ends at once
     assert process.returncode == 128 + number, err
     assert err.count("\n") == 1 and "Traceback" not in err, err
@@ -522,6 +525,7 @@ def test_a_signal_with_no_volume_toml_leaves_nothing_written(tmp_path):
     process = hooked(tmp_path, "two", 2, "os:mkdir:before:hold:plate")
     assert reached(process, "os.mkdir before"), process.communicate()
     process.send_signal(signal.SIGINT)
+    forwarded(process)
     out, err = process.communicate("\n", timeout=60)
     assert process.returncode == 130 and err == f"plate: interrupted; nothing was written ({tmp_path / 'two'}/ as " \
                                                  f"it was)\n", err
@@ -570,3 +574,86 @@ def test_a_run_that_waited_on_a_volume_toml_swapped_meanwhile_locks_the_new_one(
     assert third.returncode == 0, err
     v = volume.load(series)
     assert [(e.number, e.folder) for e in v.written()] == [(1, "one"), (2, "two"), (3, "three")]
+
+
+# --- a number or a title taken (issue 43) -------------------------------------------------------------------------
+
+def test_a_number_that_has_another_title_is_refused_at_its_line_unless_retitled(series, capsys):
+    before = tree(series)
+    assert cli.main(["new", str(series / "one"), "--volume", "XIV", "--number", "1", "--title", "Pipelines"]) == 1
+    err = capsys.readouterr().err
+    assert (f'{series / "volume.toml"}, line 9: plate XIV.1 is titled "Compute"; give --title "Compute", or add '
+            f'--retitle to change its title; nothing was written') in err
+    assert tree(series) == before
+    assert cli.main(["new", str(series / "one"), "--volume", "XIV", "--number", "1", "--title", "Pipelines",
+                     "--retitle"]) == 0
+    assert 'retitled from "Compute" to "Pipelines" (--retitle)' in capsys.readouterr().out
+    assert volume.load(series).plates[0].title == "Pipelines"
+
+
+def test_a_title_another_plate_has_is_refused_at_that_plate_s_line(series, capsys):
+    before = tree(series)
+    for flags in ([], ["--retitle"]):
+        assert cli.main(["new", str(series / "two"), "--volume", "XIV", "--number", "2", "--title", " compute ",
+                         *flags]) == 1
+        assert (f'{series / "volume.toml"}, line 9: "Compute" is the title of plate XIV.1; each plate of a volume '
+                f'has its own title, so plate XIV.2 cannot take it; nothing was written') in capsys.readouterr().err
+        assert tree(series) == before
+
+
+def test_a_plate_written_already_is_refused_at_its_line(series, capsys):
+    scaffold.new(series / "two", "XIV", 2, "Two")
+    before = tree(series)
+    assert cli.main(["new", str(series / "again"), "--volume", "XIV", "--number", "2", "--title", "Two"]) == 1
+    assert f'{series / "volume.toml"}, line 11: plate XIV.2 is written already' in capsys.readouterr().err
+    assert tree(series) == before
+
+
+def test_the_readme_s_example_runs_on_the_shipped_series_and_changes_no_other_plate_s_line(tmp_path):
+    """README.md's `plate new` example, on a copy of the shipped volume files: it succeeds, and volume.toml differs
+    only by the lines of that plate's entry, whose title stays the one the volume gives it."""
+    import re
+    import shutil
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    command = re.search(r"^plate new (plates/\S+) --volume (\w+) --number (\d+) --title \"([^\"]+)\"$", readme, re.M)
+    assert command, "README.md gives no `plate new` example"
+    folder, vol, number, title = command[1], command[2], int(command[3]), command[4]
+    series = tmp_path / "plates"
+    shutil.copytree(ROOT / "plates", series, ignore=shutil.ignore_patterns("__pycache__"))
+    file = volume.file_for(series, vol)
+    old = file.read_text(encoding="utf-8").splitlines()
+    entry = volume.load(series, file.name).plates[number - 1]
+    result = subprocess.run([sys.executable, "-m", "generator", "new", folder, "--volume", vol, "--number",
+                             str(number), "--title", title], cwd=tmp_path, capture_output=True, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert result.returncode == 0, result.stderr
+    new = file.read_text(encoding="utf-8").splitlines()
+    span = volume.entry_spans("\n".join(old))[number - 1]
+    assert new[:span[0] - 1] == old[:span[0] - 1] and new[len(new) - (len(old) - span[1]):] == old[span[1]:]
+    listed = volume.load(series, file.name).plates[number - 1]
+    assert listed.title == entry.title == title and listed.folder == Path(folder).name
+    assert [e.title for e in volume.load(series, file.name).plates] == \
+        [e.title for e in volume.load(ROOT / "plates", file.name).plates]
+
+
+def test_check_reports_two_plates_of_a_volume_sharing_a_title(series, tmp_path):
+    text = VOLUME.replace("number = 2\n", 'number = 2\ntitle = "COMPUTE"\n')
+    (series / "volume.toml").write_text(text, encoding="utf-8")
+    result = subprocess.run([sys.executable, "-m", "generator", "check", "--content", str(series)], cwd=tmp_path,
+                            capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert result.returncode == 1
+    assert ('plates/volume.toml, line 13: [[plates]] #2: title "COMPUTE" is also the title of the plate at line 9; '
+            'each plate has its own') in result.stderr
+
+
+def test_check_reports_a_written_plate_titled_as_another_plate_of_its_volume(series, tmp_path):
+    scaffold.new(series / "two", "XIV", 2, "Two")
+    plate_md = series / "two" / "plate.md"
+    plate_md.write_text(plate_md.read_text(encoding="utf-8").replace('title = "Two"', 'title = "Compute"'),
+                        encoding="utf-8")
+    line = next(i for i, l in enumerate(plate_md.read_text().splitlines(), 1) if l.startswith("title = "))
+    result = subprocess.run([sys.executable, "-m", "generator", "check", "--content", str(series)], cwd=tmp_path,
+                            capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert result.returncode == 1
+    assert (f'plates/two/plate.md, line {line}: front matter: title "Compute" is also the title of plate XIV.1 '
+            f'(volume.toml, line 9); each plate of a volume has its own') in result.stderr

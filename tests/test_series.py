@@ -322,3 +322,84 @@ def test_a_folder_with_only_a_further_volume_file_is_a_series(tmp_path):
     assert not series.is_series(tmp_path / "plates")
     (tmp_path / "plates" / "volume-xi.toml").write_text('[volume]\nid = "XI"\ntitle = "T"\n')
     assert series.is_series(tmp_path / "plates")
+
+
+def test_a_plate_the_series_does_not_list_is_never_built_over_a_series_site(tmp_path):
+    """One plate built into a folder holding a series' site is refused (exit 2, nothing touched) unless the series
+    lists it: its build would replace every other plate's files with its one page."""
+    import subprocess
+    import sys
+    from generator import output
+    from conftest import FIXTURE, ROOT
+    out = tmp_path / "site"
+    output.write({"index.html": "<p>one</p>", "volume-x.html": "<p>the index</p>", "two.html": "<p>two</p>"}, out)
+    before = {path.name: path.read_bytes() for path in out.iterdir()}
+    result = subprocess.run([sys.executable, "-m", "generator", "build", "--content", str(FIXTURE), "--out", str(out)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+    assert "holds a series' site (two.html, volume-x.html)" in result.stderr and "another --out" in result.stderr
+    assert {path.name: path.read_bytes() for path in out.iterdir()} == before
+
+
+def test_a_served_series_makes_again_only_the_plate_an_edit_touches(tmp_path, monkeypatch):
+    """`plate serve` keeps each plate's files between rebuilds (its memo): an edit of one plate's prose makes that
+    plate again and no other, and the indexes follow its new title; an edit of a volume file makes every plate
+    again (their links and pages come from there)."""
+    import shutil
+    from generator import build, series, volume
+    from conftest import ROOT
+    root = tmp_path / "plates"
+    shutil.copytree(ROOT / "plates", root, ignore=shutil.ignore_patterns("__pycache__"))
+    memo: dict = {}
+    first = series.gather(root, [], memo)
+    made = []
+    gather = build.gather
+    monkeypatch.setattr(build, "gather", lambda folder, *a, **k: made.append(Path(folder).name) or gather(folder, *a, **k))
+    assert series.gather(root, [], memo) == first and made == []
+    shelf = volume.load_series(root)
+    vol, entry = shelf.written()[-1]
+    plate_md = vol.folder(entry) / "plate.md"
+    text = plate_md.read_text(encoding="utf-8")
+    plate_md.write_text(text + "\nA sentence added while served.\n", encoding="utf-8")
+    again = series.gather(root, [], memo)
+    assert made == [entry.folder] and "A sentence added while served." in again[vol.page_of(entry)]
+    assert {n for n in first if first[n] != again[n]} == {vol.page_of(entry)}
+    front = volume.front_matter(plate_md)[0]
+    plate_md.write_text(text.replace(f'title = "{front["title"]}"', 'title = "A Title Changed While Served"', 1),
+                        encoding="utf-8")
+    made.clear()
+    retitled = series.gather(root, [], memo)
+    assert made == [entry.folder] and "A Title Changed While Served" in retitled[vol.page]
+    made.clear()
+    (root / "volume.toml").write_text((root / "volume.toml").read_text() + "\n# an edit\n")
+    series.gather(root, [], memo)
+    assert sorted(made) == sorted(e.folder for _, e in shelf.written())
+
+
+def test_one_plate_built_into_its_series_site_never_writes_over_another_plate_s_file(tmp_path):
+    """A plate built into its series' site whose CSV takes the name of another plate's CSV there is a mistake at its
+    [[plates]] line, and the site is left as it was; built again with its own name, every other file stays."""
+    import shutil
+    from generator import build, content, volume
+    from generator.schema import ContentError
+    from conftest import ROOT
+    root = tmp_path / "plates"
+    shutil.copytree(ROOT / "plates", root, ignore=shutil.ignore_patterns("__pycache__"))
+    out = tmp_path / "site"
+    build.build(root, out)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    shelf = volume.load_series(root)
+    (vol, entry), (other_vol, other) = shelf.written()[0], shelf.written()[-1]
+    taken = content.load(other_vol.folder(other)).plate.data_file
+    plate_md = vol.folder(entry) / "plate.md"
+    text = plate_md.read_text(encoding="utf-8")
+    plate_md.write_text(text.replace("\nplates_in_volume = ", f'\ndata_file = "{taken}"\nplates_in_volume = ', 1),
+                        encoding="utf-8")
+    with pytest.raises(ContentError) as raised:
+        build.build(vol.folder(entry), out)
+    assert raised.value.problems[0].startswith(f"plates/{vol.file}, line {entry.line}: plate {vol.plate_id(entry)} "
+                                               f"writes \"{taken}\", which the site in")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    plate_md.write_text(text, encoding="utf-8")
+    build.build(vol.folder(entry), out)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # the same plate, the same bytes: all kept

@@ -465,6 +465,10 @@ def test_the_series_is_served_whole_and_the_edited_plates_page_reloads(tmp_path)
         serving.wait_for("change seen, rebuilding")
         serving.wait_for("plate: built", timeout=600)
         state = poll(url, "/" + edited)
+        deadline = time.monotonic() + 60  # the build's line comes just before the server records the build
+        while state["version"] == sent[edited] and time.monotonic() < deadline:
+            time.sleep(0.05)
+            state = poll(url, "/" + edited)
         assert state["problems"] == [] and state["version"] != sent[edited]  # its open page reloads
         assert "A sentence added while the series is served." in fetch(url + edited)
     finally:
@@ -564,6 +568,35 @@ def test_slow_clients_cannot_starve_a_normal_request(serving_folder):
         thread.join(timeout=10)
         for connection in slow:
             connection.close()
+
+
+def test_a_normal_request_is_answered_while_a_hundred_clients_stall(serving_folder, monkeypatch):
+    """100 clients (more than the answering threads) each send part of a request line and stall; a normal request
+    is answered meanwhile, long before the read deadline would free any of them (a bound: with a thread held per
+    stalled client it waited for the deadline). Loopback only; the clients are closed at the end."""
+    monkeypatch.setattr(server, "READ_DEADLINE_S", 30)  # read as each connection is accepted
+    _, port = serving_folder
+    stalled = []
+    try:
+        assert 100 > server.MAX_THREADS
+        for _ in range(100):
+            stalled.append(socket.create_connection(("127.0.0.1", port), timeout=5))
+            stalled[-1].sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1")
+        time.sleep(0.5)  # every one of them accepted and stalled
+        started = time.monotonic()
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        connection.request("GET", "/")
+        response = connection.getresponse()
+        assert response.status == 200 and b"</html>" in response.read()
+        connection.close()
+        assert time.monotonic() - started < server.READ_DEADLINE_S / 2
+        for client in stalled[:3]:  # still held open, not answered: they never finished their request
+            client.settimeout(0.2)
+            with pytest.raises(socket.timeout):
+                client.recv(1)
+    finally:
+        for client in stalled:
+            client.close()
 
 
 @pytest.mark.browser

@@ -143,10 +143,28 @@ def check_words(words: dict, f: facts.Facts, label) -> None:
         assert ("draws the step as one micro-batch" in timeline) == (f.micro_batches > 1), label
 
 
+def own_run(atlas, crosses: bool):
+    """A reader's own run (model, batch and network their own) whose communication overtakes compute on the grid
+    (crosses) or never does: the first of a sweep from the slowest link and smallest batch, or from the fastest link
+    and largest batch, that the model takes; None if no run of the sweep is of that kind."""
+    import itertools
+    links, batches = (0.1, 1, 10, 100, 1000), (2 ** 14, 2 ** 17, 2 ** 20, 2 ** 23, 2 ** 26)
+    if not crosses:
+        links, batches = links[::-1], batches[::-1]
+    for gbps, tokens, params in itertools.product(links, batches, (7e9, 7e10, 1e9)):
+        values = {"params": int(params), "tokens": tokens, "gbps": gbps, "mfu": 0.7 if crosses else 0.2}
+        own = custom.own_facts(atlas, Selection("custom", "custom", "custom"), values)
+        if custom.model_problem(own) is None and (own.crossing_replicas is not None) == crosses:
+            return own
+    return None
+
+
 def test_every_selections_words_say_the_facts_numbers(shipped):
     """A covering set of preset selections (conftest.covered: every two choices of any two controls, and 300 more at
     random), and random own runs: the readout, descriptions and tables the words write quote facts.py's values as
-    notation.py formats them."""
+    notation.py formats them. Both kinds of hiding and cost paragraph are checked: when the content's selections
+    and the random runs are all of one kind (every one crosses under another default, say), a reader's own run of
+    the other kind is made."""
     import random
     from conftest import covered
     c, atlas = shipped
@@ -158,6 +176,9 @@ def test_every_selections_words_say_the_facts_numbers(shipped):
         own = custom.own_facts(atlas, Selection("custom", "custom", "custom"), values)
         if custom.model_problem(own) is None:
             fs.append(own)
+    for crosses in (True, False):
+        if not any((f.crossing_replicas is not None) == crosses for f in fs):
+            fs += [f for f in [own_run(atlas, crosses)] if f is not None]
     crossed = sum(f.crossing_replicas is not None for f in fs)
     assert 0 < crossed < len(fs)  # both kinds of hiding and cost paragraph are checked
     p = atlas.presets  # NVLink past its domain wherever the content has a domain that ends on the grid

@@ -16,7 +16,7 @@ volume = "{volume}"
 volume_title = "{title}"
 plate = {number}
 plates_in_volume = {count}
-title = "A plate"
+title = "A plate in {name}"
 deck = "Its deck."
 ---
 Prose.
@@ -38,7 +38,7 @@ def series(tmp_path: Path, body: str, plates: dict[str, dict] | None = None, hea
     for name, values in (plates or {}).items():
         (root / name).mkdir()
         front = {"volume": "XIV", "title": "Parallelism", "number": 1, "count": 1, **values}
-        (root / name / "plate.md").write_text(FRONT.format(**front), encoding="utf-8")
+        (root / name / "plate.md").write_text(FRONT.format(name=name, **front), encoding="utf-8")
     return root
 
 
@@ -136,7 +136,7 @@ def test_a_page_is_one_file_name_whole_not_a_path_that_starts_with_one(tmp_path,
 def test_a_folder_linked_from_outside_the_series_is_refused(tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    (elsewhere / "plate.md").write_text(FRONT.format(volume="XIV", title="Parallelism", number=1, count=1))
+    (elsewhere / "plate.md").write_text(FRONT.format(volume="XIV", title="Parallelism", number=1, count=1, name="elsewhere"))
     root = series(tmp_path, entries('number = 1\nfolder = "linked"'))
     (root / "linked").symlink_to(elsewhere, target_is_directory=True)
     assert mistakes(root) == ['plates/volume.toml, line 8: [[plates]] #1: folder "linked" leads outside the series '

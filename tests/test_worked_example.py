@@ -9,7 +9,7 @@ import tomllib
 
 import pytest
 
-from conftest import ROOT, wait_until
+from conftest import ROOT, current, wait_until
 from generator import build, cli, content, texts
 
 DOC = ROOT / "docs" / "plates.md"
@@ -96,6 +96,7 @@ def test_the_example_page_follows_its_control_in_the_browser(example, open_page)
     assert data["default"] == {"stages": "p4"}
     for ident in [i for i in data["choices"]["stages"] if i != "p4"]:
         page.select_option("#choose-stages", ident)
+        current(page)  # what waits out of sight too
         wait_until(page, f"document.documentElement.dataset.shown === '{ident}'")
         f = page_fns["facts"]({"stages": ident}, c.presets)
         shown = [p.text_content() for p in page.locator("#readout p").all()]

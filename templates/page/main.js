@@ -12,8 +12,7 @@ import { ownFromUrl, ownRead, ownSelection, ownSliderShown, ownUrlEntries } from
 import { currentSelection, extraEntries, sayUnknown, selectionFromUrl, selectionToUrl, unknownInUrl, writeUrl }
   from "./state.js";
 import { termTips } from "./tips.js";
-import { NEAR, SAME_FRAME_MS, SLICE_MS, afterFrame, afterPaint, byVisibility, distanceFromView, isDefault, nextTask,
-  whenIdle } from "./schedule.js";
+import { NEAR, afterPaint, byVisibility, distanceFromView, isDefault, nextTask } from "./schedule.js";
 import { feed, fitWidth, liveView, setPaper } from "./views.js";
 
 // The disclosure of the other controls and the workshop's assumptions: closed on screen where scripts run (plate.css,
@@ -50,8 +49,8 @@ async function start() {
   let queue = Promise.resolve(); // views are made one after another, one task each
   let widths = null; // the holders' widths from the one layout read at load, for the views made then
 
-  // On <html>: data-drawn once the figures on screen show the selection, data-shown (and data-own-shown, the
-  // reader's own values) once every figure does.
+  // On <html>: data-drawn once the figures in sight show the selection, data-shown (and data-own-shown, the
+  // reader's own values) once every figure and word does (those out of sight wait for the reader: below).
   const markDrawn = () => {
     const own = extraEntries(sel).map(([k, v]) => `${k}=${v}`).join("&");
     document.documentElement.dataset.drawn = `${KEYS.map((k) => sel[k]).join("|")}${own ? `&${own}` : ""}`;
@@ -67,32 +66,84 @@ async function start() {
   const refit = () => Promise.all(views.filter((made) => fitWidth(made))
     .map(({ view }) => view.runAsync())); // only views whose width changed redraw
   const resize = new ResizeObserver(refit);
-  // Which views are on screen, as the observer reports them: a change redraws those first.
-  const onScreen = new Map();
-  const watch = new IntersectionObserver((entries) => {
-    for (const entry of entries) {
-      onScreen.set(entry.target, entry.isIntersecting);
-      const made = views.find(({ holder }) => holder === entry.target);
-      if (entry.isIntersecting && made && catchUp(made)) made.view.runAsync(); // scrolled to before its turn
-    }
-  });
-  /** A view (and its figure's texts) given the selection shown, if it was behind; true when it was. */
-  function catchUp(made) {
-    if (!shown || made.fed === shown) return false;
-    fillTexts(shown);
-    feed(made, shown);
-    return true;
-  }
   const figureId = (made) => made.holder.parentElement.id;
-  /** True unless the figure's "in words and numbers" is closed. */
-  const wordsOpen = (id) => document.getElementById(`${id}-data`)?.open !== false;
-  // Opened before its words caught up with its figure (they wait for idle time): they do so now.
-  document.addEventListener("toggle", (event) => {
-    if (shown && event.target.matches?.("details.figure-data") && event.target.open) {
-      fillTexts(shown, new Set(views.filter((made) => made.fed !== shown).map(figureId)));
-    }
-  }, true); // toggle does not bubble
+  const viewOf = (id) => views.find((made) => figureId(made) === id);
   const order = (made) => data.figures.findIndex((fig) => fig.id === figureId(made));
+
+  // What a change leaves for later: a figure out of sight (its view, title, caption and description) until it nears
+  // the screen, and the table of a closed "in words and numbers" until it is opened; printing brings all of it. Only
+  // what the reader can see is updated at once, and nothing stale is ever in sight or on paper.
+  const waiting = { figures: new Set(), tables: new Set() };
+  const tablesWaiting = () => new Set([...waiting.figures, ...waiting.tables]);
+  /** The figure's texts and view brought to the selection shown, if they wait; the promise of its view's run. */
+  function bringFigure(id) {
+    if (!waiting.figures.delete(id)) return null;
+    fillTexts(shown, waiting.figures, tablesWaiting());
+    const made = viewOf(id);
+    if (made && made.fed !== shown) feed(made, shown);
+    const run = made ? made.view.runAsync() : Promise.resolve();
+    run.then(whenCurrent);
+    revealSoon(); // its texts may have moved what lies below it
+    return run;
+  }
+  /** A table whose "in words and numbers" opens, written for the selection shown before it is painted. */
+  function bringTable(id) {
+    if (!waiting.tables.delete(id)) return;
+    fillTexts(shown, waiting.figures, tablesWaiting());
+    whenCurrent();
+  }
+  /** Everything brought to the selection shown (for print, and window.plate.current()); resolves once data-shown. */
+  function bringAll() {
+    if (!shown) return Promise.resolve(); // nothing changed since the page as built, which shows the default
+    for (const id of data.figures.map((fig) => fig.id)) waiting.tables.delete(id);
+    const runs = [...waiting.figures].map(bringFigure);
+    fillTexts(shown, waiting.figures, tablesWaiting());
+    return Promise.all(runs).then(() => settled(shown));
+  }
+  /** data-shown once nothing waits and every view has drawn the selection shown. */
+  function whenCurrent() {
+    if (shown && !waiting.figures.size && !waiting.tables.size) settled(shown);
+  }
+  const inSight = (id, margin = 0) => distanceFromView({ id }) <= margin;
+  /** The figures that wait and now lie in sight, brought at once: called where the browser is about to paint after
+   * a scroll or a resize, or in the frame after texts or a disclosure moved them (a shorter readout, the other
+   * controls closed), so none is ever painted stale. */
+  function reveal() {
+    revealing = false;
+    for (const id of [...waiting.figures]) if (inSight(id)) bringFigure(id);
+  }
+  let revealing = false;
+  /** reveal() in the next frame's animation callbacks: before its layout and paint, and with nothing else to change
+   * after them, the layout it reads is the one the frame would make anyway. */
+  const revealSoon = () => {
+    if (!revealing && waiting.figures.size) requestAnimationFrame(reveal);
+    revealing = waiting.figures.size > 0;
+  };
+  addEventListener("scroll", reveal, { passive: true }); // scroll events come before the frame's paint
+  addEventListener("resize", reveal);
+  moreToggle?.addEventListener("click", revealSoon); // after showMore's: closed, the controls lift the figures
+  // Ahead of the reader: a figure that waits comes within half a screen of it.
+  const approach = new IntersectionObserver((entries) => {
+    for (const entry of entries) if (entry.isIntersecting) bringFigure(entry.target.id);
+  }, { rootMargin: `${NEAR * 100}% 0px` });
+  for (const fig of data.figures) approach.observe(document.getElementById(fig.id));
+  // An "in words and numbers" opened (by the reader, a script, or find in page): its table is written before the
+  // frame paints it (a MutationObserver's callback runs before the browser renders again).
+  // Each one is watched alone, not the page's subtree: a change's many attribute writes in the figures' SVG then
+  // never meet the observer.
+  const opened = new MutationObserver((records) => {
+    for (const { target } of records) if (target.open) bringTable(target.id.replace(/-data$/, ""));
+    revealSoon(); // one closed: what lay below it moved up
+  });
+  for (const details of document.querySelectorAll("details.figure-data")) {
+    opened.observe(details, { attributes: true, attributeFilter: ["open"] });
+  }
+  // A reader's focus entering a figure (a screen reader moving through the page, say) brings it.
+  document.addEventListener("focusin", (event) => {
+    const fig = event.target.closest?.("figure.figure, details.figure-data");
+    if (fig) bringFigure(fig.id.replace(/-data$/, ""));
+  });
+  const tableOpen = (id) => document.getElementById(`${id}-data`)?.open !== false;
 
   /** The figure's live view, made once (after the views asked for before it), following the selection. */
   function makeLive(figure) {
@@ -105,12 +156,13 @@ async function start() {
         views.sort((a, b) => order(a) - order(b));
         window.plate.views = views.map(({ view }) => view);
         resize.observe(made.holder);
-        watch.observe(made.holder);
         // The controls moved while the view was drawn: it catches up (the others already show the selection).
         if (made.fed !== current()) {
           feed(made, current());
           await made.view.runAsync();
         }
+        if (waiting.figures.has(figure.id) && inSight(figure.id, NEAR * window.innerHeight)) bringFigure(figure.id);
+        else whenCurrent();
       });
       queue.catch(failed); // a view made after load (scrolled to) fails as one made at load does
       pending.set(figure.id, queue);
@@ -129,82 +181,31 @@ async function start() {
 
   async function show(next, keepUrl = false) {
     sel = { ...data.default, ...next }; // a partial selection keeps the workshop's other choices
+    // Where the figures lie, read before the texts change the layout (one layout, clean at a change).
+    const away = new Set(data.figures.map((fig) => fig.id).filter((id) => !inSight(id)));
     const f = (shown = factsOf(sel));
     if (!keepUrl) selectionToUrl(sel);
-    // The figures on screen first; those out of sight after, one at a time in idle time that has room for it:
-    // the reader sees the change sooner, and a figure scrolled to has caught up long before it is reached.
-    // A view the observer has not reported on yet (made a moment ago) is placed by its box, read before the texts
-    // change the layout: the first change after a scroll drew a view below the screen with those in view.
-    const later = views.filter((made) => (onScreen.has(made.holder) ? !onScreen.get(made.holder)
-      : distanceFromView({ id: figureId(made) }) > 0));
-    const away = new Set(later.map(figureId));
-    // The description and table of a figure in view wait with those out of sight while its "in words and
-    // numbers" is closed (none of them shows); the readout and the captions change with the figures.
-    const closed = views.map(figureId).filter((id) => !away.has(id) && !wordsOpen(id));
-    fillTexts(f, away, new Set([...away, ...closed]));
-    const seen = views.filter((made) => !later.includes(made));
+    // The figures in sight now: their views, titles, captions and descriptions (a chart's accessible description,
+    // read even while its "in words and numbers" is closed), and the readout. The others wait for the reader: out
+    // of sight until they near the screen, each closed table until it is opened.
+    waiting.figures = away;
+    waiting.tables = new Set(data.figures.map((fig) => fig.id).filter((id) => !tableOpen(id)));
+    fillTexts(f, away, tablesWaiting());
+    const seen = views.filter((made) => !away.has(figureId(made)));
     for (const made of seen) feed(made, f);
     await Promise.all(seen.map(({ view }) => view.runAsync()));
     if (shown !== f) return; // a newer change took over, and says when it is drawn
     markDrawn();
-    // Every view out of sight timed by an earlier change (or none out of sight, only closed words in view): they
-    // follow in the next task when they are cheap, else in the tasks after the frame that shows those in view; not
-    // in idle time, which a busy page gives late (tens of ms, a wait per view).
-    if ((later.length || closed.length) && later.every((made) => made.cost !== undefined)) {
-      await catchUpTimed(f, later, closed.length ? away : null);
-      return;
-    }
-    let idle = null; // the idle period in use: the next view goes on in it while it has room
-    if (closed.length) {
-      idle = await whenIdle(0);
-      if (shown !== f) return;
-      fillTexts(f, away);
-    }
-    for (const made of later) {
-      if (made.fed === f) continue; // scrolled into sight meanwhile, and drawn then
-      const cost = made.cost || 0;
-      if (!idle || idle.timeRemaining() < cost) idle = await whenIdle(cost);
-      if (shown !== f) return;
-      await drawTimed(made);
-    }
-    await settled(f);
-  }
-
-  /** An out-of-sight view given the selection shown and drawn, its cost kept for the next change's schedule. */
-  async function drawTimed(made) {
-    const begun = performance.now();
-    catchUp(made);
-    await made.view.runAsync();
-    made.cost = performance.now() - begun;
+    revealSoon(); // the new texts may have lifted a figure that waits into sight
+    // A figure still static shows the default: every one is made live (once), drawn with the selection shown.
+    if (views.length < data.figures.length) await liveAll();
+    if (shown === f) whenCurrent();
   }
 
   /** data-shown once every view, changed or not, has drawn f (runAsync waits for a draw still under way). */
   async function settled(f) {
-    await Promise.all([...views.map(({ view }) => view.runAsync()), liveAll()]);
-    if (shown === f) markShown();
-  }
-
-  /** The views out of sight given the selection f in tasks of about SLICE_MS by their last costs (input gets in
-   * between), then data-shown; with `away` (their ids), the closed words in view too. They start in the next task
-   * when their costs add up to at most SAME_FRAME_MS, else after the next frame. */
-  async function catchUpTimed(f, later, away) {
-    const cost = later.reduce((sum, made) => sum + (made.fed === f ? 0 : made.cost), 0);
-    await (cost <= SAME_FRAME_MS ? nextTask() : afterFrame());
-    if (shown !== f) return;
-    if (away) fillTexts(f, away);
-    let slice = performance.now();
-    let ran = false; // a view drawn in this task already
-    for (const made of later) {
-      if (made.fed === f) continue; // scrolled into sight meanwhile, and drawn then
-      if (ran && performance.now() - slice + made.cost > SLICE_MS) {
-        await nextTask();
-        if (shown !== f) return;
-        slice = performance.now();
-      }
-      ran = true;
-      await drawTimed(made);
-    }
-    await settled(f);
+    await Promise.all(views.map(({ view }) => view.runAsync()));
+    if (shown === f && !waiting.figures.size && !waiting.tables.size) markShown();
   }
 
   form.addEventListener("change", () => {
@@ -233,19 +234,20 @@ async function start() {
     if (unknown.length) writeUrl(); // show() gave it the selection shown
   });
   window.plate = {
-    views: [], show, live: liveAll, model, texts, factsOf, datasets: DATASETS, ownRead,
-    selectionCsv,
+    // show: a selection shown, then every figure and word brought to it, as for print (the page's own changes leave
+    // what is out of sight for later); current: that for the selection shown; both resolve once data-shown.
+    views: [], show: (next) => show(next).then(bringAll), current: bringAll, live: liveAll, model, texts, factsOf,
+    datasets: DATASETS, ownRead, selectionCsv,
     selection: () => ({ ...sel }),
   };
   // Paper: redraw at the page's measure before printing (a phone's narrow figure would print tall), back after.
   // Figures not yet live print their static SVG, which is exact: they are made at once for any other selection.
   window.addEventListener("beforeprint", () => {
     setPaper(true);
-    // Figures out of sight still to catch up with a change do so now: Vega runs them in microtasks, before the
-    // print is laid out.
-    const behind = views.filter(catchUp);
+    // Figures out of sight and closed tables still to catch up with a change do so now: Vega runs them in
+    // microtasks, before the print is laid out.
+    bringAll();
     refit();
-    for (const { view } of behind) view.runAsync();
   });
   window.addEventListener("afterprint", () => { setPaper(false); refit(); });
 

@@ -14,45 +14,6 @@ export function afterPaint() {
   });
 }
 
-/** When the browser is idle, with time for work that took `cost` ms the last time before the next frame is due:
- * work out of sight never holds up a frame. Resolves to the idle period's deadline (more work fits while its
- * timeRemaining() allows), or to null when `wait` ms passed first (frames that never leave that much time, a
- * hidden tab) or the browser has no requestIdleCallback (then after the next paint). */
-export function whenIdle(cost, wait = 200) {
-  if (!window.requestIdleCallback) {
-    return new Promise((resolve) => {
-      requestAnimationFrame(() => setTimeout(() => resolve(null), 0));
-      setTimeout(() => resolve(null), wait);
-    });
-  }
-  const start = performance.now();
-  return new Promise((resolve) => {
-    const check = (deadline) => {
-      const left = wait - (performance.now() - start);
-      if (deadline.didTimeout || left <= 0) resolve(null);
-      else if (deadline.timeRemaining() >= cost) resolve(deadline);
-      else requestIdleCallback(check, { timeout: left });
-    };
-    requestIdleCallback(check, { timeout: wait });
-  });
-}
-
-/** The task after the next frame (its paint done), or after `wait` ms when no frame comes (a hidden tab). */
-export function afterFrame(wait = 100) {
-  return new Promise((resolve) => {
-    requestAnimationFrame(() => setTimeout(resolve, 0));
-    setTimeout(resolve, wait);
-  });
-}
-
-// Work out of sight runs in tasks of about this many ms, so input waits no longer than a frame for it.
-export const SLICE_MS = 16;
-
-// Figures out of sight whose last redraws took this many ms in all go on in the task right after those in view, not
-// after their frame: few and cheap, they most often share that frame, and every figure shows the change a frame
-// sooner; more, and the frame of those in view would wait for them.
-export const SAME_FRAME_MS = 8;
-
 /** End this task and go on in a new one soon (before idle time), so no single task blocks input for long. */
 export function nextTask() {
   if (window.scheduler && typeof window.scheduler.yield === "function") return window.scheduler.yield();

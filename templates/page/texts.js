@@ -34,30 +34,35 @@ function fill(el, f, write) {
   written.set(el, f);
 }
 
-/** Each figure's title, description and data table, the readout and the captions, for the selection shown, but
- * not yet those of the figures `away` (ids) from the screen, nor the description and table of `wordsAway` (those
+/** The readout, and each figure's title, caption, description and data table, for the selection shown, but not
+ * yet those of the figures `away` (ids) from the screen, nor the tables (with their captions) of `tablesAway` (those
  * away, unless said otherwise). Only what changed is written: the page keeps its layout, and the live readout
  * announces only news. */
-export function fillTexts(f, away = new Set(), wordsAway = away) {
+export function fillTexts(f, away = new Set(), tablesAway = away) {
   fill(readout, f, () => fillReadout(readoutParagraphs(f, W)));
   holders ||= {
-    captions: [...document.querySelectorAll("[data-selection]")].map((el) => [el, el.closest(".figure")?.id]),
+    captions: [...document.querySelectorAll("[data-selection]")].map((el) => {
+      const table = el.closest("table[data-table]"); // a table's caption goes with its table
+      return [el, table ? table.dataset.table : el.closest(".figure")?.id, Boolean(table)];
+    }),
     titles: [...document.querySelectorAll("[data-title]")],
     describes: [...document.querySelectorAll("[data-describe]")],
     tables: [...document.querySelectorAll("[data-table]")],
   };
-  for (const [el, id] of holders.captions) if (!away.has(id)) fill(el, f, () => setText(el, f.caption));
+  for (const [el, id, inTable] of holders.captions) {
+    if (!(inTable ? tablesAway : away).has(id)) fill(el, f, () => setText(el, f.caption));
+  }
   for (const el of holders.titles) {
     const id = el.dataset.title;
     if (!away.has(id)) fill(el, f, () => setText(el, title(f, id, W)));
   }
   for (const el of holders.describes) {
     const id = el.dataset.describe;
-    if (!wordsAway.has(id)) fill(el, f, () => setText(el, describe(f, id, W)));
+    if (!away.has(id)) fill(el, f, () => setText(el, describe(f, id, W)));
   }
   for (const table of holders.tables) {
     const id = table.dataset.table;
-    if (!wordsAway.has(id)) fill(table, f, () => fillTable(table.tBodies[0], tableRows(f, id)));
+    if (!tablesAway.has(id)) fill(table, f, () => fillTable(table.tBodies[0], tableRows(f, id)));
   }
 }
 

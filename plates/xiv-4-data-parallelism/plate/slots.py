@@ -100,8 +100,14 @@ def check_model(atlas: Atlas, root: Path) -> None:
     path = root / "presets.toml"
     problems = schema.Problems(root)
     if not all(np.isfinite(a).all() for a in arrays):
-        problems.add(path, None, "the presets are too large or too small for the model: some times or "
-                                 "efficiencies come out infinite or undefined")
+        formula = _undefined_at(p, ends, root)
+        if formula:  # no value overflowed on the way: the presets are in bounds, the formula gave no number
+            problems.items.append(f"{formula}: a formula of the model gives an undefined number (NaN) for presets "
+                                  f"each within their bounds (those at the ends of each axis): a mistake in the "
+                                  f"formula, not in presets.toml")
+        else:
+            problems.add(path, None, "the presets are too large or too small for the model: some times or "
+                                     "efficiencies come out infinite or undefined")
         problems.raise_if_any()
     worst = np.unravel_index(np.argmax(g.step_s), g.step_s.shape)
     if g.step_s[worst] > MAX_STEP_SECONDS:
@@ -113,6 +119,31 @@ def check_model(atlas: Atlas, root: Path) -> None:
                      f"{MAX_STEP_SECONDS:,.0f} s (about 32 years); check params, tokens, peak_tflops, mfu and "
                      f"link_gbytes_per_s")
         problems.raise_if_any()
+
+
+def _undefined_at(p, ends, root: Path) -> str | None:
+    """FILE, line N of the formula (the plate's or platelib's) whose numpy operation first made a NaN from finite
+    values, evaluating the extremes again with numpy raising there; None when a value overflowed first (the
+    presets are too large or too small for the model) or nothing could be pinned."""
+    try:
+        with np.errstate(over="raise", invalid="raise"):
+            evaluate(p, ends)
+    except FloatingPointError as error:
+        if "overflow" in str(error):
+            return None
+        import platelib
+        library = Path(platelib.__file__).resolve().parent  # plates/lib, installed as platelib
+        found = None
+        tb = error.__traceback__
+        while tb is not None:  # the innermost line of the plate's folder or of platelib
+            file = Path(tb.tb_frame.f_code.co_filename).resolve()
+            if file.is_relative_to(root.resolve()):
+                found = (f"{schema.shown_path(file, root.resolve())}", tb.tb_lineno)
+            elif file.is_relative_to(library):
+                found = (f"plates/lib/{file.relative_to(library).as_posix()}", tb.tb_lineno)
+            tb = tb.tb_next
+        return f"{found[0]}, line {found[1]}" if found else None
+    return None
 
 
 def unused(c) -> list[str]:

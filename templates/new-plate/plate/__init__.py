@@ -16,10 +16,13 @@ from . import page_code
 # Each control once: {key, as [default] and the page's URL write it: (its label, the presets.toml table of choices)}.
 CONTROLS = {"rate": ("Rate", "rates")}
 SETTINGS = {"steps": "count"}  # presets.toml's [settings]: what every selection shares (schema.py kinds)
-CHOICE = {"name": "text", "per_step": "positive"}  # the fields of every choice of a control
+# Each table of choices once: {table: the fields of each of its choices (schema.py kinds)}; every choice has a name.
+CHOICES = {"rates": {"name": "text", "per_step": "positive"}}
 CSV_COLUMNS = ["rate", "n", "y"]  # page_code.csv_rows's cells, in order
-# Each figure once: (id, title, what it shows in one sentence, its columns' heads in the data table).
-FIGURES_SHOWN = [("fig-line", "y against n", "y against n, log–log.", ("n", "y"))]
+# Each figure once: (id, title, what it shows in one sentence, its columns' heads in the data table, its drawn key:
+# [(colour, what the mark means)], a line with points in that theme colour each).
+FIGURES_SHOWN = [("fig-line", "y against n", "y against n, log–log.", ("n", "y"),
+                  [("--c-compute", "y at the chosen rate")])]
 
 
 def chart(figure_id: str):
@@ -48,7 +51,7 @@ def load_presets(problems, root: Path):
     presets = {"settings": fields(problems, path, text, ("settings",), data.get("settings", {}), SETTINGS,
                                   label="[settings]")}
     for table in tables:
-        presets[table] = keyed(problems, path, text, data, table, CHOICE, lambda ident, values: values)
+        presets[table] = keyed(problems, path, text, data, table, CHOICES[table], lambda ident, values: values)
     return presets, {table: list(presets[table]) for table in tables}
 
 
@@ -77,7 +80,7 @@ def prose_names(content, model: Model) -> dict:
 
 def figures(content, model: Model, store) -> list:
     rows = page_code.datasets(model.default())
-    return [charts.figure(fid, title, (chart, (fid,)), alt, rows, store) for fid, title, alt, _ in FIGURES_SHOWN]
+    return [charts.figure(fid, title, (chart, (fid,)), alt, rows, store) for fid, title, alt, *_ in FIGURES_SHOWN]
 
 
 def _selections(model: Model) -> list:
@@ -109,7 +112,8 @@ def page(content, model: Model, figures: list, dataflows, store=None) -> dict:
         controls=[(key, label, {i: c["name"] for i, c in content.presets[table].items()})
                   for key, (label, table) in CONTROLS.items()],
         selected=default, readout=page_code.readout(f, {}), caption=f["caption"],
-        columns={fid: heads for fid, _, _, heads in FIGURES_SHOWN},
+        columns={fid: heads for fid, _, _, heads, _ in FIGURES_SHOWN},
+        keys={fid: key for fid, *_, key in FIGURES_SHOWN},  # each figure's drawn key (page/legend.html.j2)
         tables={fid: page_code.table_rows(f, fid) for fid, *_ in FIGURES_SHOWN},
         descriptions={fid: page_code.describe(f, fid, {}) for fid, *_ in FIGURES_SHOWN}, data=data,
     )

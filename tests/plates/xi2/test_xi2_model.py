@@ -104,6 +104,15 @@ def test_the_knee_is_where_every_later_doubling_saves_less_than_the_threshold():
     assert pf.knee([8.0, 4.0, 2.0], [1, 2, 4], saving) == -1
 
 
+def test_the_knee_can_be_at_the_first_replica_count():
+    """A first doubling that already saves less than the threshold puts the knee at the first replica count."""
+    saving = 0.1
+    times = [100.0, 95.0, 93.0, 92.5]
+    assert 1 - times[1] / times[0] < saving
+    assert pf.knee(times, [1, 2, 4, 8], saving) == 0
+    assert pf.knee([100.0, 89.0, 88.0], [8, 16, 32], saving) == 1  # the first doubling saves 11%: the knee after it
+
+
 def test_the_limit_is_the_factor_that_falls_short_of_halving():
     # a fixed global batch: the steps stay, the step stops halving -> communication
     assert pf.limit_of(4e6, 4e6, 1.0, 0.95) == "communication"

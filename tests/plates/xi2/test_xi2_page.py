@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import wait_until
+from conftest import current, wait_until
 from generator import build, cli, texts
 from generator.notation import num
 from test_compiler import agree, page_data, perturbed, selections
@@ -104,6 +104,7 @@ def test_readout_and_figures_follow_the_controls_in_the_browser(site, open_page)
         before = page.locator("#readout").text_content()
         page.select_option(f"#choose-{key}", ident)
         wait_until(page, f"location.href.includes('{key}={ident}')")  # written after the draw
+        current(page)  # Figure 2, out of sight, waits for the reader: brought now
         chosen[key] = ident
         f = page_fns["facts"](chosen, c.presets)
         shown = [p.text_content() for p in page.locator("#readout p").all()]

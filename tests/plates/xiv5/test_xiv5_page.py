@@ -9,7 +9,7 @@ import time
 from dataclasses import replace
 
 import pytest
-from conftest import open_disclosure
+from conftest import current, open_disclosure
 
 from generator import build, charts
 from xiv5_support import FOLDER, default, plate_facts, plate_figures, plate_words, presets  # noqa: F401
@@ -76,6 +76,7 @@ def test_the_live_page_says_what_the_build_says_after_each_control_changes(site,
             sel = replace(sel, **{key: value})
             page.select_option(f"#choose-{key}", value)
             key_shown = "|".join(getattr(sel, k) for k in plate_facts.CONTROLS)
+            current(page)  # the tables of closed "in words and numbers" wait for the reader: brought now
             wait(page, f"document.documentElement.dataset.shown === {key_shown!r}")
             shown = page.evaluate("""() => ({
               readout: [...document.querySelectorAll('#readout p')].map((p) => p.textContent),
