@@ -8,6 +8,7 @@ line before PScript sees it: docs/plates.md, "Python the page runs", lists it.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 import re
 import sys
@@ -70,6 +71,16 @@ NATIVE_NAMES = {"generator.native": "native.js"}
 # names: the formatter (plates' page code imports it too) and the linker (templates/page/texts.js). A module
 # compiled for the page imports their names from that page module rather than holding a second copy.
 ENGINE = {"generator.notation": "notation.js", "generator.references": "references.js"}
+API = "generator.api"  # the plates' one door to the engine: a page module's names from it are those modules' names
+
+
+@functools.cache
+def api_origins() -> dict[str, str]:
+    """{name: the engine module it comes from} of generator/api.py, read from its source (importing it would load
+    the whole engine): a page module's import of API stands for imports from those modules."""
+    tree = ast.parse(file_of(API).read_text(encoding="utf-8"))
+    return {alias.asname or alias.name: _resolve(API, node, False) for node in tree.body
+            if isinstance(node, ast.ImportFrom) and node.module != "__future__" for alias in node.names}
 
 
 class CompileError(ContentError):
@@ -299,6 +310,9 @@ def _plan(name: str, path: Path, source: str) -> tuple[ast.Module, list, dict[st
             if node.module == "__future__":
                 continue
             target = _resolve(name, node, is_package)
+            if target == API:
+                imports += _from_api(path, node)
+                continue
             if target in NATIVE_NAMES and any(a.asname for a in node.names):
                 raise CompileError(f"{_where(path, node)}: the page's {NATIVE_NAMES[target]} is imported by its own "
                                    f"names: drop the `as`")
@@ -315,6 +329,27 @@ def _plan(name: str, path: Path, source: str) -> tuple[ast.Module, list, dict[st
     tree.body = body
     _Checker(path, aliases, {a for _, names, _ in imports for _, a in names} | set(aliases)).visit(tree)
     return tree, imports, aliases
+
+
+def _from_api(path: Path, node: ast.ImportFrom) -> list[tuple[str, list[tuple[str, str]], ast.AST]]:
+    """A page module's `from generator.api import …` as imports from the modules those names come from: the page's
+    formatter (notation.js) and its native digits (native.js); any other name of the API is the build's alone."""
+    origins = api_origins()
+    on_page = sorted(n for n, origin in origins.items() if origin in ENGINE or origin in NATIVE_NAMES)
+    by_origin: dict[str, list[tuple[str, str]]] = {}
+    for alias in node.names:
+        origin = origins.get(alias.name)
+        if alias.name == "*":
+            raise CompileError(f"{_where(path, node)}: `import *`: name what is imported")
+        if origin not in ENGINE and origin not in NATIVE_NAMES:
+            what = "is not a name of generator.api" if origin is None else "is the build's, not the page's"
+            raise CompileError(f"{_where(path, node)}: {alias.name} {what}: a page module imports from generator.api "
+                               f"only {', '.join(on_page)}")
+        if origin in NATIVE_NAMES and alias.asname:
+            raise CompileError(f"{_where(path, node)}: the page's {NATIVE_NAMES[origin]} is imported by its own "
+                               f"names: drop the `as` of {alias.name}")
+        by_origin.setdefault(origin, []).append((alias.name, alias.asname or alias.name))
+    return [(origin, names, node) for origin, names in by_origin.items()]
 
 
 def _top_names(tree: ast.Module) -> list[str]:

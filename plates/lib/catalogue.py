@@ -9,9 +9,9 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from generator.content import Source, belongs
-from generator.schema import (MAX_CSV_ROWS, MAX_SELECTIONS, SINGULAR, Problems, Range, fields, grid_rows, keyed,
-                              locate, quote, read_toml, unknown_tables)
+from generator.api import (
+    MAX_CSV_ROWS, MAX_SELECTIONS, Problems, Range, SINGULAR, Source, belongs, fields, grid_rows, keyed, locate,
+    quote, read_toml, unknown_tables)
 
 from platelib.buckets import MAX_LAYERS
 

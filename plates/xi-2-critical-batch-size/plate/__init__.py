@@ -8,9 +8,7 @@ import itertools
 from dataclasses import make_dataclass
 from pathlib import Path
 
-from generator.notation import given
-from generator.render import csv_cell
-from generator.schema import Range, default_choice, fields, keyed, locate, quote
+from generator.api import Range, csv_cell, default_choice, fields, given, keyed, locate, quote
 from platelib import catalogue  # the series catalogue: its models, GPUs, networks, batches and layouts
 from platelib.layout import PUBLISHED
 

@@ -4,7 +4,7 @@ The build runs these on page_facts.facts's dict, and the page runs them compiled
 as built and the live page say the same. W is the page data's words_context: the plates this one refers to
 (plate.md's [plates]). Every number written is one of the facts, formatted by generator.notation.
 """
-from generator.notation import num, percent, seconds, sig
+from generator.api import num, percent, seconds, sig
 
 FIGURES = ["fig-steps", "fig-time"]  # the figures the words know
 WAY_NAMES = {"per_replica": "a fixed batch per replica", "global": "a fixed global batch"}

@@ -9,9 +9,7 @@ from . import model, page_own
 from .presets import (BATCH_SCHEMA, MODEL_SCHEMA, NETWORK_SCHEMA, WORKSHOP_SCHEMA, Batch, Model, Network,
                       Selection)
 from .facts import Atlas, Facts, gpus_of, inputs, layout_of
-from generator.notation import given, num, percent
-from generator.schema import rules
-from generator.texts import plain
+from generator.api import given, num, percent, plain, rules
 
 CUSTOM = "custom"  # the id of the reader's own model, batch or network, in the controls and the URL
 # Each free input: (the control it belongs to, its label, the schema kind of the same content field).

@@ -660,7 +660,7 @@ def evaluate_inputs(presets: Presets, choices: dict[str, list[str]]) -> model.In
 
 def selection_rows(f: Facts) -> list[dict]:
     """A selection's CSV as the page writes it (page_rows.csv_rows, SELECTION_COLUMNS): one row per replica count."""
-    from generator.texts import plain
+    from generator.api import plain
     from .words import facts_data
     names = [c[0] for c in SELECTION_COLUMNS]
     return [dict(zip(names, row)) for row in csv_rows(plain(facts_data(f)))]

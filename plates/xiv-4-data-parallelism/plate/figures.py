@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from generator.cache import Cache
-from generator.charts import HEIGHT, INK, MUTED, WIDTH, Figure, figure, ink
+from generator.api import Cache, Figure, HEIGHT, INK, MUTED, WIDTH, figure, ink
 
 from . import page_rows
 from .facts import Atlas, Facts
@@ -48,7 +47,7 @@ def facts_rows(f: Facts, label: str) -> list[dict]:
 
 def _data(f: Facts) -> dict:
     """The facts as the page holds them (plain data), which page_rows reads."""
-    from generator.texts import plain
+    from generator.api import plain
     from .words import facts_data
     return plain(facts_data(f))
 

@@ -7,7 +7,7 @@ import urllib.parse
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from generator.notation import num, percent, sig
+from generator.api import num, percent, sig
 
 from . import model
 from .facts import Atlas, inputs

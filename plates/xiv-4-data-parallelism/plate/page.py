@@ -3,11 +3,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from generator.charts import Figure
-from generator.content import Content
-from generator.render import csv_column
+from generator.api import Content, Figure, csv_column, num
 
-from generator.notation import num
 
 from . import custom, measured, model
 from platelib.layout import PUBLISHED

@@ -3,7 +3,7 @@
 # default (words.facts_data); the words (page_words) and rows (page_rows) read them. `presets` is the page data's.
 import math
 
-from generator.notation import given, num, percent
+from generator.api import given, num, percent
 from platelib.buckets import bucket_schedule, bucketed_tail_seconds
 from platelib.cluster import cluster_domain, gradient_buckets, real_cluster
 from platelib.collectives import group_node_gpus

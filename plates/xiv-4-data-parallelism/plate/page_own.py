@@ -4,8 +4,7 @@
 # the page data's "own" (custom.page_data): a field's rules, the messages, the layer shape's rules.
 import math
 
-from generator.native import fixed
-from generator.notation import num, percent
+from generator.api import fixed, num, percent
 
 from .options import SHAPE
 from .page_facts import copied, facts

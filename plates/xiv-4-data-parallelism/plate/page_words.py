@@ -4,7 +4,7 @@
 # facts: the sharding options' labels, the workshop's sequence length and the plates this one refers to.
 import math
 
-from generator.notation import data_size, fraction, gigabytes, num, percent, seconds, sig
+from generator.api import data_size, fraction, gigabytes, num, percent, seconds, sig
 
 from platelib.compute import blocking_gather_step_seconds, efficiency
 from platelib.zero import STATE_FIGURES, forward_traffic, hiding_comm_seconds, smallest_fitting_replicas

@@ -7,8 +7,7 @@ import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from generator.content import Plate, Source
-from generator.schema import Problems, locate, quote
+from generator.api import Plate, Problems, Source, locate, quote
 
 from platelib import catalogue
 from platelib.catalogue import (BATCH_SCHEMA, MODEL_SCHEMA, NETWORK_SCHEMA, WORKSHOP_SCHEMA,  # noqa: F401

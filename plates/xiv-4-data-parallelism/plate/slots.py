@@ -7,9 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from generator import schema
-from generator.content import split_front_matter
-from generator.schema import describe_value
+from generator.api import Problems, describe_value, locate, quote, shown_path, split_front_matter
 from platelib.layout import PUBLISHED, WORKSHOP
 
 from .facts import CLUSTER_OPTIONS, OPTIONS, Atlas, Facts, evaluate, extremes, gpus_of
@@ -98,7 +96,7 @@ def check_model(atlas: Atlas, root: Path) -> None:
     arrays = (g.compute_s, g.allreduce_s, g.step_s, g.efficiency, g.tokens_per_replica, g.states_bytes,
               g.continuous_crossing)
     path = root / "presets.toml"
-    problems = schema.Problems(root)
+    problems = Problems(root)
     if not all(np.isfinite(a).all() for a in arrays):
         formula = _undefined_at(p, ends, root)
         if formula:  # no value overflowed on the way: the presets are in bounds, the formula gave no number
@@ -113,9 +111,9 @@ def check_model(atlas: Atlas, root: Path) -> None:
     if g.step_s[worst] > MAX_STEP_SECONDS:
         model, batch, network = (ends[k][i] for k, i in zip(("model", "batch", "network"), worst))
         text = path.read_text(encoding="utf-8-sig")
-        problems.add(path, schema.locate(text, ("models", model, "params")),
-                     f"model {schema.quote(model)} with batch {schema.quote(batch)} over network "
-                     f"{schema.quote(network)}: one step would take {g.step_s[worst]:.3g} s, more than "
+        problems.add(path, locate(text, ("models", model, "params")),
+                     f"model {quote(model)} with batch {quote(batch)} over network "
+                     f"{quote(network)}: one step would take {g.step_s[worst]:.3g} s, more than "
                      f"{MAX_STEP_SECONDS:,.0f} s (about 32 years); check params, tokens, peak_tflops, mfu and "
                      f"link_gbytes_per_s")
         problems.raise_if_any()
@@ -138,7 +136,7 @@ def _undefined_at(p, ends, root: Path) -> str | None:
         while tb is not None:  # the innermost line of the plate's folder or of platelib
             file = Path(tb.tb_frame.f_code.co_filename).resolve()
             if file.is_relative_to(root.resolve()):
-                found = (f"{schema.shown_path(file, root.resolve())}", tb.tb_lineno)
+                found = (f"{shown_path(file, root.resolve())}", tb.tb_lineno)
             elif file.is_relative_to(library):
                 found = (f"plates/lib/{file.relative_to(library).as_posix()}", tb.tb_lineno)
             tb = tb.tb_next
@@ -153,7 +151,7 @@ def unused(c) -> list[str]:
     import tomllib
 
     from . import measured
-    problems = schema.Problems(c.root)
+    problems = Problems(c.root)
     try:
         presets_text = (c.root / "presets.toml").read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError):
@@ -164,13 +162,13 @@ def unused(c) -> list[str]:
         named = set()
     for ident in getattr(c.presets, "selections", {}):
         if ident not in named:
-            problems.add(c.root / "presets.toml", schema.locate(presets_text, ("selections", ident)),
+            problems.add(c.root / "presets.toml", locate(presets_text, ("selections", ident)),
                          f"[selections.{ident}] is never used: no run of measured.toml names it")
     _default_gpu(c, problems)
     return problems.items
 
 
-def _default_gpu(c, problems: schema.Problems) -> None:
+def _default_gpu(c, problems: Problems) -> None:
     """A warning at [default]'s gpu when it is not the workshop's: the figures open on it, but the prose (Names.workshop)
     argues from the workshop's GPU, so the page would describe two GPUs at once."""
     chosen, workshop = c.plate.default.gpu, c.presets.workshop.gpu
@@ -178,11 +176,11 @@ def _default_gpu(c, problems: schema.Problems) -> None:
         return
     path = c.root / "plate.md"
     try:
-        parts = split_front_matter(schema.Problems(c.root), path, path.read_text(encoding="utf-8-sig"))
+        parts = split_front_matter(Problems(c.root), path, path.read_text(encoding="utf-8-sig"))
     except (OSError, UnicodeDecodeError):
         parts = None
-    line = schema.locate(parts[0], ("default", "gpu"), 1) if parts else None
-    problems.add(path, line, f"[default]: gpu {schema.quote(chosen)} is not the workshop's GPU "
-                             f"{schema.quote(workshop)}: the figures and readout open on the "
+    line = locate(parts[0], ("default", "gpu"), 1) if parts else None
+    problems.add(path, line, f"[default]: gpu {quote(chosen)} is not the workshop's GPU "
+                             f"{quote(workshop)}: the figures and readout open on the "
                              f"{c.presets.gpus[chosen].name} while the prose describes the "
                              f"{c.presets.gpu.name}; set [workshop] gpu in presets.toml instead")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 
-from generator import texts
+from generator.api import words
 
 from . import page_facts
 from .facts import CLUSTER_KEYS, KEYS, OPTIONS, Facts
@@ -76,7 +76,7 @@ TABLE_COLUMNS = {
 
 def words_of(facts: list[Facts], plates: dict[str, str] | None = None, store=None) -> list[dict]:
     """Each facts' words ({readout, describe, tables}): PAGE's words, in Python, on the facts as the page holds them."""
-    return texts.words(importlib.import_module(__package__), facts, plates, store)
+    return words(importlib.import_module(__package__), facts, plates, store)
 
 
 def of(f: Facts, plates: dict[str, str] | None = None) -> dict:

@@ -9,9 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from generator import texts
-from generator.content import split_front_matter
-from generator.schema import Problems
+from generator.api import Problems, plain, split_front_matter
 
 from platelib.catalogue import Gpu, Model, Network, Presets, catalogue_path, load_presets
 
@@ -291,7 +289,7 @@ PROSE_NAMES = ("default", "gpu", "network", "workshop", "models", "gpus", "netwo
 def facts_data(f: Facts) -> dict:
     """The facts of one selection as plain JSON: page_facts.facts of its ids under presets_data, as the page makes
     them."""
-    return page_facts.facts({key: getattr(f.selection, key) for key in CONTROLS}, texts.plain(presets_data(f.presets)))
+    return page_facts.facts({key: getattr(f.selection, key) for key in CONTROLS}, plain(presets_data(f.presets)))
 
 
 def presets_data(presets: Presets) -> dict:

@@ -1,12 +1,11 @@
-"""Plate XIV.5's two figures, in the series' style: Altair specs compiled by the engine's charts.figure to Vega
+"""Plate XIV.5's two figures, in the series' style: Altair specs compiled by the engine's figure() to Vega
 (no data) and to a static SVG of a selection, whose rows are page_rows.datasets's (the page's too), described in
 page_words's words (no sentence of them here)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from generator import charts, texts
-from generator.cache import Cache
+from generator.api import Cache, Figure, HEIGHT, INK, WIDTH, figure, ink, plain
 
 from . import words
 from .facts import Facts, facts_data
@@ -15,7 +14,7 @@ from .page_rows import MEMORY_DATA, STATES_DATA, TRAFFIC_DATA, TRAFFIC_LABELS, d
 if TYPE_CHECKING:
     import altair as alt
 
-# The series' colours, each a theme variable of templates/plate.css (charts.ink reads its light value; the CSS
+# The series' colours, each a theme variable of templates/plate.css (ink reads its light value; the CSS
 # re-inks it by name for dark mode and print): stage 0 is plain data parallelism, the near-black of XIV.4's real
 # cluster; stages 1 and 2 XIV.4's blue and vermilion; stage 3 Okabe–Ito's bluish green, --c-green (3.3:1 on the
 # light page; its label shade --c-green-ink 5.1:1). Dash and direct labels tell the stages apart without colour.
@@ -56,7 +55,7 @@ def _stage_encodings(dashes=STAGE_DASH) -> dict:
     """Colour and dash (dashes, by stage) by stage name, the selected stage's line heavier."""
     import altair as alt
     names = [stage_name(k) for k in range(4)]
-    return {"color": alt.Color("stage:N", scale=alt.Scale(domain=names, range=[charts.ink(c) for c in STAGE_INK]),
+    return {"color": alt.Color("stage:N", scale=alt.Scale(domain=names, range=[ink(c) for c in STAGE_INK]),
                                legend=None),
             "strokeDash": alt.StrokeDash("stage:N", scale=alt.Scale(domain=names, range=list(dashes)),
                                          legend=None),
@@ -69,7 +68,7 @@ def _stage_encodings(dashes=STAGE_DASH) -> dict:
 
 def rows(f: Facts) -> dict[str, list[dict]]:
     """{dataset: rows} of the selection f for both figures: page_rows.datasets of its facts as the page has them."""
-    return datasets(texts.plain(facts_data(f)))
+    return datasets(plain(facts_data(f)))
 
 
 def states_chart(max_replicas: int) -> alt.LayerChart:
@@ -89,13 +88,13 @@ def states_chart(max_replicas: int) -> alt.LayerChart:
     end = base.transform_filter(f"datum.replicas == {max_replicas}").transform_calculate(
         label_gb=f"max(datum.states_gb, {span} ? {span}.low_gb * {FOOT_ROOM} : 0)")
     labels = [end.transform_filter(f"datum.stage == '{stage_name(k)}'").mark_text(
-        align="left", baseline="middle", dx=6, fontSize=12, fontWeight="bold", color=charts.ink(LABEL_INK[k]),
+        align="left", baseline="middle", dx=6, fontSize=12, fontWeight="bold", color=ink(LABEL_INK[k]),
     ).encode(x=alt.XValue("width"), y=alt.Y("label_gb:Q"), text=alt.Text("stage:N")).properties(
         name=f"label_stage{k}") for k in range(4)]
     memory = alt.Chart(alt.Data(name=MEMORY_DATA))
-    rule = memory.mark_rule(strokeWidth=1.5, strokeDash=[4, 4], color=charts.ink(charts.INK), aria=False).encode(
+    rule = memory.mark_rule(strokeWidth=1.5, strokeDash=[4, 4], color=ink(INK), aria=False).encode(
         y=alt.Y("memory_gb:Q")).properties(name="gpu_memory")
-    return alt.layer(rule, lines, *labels).properties(width=charts.WIDTH, height=charts.HEIGHT)
+    return alt.layer(rule, lines, *labels).properties(width=WIDTH, height=HEIGHT)
 
 
 # --- (b) bytes each GPU sends per step against replicas ---------------------------------------------
@@ -108,16 +107,16 @@ def traffic_chart(max_replicas: int) -> alt.LayerChart:
               axis=alt.Axis(format=",~r", tickCount=5, grid=True))
     lines = base.mark_line().encode(x=_x(max_replicas), y=y, **_stage_encodings(TRAFFIC_DASH)).properties(
         name="stages")
-    track = base.mark_line(strokeWidth=TRACK_WIDTH, color=charts.ink(TRACK_INK), aria=False).encode(
+    track = base.mark_line(strokeWidth=TRACK_WIDTH, color=ink(TRACK_INK), aria=False).encode(
         x=_x(max_replicas), y=y, detail="stage:N").properties(name="track")
     names = [stage_name(k) for k in range(4)]
     labels = alt.Chart(alt.Data(name=TRAFFIC_LABELS)).mark_text(
         align="right", baseline="bottom", dx=-2, dy=-6, fontSize=12, fontWeight="bold").encode(
         x=alt.X("replicas:Q"), y=alt.Y("traffic_gb:Q"), text=alt.Text("text:N"),
-        color=alt.Color("stage:N", scale=alt.Scale(domain=names, range=[charts.ink(c) for c in LABEL_INK]),
+        color=alt.Color("stage:N", scale=alt.Scale(domain=names, range=[ink(c) for c in LABEL_INK]),
                         legend=None),
     ).properties(name="stage_labels")
-    return alt.layer(track, lines, labels).properties(width=charts.WIDTH, height=charts.HEIGHT * 0.8)
+    return alt.layer(track, lines, labels).properties(width=WIDTH, height=HEIGHT * 0.8)
 
 
 # --- their keys -------------------------------------------------------------------------------------------
@@ -133,7 +132,7 @@ def key_lines(figure_id: str) -> list[dict]:
     lines = [{"colour": STAGE_INK[k], "meaning": STAGE_MEANINGS[k], "dash": " ".join(str(d) for d in dashes[k]),
               "width": OTHER_WIDTH, "track": TRACK_INK if braided else "", "track_width": TRACK_WIDTH}
              for k in range(4)]
-    return lines + [{"colour": charts.INK, "meaning": "the selected stage: heavier", "dash": "", "width": SELECTED_WIDTH,
+    return lines + [{"colour": INK, "meaning": "the selected stage: heavier", "dash": "", "width": SELECTED_WIDTH,
                      "track": "", "track_width": TRACK_WIDTH}]
 
 
@@ -143,7 +142,7 @@ TITLES = {"fig-states": "Model states per GPU, by ZeRO stage", "fig-traffic": "B
 
 
 def figures(f: Facts, store: Cache | None = None,
-            describe: dict[str, str] | None = None) -> list[charts.Figure]:
+            describe: dict[str, str] | None = None) -> list[Figure]:
     """Both figures, compiled for the page (no data) and drawn for the selection f, described in page/words.js's
     words (describe: those words, if already made); with a store (the build cache), what it already holds is not
     made again."""
@@ -151,9 +150,9 @@ def figures(f: Facts, store: Cache | None = None,
     describe = describe or words.of(f)["describe"]
     made = rows(f)
     return [
-        charts.figure("fig-states", TITLES["fig-states"], (states_chart, (f.max_replicas,)), describe["fig-states"],
+        figure("fig-states", TITLES["fig-states"], (states_chart, (f.max_replicas,)), describe["fig-states"],
                       {STATES_DATA: made[STATES_DATA], MEMORY_DATA: made[MEMORY_DATA]}, store),
-        charts.figure("fig-traffic", TITLES["fig-traffic"], (traffic_chart, (f.max_replicas,)),
+        figure("fig-traffic", TITLES["fig-traffic"], (traffic_chart, (f.max_replicas,)),
                       describe["fig-traffic"], {TRAFFIC_DATA: made[TRAFFIC_DATA], TRAFFIC_LABELS: made[TRAFFIC_LABELS]},
                       store),
     ]

@@ -4,8 +4,7 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-from generator import texts
-from generator.schema import Problems, default_choice
+from generator.api import Problems, default_choice, plain
 from platelib import catalogue as shared  # the series catalogue: this plate's Model is its model of the page
 
 from . import figures as plate_figures
@@ -111,7 +110,7 @@ def csv_text(model: Model) -> str:
     p = model.presets
     lines = [",".join(CSV_COLUMNS)]
     for m, g, b, n in itertools.product(p.models, gpus_of(p), PRECISIONS, p.networks):
-        data = texts.plain(facts_data(facts(p, Selection(m, g, "none", b, n))))
+        data = plain(facts_data(facts(p, Selection(m, g, "none", b, n))))
         lines += [",".join(map(csv_cell, row)) for row in csv_rows(data)]
     return "\n".join(lines) + "\n"
 

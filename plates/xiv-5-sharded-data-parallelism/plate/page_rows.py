@@ -3,7 +3,7 @@ CSV rows. The build draws the figures and writes the site's CSV from these; the 
 (generator/compiler.py). f is page_facts.facts's dict."""
 import numpy as np
 
-from generator.notation import num
+from generator.api import num
 
 from .page_words import same_traffic, stages_text
 

@@ -5,7 +5,7 @@ The build calls these on the facts as plain data (page_facts.facts; generator/te
 page data's words_context: of it they read only the plates this one refers to (plate.md's [plates]). Every number
 written is one of the facts, formatted by generator.notation (the page's notation.js).
 """
-from generator.notation import data_size, num, seconds, sig
+from generator.api import data_size, num, seconds, sig
 from platelib.zero import STATE_FIGURES
 
 FIGURES = ["fig-states", "fig-traffic"]  # the figures the words know

@@ -18,9 +18,9 @@ if __package__:  # imported as part of the plate package, under whatever name it
 else:  # run as a script: the plate package loaded as the engine loads it (it sets where its page modules are)
     import importlib
 
-    from generator import plates
+    from generator.api import load
 
-    _package = plates.load(Path(__file__).resolve().parent)
+    _package = load(Path(__file__).resolve().parent)
     plate_facts = importlib.import_module(f"{_package.__name__}.facts")
     draw = importlib.import_module(f"{_package.__name__}.figures").figures
 

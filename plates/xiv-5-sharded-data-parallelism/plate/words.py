@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-from generator import texts
+from generator.api import words as engine_words
 
 from .facts import Facts
 from .page_words import FIGURES  # noqa: F401 (the figures the words know: hooks.FIGURES)
@@ -18,7 +18,7 @@ def _package():
 def words_of(facts: list[Facts], plates: dict | None = None, store=None) -> list[dict]:
     """Each facts' words ({readout: [paragraphs], describe: {figure: text}, tables: {figure: rows}}), by the
     engine's texts runner (generator/texts.py; kept in store, a cache.Cache, when given)."""
-    return texts.words(_package(), facts, plates, store)
+    return engine_words(_package(), facts, plates, store)
 
 
 def words(facts: list[Facts], plates: dict | None = None) -> list[dict]:

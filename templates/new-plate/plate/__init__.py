@@ -6,9 +6,7 @@ from __future__ import annotations
 from dataclasses import make_dataclass
 from pathlib import Path
 
-from generator import charts
-from generator.render import csv_cell
-from generator.schema import fields, keyed, read_toml, unknown_tables
+from generator.api import csv_cell, fields, figure, ink, keyed, read_toml, unknown_tables
 
 from . import page_code
 
@@ -30,8 +28,8 @@ def chart(figure_id: str):
     import altair as alt
     scale = alt.Scale(type="log", base=2)
     return alt.Chart(alt.Data(name="line")).mark_line(
-        strokeWidth=2.5, color=charts.ink("--c-compute"),
-        point=alt.OverlayMarkDef(filled=True, size=28, color=charts.ink("--c-compute"))).encode(
+        strokeWidth=2.5, color=ink("--c-compute"),
+        point=alt.OverlayMarkDef(filled=True, size=28, color=ink("--c-compute"))).encode(
         x=alt.X("n:Q", title="n", scale=scale), y=alt.Y("y:Q", title="y", scale=scale)).properties(
         width=560, height=280)
 # --- end of the plate's declarations ------------------------------------------------------------------------------
@@ -80,7 +78,7 @@ def prose_names(content, model: Model) -> dict:
 
 def figures(content, model: Model, store) -> list:
     rows = page_code.datasets(model.default())
-    return [charts.figure(fid, title, (chart, (fid,)), alt, rows, store) for fid, title, alt, *_ in FIGURES_SHOWN]
+    return [figure(fid, title, (chart, (fid,)), alt, rows, store) for fid, title, alt, *_ in FIGURES_SHOWN]
 
 
 def _selections(model: Model) -> list:

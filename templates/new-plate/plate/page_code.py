@@ -1,7 +1,7 @@
 """What the page computes for a selection, written once: the page runs these functions compiled to JavaScript, the
 build runs them as they are (docs/plates.md, "Python the page runs"). Replace the model y = rate × n and its words
 with the plate's own."""
-from generator.notation import num, sig
+from generator.api import num, sig
 
 
 def counts(most):
