@@ -21,7 +21,7 @@ from pathlib import Path
 from stat import S_ISREG
 from typing import Callable
 
-FOLDER = "plate-build"  # the cache's own folder, inside build.cache_dir() (which $PLATE_CACHE may name)
+FOLDER = "plate-build"  # the cache's own folder, inside runtime.cache_dir() (which $PLATE_CACHE may name)
 MAGIC = b"plate-cache 1"  # the seal's first word: a file that does not start so is not an entry
 GENERATOR = Path(__file__).resolve().parent
 # Where Linux font libraries (fontconfig, fontdb in vl-convert) look for fonts, and fontconfig's settings (which
@@ -153,7 +153,7 @@ def ours(path: Path) -> bool:
 
 
 def at(root: Path, module=None) -> "Cache":
-    """The build cache kept under root (build.cache_dir(), where the runtime bundle is kept too); its entries are
+    """The build cache kept under root (runtime.cache_dir(), where the runtime bundle is kept too); its entries are
     keyed by a plate module's code too, when given (plates.load: CODE)."""
     return Cache(root / FOLDER, getattr(module, "CODE", ""))
 

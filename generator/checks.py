@@ -255,13 +255,13 @@ def page_checked(result: Checked) -> None:
     with the engine's page modules, and its promises at the default selection (render.page_datasets: every figure
     has rows, a title and words, every control changes something), the figures drawn or, as a build does, taken
     from the build cache. `plate check` runs it, so that it fails wherever `plate build` would."""
-    from . import build, cache, jsmodules, render, texts  # here: the build imports this module
+    from . import cache, jsmodules, render, runtime, texts  # here: only `plate check` needs them
     c, model = result.content, result.model
     module = c.module
     if texts.page_of(module) is None:
         return
     jsmodules.concatenate(texts.page_modules(module))  # a name two modules declare fails here as in the build
-    store = cache.at(build.cache_dir(), module)
+    store = cache.at(runtime.cache_dir(), module)
     figures = module.figures(c, model, store)
     fill = module.page(c, model, figures, None, store)
     render.page_datasets(module, fill["data"], figures)

@@ -319,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
     args.debug = getattr(args, "debug", False)
     if args.command == "new":  # reads no content folder and writes no site
         from . import scaffold
-        return scaffold.run(args)
+        return scaffold.run(args, finished)
     try:
         plates.set_time_limit(args.hook_timeout)
         plates.time_limit()  # $PLATE_HOOK_TIMEOUT read now: a wrong one is a usage error before anything runs

@@ -413,11 +413,11 @@ def add_arguments(command) -> None:
                          help="change the title the volume's file gives the plate to --title (else refused)")
 
 
-def run(args) -> int:
+def run(args, finished=lambda line: None) -> int:
     """Run `plate new`; the exit status (1 when refused, nothing written; 128 + the signal's number when a signal
-    came, the last line saying whether the plate was written whole or not at all)."""
+    came, the last line saying whether the plate was written whole or not at all). finished(line) is told, once the
+    plate is written whole, the line a Ctrl-C from then on ends with (the command's, cli.finished)."""
     import sys
-    from . import cli
     signals = Signals()
     volume_file = volumes.file_for(args.folder.absolute().parent, args.volume)
     with signals.held():
@@ -441,7 +441,7 @@ def run(args) -> int:
             "; no volume.toml beside it: set volume_title and plates_in_volume in its plate.md"
         after = f"plate: interrupted after plate {args.volume}.{args.number} was written whole: {where} holds it" \
                 + (f" and {volume_file} lists it" if volume_file in written else "")
-        cli.finished(after)  # a Ctrl-C from now on says the plate is written
+        finished(after)  # a Ctrl-C from now on says the plate is written
         if signals.caught:
             print(after, file=sys.stderr)
             return 128 + signals.caught

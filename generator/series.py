@@ -8,7 +8,7 @@ import os
 import re
 from pathlib import Path
 
-from . import build, checks, output, plates, prints, publish, volume
+from . import assembly, checks, output, plates, prints, publish, volume
 from .crossrefs import Links
 from .schema import ContentError, quote
 
@@ -63,7 +63,7 @@ def gather(root: Path, warnings: list[str] | None = None, memo: dict | None = No
         else:
             said: list[str] = []
             try:
-                site = build.gather(vol.folder(entry), said, kept, links=links, page=pages[ident],
+                site = assembly.gather(vol.folder(entry), said, kept, links=links, page=pages[ident],
                                     base_url=shelf.base_url, pdfs=linked, drawn=figures)
             except ContentError as error:
                 problems.extend(error.problems)
@@ -215,7 +215,7 @@ def gather_into(found: tuple[volume.Series, volume.Volume, volume.Entry], out: P
                 owners[name] = f"plate {other}"
     figures: list = []
     links = Links({i: p for i, p in present.items() if i != ident}, vol.page, shelf.page)
-    made = build.gather(vol.folder(entry), warnings, memo, links=links, page=page, base_url=shelf.base_url,
+    made = assembly.gather(vol.folder(entry), warnings, memo, links=links, page=page, base_url=shelf.base_url,
                         pdfs=plan.links(page), drawn=figures)
     kept = {name: data for name, data in previous.items() if name not in series_own and name not in mine_before}
     # the CSV this plate's page named before is its own; any other file of the site is another plate's, and is

@@ -36,7 +36,7 @@ import vl_convert as vlc
 sys.path[:0] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).resolve().parent)]
 from conftest import CHROMIUM_ARGS, CONTENT, ROOT, chromium_path, wait_until  # noqa: E402
 
-from generator import build, cache  # noqa: E402
+from generator import assembly, build, cache  # noqa: E402
 
 try:
     import brotli
@@ -958,11 +958,11 @@ def builds(work: Path) -> tuple:
     edited = [cli_build(work / f"edited{i}", work / "cache-empty-0", edited_content(work / f"content-{i}", i + 1))
               for i in range(3)]
     memo: dict = {}  # what a running `serve` keeps between rebuilds (figures and CSV, while the presets stay)
-    build.gather(CONTENT, memo=memo)  # a running `serve` has built once already
-    gather_s, gather_cpu, _ = timed(lambda: build.gather(CONTENT, memo=memo), repeat=5)
+    assembly.gather(CONTENT, memo=memo)  # a running `serve` has built once already
+    gather_s, gather_cpu, _ = timed(lambda: assembly.gather(CONTENT, memo=memo), repeat=5)
     rebuild_s, rebuild_cpu, _ = timed(lambda: build.build(CONTENT, work / "serve-site", memo=memo), repeat=5)
     with no_build_cache():
-        cold_gather_s, cold_gather_cpu, _ = timed(lambda: build.gather(CONTENT), repeat=3)
+        cold_gather_s, cold_gather_cpu, _ = timed(lambda: assembly.gather(CONTENT), repeat=3)
     return (cold, compiled, cached, edited, gather_s, gather_cpu, rebuild_s, rebuild_cpu, cold_gather_s,
             cold_gather_cpu)
 
@@ -1016,7 +1016,7 @@ def run(work: Path, args) -> None:
                     mine[kind] <= 150 if kind == "gzip" else None)
         if brotli is None:
             print("  (brotli not installed: pip install brotli for its figure)")
-        code = build.live_runtime({f"figure-{i}": spec for i, spec in enumerate(vega_specs)}).code.encode()
+        code = assembly.live_runtime({f"figure-{i}": spec for i, spec in enumerate(vega_specs)}).code.encode()
         whole = vlc.javascript_bundle(
             'import * as V from "https://cdn.jsdelivr.net/npm/vega@6.2.0/+esm";\nwindow.vega = V;\n').encode()
         row("  of which the Vega runtime, gzip-6", len(gzip.compress(code, 6)) / 1000, None, "kB",
@@ -1057,7 +1057,7 @@ def report_builds(cold, compiled, cached, edited, gather_s, gather_cpu, rebuild_
     row("  after a preset edit", edited_s, None, "s", f"<= 2.5 s (CPU {edited_cpu:.1f} s)", edited_s <= 2.5)
     row("  after a generator change", compiled_s, None, "s", f"(CPU {compiled_cpu:.1f} s)")
     row("  first build, nothing cached", cold_s, None, "s", f"(CPU {cold_cpu:.1f} s)")
-    row("warm build in serve (build.gather)", gather_s, altair_warm, "s", f"<= 0.6 s (CPU {gather_cpu:.1f} s)",
+    row("warm build in serve (assembly.gather)", gather_s, altair_warm, "s", f"<= 0.6 s (CPU {gather_cpu:.1f} s)",
         gather_s <= 0.6)
     row("in-process build, nothing kept", cold_gather_s, None, "s", f"(CPU {cold_gather_cpu:.1f} s)")
     row("serve rebuild (build.build)", rebuild_s, altair_warm, "s", f"(CPU {rebuild_cpu:.1f} s)")

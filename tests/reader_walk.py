@@ -425,8 +425,8 @@ def run(work: Path, args) -> None:
     if path is None:
         raise SystemExit("the reader benchmark needs the system's Chromium")
     from playwright.sync_api import sync_playwright
-    from generator import build
-    build.say = lambda line: None  # the builds' steps: not what is measured here
+    from generator import assembly
+    assembly.say = lambda line: None  # the builds' steps: not what is measured here
     print(f"A reader's changes: keys on a focused control, the plate and Altair's SVG and canvas pages of its figures "
           f"taking turns change by change; main-thread work in thread time (Chromium's performance metrics), "
           f"Event Timing durations (entries under 16 ms are not reported: '<16'); {args.changes} changes per speed")

@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 import content_edit
-from generator import build, content
+from generator import assembly, build, content
 from generator.notation import num, seconds, sig
 from spec_model import check_readout, expected
 
@@ -182,16 +182,16 @@ def test_a_kept_memo_redraws_figures_and_csv_only_when_presets_or_default_change
     made = PLATE.figures
     monkeypatch.setattr(PLATE, "figures", lambda *a, **k: drawn.append(1) or made(*a, **k))
     memo: dict = {}
-    build.gather(content_dir, memo=memo)  # the first build fills the memo
+    assembly.gather(content_dir, memo=memo)  # the first build fills the memo
     plate_md = content_dir / "plate.md"
     plate_md.write_text(plate_md.read_text() + "\nOne more sentence of prose.\n")
-    second = build.gather(content_dir, memo=memo)
+    second = assembly.gather(content_dir, memo=memo)
     assert len(drawn) == 1 and "One more sentence of prose." in second["index.html"]
-    assert second == build.gather(content_dir)  # the same site as a build that keeps nothing
+    assert second == assembly.gather(content_dir)  # the same site as a build that keeps nothing
     presets = content_dir / "presets.toml"
     presets.write_text(presets.read_text().replace("max_replicas = 64", "max_replicas = 128"))
-    third = build.gather(content_dir, memo=memo)
-    assert len(drawn) == 3 and third == build.gather(content_dir) and third != second
+    third = assembly.gather(content_dir, memo=memo)
+    assert len(drawn) == 3 and third == assembly.gather(content_dir) and third != second
 
 
 # --- what a build says: the steps it made anew, a long one still running, a warning once --------------------------
@@ -199,7 +199,7 @@ def test_a_kept_memo_redraws_figures_and_csv_only_when_presets_or_default_change
 def test_a_first_build_lists_the_steps_it_made_anew_and_a_later_one_none(tmp_path, monkeypatch, capsys):
     from generator import cli
     monkeypatch.setenv("PLATE_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(build, "STEP_SAID_S", 0)  # every step that made something, however fast this machine is
+    monkeypatch.setattr(assembly, "STEP_SAID_S", 0)  # every step that made something, however fast this machine is
     assert cli.main(["build", "--content", str(FIXTURE), "--out", str(tmp_path / "site")]) == 0
     first = capsys.readouterr().out.splitlines()
     assert first[0].startswith(f"plate: built {tmp_path / 'site'}/")
@@ -216,13 +216,13 @@ def test_a_first_build_lists_the_steps_it_made_anew_and_a_later_one_none(tmp_pat
 def test_a_step_still_making_something_says_so(monkeypatch):
     from generator import cache
     said = []
-    monkeypatch.setattr(build, "say", said.append)
-    monkeypatch.setattr(build, "STILL_EVERY_S", 0.05)
+    monkeypatch.setattr(assembly, "say", said.append)
+    monkeypatch.setattr(assembly, "STILL_EVERY_S", 0.05)
     import time
-    with build.step("a slow step"):
+    with assembly.step("a slow step"):
         time.sleep(0.3)  # nothing made: nothing said
     assert said == []
-    with build.step("a slow step"):
+    with assembly.step("a slow step"):
         cache.Cache(None).kept("txt", (), lambda: time.sleep(0.3) or "made")
     assert said and all(re.fullmatch(r"plate: a slow step: still at it \(\d+ s\)", line) for line in said), said
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import XIV4_MINI, ROOT
-from generator import checks, build, cache, charts, content, prose
+from generator import assembly, checks, build, cache, charts, content, prose
 from generator.cache import Cache
 from xiv4 import facts, xfigures
 
@@ -240,13 +240,13 @@ def test_a_build_from_a_full_cache_never_loads_altair_or_vl_convert(tmp_path):
 
 
 def test_the_build_keeps_its_cache_beside_the_runtime(tmp_path, monkeypatch):
-    """build.gather takes the cache at build.cache_dir() ($PLATE_CACHE, else the user's cache), in a folder of its
+    """assembly.gather takes the cache at assembly.cache_dir() ($PLATE_CACHE, else the user's cache), in a folder of its
     own there, and fills it."""
     assert cache.at(tmp_path).folder == tmp_path / cache.FOLDER
     asked = []
     monkeypatch.setattr(cache, "at", lambda root, module=None: asked.append(root) or Cache(tmp_path / "kept"))
-    build.gather(XIV4_MINI)
-    assert asked == [build.cache_dir()]
+    assembly.gather(XIV4_MINI)
+    assert asked == [assembly.cache_dir()]
     assert cache.FOLDER not in {"", ".", ".."} and "/" not in cache.FOLDER  # its own folder, inside the root
     kinds = sorted(p.name.split(".", 1)[1] for p in (tmp_path / "kept").iterdir())
     assert "csv" in kinds and "svg" in kinds and "vega.json" in kinds

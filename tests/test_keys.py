@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 
-from generator import build, cache
+from generator import assembly, cache
 
 from conftest import XIV4_MINI
 
@@ -35,11 +35,11 @@ def test_a_rebuild_with_the_memo_after_a_new_default_is_a_fresh_build(tmp_path):
     shutil.copytree(XIV4_MINI, content)
     plate = content / "plate.md"
     memo: dict = {}
-    first = build.gather(content, memo=memo)
+    first = assembly.gather(content, memo=memo)
     text = plate.read_text()
     assert 'model = "tiny"' in text and "[models.huge]" in (content / "presets.toml").read_text()
     plate.write_text(text.replace('model = "tiny"', 'model = "huge"', 1))  # the presets stay as they were
-    again = build.gather(content, memo=memo)
-    fresh = build.gather(content)
+    again = assembly.gather(content, memo=memo)
+    fresh = assembly.gather(content)
     assert again["index.html"] != first["index.html"]
     assert again == fresh  # the figures' static SVGs show the new default, as a fresh build draws them

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import build, plates
+from generator import assembly, build, plates
 from generator.schema import ContentError, Problems
 
 from conftest import FIXTURE, ROOT
@@ -438,7 +438,7 @@ def test_an_exit_from_anywhere_in_a_build_is_status_1_and_no_site(tmp_path, monk
 
     def exits(*args, **kwargs):
         sys.exit(0)
-    monkeypatch.setattr(build, "gather", exits)
+    monkeypatch.setattr(assembly, "gather", exits)
     out = tmp_path / "site"
     assert cli.main(["build", "--content", str(FIXTURE), "--out", str(out)]) == 1
     assert capsys.readouterr().err.startswith("plate: the build failed unexpectedly (SystemExit: 0)")

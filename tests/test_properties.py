@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from generator import checks, build, content, prose
+from generator import checks, assembly, content, prose
 from generator.schema import ContentError
 
 from conftest import XIV4_MINI
@@ -330,7 +330,7 @@ def test_full_builds_of_arbitrary_prose_and_terms(text, definition):
         terms.write_text(terms.read_text().replace('"One copy of the model."', toml_string(definition)),
                          encoding="utf-8")
         try:
-            files = build.gather(root)
+            files = assembly.gather(root)
         except ContentError as error:
             assert all(p.startswith("content/") for p in error.problems)
             return
@@ -339,4 +339,4 @@ def test_full_builds_of_arbitrary_prose_and_terms(text, definition):
 
 @functools.cache
 def clean_page() -> str:
-    return build.gather(XIV4_MINI)["index.html"]
+    return assembly.gather(XIV4_MINI)["index.html"]

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from generator import build, content
+from generator import assembly, build, content
 
 from conftest import CONTENT, FIXTURE, ROOT
 
@@ -46,8 +46,8 @@ def test_consecutive_builds_into_the_same_folder_are_identical(tmp_path):
 def test_where_the_content_lives_does_not_show(tmp_path):
     moved = tmp_path / "elsewhere" / "my-content"
     shutil.copytree(FIXTURE, moved)
-    assert build.gather(moved) == build.gather(FIXTURE)
-    page = build.gather(moved)["index.html"]
+    assert assembly.gather(moved) == assembly.gather(FIXTURE)
+    page = assembly.gather(moved)["index.html"]
     assert str(tmp_path) not in page and str(ROOT) not in page
 
 

@@ -16,7 +16,7 @@ import pytest
 import vl_convert as vlc
 
 from conftest import FIXTURE, wait_until
-from generator import cache, checks, build, charts, content, jsmodules, plates, prose, render, runtime, texts
+from generator import assembly, cache, checks, build, charts, content, jsmodules, plates, prose, render, runtime, texts
 
 PLATE = plates.load(FIXTURE / plates.PACKAGE)  # the engine's plate, as the build loads it
 
@@ -37,14 +37,14 @@ def specs() -> dict[str, dict]:
 @pytest.fixture(scope="module")
 def live(specs) -> runtime.Runtime:
     warnings = []
-    made = build.live_runtime(specs, warnings)
+    made = assembly.live_runtime(specs, warnings)
     assert made.dataflows is not None, f"node's runtime could not be made here: {warnings}"
     return made
 
 
 @pytest.fixture(scope="module")
 def tools() -> "runtime.Path":
-    return runtime.toolchain(build.cache_dir())
+    return runtime.toolchain(assembly.cache_dir())
 
 
 def transform_types(node) -> set[str]:
@@ -629,7 +629,7 @@ def counted(tmp_path, monkeypatch):
         {"dataflows": {k: {"operators": []} for k in specs}, "needs": {"operators": ["collect"], "bindings": False}}))
     monkeypatch.setattr(runtime, "bundle", lambda needs, home: calls.append("bundle") or
                         "window.vega={View:1};window.vegaExpressions=3;/*" + "x" * 4000 + "*/\n")
-    return tmp_path / "cache" / build.RUNTIME_FOLDER, calls
+    return tmp_path / "cache" / assembly.RUNTIME_FOLDER, calls
 
 
 SPECS = {"fig": {"data": [], "marks": []}}  # any specs: the stand-ins ignore them
@@ -639,8 +639,8 @@ SPECS = {"fig": {"data": [], "marks": []}}  # any specs: the stand-ins ignore th
 @pytest.mark.parametrize("kept", ["*.runtime.js", "*.dataflows.json"])
 def test_a_damaged_cache_entry_is_made_anew(damage, kept, counted):
     folder, calls = counted
-    made = build.live_runtime(SPECS)
-    assert build.live_runtime(SPECS) == made and calls == ["toolchain", "parse", "bundle"]  # then from the cache
+    made = assembly.live_runtime(SPECS)
+    assert assembly.live_runtime(SPECS) == made and calls == ["toolchain", "parse", "bundle"]  # then from the cache
     [path] = folder.glob(kept)
     data = path.read_bytes()
     head, _, body = data.partition(b"\n")
@@ -654,16 +654,16 @@ def test_a_damaged_cache_entry_is_made_anew(damage, kept, counted):
         path.write_bytes(head[:-3] + b"000\n" + body)
     else:
         path.write_bytes(body)
-    assert build.live_runtime(SPECS) == made and len(calls) == 5  # the toolchain again, then the damaged step
+    assert assembly.live_runtime(SPECS) == made and len(calls) == 5  # the toolchain again, then the damaged step
     if damage == "seal-gone":  # no longer marked as the cache's own: left as it is, and made anew each time
-        assert path.read_bytes() == body and build.live_runtime(SPECS) == made and len(calls) == 7
+        assert path.read_bytes() == body and assembly.live_runtime(SPECS) == made and len(calls) == 7
     else:
-        assert path.read_bytes() == data and build.live_runtime(SPECS) == made and len(calls) == 5  # repaired
+        assert path.read_bytes() == data and assembly.live_runtime(SPECS) == made and len(calls) == 5  # repaired
 
 
 def test_the_runtime_s_products_are_kept_apart_from_the_build_cache(counted):
     folder, calls = counted
-    build.live_runtime(SPECS)
+    assembly.live_runtime(SPECS)
     assert sorted(p.name.split(".", 1)[1] for p in folder.iterdir()) == ["dataflows.json", "runtime.js"]
     assert not (folder.parent / "plate-build").exists()
 
@@ -690,7 +690,7 @@ def test_a_truncated_cache_gives_the_same_page(tmp_path, monkeypatch):
     page = (tmp_path / "a" / "index.html").read_bytes()
     monkeypatch.setenv("PLATE_CACHE", str(tmp_path / "cache"))
     build.build(FIXTURE, tmp_path / "b")  # a cache of its own, made from nothing (the install too)
-    entries = list((tmp_path / "cache" / build.RUNTIME_FOLDER).iterdir())
+    entries = list((tmp_path / "cache" / assembly.RUNTIME_FOLDER).iterdir())
     assert len(entries) >= 4  # dataflows, runtime, bundled script, minified style
     for entry in entries:
         entry.write_bytes(entry.read_bytes()[:1000])  # a build killed while the cache was written

@@ -13,7 +13,7 @@ import pytest
 from markupsafe import escape
 
 from conftest import CONTENT, ROOT, copy_plate
-from generator import build, charts, cli, content, crossrefs, series, volume
+from generator import assembly, build, charts, cli, content, crossrefs, series, volume
 from generator.schema import ContentError
 
 
@@ -151,12 +151,12 @@ def test_a_volume_mistake_fails_the_command_and_leaves_the_site_as_it_was(tmp_pa
 
 def test_two_plates_writing_one_file_name_with_other_contents_is_a_mistake(tmp_path, monkeypatch):
     made = make_series(tmp_path / "plates")
-    real = build.gather
+    real = assembly.gather
 
     def gather(folder, *args, **kwargs):  # each plate adds a file of one name, its contents its own page's name
         files = real(folder, *args, **kwargs)
         return {**files, "shared.txt": kwargs["page"]}
-    monkeypatch.setattr(build, "gather", gather)
+    monkeypatch.setattr(assembly, "gather", gather)
     with pytest.raises(ContentError) as error:
         series.gather(tmp_path / "plates")
     vol = volume.load(tmp_path / "plates")
@@ -346,15 +346,15 @@ def test_a_served_series_makes_again_only_the_plate_an_edit_touches(tmp_path, mo
     plate again and no other, and the indexes follow its new title; an edit of a volume file makes every plate
     again (their links and pages come from there)."""
     import shutil
-    from generator import build, series, volume
+    from generator import assembly, build, series, volume
     from conftest import ROOT
     root = tmp_path / "plates"
     shutil.copytree(ROOT / "plates", root, ignore=shutil.ignore_patterns("__pycache__"))
     memo: dict = {}
     first = series.gather(root, [], memo)
     made = []
-    gather = build.gather
-    monkeypatch.setattr(build, "gather", lambda folder, *a, **k: made.append(Path(folder).name) or gather(folder, *a, **k))
+    gather = assembly.gather
+    monkeypatch.setattr(assembly, "gather", lambda folder, *a, **k: made.append(Path(folder).name) or gather(folder, *a, **k))
     assert series.gather(root, [], memo) == first and made == []
     shelf = volume.load_series(root)
     vol, entry = shelf.written()[-1]
@@ -380,7 +380,7 @@ def test_one_plate_built_into_its_series_site_never_writes_over_another_plate_s_
     """A plate built into its series' site whose CSV takes the name of another plate's CSV there is a mistake at its
     [[plates]] line, and the site is left as it was; built again with its own name, every other file stays."""
     import shutil
-    from generator import build, content, volume
+    from generator import assembly, build, content, volume
     from generator.schema import ContentError
     from conftest import ROOT
     root = tmp_path / "plates"

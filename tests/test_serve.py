@@ -121,15 +121,15 @@ def test_a_busy_port_is_refused_before_building(tmp_path):
 # `python -m generator serve` whose second build (the rebuild) holds until the signal comes: the signal lands
 # during the rebuild however fast or slow the machine builds.
 REBUILD_HELD = """import runpy, sys, time
-from generator import build
-real, calls = build.gather, []
+from generator import assembly
+real, calls = assembly.gather, []
 def gather(*args, **kwargs):
     calls.append(args)
     if len(calls) == 2:
         print("rebuild held", flush=True)
         time.sleep(600)
     return real(*args, **kwargs)
-build.gather = gather
+assembly.gather = gather
 sys.argv = ["plate", *sys.argv[1:]]
 runpy.run_module("generator", run_name="__main__", alter_sys=True)
 """
