@@ -89,7 +89,7 @@ TOO_FAR = ("together with the other values, too large or too small for the model
 def model_problem(f: Facts) -> str | None:
     """Values that pass each field's check can still overflow the model, as presets can (build.check_grid): the
     facts as the page holds them, read as the page reads them (page_own.model_problem)."""
-    from .words import facts_data
+    from .facts import facts_data
     return page_own.model_problem(plain(facts_data(f)), {"results": list(RESULTS), "largest": LARGEST,
                                                          "too_far": TOO_FAR})
 

@@ -658,9 +658,24 @@ def evaluate_inputs(presets: Presets, choices: dict[str, list[str]]) -> model.In
                            for f in model.Inputs.__dataclass_fields__})
 
 
+def facts_data(f: Facts) -> dict:
+    """One selection's facts as the page holds them: PAGE's facts (page_facts.facts) of f's selection, with the
+    reader's own values (custom.OwnFacts) as the page's selection carries them, under f's presets."""
+    sel = {k: getattr(f.selection, k) for k in KEYS + CLUSTER_KEYS}
+    workshop = dataclasses.asdict(f.workshop)
+    own_mfu = getattr(f, "workshop_mfu", None)  # OwnFacts: the workshop's MFU; the reader's is in the selection
+    if own_mfu is not None and own_mfu != workshop["mfu"]:
+        sel["mfu"], workshop["mfu"] = workshop["mfu"], own_mfu
+    presets = {"workshop": workshop, "gpus": {f.gpu.id: dataclasses.asdict(f.gpu)},
+               "models": {f.model.id: dataclasses.asdict(f.model)},
+               "batches": {f.batch.id: dataclasses.asdict(f.batch)},
+               "networks": {f.network.id: dataclasses.asdict(f.network)},
+               "layouts": {f.layout.id: dataclasses.asdict(f.layout)} if f.layout.id else {}}
+    return page_facts.facts(sel, presets)
+
+
 def selection_rows(f: Facts) -> list[dict]:
     """A selection's CSV as the page writes it (page_rows.csv_rows, SELECTION_COLUMNS): one row per replica count."""
     from generator.api import plain
-    from .words import facts_data
     names = [c[0] for c in SELECTION_COLUMNS]
     return [dict(zip(names, row)) for row in csv_rows(plain(facts_data(f)))]

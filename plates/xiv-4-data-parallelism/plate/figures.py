@@ -48,7 +48,7 @@ def facts_rows(f: Facts, label: str) -> list[dict]:
 def _data(f: Facts) -> dict:
     """The facts as the page holds them (plain data), which page_rows reads."""
     from generator.api import plain
-    from .words import facts_data
+    from .facts import facts_data
     return plain(facts_data(f))
 
 

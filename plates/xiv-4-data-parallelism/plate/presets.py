@@ -14,6 +14,8 @@ from platelib.catalogue import (BATCH_SCHEMA, MODEL_SCHEMA, NETWORK_SCHEMA, WORK
                                 Batch, Gpu, Layout, Model, Network, WorkshopSettings, check_gpu_sources)
 from platelib.layout import PUBLISHED
 
+from .options import CLUSTER_OPTIONS, OPTIONS
+
 OWN_TABLES = ("selections",)  # presets.toml's tables that are this plate's own, not the catalogue's
 
 
@@ -106,7 +108,6 @@ def _selections(problems: Problems, made: catalogue.Read) -> dict[str, RunSelect
 
 def _tables(ids: dict[str, list[str]]) -> dict[str, list[str]]:
     """Each control's allowed ids: the presets' and the options'."""
-    from .facts import CLUSTER_OPTIONS, OPTIONS  # facts reads this module's dataclasses
     return {**{key: list(ids[table]) for key, table in PRESET_KEYS.items()},
             **{key: list(choices) for key, choices in {**OPTIONS, **CLUSTER_OPTIONS}.items()}}
 

@@ -1,31 +1,13 @@
 """XIV.4's words for the build: the facts as the page holds them, W, and one selection's words (PAGE's, in Python)."""
 from __future__ import annotations
 
-import dataclasses
 import importlib
 
 from generator.api import words
 
-from . import page_facts
-from .facts import CLUSTER_KEYS, KEYS, OPTIONS, Facts
+from .facts import CLUSTER_KEYS, KEYS, OPTIONS, Facts, facts_data  # noqa: F401 - facts_data: read by the plate
 
 FIGURES = ("fig-time", "fig-efficiency", "fig-timeline", "fig-memory")  # the figures the words know
-
-
-def facts_data(f: Facts) -> dict:
-    """One selection's facts as the page holds them: PAGE's facts (page_facts.facts) of f's selection, with the
-    reader's own values (custom.OwnFacts) as the page's selection carries them, under f's presets."""
-    sel = {k: getattr(f.selection, k) for k in KEYS + CLUSTER_KEYS}
-    workshop = dataclasses.asdict(f.workshop)
-    own_mfu = getattr(f, "workshop_mfu", None)  # OwnFacts: the workshop's MFU; the reader's is in the selection
-    if own_mfu is not None and own_mfu != workshop["mfu"]:
-        sel["mfu"], workshop["mfu"] = workshop["mfu"], own_mfu
-    presets = {"workshop": workshop, "gpus": {f.gpu.id: dataclasses.asdict(f.gpu)},
-               "models": {f.model.id: dataclasses.asdict(f.model)},
-               "batches": {f.batch.id: dataclasses.asdict(f.batch)},
-               "networks": {f.network.id: dataclasses.asdict(f.network)},
-               "layouts": {f.layout.id: dataclasses.asdict(f.layout)} if f.layout.id else {}}
-    return page_facts.facts(sel, presets)
 
 
 def context(seq_len: int, plates: dict[str, str] | None = None) -> dict:
