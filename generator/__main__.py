@@ -28,14 +28,14 @@ def run(argv: list[str] | None = None) -> int:
     a tenth of a second (numpy, Altair, vl-convert), during which Python no longer answers Ctrl-C with a line."""
     try:  # first: every KeyboardInterrupt from here on is caught
         _interrupted.clear()
-        if argv is None:  # the command: run in a child, watched (generator/watchdog.py), the parent waits
-            from . import watchdog
+        if argv is None:  # the command: run in a child, watched (generator/plate/watchdog.py), the parent waits
+            from .plate import watchdog
             watchdog.watch()
         signal.signal(signal.SIGINT, _interrupt)
         _hooks.append(sys.unraisablehook)
         sys.unraisablehook = _unraisable
         try:
-            from .cli import main  # numpy, Altair, vl-convert: most of the start-up time
+            from .commands.cli import main  # numpy, Altair, vl-convert: most of the start-up time
         except Exception:  # noqa: BLE001 - numpy turns a Ctrl-C while its C extensions load into an ImportError
             if _interrupted:
                 raise KeyboardInterrupt from None
@@ -50,7 +50,7 @@ def run(argv: list[str] | None = None) -> int:
             status = 130
     except KeyboardInterrupt as error:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C while exiting must not print a traceback
-        cli = sys.modules.get(f"{__package__}.cli")
+        cli = sys.modules.get(f"{__package__}.commands.cli")
         if getattr(error, "swapped", False):
             line = "plate: interrupted; the new site was already swapped in"
         elif cli is not None and cli._after:  # the work was done: the new site is in place
@@ -69,7 +69,7 @@ def run(argv: list[str] | None = None) -> int:
 
 def _after_the_end() -> str:
     """The line for a Ctrl-C once the command's work is done (cli says what became of the site)."""
-    cli = sys.modules.get(f"{__package__}.cli")
+    cli = sys.modules.get(f"{__package__}.commands.cli")
     return cli.after_the_end() if cli is not None else "plate: interrupted after it had finished"
 
 

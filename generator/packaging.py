@@ -18,7 +18,7 @@ class build_py(_build_py):
         super().run()
         if str(ROOT) not in sys.path:  # the build backend loads this file alone, not its package
             sys.path.insert(0, str(ROOT))
-        from generator import runtime
+        from generator.page import runtime
         target = runtime.NODE_SOURCES if self.editable_mode else Path(self.build_lib) / "generator" / "node"
         try:
             runtime.install_packaged(target)

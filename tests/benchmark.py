@@ -36,7 +36,7 @@ import vl_convert as vlc
 sys.path[:0] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).resolve().parent)]
 from conftest import CHROMIUM_ARGS, CONTENT, ROOT, chromium_path, wait_until  # noqa: E402
 
-from generator import assembly, build, cache  # noqa: E402
+from generator.site import assembly, build, cache  # noqa: E402
 
 try:
     import brotli
@@ -548,7 +548,7 @@ def serve_idle_cpu(work: Path, files: int = 50_000, seconds: float = 10.0, poll:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     hide = "import sys; sys.modules['watchfiles'] = None; " if poll else ""
-    code = (f"{hide}import sys; from generator import cli; sys.exit(cli.main(['serve', '--content', "
+    code = (f"{hide}import sys; from generator.commands import cli; sys.exit(cli.main(['serve', '--content', "
             f"{str(content)!r}, '--out', {str(work / 'serve-idle-site')!r}, '--port', '{port}']))")
     process = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True)
@@ -669,7 +669,7 @@ def scaled_content(into: Path, shape: dict[str, int]) -> tuple[Path, dict[str, i
 
 
 BUILD_PROCESS = """import resource, sys, time
-from generator import cli
+from generator.commands import cli
 started, cpu = time.perf_counter(), time.process_time()
 status = cli.main(["build", "--content", sys.argv[1], "--out", sys.argv[2]])
 print("BENCH", time.perf_counter() - started, time.process_time() - cpu,
@@ -704,7 +704,7 @@ def presets_scaling(work: Path, ks: list[int]) -> None:
         site = work / f"site-{i}"
         first = measured_build(content_dir, site, cache_root)  # figures drawn anew: a preset edit's build
         again = measured_build(content_dir, site, cache_root)  # everything cached
-        c = __import__("generator.content", fromlist=["load"]).load(content_dir)
+        c = __import__("generator.source.content", fromlist=["load"]).load(content_dir)
         gz = len(gzip.compress((site / "index.html").read_bytes(), 6)) / 1000
         data = (site / c.plate.data_file).stat().st_size / 1000
         if selections == 18 and name == "1x":
@@ -808,7 +808,8 @@ def free_port() -> int:
 def scaffolded_series(into: Path, plates: int) -> Path:
     """A copy of the shipped series with plates to come started by `plate new` (their own titles) until it holds
     `plates` written plates."""
-    from generator import scaffold, volume
+    from generator.source import volume
+    from generator.commands import scaffold
     root = into / "plates"
     shutil.copytree(ROOT / "plates", root, ignore=shutil.ignore_patterns("__pycache__"))
     shelf = volume.load_series(root)
@@ -865,7 +866,7 @@ def live_reload(work: Path, counts: list[int], edits: int = 7) -> None:
     Chromium, then `edits` prose edits of that plate, each timed from the save to the open page showing the new
     sentence (the watcher, the rebuild, the page's poll and its reload); median, min and max."""
     from playwright.sync_api import sync_playwright
-    from generator import volume
+    from generator.source import volume
     print(f"live reload: a prose edit under plate serve until the open page shows it; load {os.getloadavg()[0]:.1f}")
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)

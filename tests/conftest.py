@@ -13,7 +13,8 @@ from typing import Callable
 
 import pytest
 
-from generator import build, plates
+from generator.plate import plates
+from generator.site import build
 from xiv4 import SHIPPED, Selection
 
 try:
@@ -68,7 +69,7 @@ CHROMIUM_ARGS = [
 
 def plates() -> dict:
     """The plates the built content refers to by subject (plate.md's [plates]): the page's words name them."""
-    from generator import content
+    from generator.source import content
     return content.load(CONTENT).plate.plates
 
 

@@ -1,4 +1,4 @@
-"""Signals to a `plate` command reach its work through the watchdog (generator/watchdog.py), which forwards them to
+"""Signals to a `plate` command reach its work through the watchdog (generator/plate/watchdog.py), which forwards them to
 the child that runs the command: a test that signals the command and then goes on talking to it waits until the
 signal is forwarded."""
 from __future__ import annotations

@@ -418,14 +418,14 @@ def lighthouse_plate(plate: Plate, runs: int) -> None:
 def run(work: Path, args) -> None:
     """Every plate of the series (or those args.plates names), one after the other, in one browser."""
     started = time.perf_counter()
-    from generator import volume
+    from generator.source import volume
     folders = ([Path(p).resolve() for p in args.plates] if args.plates else
                [vol.folder(entry) for vol, entry in volume.load_series(SERIES).written()])
     path = chromium_path()
     if path is None:
         raise SystemExit("the reader benchmark needs the system's Chromium")
     from playwright.sync_api import sync_playwright
-    from generator import assembly
+    from generator.site import assembly
     assembly.say = lambda line: None  # the builds' steps: not what is measured here
     print(f"A reader's changes: keys on a focused control, the plate and Altair's SVG and canvas pages of its figures "
           f"taking turns change by change; main-thread work in thread time (Chromium's performance metrics), "

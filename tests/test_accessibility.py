@@ -11,7 +11,8 @@ import pytest
 from conftest import CONTENT, current, default_caption, plates, wait_until
 from spec_model import check_descriptions, check_readout
 from spec_model import expected as spec
-from generator import content, render
+from generator.source import content
+from generator.page import render
 from xiv4 import facts, xpresets, xpage, xwords
 
 pytestmark = pytest.mark.browser

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from generator import api, compiler
+from generator import api
+from generator.page import compiler
 
 ROOT = Path(__file__).resolve().parent.parent
 API = "generator.api"
@@ -53,9 +54,9 @@ def test_plates_and_platelib_import_only_the_public_module():
                 assert not missing, f"{path}, line {node.lineno}: generator.api has no {', '.join(missing)}"
 
 
-@pytest.mark.parametrize("planted", ["from generator.schema import Problems",
+@pytest.mark.parametrize("planted", ["from generator.source.schema import Problems",
                                      "def late():\n    from generator import charts\n    return charts",
-                                     "import generator.notation"])
+                                     "import generator.page.notation"])
 def test_the_rule_catches_an_engine_import(tmp_path, planted):
     plate = tmp_path / "plates" / "toy" / "plate"
     plate.mkdir(parents=True)

@@ -6,9 +6,10 @@ import sys
 import pytest
 
 from conftest import FIXTURE, ROOT
-from generator import build, content
-from generator.content import LABELS
-from generator.schema import ContentError
+from generator.source import content
+from generator.site import build
+from generator.source.content import LABELS
+from generator.source.schema import ContentError
 
 
 @pytest.fixture

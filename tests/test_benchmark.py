@@ -7,7 +7,7 @@ import vl_convert as vlc
 
 import benchmark
 from conftest import SERIES
-from generator import volume
+from generator.source import volume
 
 
 def page_controls(html: str) -> tuple[list, tuple]:

@@ -7,7 +7,8 @@ from dataclasses import replace
 import pytest
 
 from conftest import CONTENT, current, plates, wait_until
-from generator import content, render
+from generator.source import content
+from generator.page import render
 from xiv4 import facts, xfigures, xpage, xwords
 
 pytestmark = pytest.mark.browser
@@ -267,7 +268,7 @@ def test_figures_and_closed_words_out_of_sight_are_current_in_print(site, open_p
 
 def figure_data(f) -> dict:
     """What each figure is drawn from, in Python (charts.py): a figure redraws when this changes."""
-    from generator import charts
+    from generator.plate import charts
     # Fields the rows carry but no mark draws since the keys replaced the in-plot labels (the facts' label is
     # overwritten by the crossing's own words; the GPU's memory is named by the title): a change to them alone
     # leaves the figure as it was.
@@ -571,7 +572,7 @@ def test_the_real_clusters_controls_redraw_its_line_and_are_kept_in_the_url(site
     """Issue 22: bucket_cap_mb and micro-batches are labelled selects a keyboard works; they redraw the real
     cluster's line in Figures 1 and 2 as Python computes it, and go into the URL (only when not DDP's defaults)."""
     from numpy.testing import assert_allclose
-    from generator import charts
+    from generator.plate import charts
     _, atlas, d = shipped()
     watched = open_page(site)
     page = watched.page

@@ -8,8 +8,9 @@ import shutil
 import pytest
 
 import content_edit
-from generator import assembly, build, content
-from generator.notation import num, seconds, sig
+from generator.source import content
+from generator.site import assembly, build
+from generator.page.notation import num, seconds, sig
 from spec_model import check_readout, expected
 
 from conftest import CONTENT, FIXTURE, XIV4_MINI, spec_selection, copy_plate
@@ -175,7 +176,7 @@ def test_a_kept_memo_redraws_figures_and_csv_only_when_presets_or_default_change
     """`plate serve` keeps a memo between rebuilds: a prose edit reuses the figures and the CSV, a preset edit
     makes them again; either way the site equals a build without a memo."""
     import shutil
-    from generator import charts
+    from generator.plate import charts
     content_dir = tmp_path / "content"
     shutil.copytree(XIV4_MINI, content_dir)
     drawn = []
@@ -197,7 +198,7 @@ def test_a_kept_memo_redraws_figures_and_csv_only_when_presets_or_default_change
 # --- what a build says: the steps it made anew, a long one still running, a warning once --------------------------
 
 def test_a_first_build_lists_the_steps_it_made_anew_and_a_later_one_none(tmp_path, monkeypatch, capsys):
-    from generator import cli
+    from generator.commands import cli
     monkeypatch.setenv("PLATE_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(assembly, "STEP_SAID_S", 0)  # every step that made something, however fast this machine is
     assert cli.main(["build", "--content", str(FIXTURE), "--out", str(tmp_path / "site")]) == 0
@@ -214,7 +215,7 @@ def test_a_first_build_lists_the_steps_it_made_anew_and_a_later_one_none(tmp_pat
 
 
 def test_a_step_still_making_something_says_so(monkeypatch):
-    from generator import cache
+    from generator.site import cache
     said = []
     monkeypatch.setattr(assembly, "say", said.append)
     monkeypatch.setattr(assembly, "STILL_EVERY_S", 0.05)
@@ -229,7 +230,8 @@ def test_a_step_still_making_something_says_so(monkeypatch):
 
 def test_a_series_asks_for_node_s_packages_once_and_warns_once(tmp_path, monkeypatch, capsys):
     from conftest import SERIES
-    from generator import cli, runtime
+    from generator.page import runtime
+    from generator.commands import cli
     monkeypatch.setenv("PLATE_CACHE", str(tmp_path / "cache"))
     asked = []
 

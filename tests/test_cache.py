@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 
 from conftest import XIV4_MINI, ROOT
-from generator import assembly, checks, build, cache, charts, content, prose
-from generator.cache import Cache
+from generator.source import checks, content, prose
+from generator.plate import charts
+from generator.site import assembly, build, cache
+from generator.site.cache import Cache
 from xiv4 import facts, xfigures
 
 
@@ -225,7 +227,8 @@ def test_a_build_from_a_full_cache_never_loads_altair_or_vl_convert(tmp_path):
     script = textwrap.dedent(f"""
         import sys
         from pathlib import Path
-        from generator import cache, checks, content
+        from generator.source import checks, content
+        from generator.site import cache
         plate = content.load(Path({str(XIV4_MINI)!r}), check_prose=checks.check_prose)
         module = plate.module
         module.figures(plate, module.model_of(plate), cache.Cache(Path({str(tmp_path / "cache")!r}), module.CODE))

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, SERIES, copy_plate
-from generator import content, volume
-from generator.schema import ContentError
+from generator.source import content, volume
+from generator.source.schema import ContentError
 
 XIV4, XIV5, XI2 = "xiv-4-data-parallelism", "xiv-5-sharded-data-parallelism", "xi-2-critical-batch-size"
 

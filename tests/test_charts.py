@@ -5,9 +5,10 @@ import re
 import pytest
 import vl_convert
 
-from generator import charts, content
+from generator.source import content
+from generator.plate import charts
 from xiv4 import Selection
-from generator.notation import num
+from generator.page.notation import num
 
 from conftest import CONTENT, covered, spec_selection
 from xiv4 import facts, xfigures
@@ -183,9 +184,9 @@ def test_the_real_cluster_is_drawn_beside_the_workshop_on_figures_1_and_2(made):
 
 
 def test_the_theme_block_is_read_and_its_figure_rules_keyed_by_name(tmp_path):
-    """generator/theme.py: the first top-level :root block's variables (not a media query's), a figure rule named
+    """generator/page/theme.py: the first top-level :root block's variables (not a media query's), a figure rule named
     by a variable gets that variable's value, and two figure variables of one value are refused at the line."""
-    from generator import theme
+    from generator.page import theme
     css = (':root {\n  --a: #010101;\n  --b: #020202;\n  --sans: x, "Y Z";\n}\n'
            '@media (prefers-color-scheme: dark) { :root { --a: #fefefe; } }\n'
            '.chart [fill="--a"] { fill: var(--a); }\n.chart [stroke="--b"] { stroke: var(--b); }\n')

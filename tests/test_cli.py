@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from generator import cli
+from generator.commands import cli
 
 from conftest import FIXTURE, ROOT
 
@@ -61,7 +61,7 @@ def test_debug_works_before_or_after_the_command(tmp_path, capsys):
 
 def test_an_unreadable_file_is_a_content_error(tmp_path, capsys, monkeypatch):
     import os
-    from generator import schema
+    from generator.source import schema
     root = tmp_path / "content"
     shutil.copytree(FIXTURE, root)
     real = os.open
@@ -134,7 +134,7 @@ def test_ctrl_c_during_a_build_leaves_the_site_and_says_so(tmp_path):
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     # The build holds where the figures are drawn until the signal comes, so the signal lands in the middle of it.
     result = interrupted_build(out, "drawing", "from pathlib import Path\n"
-                                               "from generator import plates\n"
+                                               "from generator.plate import plates\n"
                                                "def slow(*args, **kwargs):\n"
                                                "    print('drawing', flush=True)\n"
                                                "    time.sleep(600)\n"
@@ -146,7 +146,7 @@ def test_ctrl_c_during_a_build_leaves_the_site_and_says_so(tmp_path):
 
 
 def test_ctrl_c_after_the_swap_says_the_new_site_is_in_place(tmp_path, capsys, monkeypatch):
-    from generator import build, output
+    from generator.site import build, output
     out = tmp_path / "site"
     build.write({"index.html": "<p>old</p>"}, out)
     real = output._after_swap
@@ -173,11 +173,11 @@ AFTER_THE_RENAME = {
 
 @pytest.mark.parametrize("moment", list(AFTER_THE_RENAME))
 def test_ctrl_c_at_each_moment_after_the_rename_says_the_new_site_is_in_place(tmp_path, moment):
-    from generator import build
+    from generator.site import build
     out = tmp_path / "site"
     build.write({"index.html": "<p>old</p>"}, out)
     module, name, wait = AFTER_THE_RENAME[moment]
-    result = interrupted_build(out, "swapped", f"from generator import {module} as held\n"
+    result = interrupted_build(out, "swapped", f"from generator.site import {module} as held\n"
                                                f"real = held.{name}\n"
                                                "def hold(*args, **kwargs):\n"
                                                "    result = real(*args, **kwargs)\n"
@@ -191,7 +191,7 @@ def test_ctrl_c_at_each_moment_after_the_rename_says_the_new_site_is_in_place(tm
 
 
 def test_ctrl_c_before_the_swap_says_the_site_was_left(tmp_path, capsys, monkeypatch):
-    from generator import build, output
+    from generator.site import build, output
     out = tmp_path / "site"
     build.write({"index.html": "<p>old</p>"}, out)
 
@@ -205,7 +205,7 @@ def test_ctrl_c_before_the_swap_says_the_site_was_left(tmp_path, capsys, monkeyp
 
 def test_a_failure_after_the_swap_says_the_new_site_is_in_place(tmp_path, monkeypatch, capsys):
     """A bug that strikes after the new site was swapped in is reported truthfully: out/ holds the new build."""
-    from generator import build
+    from generator.site import build
     real = build.write
 
     def write_then_fail(*args, **kwargs):
@@ -219,7 +219,7 @@ def test_a_failure_after_the_swap_says_the_new_site_is_in_place(tmp_path, monkey
 
 
 def test_help_describes_the_series_by_default_and_the_plate_given(tmp_path):
-    from generator import content
+    from generator.source import content
     series = cli.describe_plate([])
     assert series.startswith(f"Build the series in {cli.SERIES}/") and "Plate " not in series
     front = content.load(FIXTURE).plate
@@ -232,7 +232,7 @@ def test_a_mistake_several_plates_meet_is_said_once_and_relative(capsys, tmp_pat
     """A file two plates read (one plate's presets, read by another from beside it) with a syntax error was said
     once per plate, some absolute: each distinct line is said once, and a path given absolute under a relative
     plate folder is shown from the same parent as the rest."""
-    from generator import schema
+    from generator.source import schema
     monkeypatch.chdir(tmp_path)
     (tmp_path / "plates" / "a").mkdir(parents=True)
     (tmp_path / "plates" / "b").mkdir()

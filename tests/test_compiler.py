@@ -1,4 +1,4 @@
-"""generator/compiler.py: Python the page cannot run is refused at file:line, and for every plate of the series whose
+"""generator/page/compiler.py: Python the page cannot run is refused at file:line, and for every plate of the series whose
 page runs compiled Python (its PAGE), the compiled code gives what the Python gives, on every preset selection
 and on random presets: the one proof that page and build agree, made once, by the engine, for every plate."""
 from __future__ import annotations
@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, pairwise
-from generator import compiler, content, jsmodules, texts, volume
+from generator.source import content, volume
+from generator.plate import texts
+from generator.page import compiler, jsmodules
 
 SERIES = ROOT / "plates"
 
@@ -298,7 +300,7 @@ def test_floor_division_means_the_same_on_the_page(tmp_path):
 
 LEAN = '''
 """What the compiler writes as JavaScript's own operators and methods, and its loops by for…of and by index."""
-from generator.notation import num
+from generator.page.notation import num
 
 
 def facts(selection, presets):
@@ -419,7 +421,7 @@ def test_names_that_hold_numbers_get_javascript_s_operators_and_the_rest_python_
 
 ROLES = '''
 """Every PAGE role, in a module that names at its top level what the engine's notation.js names (GB)."""
-from generator.notation import num
+from generator.page.notation import num
 
 GB = 1e9
 
@@ -456,7 +458,7 @@ def csv_rows(f):
 def test_a_compiled_module_s_names_stay_its_own_in_the_joined_page_script(tmp_path):
     """A page module (a shared library's, say) may declare a name an engine page module declares (notation.js's GB):
     the page script joined without esbuild still holds both, each in its own scope."""
-    from generator import jsmodules
+    from generator.page import jsmodules
     module_in(tmp_path, "clash", {"roles.py": ROLES})
     try:
         from clash import roles
@@ -474,7 +476,7 @@ def test_a_compiled_module_s_names_stay_its_own_in_the_joined_page_script(tmp_pa
 
 WORDS = '''
 """Words that write their numbers with the engine's formatter."""
-from generator.notation import FIGURES, num, percent, seconds
+from generator.page.notation import FIGURES, num, percent, seconds
 
 
 def readout(facts, W):

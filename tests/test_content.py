@@ -5,8 +5,8 @@ import tomllib
 
 import pytest
 
-from generator import content
-from generator.schema import ContentError
+from generator.source import content
+from generator.source.schema import ContentError
 
 from conftest import CONTENT, XIV4_MINI, ROOT, SPEC_IDS
 from xiv4 import SHIPPED, xpresets
@@ -194,7 +194,7 @@ def test_toml_syntax_error_has_its_line(tmp_path):
 def test_first_controls_default_to_the_first_three_and_must_name_controls(tmp_path):
     """Without first_controls the page's first three controls sit beside Figure 1 and the rest in the disclosure;
     a key no control has fails the build, naming it."""
-    from generator import build
+    from generator.site import build
     root = copy_fixture(tmp_path / "plain")
     build.build(root, tmp_path / "plain-site")
     html = (tmp_path / "plain-site" / "index.html").read_text(encoding="utf-8")

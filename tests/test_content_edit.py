@@ -20,7 +20,8 @@ from markupsafe import escape
 import conftest
 from conftest import ROOT, current, wait_until
 from content_edit import EDITS, SPEC_PRESETS, edited_copy
-from generator import build, content
+from generator.source import content
+from generator.site import build
 from xiv4 import SHIPPED, facts, xpresets, xpage, xwords
 
 # The edits the shipped plate's tests run on (the fourth, one model removed, is the first three's subset).
@@ -465,7 +466,7 @@ def test_default_may_set_any_control_and_the_static_page_opens_there(tmp_path, b
     """Issue 19: [default] sets a control beyond model, batch and network (sharding = "zero3"): the page opens on
     it without JavaScript (the option selected, the readout, the figures' descriptions and tables, the page data's
     default), while the prose states the workshop, as the shipped plate's prose does."""
-    from generator import render
+    from generator.page import render
     from content_edit import set_default
     before = built("additions")[1]["index.html"]
     edit = edited_copy(SHIPPED, tmp_path / "content", "additions")
@@ -499,7 +500,7 @@ def test_default_may_set_any_control_and_the_static_page_opens_there(tmp_path, b
 ])
 def test_an_unknown_default_control_is_refused_at_its_line(tmp_path, key, value, known):
     from content_edit import set_default
-    from generator.schema import ContentError
+    from generator.source.schema import ContentError
     edit = edited_copy(SHIPPED, tmp_path / "content", "additions")
     set_default(edit, **{key: value})
     text = (edit.root / "plate.md").read_text(encoding="utf-8")
@@ -515,7 +516,7 @@ def test_the_default_set_beyond_the_presets_opens_the_live_page_and_its_url_omit
     """[default] with sharding = "zero3" and the real cluster's bucket = "500": a link without a fragment opens
     there, the page names it as xpage.selection_key does against that default, and the URL it writes leaves out
     the real cluster's choices equal to the default's (a link naming DDP's own default keeps it)."""
-    from generator import render
+    from generator.page import render
     from content_edit import set_default
     from conftest import wait_until
     edit = edited_copy(SHIPPED, tmp_path / "content", "additions")

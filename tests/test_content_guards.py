@@ -9,8 +9,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from generator import checks, content, publish, volume
-from generator.schema import ContentError
+from generator.source import checks, content, volume
+from generator.site import publish
+from generator.source.schema import ContentError
 
 from conftest import XIV4_MINI
 

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from generator import build, checks, content, plates, texts
-from generator.schema import ContentError, Problems
+from generator.source import checks, content
+from generator.plate import plates, texts
+from generator.site import build
+from generator.source.schema import ContentError, Problems
 
 from conftest import ROOT, TOY
 
@@ -52,7 +54,7 @@ def line_of(path: Path, text: str) -> int:
 def figure_vega(root: Path) -> dict:
     """The Vega spec of the plate's one figure, as the build compiles it."""
     c = content.load(root)
-    from generator.cache import Cache
+    from generator.site.cache import Cache
     return c.module.figures(c, c.module.model_of(c), Cache(None))[0].vega
 
 

@@ -1,4 +1,4 @@
-"""Cross-references as links (generator/crossrefs.py): "plate XIV.5" becomes a link to its page when that plate is
+"""Cross-references as links (generator/page/crossrefs.py): "plate XIV.5" becomes a link to its page when that plate is
 in the build, and nothing else of the HTML changes."""
 import html
 import os
@@ -7,9 +7,9 @@ import re
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from generator.crossrefs import HTML_SPACES, link_plates
-from generator.references import split_references
-from generator.prose import markdown_to_html
+from generator.page.crossrefs import HTML_SPACES, link_plates
+from generator.page.references import split_references
+from generator.source.prose import markdown_to_html
 
 PAGES = {"XIV.5": "sharded-data-parallelism.html", "XIV.4": "index.html"}
 SETTINGS = settings(max_examples=int(os.environ.get("PLATE_FUZZ_EXAMPLES", 200)), deadline=None,
@@ -32,7 +32,7 @@ def test_capitalised_and_across_a_line_break_the_text_is_kept_as_written():
 
 
 def test_the_split_names_each_reference_and_its_plate_and_joins_back_to_the_text():
-    """generator/references.py, which the build runs here and the page runs compiled: the one rule of the two."""
+    """generator/page/references.py, which the build runs here and the page runs compiled: the one rule of the two."""
     text = "Plate XIV.5 and plate\u00a0XI.2, plate XIV.50 but not template XIV.4; plate&nbsp;XIV.4."
     every = split_references(text, None, HTML_SPACES)
     assert every[1::2] == [["Plate XIV.5", "XIV.5"], ["plate\u00a0XI.2", "XI.2"], ["plate XIV.50", "XIV.50"],

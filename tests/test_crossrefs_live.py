@@ -1,6 +1,6 @@
 """The live readout's links (templates/page/texts.js, run under node) against the page as built's
-(generator/crossrefs.py): the same texts link the same plates, and a plate not in the build stays text. texts.js
-runs as the page runs it, with the linker compiled from generator/references.py (references.js), which the build
+(generator/page/crossrefs.py): the same texts link the same plates, and a plate not in the build stays text. texts.js
+runs as the page runs it, with the linker compiled from generator/page/references.py (references.js), which the build
 runs in Python; only the modules it imports from the page (the page data, the plate's words) are stand-ins here."""
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import random
 
 from markupsafe import escape
 
-from generator import jsmodules
-from generator.texts import engine_modules
-from generator.crossrefs import link_plates
+from generator.page import jsmodules
+from generator.plate.texts import engine_modules
+from generator.page.crossrefs import link_plates
 
 PAGES = {"XIV.5": "sharded-data-parallelism.html", "XIV.4": "index.html", "XI.2": 'a"&<b.html'}
 

@@ -6,7 +6,8 @@ import json
 import pytest
 from numpy.testing import assert_allclose
 
-from generator import content, notation, render, schema
+from generator.source import content, schema
+from generator.page import notation, render
 from xiv4 import Selection
 
 from conftest import CONTENT, current, plates, spec_selection, wait_until

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from generator import content, texts
+from generator.source import content
+from generator.plate import texts
 
 from conftest import CONTENT, EVERY_SELECTION, covering, plates
 from xiv4 import PLATE, custom, facts, model, xfigures, xpage, xwords

@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, SERIES, readme_pages, wait_until
-from generator import build, content, texts, volume
+from generator.source import content, volume
+from generator.plate import texts
+from generator.site import build
 from test_accessibility import AXE_RUN, WCAG, axe_js  # noqa: F401 - axe_js: the fixture, by its name
 from test_html_valid import _checker
 
@@ -181,7 +183,8 @@ def test_no_sentence_of_a_plates_words_is_written_twice(page, folder):
     chunks = {p.strip(" .,;:()") for p in pieces if len(p.strip(" .,;:()").split()) >= 4}  # sentences, not phrases
     assert len(chunks) >= 5  # the readout and the figures' descriptions
     others = {f"{p.parent.name}/{p.name}": p.read_text(encoding="utf-8")
-              for p in [*sorted((ROOT / "generator").glob("*.py")), *sorted((folder / "plate").glob("*.py")),
+              for p in [*sorted(ROOT.glob("generator/*.py")), *sorted(ROOT.glob("generator/*/*.py")),
+                        *sorted((folder / "plate").glob("*.py")),
                         *sorted((ROOT / "templates" / "page").glob("*.js")), *sorted((folder / "page").glob("*.js"))]
               if p != words}
     code = {name: "\n".join(python_pieces(text)) if name.endswith(".py") else js_code(text)

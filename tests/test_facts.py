@@ -6,12 +6,13 @@ import io
 import pytest
 from numpy.testing import assert_allclose
 
-from generator import content, render
+from generator.source import content
+from generator.page import render
 from xiv4 import Selection
 
 from conftest import CONTENT, covered, spec_selection
 from xiv4 import facts, xfigures, xpage, xwords
-from generator.notation import percent
+from generator.page.notation import percent
 
 
 @pytest.fixture(scope="module")
@@ -174,7 +175,7 @@ def test_bucketed_tail_is_at_least_the_backward_bound_and_within_one_bucket(atla
     """For a covering set of selections: DDP's buckets' exposed tail ≥ max(0, A − 2C/3) (perfect overlap within the
     backward pass, the model's step − compute under backward-only overlap) and exceeds it by at most the largest
     bucket's fill or send time; the timeline's tail bar is that tail under backward-only overlap."""
-    from generator import charts
+    from generator.plate import charts
     from xiv4 import model
     for sel in covered(atlas, 300):  # every two choices of any two controls together, and more at random
         f = atlas.facts(sel)

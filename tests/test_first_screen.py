@@ -9,7 +9,7 @@ import re
 import pytest
 
 from conftest import SERIES, current, open_disclosure, wait_until
-from generator import content
+from generator.source import content
 
 pytestmark = pytest.mark.browser
 

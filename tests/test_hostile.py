@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from generator import __version__, build
+from generator import __version__
+from generator.site import build
 
 from conftest import XIV4_MINI, ROOT
 from xiv4 import model
@@ -53,7 +54,7 @@ print(json.dumps([done.returncode, done.stdout, done.stderr, peak]))
 
 # `plate` with the slots' time limit raised (MAX_FILL_SECONDS): for a slot whose memory limit is the one checked,
 # which a loaded machine could otherwise reach after the 5 s time limit (issue 43: it did, under both cores' load).
-_SLOW_MACHINE = ("import runpy, sys\nimport generator.prose\ngenerator.prose.MAX_FILL_SECONDS = 100\n"
+_SLOW_MACHINE = ("import runpy, sys\nimport generator.source.prose\ngenerator.source.prose.MAX_FILL_SECONDS = 100\n"
                  "sys.argv = ['plate', *sys.argv[1:]]\nrunpy.run_module('generator', run_name='__main__', alter_sys=True)")
 
 
@@ -140,7 +141,7 @@ def test_line_breaks_in_the_running_heads_are_escaped_and_the_style_keeps_its_ha
 def link_terms_per_term(parts: list[str], content) -> list[str]:
     """The linker as it was before it made one pass (one search per term, quadratic): the oracle."""
     import html as html_module
-    from generator.prose import _HAND_TERM_LINK, _term_link, term_spellings
+    from generator.source.prose import _HAND_TERM_LINK, _term_link, term_spellings
     pending = {}
     for term_id, written in term_spellings(content.terms):  # its spellings and their plurals (tested on their own)
         spellings = sorted({html_module.escape(s, quote=False) for s in written}, key=len, reverse=True)
@@ -187,7 +188,7 @@ def link_terms_per_term(parts: list[str], content) -> list[str]:
 
 def unlinked_prose(c) -> list[str]:
     """The two parts of a plate's prose as HTML, before its terms are linked."""
-    from generator import prose
+    from generator.source import prose
     from xiv4 import facts
     Atlas = facts.Atlas
     context, problems, used = prose.ProseContext(c, Atlas(c.presets)), [], set()
@@ -201,7 +202,7 @@ def unlinked_prose(c) -> list[str]:
 def overlapping_terms(c):
     """The content's terms and more whose spellings overlap, share beginnings, differ in case or hold '&'."""
     from dataclasses import replace
-    from generator.content import Term
+    from generator.source.content import Term
     extra = {
         "data": Term("data", "data", "d", ("Data set",)),
         "data-parallel": Term("data-parallel", "data parallelism", "dp", ("data-parallel", "DATA PARALLEL")),
@@ -215,7 +216,7 @@ def overlapping_terms(c):
 
 def test_one_pass_links_the_real_prose_as_the_search_per_term_did():
     from dataclasses import replace
-    from generator import content, prose
+    from generator.source import content, prose
     from conftest import CONTENT
     for c in (content.load(CONTENT), content.load(XIV4_MINI)):
         parts = unlinked_prose(c)
@@ -228,7 +229,7 @@ def test_one_pass_links_the_real_prose_as_the_search_per_term_did():
 
 def test_one_pass_links_overlapping_spellings_as_the_search_per_term_did():
     import random
-    from generator import content, prose
+    from generator.source import content, prose
     c = overlapping_terms(content.load(XIV4_MINI))
     words = ["data", "Data set", "data parallelism", "data-parallel", "DATA PARALLEL", "Q&amp;A", "Q &amp; A",
              "&lt;", "lt", "set", "sets", "set of", "all", "all-reduce", "all reduce", "replica", "Replicas",
@@ -398,7 +399,7 @@ def test_ctrl_c_in_the_first_moments_is_plates_line_or_pythons_start_up(tmp_path
 
 def _maps_hold(process: subprocess.Popen, library: str) -> bool:
     """Whether the command has loaded a library: in its process, or in the child it runs its work in (a watched
-    command, generator/watchdog.py)."""
+    command, generator/plate/watchdog.py)."""
     try:
         with open(f"/proc/{process.pid}/task/{process.pid}/children") as listed:
             pids = [process.pid, *map(int, listed.read().split())]
@@ -434,7 +435,7 @@ def test_ctrl_c_after_the_build_reported_says_the_new_site_is_in_place(tmp_path)
 # --- messages: a long title, a term of many spellings -------------------------------------------------------
 
 def test_a_title_of_100_000_characters_makes_a_csv_name_a_file_system_takes(tmp_path):
-    from generator import content
+    from generator.source import content
     root = copy_fixture(tmp_path)
     title = " ".join(["Scaling"] * 12_500)  # 99,999 characters
     edit(root / "plate.md", 'title = "A Small Plate"', f'title = "{title}"')

@@ -11,7 +11,8 @@ from conftest import FIXTURE, ROOT
 from test_packaging import OFFLINE
 
 import generator
-from generator import build, runtime
+from generator.page import runtime
+from generator.site import build
 
 
 def test_non_editable_install_builds(tmp_path):

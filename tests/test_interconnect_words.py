@@ -11,8 +11,9 @@ import pytest
 
 import content_edit
 from conftest import CONTENT, copy_plate
-from generator import build, content, schema
-from generator.notation import num, percent, seconds, sig
+from generator.source import content, schema
+from generator.site import build
+from generator.page.notation import num, percent, seconds, sig
 from test_build import readout_of, text_of
 from xiv4 import PLATE
 

@@ -1,4 +1,4 @@
-"""The page script's modules joined without esbuild (generator/jsmodules.py, the offline first build's fallback):
+"""The page script's modules joined without esbuild (generator/page/jsmodules.py, the offline first build's fallback):
 in import order, as one program, and refused where one scope cannot hold them."""
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import json
 import pytest
 
 from xiv4 import page_modules
-from generator import jsmodules
-from generator.render import TEMPLATES
+from generator.page import jsmodules
+from generator.page.render import TEMPLATES
 
 
 def write(folder, files: dict[str, str]) -> dict[str, str]:

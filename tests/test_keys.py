@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 
-from generator import assembly, cache
+from generator.site import assembly, cache
 
 from conftest import XIV4_MINI
 

@@ -11,7 +11,7 @@ import math
 import pytest
 
 from conftest import EVERY_SELECTION, SERIES, covering, pairwise, shown_key, wait_until
-from generator import volume
+from generator.source import volume
 
 pytestmark = pytest.mark.browser
 

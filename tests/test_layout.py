@@ -9,7 +9,7 @@ from platelib import cluster, layout
 from platelib.units import MIB
 
 from conftest import SERIES
-from generator import content
+from generator.source import content
 
 # Llama 3.1 405B's published architecture (its config.json: hidden_size 16384, intermediate_size 53248, 126 layers,
 # 128 attention heads of 128, 8 key/value heads, vocabulary 128256), typed here so that nothing is derived by the

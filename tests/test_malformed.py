@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from generator import build, charts, cli, output
+from generator.plate import charts
+from generator.site import build, output
+from generator.commands import cli
 
 from xiv4 import PLATE
 from conftest import XIV4_MINI, ROOT
@@ -613,7 +615,7 @@ def test_a_content_file_that_is_no_ordinary_file_is_refused_without_waiting(kind
 
 
 def test_an_unreadable_content_folder_is_a_content_error(tmp_path, capsys, monkeypatch):
-    from generator import content
+    from generator.source import content
     real = os.listdir
 
     def listdir(path="."):

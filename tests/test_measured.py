@@ -6,8 +6,8 @@ import tomllib
 
 import pytest
 
-from generator import content
-from generator.notation import sig
+from generator.source import content
+from generator.page.notation import sig
 
 from conftest import CONTENT, copy_plate
 from xiv4 import PLATE, Selection, facts, model, xpage
@@ -124,7 +124,7 @@ def test_a_replica_of_g_gpus_is_priced_per_gpu(shipped):
 
 def test_a_selection_naming_a_choice_the_page_lacks_fails_at_its_line(tmp_path):
     import shutil
-    from generator.schema import ContentError
+    from generator.source.schema import ContentError
     root = tmp_path / "plate"
     copy_plate(CONTENT, root, ignore=shutil.ignore_patterns("__pycache__"))
     presets = root / "presets.toml"

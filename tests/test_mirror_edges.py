@@ -1,4 +1,4 @@
-"""The page's formulas (platelib's Python, compiled for the page by generator/compiler.py, run under node) against the
+"""The page's formulas (platelib's Python, compiled for the page by generator/page/compiler.py, run under node) against the
 same Python at the edges random runs do not reach: gradients that fill one bucket or close one at its limit exactly,
 NCCL's ties; and prose's compare() on tiny and huge numbers alike."""
 from __future__ import annotations
@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 from numpy.testing import assert_allclose
 
-from generator import compiler, prose, texts
+from generator.source import prose
+from generator.plate import texts
+from generator.page import compiler
 from platelib import buckets as lib_buckets, collectives
 from xiv4 import model
 

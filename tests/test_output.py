@@ -13,10 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from generator import build, cli, output, render
+from generator.page import render
+from generator.site import build, output
+from generator.commands import cli
 
 from conftest import FIXTURE, ROOT
-from generator import content
+from generator.source import content
 
 FIXTURE_CSV = content.load(FIXTURE).plate.data_file
 
@@ -214,7 +216,7 @@ def test_a_read_only_site_is_an_error(what, tmp_path, capsys, previous):
 def test_a_killed_build_leaves_a_staging_folder_the_next_build_removes(tmp_path, capsys):
     out = tmp_path / "site"
     killer = ("import os, signal, sys\n"
-              "from generator import build\n"
+              "from generator.site import build\n"
               "calls = []\n"
               "def fsync(fd):\n"
               "    calls.append(fd)\n"

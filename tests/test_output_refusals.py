@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from generator import output
+from generator.site import output
 
 
 def tree(folder) -> dict:

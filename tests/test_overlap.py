@@ -48,7 +48,7 @@ def test_the_check_finds_a_copied_sentence(tmp_path):
 
 def test_the_volumes_index_shares_no_run_of_words_with_the_outline_or_the_spec(series_site):
     """Each index and the top page copy the outline's titles, never its one-line subjects; intros in own words."""
-    from generator import volume
+    from generator.source import volume
     tool = overlap_tool()
     shelf = volume.load_series(ROOT / "plates")
     for name in [v.page for v in shelf.volumes] + [shelf.page]:  # every volume's index and the top page

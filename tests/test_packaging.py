@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from conftest import FIXTURE, ROOT
-from generator import runtime
+from generator.page import runtime
 
 
 def fake_npm(calls: list):

@@ -9,8 +9,9 @@ import pytest
 from markupsafe import escape
 
 from conftest import CONTENT, current, default_caption, wait_until
-from generator import content, render
-from generator.notation import num, seconds
+from generator.source import content
+from generator.page import render
+from generator.page.notation import num, seconds
 from xiv4 import facts, xpresets, xpage, xwords
 
 

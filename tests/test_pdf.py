@@ -11,7 +11,8 @@ import pytest
 from pypdf import PdfReader
 
 from conftest import CONTENT, FONT_SETS, ROOT, chromium_path, font_env, made_once, require, within_print_budget
-from generator import content, pdf, volume
+from generator.source import content, volume
+from generator.site import pdf
 
 # Points per inch; pypdf reports the media box in points.
 PAPER_POINTS = {"A4": (595.3, 841.9), "Letter": (612, 792)}

@@ -70,7 +70,7 @@ def test_the_check_finds_each_refused_form(source, mistake):
 
 
 def test_no_plate_module_loads_another_plate_by_path():
-    """A plate shares code through platelib, not by loading another plate's package (generator.plates.load): no
+    """A plate shares code through platelib, not by loading another plate's package (generator.plate.plates.load): no
     module that loads a package by path names another plate's folder (preview.py loads its own)."""
     folders = [p.parent.parent for p in (ROOT / "plates").glob("*/plate/__init__.py")]
     assert len(folders) >= 2

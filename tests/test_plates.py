@@ -1,4 +1,4 @@
-"""The plate module (generator/plates.py): the hooks the docs list are the ones required, and each hook runs under
+"""The plate module (generator/plate/plates.py): the hooks the docs list are the ones required, and each hook runs under
 a time limit, its failures (an exception, SystemExit, a timeout, a malformed return) one line naming file, line
 and hook; `plate check`, `build` and `serve` say so, and serve recovers once the module is fixed."""
 import importlib.util
@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from generator import assembly, build, plates
-from generator.schema import ContentError, Problems
+from generator.plate import plates
+from generator.site import assembly, build
+from generator.source.schema import ContentError, Problems
 
 from conftest import FIXTURE, ROOT
 
@@ -296,7 +297,7 @@ def test_the_time_limit_is_set_by_the_environment_or_the_command(monkeypatch):
 
 
 def test_a_wrong_time_limit_is_a_usage_error_in_one_line(monkeypatch, capsys):
-    from generator import cli
+    from generator.commands import cli
     monkeypatch.setenv(plates.TIME_LIMIT_VARIABLE, "soon")
     assert cli.main(["check", "--content", str(FIXTURE)]) == 2
     assert capsys.readouterr().err == "plate: $PLATE_HOOK_TIMEOUT: 'soon' is not a positive number of seconds\n"
@@ -434,7 +435,7 @@ def test_serve_recovers_once_a_looping_module_is_fixed(tmp_path):
 
 
 def test_an_exit_from_anywhere_in_a_build_is_status_1_and_no_site(tmp_path, monkeypatch, capsys):
-    from generator import cli
+    from generator.commands import cli
 
     def exits(*args, **kwargs):
         sys.exit(0)

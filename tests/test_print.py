@@ -7,8 +7,8 @@ import pytest
 from pypdf import PdfReader
 
 from conftest import CONTENT, default_caption, wait_until, within_print_budget
-from generator import content
-from generator.notation import num
+from generator.source import content
+from generator.page.notation import num
 from xiv4 import facts, xpresets
 
 

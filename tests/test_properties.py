@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from generator import checks, assembly, content, prose
-from generator.schema import ContentError
+from generator.source import checks, content, prose
+from generator.site import assembly
+from generator.source.schema import ContentError
 
 from conftest import XIV4_MINI
 from xiv4 import facts, model, xpresets, slots

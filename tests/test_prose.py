@@ -7,11 +7,11 @@ from dataclasses import replace
 
 import pytest
 
-from generator import content, prose
-from generator.content import Prose, Term
+from generator.source import content, prose
+from generator.source.content import Prose, Term
 from xiv4 import facts
 Atlas = facts.Atlas
-from generator.schema import ContentError
+from generator.source.schema import ContentError
 
 from conftest import CONTENT, TOY, XIV4_MINI
 
@@ -292,7 +292,7 @@ def test_raw_html_that_sanitising_removes_is_a_warning_at_its_line(tmp_path):
     """A tag prose may not hold, or an attribute it may not, is removed from the page: plate check says so at its
     line (a warning: the page is still safe); HTML written as code is shown, not removed, and is not warned about."""
     import shutil
-    from generator import checks
+    from generator.source import checks
     from conftest import TOY
     root = tmp_path / "toy"
     shutil.copytree(TOY, root)

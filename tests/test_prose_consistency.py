@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from generator import content, prose
+from generator.source import content, prose
 from xiv4 import Selection, facts
 Atlas = facts.Atlas
 

@@ -19,8 +19,9 @@ from urllib.parse import parse_qsl, urldefrag, urljoin, urlsplit
 import pytest
 
 from conftest import FIXTURE, ROOT
-from generator import build, content, publish, volume
-from generator.schema import ContentError
+from generator.source import content, volume
+from generator.site import build, publish
+from generator.source.schema import ContentError
 
 BASE = "https://plates.example.org/ix/1"
 

@@ -2,7 +2,7 @@
 import json
 import re
 
-from generator import render
+from generator.page import render
 from xiv4 import xpresets, xwords
 
 
@@ -61,7 +61,7 @@ def test_csp_hashes_match_the_inline_scripts_and_style(site):
 def test_readouts_and_descriptions_agree_with_model_md_for_every_selection():
     """Every readout's and description's numbers, against the formulas of MODEL.md computed in the test."""
     from conftest import CONTENT
-    from generator import content
+    from generator.source import content
     from xiv4 import facts
     from spec_model import check_descriptions, check_readout, expected
     c = content.load(CONTENT)
@@ -79,7 +79,7 @@ def test_readouts_and_descriptions_agree_with_model_md_for_every_selection():
 def quiet_selection(c, atlas):
     """A selection of the content's presets (workshop options) whose all-reduce never catches up on the grid."""
     import pytest
-    from generator import content
+    from generator.source import content
     for sel in (xpresets.Selection(m, b, n) for m in c.presets.models for b in c.presets.batches
                 for n in c.presets.networks):
         if atlas.facts(sel).crossing_replicas is None:
@@ -91,9 +91,9 @@ def test_a_selection_that_never_crosses_quotes_its_largest_replica_count():
     """Where the all-reduce stays hidden (Llama 3 8B over NVLink at 16M tokens in the shipped content), the readout
     quotes the all-reduce and the efficiency at the largest replica count, as MODEL.md's formulas give them."""
     from conftest import CONTENT
-    from generator import content
+    from generator.source import content
     from xiv4 import facts
-    from generator.notation import percent, seconds
+    from generator.page.notation import percent, seconds
     from spec_model import expected
     c = content.load(CONTENT)
     atlas = facts.Atlas(c.presets)
@@ -109,7 +109,7 @@ def test_the_independent_checks_catch_planted_mistakes():
     """The checks above can fail: a wrong quoted time, and an all-reduce that 'rises from none'."""
     import pytest
     from conftest import CONTENT
-    from generator import content
+    from generator.source import content
     from xiv4 import facts
     from spec_model import check_descriptions, check_readout, expected
     c = content.load(CONTENT)

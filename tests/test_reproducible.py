@@ -8,7 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from generator import assembly, build, content
+from generator.source import content
+from generator.site import assembly, build
 
 from conftest import CONTENT, FIXTURE, ROOT
 

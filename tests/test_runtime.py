@@ -16,7 +16,10 @@ import pytest
 import vl_convert as vlc
 
 from conftest import FIXTURE, wait_until
-from generator import assembly, cache, checks, build, charts, content, jsmodules, plates, prose, render, runtime, texts
+from generator.source import checks, content, prose
+from generator.plate import charts, plates, texts
+from generator.page import jsmodules, render, runtime
+from generator.site import assembly, cache, build
 
 PLATE = plates.load(FIXTURE / plates.PACKAGE)  # the engine's plate, as the build loads it
 
@@ -549,7 +552,7 @@ def no_node(monkeypatch, tmp_path):
 
 
 def test_without_node_the_build_warns_and_carries_vl_convert_s_bundle(monkeypatch, tmp_path, capsys):
-    from generator import cli
+    from generator.commands import cli
 
     no_node(monkeypatch, tmp_path)
     out = tmp_path / "site"
@@ -669,7 +672,7 @@ def test_the_runtime_s_products_are_kept_apart_from_the_build_cache(counted):
 
 
 def test_an_empty_bundle_fails_the_build_and_keeps_the_site(counted, tmp_path, monkeypatch, capsys):
-    from generator import cli
+    from generator.commands import cli
 
     def offline(cache, say=None):
         raise runtime.Unavailable("offline")
@@ -699,7 +702,7 @@ def test_a_truncated_cache_gives_the_same_page(tmp_path, monkeypatch):
 
 
 def test_the_command_names_a_missing_transform_in_one_line(specs, monkeypatch, tmp_path, capsys):
-    from generator import cli
+    from generator.commands import cli
     made = PLATE.figures
 
     def figures_with_sparkle(*args, **kwargs):
@@ -765,7 +768,7 @@ def test_a_damaged_install_is_found_and_installed_again(damage, tmp_path, monkey
 
 @pytest.mark.usefixtures("unpackaged")
 def test_a_damaged_install_offline_falls_back_in_one_line(tmp_path, monkeypatch, capsys):
-    from generator import cli
+    from generator.commands import cli
 
     calls = []
     monkeypatch.setattr(runtime, "_npm_ci", fake_npm(calls, fail_from=2))
@@ -853,7 +856,7 @@ def left_running(cache: Path) -> list[int]:
 def start_install(tmp_path: Path, registry: str) -> tuple[subprocess.Popen, Path]:
     """A build's toolchain() in a process of its own, against registry, once npm runs: (the process, the cache)."""
     cache = tmp_path / "cache"
-    code = (f"from generator import runtime\nruntime.PACKAGED = runtime.Path({str(tmp_path / 'no-install')!r})\n"
+    code = (f"from generator.page import runtime\nruntime.PACKAGED = runtime.Path({str(tmp_path / 'no-install')!r})\n"
             f"runtime.toolchain(runtime.Path({str(cache)!r}))\n")
     env = {**os.environ, "npm_config_registry": registry, "PYTHONPATH": str(Path(runtime.__file__).parent.parent)}
     process = subprocess.Popen([sys.executable, "-c", code], env=env, stderr=subprocess.PIPE)

@@ -6,7 +6,8 @@ import shutil
 
 import pytest
 
-from generator import build, prose
+from generator.source import prose
+from generator.site import build
 
 from conftest import FIXTURE
 

@@ -1,4 +1,4 @@
-"""`plate new` (generator/scaffold.py): a plate started from templates/new-plate/, listed in its volume's file beside
+"""`plate new` (generator/commands/scaffold.py): a plate started from templates/new-plate/, listed in its volume's file beside
 it by that entry's lines alone; refused, with nothing written, when the folder holds anything or the volume cannot
 take it. Everything in tmp_path."""
 import errno
@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from generator import cli, content, scaffold, volume
-from generator.schema import Problems
+from generator.source import content, volume
+from generator.commands import cli, scaffold
+from generator.source.schema import Problems
 
 from conftest import ROOT
 from forwarded import forwarded
@@ -277,7 +278,9 @@ def test_any_title_is_written_as_toml_that_reads_back_the_same(tmp_path_factory,
 
 
 def test_a_new_plate_builds_at_once_alone_and_in_its_series(series):
-    from generator import build, notation, plates
+    from generator.plate import plates
+    from generator.page import notation
+    from generator.site import build
     folder = series / "xiv-2-tensor"
     scaffold.new(folder, "XIV", 2, "Tensor\u2028<Parallelism>")  # a line separator, as written, in the page
     alone = build.build(folder, series.parent / "alone")

@@ -1,4 +1,4 @@
-"""A series build (generator/series.py): every plate volume.toml lists with a folder, one page each, the volume's
+"""A series build (generator/site/series.py): every plate volume.toml lists with a folder, one page each, the volume's
 index, the cross-references between the plates built linked; one failing plate fails it all, nothing written.
 The series is made in tmp_path from the shipped plate and a copy of it numbered as the plate it refers to."""
 import html
@@ -13,8 +13,12 @@ import pytest
 from markupsafe import escape
 
 from conftest import CONTENT, ROOT, copy_plate
-from generator import assembly, build, charts, cli, content, crossrefs, series, volume
-from generator.schema import ContentError
+from generator.source import content, volume
+from generator.plate import charts
+from generator.page import crossrefs
+from generator.site import assembly, build, series
+from generator.commands import cli
+from generator.source.schema import ContentError
 
 
 def referred(plate) -> tuple[str, str]:
@@ -329,7 +333,7 @@ def test_a_plate_the_series_does_not_list_is_never_built_over_a_series_site(tmp_
     lists it: its build would replace every other plate's files with its one page."""
     import subprocess
     import sys
-    from generator import output
+    from generator.site import output
     from conftest import FIXTURE, ROOT
     out = tmp_path / "site"
     output.write({"index.html": "<p>one</p>", "volume-x.html": "<p>the index</p>", "two.html": "<p>two</p>"}, out)
@@ -346,7 +350,8 @@ def test_a_served_series_makes_again_only_the_plate_an_edit_touches(tmp_path, mo
     plate again and no other, and the indexes follow its new title; an edit of a volume file makes every plate
     again (their links and pages come from there)."""
     import shutil
-    from generator import assembly, build, series, volume
+    from generator.source import volume
+    from generator.site import assembly, build, series
     from conftest import ROOT
     root = tmp_path / "plates"
     shutil.copytree(ROOT / "plates", root, ignore=shutil.ignore_patterns("__pycache__"))
@@ -380,8 +385,9 @@ def test_one_plate_built_into_its_series_site_never_writes_over_another_plate_s_
     """A plate built into its series' site whose CSV takes the name of another plate's CSV there is a mistake at its
     [[plates]] line, and the site is left as it was; built again with its own name, every other file stays."""
     import shutil
-    from generator import assembly, build, content, volume
-    from generator.schema import ContentError
+    from generator.source import content, volume
+    from generator.site import assembly, build
+    from generator.source.schema import ContentError
     from conftest import ROOT
     root = tmp_path / "plates"
     shutil.copytree(ROOT / "plates", root, ignore=shutil.ignore_patterns("__pycache__"))

@@ -16,8 +16,9 @@ from functools import cache
 import pytest
 
 from conftest import SERIES
-from generator import content, texts
-from generator.notation import data_size
+from generator.source import content
+from generator.plate import texts
+from generator.page.notation import data_size
 
 XIV4, XIV5, XI2 = "xiv-4-data-parallelism", "xiv-5-sharded-data-parallelism", "xi-2-critical-batch-size"
 STAGES = ("none", "zero1", "zero2", "zero3")  # XIV.4's sharding ids are XIV.5's stage ids

@@ -20,7 +20,9 @@ import urllib.request
 import pytest
 
 from conftest import FIXTURE, ROOT
-from generator import cli, content, output, server, volume
+from generator.source import content, volume
+from generator.site import output
+from generator.commands import cli, server
 
 
 def free_port() -> int:
@@ -121,7 +123,7 @@ def test_a_busy_port_is_refused_before_building(tmp_path):
 # `python -m generator serve` whose second build (the rebuild) holds until the signal comes: the signal lands
 # during the rebuild however fast or slow the machine builds.
 REBUILD_HELD = """import runpy, sys, time
-from generator import assembly
+from generator.site import assembly
 real, calls = assembly.gather, []
 def gather(*args, **kwargs):
     calls.append(args)
@@ -634,7 +636,7 @@ def test_the_open_page_of_the_edited_plate_reloads(tmp_path, browser):
 
 
 def test_a_series_rebuild_keeps_each_plates_figures_apart():
-    from generator import series
+    from generator.site import series
     memo: dict = {}
     first = series.gather(ROOT / "plates", [], memo)
     shelf = volume.load_series(ROOT / "plates")

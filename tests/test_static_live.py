@@ -13,7 +13,10 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from generator import build, charts, content, render, theme
+from generator.source import content
+from generator.plate import charts
+from generator.page import render, theme
+from generator.site import build
 from xiv4 import Selection
 
 from conftest import CONTENT, XIV4_MINI, covering, wait_until
@@ -119,7 +122,7 @@ def same_rows(got: list[dict], want: list[dict], label: str) -> None:
 def test_the_page_makes_python_s_rows_for_a_covering_set_of_selections(edges, which):
     """The rows the page draws (PAGE's datasets on PAGE's facts, from the page data's presets; the page runs them
     compiled, tests/test_compiler.py) are the build's for the same selection, and their numbers the numpy model's."""
-    from generator import texts
+    from generator.plate import texts
     from xiv4 import PLATE
     root = CONTENT if which == "content" else edges[0]
     c = content.load(root)

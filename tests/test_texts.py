@@ -1,4 +1,4 @@
-"""The plate's words, written once (templates/page/words.js) and run by the build under node (generator/texts.py):
+"""The plate's words, written once (templates/page/words.js) and run by the build under node (generator/plate/texts.py):
 their numbers are notation.py's formatting of facts.py's values; no sentence of them is written in Python or in
 another page module too; the GPU's interconnect and the plates referred to come from the content."""
 import re
@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from generator import charts, content, render, texts
+from generator.source import content
+from generator.plate import charts, texts
+from generator.page import render
 from xiv4 import Selection
-from generator.schema import ContentError
-from generator.notation import gigabytes, num, percent, seconds
+from generator.source.schema import ContentError
+from generator.page.notation import gigabytes, num, percent, seconds
 
 from conftest import CONTENT, ROOT, copy_plate
 import content_edit
@@ -262,7 +264,8 @@ def test_no_sentence_of_the_words_is_written_in_python_or_another_page_module():
     plate's other modules, not in a page module (before issue 19, render.py and plate.js each held a copy)."""
     words_py = WORDS.read_text(encoding="utf-8")
     assert len(literal_chunks(python_pieces(words_py))) > 50  # the readout, four descriptions and the timeline's table
-    others = {p.name: p.read_text(encoding="utf-8") for p in [*sorted((ROOT / "generator").glob("*.py")),
+    others = {p.name: p.read_text(encoding="utf-8") for p in [*sorted(ROOT.glob("generator/*.py")),
+                                                              *sorted(ROOT.glob("generator/*/*.py")),
                                                               *sorted(WORDS.parent.glob("*.py")),
                                                               *sorted((ROOT / "templates" / "page").glob("*.js")),
                                                               *sorted(PAGE.glob("*.js"))]
@@ -274,7 +277,7 @@ def test_no_sentence_of_the_words_is_written_in_python_or_another_page_module():
 def test_a_sentence_copied_into_python_is_found():
     """The check above can fail: a sentence of the words copied into render.py is reported."""
     words_py = WORDS.read_text(encoding="utf-8")
-    render_py = (ROOT / "generator" / "render.py").read_text(encoding="utf-8")
+    render_py = (ROOT / "generator" / "page" / "render.py").read_text(encoding="utf-8")
     planted = render_py + '\nX = f"{noun} stays hidden behind {against} all the way to {n} replicas"\n'
     assert written_twice(words_py, {"render.py": render_py}) == []
     assert ("render.py", "all the way to") in written_twice(words_py, {"render.py": planted})
@@ -417,7 +420,7 @@ def test_a_warm_build_takes_the_words_from_the_cache(tmp_path, monkeypatch):
     """A plate whose words.js runs under node: its words are kept in the build cache by the scripts and facts they
     are made of; a second build does not run node for them, and an edit of words.js makes them anew."""
     from types import SimpleNamespace
-    from generator import cache
+    from generator.site import cache
     runs = []
 
     def run(job, sources):
@@ -449,7 +452,7 @@ def test_node_failing_names_the_module(monkeypatch):
 def test_the_page_checker_reads_the_schemas_rules():
     """The free inputs' rules and messages the page carries are the schema's own (plus the slider's range)."""
     data = custom.page_data(*_atlas_and_default())
-    from generator import schema
+    from generator.source import schema
     for field, (_, _, kind) in custom.FIELDS.items():
         carried = data["fields"][field]["rules"]
         assert carried[:len(schema.rules(kind))] == [[list(t), say] for t, say in schema.rules(kind)], field
@@ -467,12 +470,12 @@ def test_the_words_module_is_page_python():
     """The words are Python the page runs compiled (the compiler's checker passes them), made of the facts alone:
     they import only the formatter and the model's formulas, and read no page state."""
     import ast
-    from generator import compiler
+    from generator.page import compiler
     compiler._module_plan("plate.page_words", WORDS)  # CompileError at file:line otherwise
     tree = ast.parse(WORDS.read_text(encoding="utf-8"))
     imported = sorted(("." * node.level + (node.module or "")) if isinstance(node, ast.ImportFrom)
                       else node.names[0].name for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom)))
-    assert imported == ["generator.notation", "math", "platelib.compute", "platelib.zero"]
+    assert imported == ["generator.api", "math", "platelib.compute", "platelib.zero"]
     assert not {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} & {"document", "window", "data"}
 
 

@@ -1,4 +1,4 @@
-"""The series' volume file (generator/volume.py): its checks at file and line, the plates' front matter held to it,
+"""The series' volume file (generator/source/volume.py): its checks at file and line, the plates' front matter held to it,
 and the index page's words and links (the page in a browser: test_volume_page.py)."""
 import html
 import json
@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from conftest import CONTENT
-from generator import charts, volume
-from generator.schema import ContentError
+from generator.source import volume
+from generator.plate import charts
+from generator.source.schema import ContentError
 
 FRONT = """---
 volume = "{volume}"
@@ -196,7 +197,7 @@ def test_a_plates_own_mistakes_are_left_to_its_own_checks(tmp_path):
 
 
 def test_the_shipped_plate_agrees_with_a_volume_made_from_its_own_front_matter(tmp_path):
-    from generator import content
+    from generator.source import content
     plate = content.load(CONTENT).plate
     rows = [f"number = {n}" + (f'\nfolder = "plate"' if n == plate.plate else "")
             for n in range(1, plate.plates_in_volume + 1)]
@@ -294,7 +295,7 @@ def test_the_index_escapes_a_page_name_in_its_link(tmp_path):
 
 
 def test_the_index_carries_its_style_under_a_csp_hash_and_no_script(tmp_path):
-    from generator import render, theme
+    from generator.page import render, theme
     page = index_of(tmp_path, {})
     style = re.search(r"<style>(.*?)</style>", page, re.S).group(1)
     csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', page).group(1)
@@ -537,7 +538,7 @@ TOP_INTRO = 'intro = """\nFirst of XI, naming plate XIV.1 & <more>.\n\nSecond, n
 
 
 def test_the_top_page_lists_each_volume_its_first_paragraph_and_plates_linking_the_built(tmp_path):
-    from generator import render
+    from generator.page import render
     root = two_volumes(tmp_path, entries("number = 1", 'number = 2\ntitle = "Two"'),
                        entries('number = 1\ntitle = "One"', "number = 2"), xi_head=XI_HEAD + TOP_INTRO)
     shelf = volume.load_series(root)

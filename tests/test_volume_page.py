@@ -10,8 +10,10 @@ from pypdf import PdfReader
 
 from conftest import SERIES, current
 from test_html_valid import _checker
-from generator import build, content, crossrefs, volume
-from generator.references import split_references
+from generator.source import content, volume
+from generator.page import crossrefs
+from generator.site import build
+from generator.page.references import split_references
 
 pytestmark = pytest.mark.browser
 
@@ -249,7 +251,9 @@ def test_the_plates_head_links_the_index_and_axe_finds_no_violation(browser, ser
 
 def test_a_new_plate_starts_live_and_its_words_follow_its_control(browser, tmp_path):
     from conftest import wait_until
-    from generator import build, plates, scaffold, texts
+    from generator.plate import plates, texts
+    from generator.site import build
+    from generator.commands import scaffold
     scaffold.new(tmp_path / "p", "XIV", 6, "A new plate")
     build.build(tmp_path / "p", tmp_path / "site")
     c = content.load(tmp_path / "p")

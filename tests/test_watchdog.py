@@ -1,4 +1,4 @@
-"""generator/watchdog.py: a plate hook that ends the process (os._exit, a crash in C code, a signal it sends itself)
+"""generator/plate/watchdog.py: a plate hook that ends the process (os._exit, a crash in C code, a signal it sends itself)
 is still one line naming the plate's file, line and hook, with exit status 1 and the site left as it was. Each case
 runs `python -m generator build` on a copy of the engine's plate (tests/fixtures/toy) in a temporary folder."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from generator import output
+from generator.site import output
 
 from conftest import ROOT, TOY
 

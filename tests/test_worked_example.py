@@ -10,7 +10,10 @@ import tomllib
 import pytest
 
 from conftest import ROOT, current, wait_until
-from generator import build, cli, content, texts
+from generator.source import content
+from generator.plate import texts
+from generator.site import build
+from generator.commands import cli
 
 DOC = ROOT / "docs" / "plates.md"
 SECTION = "## From the scaffold to a plate: the pipeline bubble"

@@ -2,7 +2,7 @@
 its modules by name, loaded as the engine loads it."""
 from pathlib import Path
 
-from generator import plates
+from generator.plate import plates
 
 SHIPPED = Path(__file__).resolve().parent.parent / "plates" / "xiv-4-data-parallelism"
 PLATE = plates.load(SHIPPED / plates.PACKAGE)
@@ -14,5 +14,5 @@ PAGE = SHIPPED / plates.PAGE  # its page modules
 
 def page_modules() -> dict[str, str]:
     """{name: text} of the page's modules: the engine's templates/page/ and the plate's page/, as the build joins them."""
-    from generator import texts
+    from generator.plate import texts
     return texts.page_modules(PLATE)

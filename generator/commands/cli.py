@@ -10,8 +10,12 @@ import time
 import traceback
 from pathlib import Path
 
-from . import __version__, build, checks, content, output, pdf, plates, prints, runtime, schema, series
-from .schema import ContentError
+from .. import __version__
+from ..site import build, output, pdf, prints, series
+from ..source import checks, content, schema
+from ..plate import plates
+from ..page import runtime
+from ..source.schema import ContentError
 
 SERIES = Path("plates")  # what `plate build` builds when no --content is given: the series, with its volume files
 
@@ -93,7 +97,7 @@ def parser(argv: list[str] | None = None) -> Parser:
                              help=f"the time limit of each call of the plate module's code (default: "
                                   f"${plates.TIME_LIMIT_VARIABLE}, else {plates.TIME_LIMIT_S:g}; see docs/plates.md)")
     s.add_argument("--port", default=8000, type=port_number, help="port on 127.0.0.1 (default: 8000)")
-    from . import scaffold  # `plate new` (generator/scaffold.py): its arguments are its own
+    from . import scaffold  # `plate new` (generator/commands/scaffold.py): its arguments are its own
     scaffold.add_arguments(sub.add_parser("new", help="start a plate from the template, listed in its volume's file "
                                                       "beside it"))
     return p
@@ -145,7 +149,7 @@ def report_warnings(warnings: list[str]) -> None:
 def run_check(content_dir: Path, debug: bool) -> int:
     """Check the content without writing anything; the exit status (warnings alone do not fail)."""
     started = time.perf_counter()
-    from . import series
+    from ..site import series
     try:
         if series.is_series(Path(content_dir)):
             warnings = series.check(Path(content_dir))
@@ -181,7 +185,7 @@ def module_failed(error: plates.ModuleError, debug: bool, after: str = "") -> in
 
 def run_pdf(content_dir: Path, out: Path, selection: str, debug: bool) -> int:
     """Build the site with every plate's page printed on A4 and Letter; the exit status."""
-    from . import series
+    from ..site import series
     try:
         if selection.strip() and series.is_series(Path(content_dir)):
             raise ValueError(f"--select chooses one plate's presets, and each plate of a series has its own: give "
@@ -203,7 +207,7 @@ def run_pdf(content_dir: Path, out: Path, selection: str, debug: bool) -> int:
 def run_build(content_dir: Path, out: Path, debug: bool, mistakes: list[str] | None = None,
               plan: prints.Plan | None = None, memo: dict | None = None) -> int:
     """Build once and report; the exit status. A failed build's messages are also added to mistakes. plan says
-    what becomes of the plate pages' PDFs (generator/prints.py: by default the previous site's are kept or printed
+    what becomes of the plate pages' PDFs (generator/site/prints.py: by default the previous site's are kept or printed
     again)."""
     _after.clear()  # serve builds again and again: only a build that succeeds says its site is in place
     output.on_swap = lambda: finished(interrupted_message(out, True))  # from the swap on, a Ctrl-C says so
@@ -338,7 +342,8 @@ def main(argv: list[str] | None = None) -> int:
         return run_check(args.content, args.debug)
     if args.command == "serve":
         memo: dict = {}  # figures and CSV kept between rebuilds while the presets stay as they were
-        from . import series, server  # here: `plate build` needs no web server
+        from ..site import series  # here: `plate build` needs no web server
+        from . import server
         return server.serve(args.content, args.out, args.port,
                             # a rebuild drops a changed page's PDFs rather than print them on every edit
                             lambda mistakes: run_build(args.content, args.out, args.debug, mistakes,

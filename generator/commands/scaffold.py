@@ -17,9 +17,9 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import volume as volumes
-from .schema import CONTROL, ID_PATTERN, ContentError, quote
-from .theme import TEMPLATES
+from ..source import volume as volumes
+from ..source.schema import CONTROL, ID_PATTERN, ContentError, quote
+from ..page.theme import TEMPLATES
 
 TEMPLATE = TEMPLATES / "new-plate"
 PLACEHOLDER = re.compile(r"@([a-z_]+)@")  # in the template's files: @title@ becomes the title, as a TOML value
@@ -184,8 +184,8 @@ def writable(volume_file: Path, what: str) -> Path:
 
 def _reads_back(folder: Path, files: dict[str, str], values: dict) -> None:
     """Refused unless plate.md's front matter, read as `plate check` reads it, gives back the values written."""
-    from . import content
-    from .schema import Problems
+    from ..source import content
+    from ..source.schema import Problems
     path = folder / "plate.md"
     if "plate.md" not in files:
         return

@@ -20,8 +20,8 @@ import urllib.parse
 from pathlib import Path
 from typing import Callable
 
-from .output import survey
-from .render import TEMPLATES, csp_hash
+from ..site.output import survey
+from ..page.render import TEMPLATES, csp_hash
 
 VERSION_PATH = "/__plate/build"
 POLL_MS = 150            # how often the served page asks whether a new build is in

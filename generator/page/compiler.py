@@ -19,8 +19,8 @@ from pathlib import Path
 import pscript
 from pscript import stdlib
 
-from .plates import PAGE_OPTIONAL
-from .schema import ContentError
+from ..plate.plates import PAGE_OPTIONAL
+from ..source.schema import ContentError
 
 # What `np.` and `math.` may name in a page module: templates/page/np.js gives the page these, on scalars.
 NP_NAMES = frozenset({"where", "maximum", "minimum", "equal", "ceil", "floor", "log2", "log10", "sqrt", "isnan",
@@ -38,7 +38,7 @@ REFUSED_CALLS = {
     "set": "the page has no sets; use a dict or a list",
     "tuple": "the page has no tuples; use a list",
     "repr": "the page writes a text's repr otherwise (JSON's quotes); write the text",
-    "format": "write numbers with the formatter (generator.notation)",
+    "format": "write numbers with the formatter (num, sig, … from generator.api)",
     "getattr": "the page has no objects with attributes; use a dict",
     "setattr": "the page has no objects with attributes; use a dict",
     "hasattr": "the page has no objects with attributes; use a dict",
@@ -51,7 +51,7 @@ BUILTINS = frozenset({"abs", "all", "any", "bool", "chr", "dict", "divmod", "enu
 # str, list and dict methods the page has (PScript's library: pscript.stdlib.METHODS), less those it runs otherwise
 REFUSED_METHODS = {
     "sort": "the page sorts numbers as texts ([1, 10, 100, 9]); keep the order the data has, or sort in a loop",
-    "format": "write numbers with the formatter (generator.notation)",
+    "format": "write numbers with the formatter (num, sig, … from generator.api)",
 }
 METHODS = frozenset(pscript.stdlib.METHODS) - set(REFUSED_METHODS)
 # Names the page's JavaScript reserves or reads itself: a module naming one would not compile, or would shadow it
@@ -66,11 +66,11 @@ _INTERNAL = re.compile(r"_py|py_|stub\d+_")  # the names PScript and this compil
 # Modules the page has in JavaScript, imported whole ({Python module: (the page's module, the object it exports)})
 NATIVE = {"math": ("np.js", "math"), "numpy": ("np.js", "np")}
 # … and those whose names are imported one by one ({Python module: the page's module of the same names}).
-NATIVE_NAMES = {"generator.native": "native.js"}
+NATIVE_NAMES = {"generator.page.native": "native.js"}
 # The engine's own Python the page runs, each module compiled to a page module of its own, which exports its public
 # names: the formatter (plates' page code imports it too) and the linker (templates/page/texts.js). A module
 # compiled for the page imports their names from that page module rather than holding a second copy.
-ENGINE = {"generator.notation": "notation.js", "generator.references": "references.js"}
+ENGINE = {"generator.page.notation": "notation.js", "generator.page.references": "references.js"}
 API = "generator.api"  # the plates' one door to the engine: a page module's names from it are those modules' names
 
 
@@ -101,12 +101,12 @@ class Compiled:
 def shown(path: Path) -> str:
     """A module's file as messages show it, never absolute where it can be helped: a plate's from its folder's
     parent (toy/plate/page_code.py, as content files are shown), the engine's and platelib's from the repository
-    (generator/notation.py, plates/lib/units.py), else from the current folder."""
+    (generator/page/notation.py, plates/lib/units.py), else from the current folder."""
     path = Path(path).resolve()
     for folder in path.parents:
         if (folder / "plate.md").is_file():
             return str(path.relative_to(folder.parent))
-    for root in (Path(__file__).resolve().parent.parent, Path.cwd().resolve()):
+    for root in (Path(__file__).resolve().parents[2], Path.cwd().resolve()):
         if path.is_relative_to(root):
             return str(path.relative_to(root))
     return str(path)
@@ -246,7 +246,7 @@ class _Checker(ast.NodeVisitor):
         for part in node.values:
             if isinstance(part, ast.FormattedValue) and (part.format_spec is not None or part.conversion != -1):
                 self.fail(node, "a format spec or conversion in an f-string: write the number with the formatter "
-                                "(generator.notation)")
+                                "(generator.api)")
         self.generic_visit(node)
 
     def generic_visit(self, node: ast.AST) -> None:
@@ -382,7 +382,7 @@ def _blanked(source: str, tree: ast.Module) -> str:
     return "\n".join(line if i in keep else "" for i, line in enumerate(lines)).rstrip("\n") + "\n"
 
 
-_LOADED = re.compile(r"^plate_[0-9a-f]{16}\b")  # the name generator/plates.py loads a plate's package under
+_LOADED = re.compile(r"^plate_[0-9a-f]{16}\b")  # the name generator/plate/plates.py loads a plate's package under
 
 
 def _const(module: str) -> str:
@@ -432,7 +432,7 @@ class _Compiler:
                 raise CompileError(f"{_where(path, node)}: {target} has no page-compiled {', '.join(missing)}")
             pairs = ", ".join(n if n == a else f"{n}: {a}" for n, a in names)
             lines.append(f"const {{ {pairs} }} = {_const(target)};")
-        texts = frozenset(a for target, names, _ in imports if target == "generator.notation" for _, a in names)
+        texts = frozenset(a for target, names, _ in imports if target == "generator.page.notation" for _, a in names)
         imported = frozenset(a for _, names, _ in imports for _, a in names)
         blanked = _blanked(path.read_text(encoding="utf-8"), tree)
         key = (str(path), blanked, texts, tuple(sorted(aliases.items())), imported)
@@ -812,7 +812,7 @@ def library(modules: dict[str, str]) -> str:
     # the page's Python has no classes: a str or dict method never hands off to an object's own method of its name
     code = _HANDS_OFF.sub("", code)
     code = _LEAN_LIBRARY.sub(lambda m: m[1] + _LEAN[m[2]] + ";\n", code)
-    head = "// PScript's library, the part the page's compiled Python uses (generator/compiler.py)."
+    head = "// PScript's library, the part the page's compiled Python uses (generator/page/compiler.py)."
     return head + "\n" + re.sub(r"^var (?=_py)", "export var ", code, flags=re.M) + "\n"
 
 
@@ -830,7 +830,7 @@ def _file(compiler: _Compiler, file: str, source: str, exports: dict[str, str]) 
     inside = "\n".join([*([_SEQ] if any("_pyseq(" in t for t in compiler.done.values()) else []),
                          *compiler.done.values(),
                          f"return {{ {', '.join(f'{name}: {value}' for name, value in exports.items())} }};"])
-    head = [f"// {source}, compiled for the page by generator/compiler.py with PScript: edit the Python."]
+    head = [f"// {source}, compiled for the page by generator/page/compiler.py with PScript: edit the Python."]
     if compiler.natives:
         head.append(f"import {{ {', '.join(sorted(compiler.natives))} }} from \"./np.js\";")
     head += [f"import {{ {', '.join(sorted(names))} }} from \"./{js}\";"
@@ -923,7 +923,7 @@ def compile_engine(used: dict[str, set[str]] | None = None) -> dict[str, str]:
             compiler = _Compiler(shared, None if used is None else reachable([(name, n) for n in names], shared))
             compiler.compile(name)
             exports = {n: f"{_const(name)}.{n}" for n in names}
-            made[page_module] = _file(compiler, page_module, f"generator/{file_of(name).name}", exports)
+            made[page_module] = _file(compiler, page_module, shown(file_of(name)), exports)
         made[LIBRARY] = library(made)
         if len(_ENGINE_MADE) > 8:
             _ENGINE_MADE.clear()

@@ -1,5 +1,5 @@
 """Cross-references between the plates of one build: the text "plate XIV.5" in HTML made a link to that plate's
-page when it is built alongside; any other stays text. Where a reference is, generator/references.py says, for the
+page when it is built alongside; any other stays text. Where a reference is, generator/page/references.py says, for the
 page as built here and for the live readout (templates/page/texts.js runs it compiled)."""
 from __future__ import annotations
 

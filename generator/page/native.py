@@ -1,6 +1,6 @@
-"""What the formatter (generator/notation.py) cannot say in the Python the page runs: a double's exact decimal digits.
+"""What the formatter (generator/page/notation.py) cannot say in the Python the page runs: a double's exact decimal digits.
 The page has the same two functions in JavaScript, templates/page/native.js, which the compiled formatter imports in
-place of this module (generator/compiler.py); tests/test_notation.py holds the two to the same text for any double."""
+place of this module (generator/page/compiler.py); tests/test_notation.py holds the two to the same text for any double."""
 from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal, localcontext

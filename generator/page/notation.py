@@ -8,9 +8,9 @@ a whole percent (45%, 100%) and never rounded to 0% when it is not zero (0.470%)
 (0.750 of a sequence; a plate may say an even split in words, "half a sequence"); powers of ten are superscripts (10⁹ B). Rounding is half-up on the number's exact binary
 value, which is what JavaScript's toFixed does.
 
-Written once, in the Python the page runs (generator/compiler.py): the build calls it here, and the page runs it
-compiled, as its notation.js (generator/texts.py). Only a double's exact digits differ by language, in
-generator/native.py and templates/page/native.js. NaN is written 'NaN' by num and about; any other function given
+Written once, in the Python the page runs (generator/page/compiler.py): the build calls it here, and the page runs it
+compiled, as its notation.js (generator/plate/texts.py). Only a double's exact digits differ by language, in
+generator/page/native.py and templates/page/native.js. NaN is written 'NaN' by num and about; any other function given
 NaN or an infinity fails in the build (ValueError or ArithmeticError), where the page writes 'NaN' or the like.
 """
 from __future__ import annotations

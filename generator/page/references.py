@@ -1,5 +1,5 @@
-"""Where a text names another plate ("plate XIV.5"): the one rule by which the page as built (generator/crossrefs.py)
-and the live readout (templates/page/texts.js, which runs this module compiled, generator/compiler.py) make such a
+"""Where a text names another plate ("plate XIV.5"): the one rule by which the page as built (generator/page/crossrefs.py)
+and the live readout (templates/page/texts.js, which runs this module compiled, generator/page/compiler.py) make such a
 reference a link.
 
 The rule: the word "plate" or "Plate", not after a letter, digit, _, # or -; one or more spaces; then the id, letters

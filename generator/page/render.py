@@ -10,12 +10,14 @@ import re
 import jinja2
 from markupsafe import Markup, escape
 
-from . import crossrefs, jsmodules, plates, publish, texts, theme
-from .charts import Figure
-from .content import Content
-from .prose import FILTERS, prose_html
+from . import crossrefs, jsmodules, theme
+from ..plate import plates, texts
+from ..site import publish
+from ..plate.charts import Figure
+from ..source.content import Content
+from ..source.prose import FILTERS, prose_html
 from .runtime import Runtime
-from .schema import ContentError
+from ..source.schema import ContentError
 from .theme import TEMPLATES
 
 def reserved_heights(figures: list[Figure]) -> str:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 VEGA_VERSION = "6.2.0"
 INTERPRETER_VERSION = "2.0.0"
-NODE_SOURCES = Path(__file__).resolve().parent / "node"
+NODE_SOURCES = Path(__file__).resolve().parents[1] / "node"
 # The node side: package.json pins vl-convert's own Vega packages (so the live figures are drawn by the code that
 # drew the static ones), package-lock.json pins everything else, and the scripts parse, bundle and minify (page.mjs
 # bundles the page's own script from templates/page/).
@@ -163,7 +163,7 @@ def fallback_bundle(specs: Mapping[str, dict]) -> str:
             raise
         detail = " ".join(str(error).split())[:200]
         raise MissingFeature(f"vl-convert {vl_convert_version()} could not bundle the Vega runtime ({detail}); "
-                             f"generator/runtime.py names the packages of Vega {VEGA_VERSION}") from None
+                             f"generator/page/runtime.py names the packages of Vega {VEGA_VERSION}") from None
 
 
 # --- the runtime from Vega's own packages, under node ------------------------------------------------------------
@@ -258,7 +258,7 @@ def _stamp_text(key: str, tree: dict[str, str]) -> str:
 
 def _read_small(path: Path, most: int = 16 << 20) -> str | None:
     """A small regular file's text (never through a link, never a FIFO or device), or None."""
-    from .cache import read_regular
+    from ..site.cache import read_regular
     try:
         data = read_regular(path, most)
         return None if data is None else data.decode("utf-8")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 # An installed package carries the templates as package data (generator/templates, mapped from the
 # repository's templates/ by pyproject.toml); a source checkout reads templates/ beside generator/.
-_HERE = Path(__file__).resolve().parent
+_HERE = Path(__file__).resolve().parents[1]  # the generator package
 TEMPLATES = _HERE / "templates" if (_HERE / "templates" / "page.html.j2").is_file() else _HERE.parent / "templates"
 STYLESHEET = TEMPLATES / "plate.css"
 DECLARATION = re.compile(r"(--[A-Za-z0-9_-]+)\s*:\s*([^;{}]+?)\s*;")

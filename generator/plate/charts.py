@@ -8,14 +8,14 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from .cache import Cache
-from . import theme as page_theme  # charts.theme() is the Vega-Lite config made from it
+from ..site.cache import Cache
+from ..page import theme as page_theme  # charts.theme() is the Vega-Lite config made from it
 
 if TYPE_CHECKING:
     import altair as alt
 
 WIDTH, HEIGHT = 720, 250  # WIDTH: what templates/page/views.js draws at most: static and live figures print alike
-# Colours and the font are named by the page's theme variables (generator/theme.py: the :root block of
+# Colours and the font are named by the page's theme variables (generator/page/theme.py: the :root block of
 # templates/plate.css) and drawn with their light values; the page's CSS re-inks each for dark mode and print by
 # the same name.
 FONT = "--sans"

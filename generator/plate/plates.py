@@ -17,7 +17,7 @@ import threading
 from pathlib import Path
 
 from . import watchdog
-from .schema import Problems, shown_path
+from ..source.schema import Problems, shown_path
 
 PACKAGE = "plate"  # the plate module's folder in a plate's folder: a Python package
 PAGE = "page"  # its page modules (ES modules), bundled with the engine's templates/page/
@@ -321,7 +321,7 @@ def _selection_fields(plate) -> tuple:
 def _choices_of_page(plate):
     """select_choices's default: {control: ids} as the page data's `choices` gives them."""
     def select_choices(content) -> dict:
-        from .cache import Cache
+        from ..site.cache import Cache
         model, store = plate.model_of(content), Cache(None)  # a cache of no folder: every figure made afresh
         data = plate.page(content, model, plate.figures(content, model, store), None, store)["data"]
         return {key: list(ids) for key, ids in dict(data.get("choices") or {}).items()}

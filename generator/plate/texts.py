@@ -11,7 +11,8 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
-from . import compiler, jsmodules, plates
+from ..page import compiler, jsmodules
+from . import plates
 from .plates import declared  # a plate module's name, else its default (job_of has a parameter named plates)
 
 
@@ -32,15 +33,15 @@ def page_of(module) -> dict | None:
 
 
 def page_call(module, role: str, *args):
-    """PAGE[role](*args) in Python, under the plate module's guard (generator/plates.py): a failure or a loop is one
+    """PAGE[role](*args) in Python, under the plate module's guard (generator/plate/plates.py): a failure or a loop is one
     line at the plate's file and line."""
     return plates.guarded(Path(module.FOLDER) / plates.PACKAGE, f"PAGE[{role!r}]", page_of(module)[role], *args)
 
 
 def engine_modules() -> dict[str, str]:
     """{name: text} of the engine's page modules: those written in JavaScript (templates/page/) and those compiled
-    from its Python (the formatter, notation.js, and the linker, references.js: generator/compiler.py ENGINE)."""
-    from .theme import TEMPLATES
+    from its Python (the formatter, notation.js, and the linker, references.js: generator/page/compiler.py ENGINE)."""
+    from ..page.theme import TEMPLATES
     return {**jsmodules.read(TEMPLATES / "page"), **compiler.compile_engine()}
 
 

@@ -10,7 +10,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from . import cache, checks, jsmodules, publish, render, runtime, theme, volume
+from . import cache, publish
+from ..source import checks, volume
+from ..page import jsmodules, render, runtime, theme
 
 
 cache_dir = runtime.cache_dir  # where the runtime's products and the build cache are kept between builds
@@ -194,7 +196,7 @@ def gather(content_dir: Path, warnings: list[str] | None = None, memo: dict | No
         drawn.extend(figures)
     with step(f"{name}: the page's Vega runtime made"):
         live = live_runtime({f.id: f.vega for f in figures}, warnings)
-    # links: a series build's (generator/series.py); pdfs: the page's PDFs in the site, {link text: file name}
+    # links: a series build's (generator/site/series.py); pdfs: the page's PDFs in the site, {link text: file name}
     with step(f"{name}: the page made"):
         html = render.page(plate, model, figures, live, store, links, pdfs, page=page, base_url=base_url)
     preview = _kept(memo, "preview", repr((key, base_url, page)), lambda: publish.plate_files(base_url, page, figures))

@@ -23,7 +23,7 @@ from typing import Callable
 
 FOLDER = "plate-build"  # the cache's own folder, inside runtime.cache_dir() (which $PLATE_CACHE may name)
 MAGIC = b"plate-cache 1"  # the seal's first word: a file that does not start so is not an entry
-GENERATOR = Path(__file__).resolve().parent
+GENERATOR = Path(__file__).resolve().parents[1]  # the generator package, its modules in every stage's folder
 # Where Linux font libraries (fontconfig, fontdb in vl-convert) look for fonts, and fontconfig's settings (which
 # font 'system-ui' or 'sans-serif' is): text widths in a static SVG depend on them, so the SVGs' key includes
 # what these folders hold.
@@ -52,8 +52,10 @@ def key(*parts) -> str:
 def code() -> str:
     """The generator's own code: a sha256 of every module's source, so an edit of any module makes entries anew."""
     digest = hashlib.sha256()
-    for path in sorted(GENERATOR.glob("*.py")):
-        digest.update(f"{path.name}\n{path.stat().st_size}\n".encode())
+    for path in sorted(GENERATOR.glob("**/*.py")):
+        if "node" in path.relative_to(GENERATOR).parts:
+            continue  # node's packages, not the generator's code
+        digest.update(f"{path.relative_to(GENERATOR).as_posix()}\n{path.stat().st_size}\n".encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()
 

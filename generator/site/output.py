@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .render import TEMPLATES
+from ..page.render import TEMPLATES
 
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 
 
 class OutputError(Exception):
@@ -276,7 +276,7 @@ def check_output(out: Path, content_dir: Path | None = None) -> None:
     if target == target.parent:
         raise OutputError(f"{out} is the root folder; choose an empty folder or a previous site")
     guarded = [(Path.cwd().resolve(), "the current folder"), (PACKAGE_ROOT, "the generator")]
-    inner = [(TEMPLATES.resolve(), "the templates folder"), (Path(__file__).resolve().parent, "the generator")]
+    inner = [(TEMPLATES.resolve(), "the templates folder"), (Path(__file__).resolve().parents[1], "the generator")]
     if content_dir is not None:
         guarded.insert(0, (Path(content_dir).resolve(), "the content folder"))
         inner.insert(0, (Path(content_dir).resolve(), "the content folder"))

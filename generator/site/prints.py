@@ -1,4 +1,4 @@
-"""The site's PDFs (generator/pdf.py prints them): which plate pages link theirs, and whether a build keeps them,
+"""The site's PDFs (generator/site/pdf.py prints them): which plate pages link theirs, and whether a build keeps them,
 prints them again or drops them. A record in the site names the bytes of the page each pair was printed from."""
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ import re
 from html import escape  # not xml.sax.saxutils's: the same three characters, without loading urllib.request
 from urllib.parse import urlsplit
 
-from .charts import Figure
+from ..plate.charts import Figure
 
 ROBOTS = "robots.txt"
 SITEMAP = "sitemap.xml"

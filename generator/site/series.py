@@ -8,9 +8,11 @@ import os
 import re
 from pathlib import Path
 
-from . import assembly, checks, output, plates, prints, publish, volume
-from .crossrefs import Links
-from .schema import ContentError, quote
+from . import assembly, output, prints, publish
+from ..source import checks, volume
+from ..plate import plates
+from ..page.crossrefs import Links
+from ..source.schema import ContentError, quote
 
 
 def is_series(folder: Path) -> bool:
@@ -29,7 +31,7 @@ def gather(root: Path, warnings: list[str] | None = None, memo: dict | None = No
     site's one robots.txt and sitemap. ContentError lists every mistake of every plate (each at its file and line),
     so one failing plate fails the whole build. A memo (`plate serve`'s) keeps each plate's figures between builds,
     in a memo of its own. pdfs(page), if given, names the page's PDFs it links ({link text: file name};
-    generator/prints.py)."""
+    generator/site/prints.py)."""
     shelf = volume.load_series(root)
     if warnings is not None:
         warnings.extend(shelf.warnings)
@@ -110,7 +112,7 @@ def _files_of(folder: Path) -> list[tuple[str, bytes]]:
 def _shared_inputs(root: Path) -> str:
     """A digest of what every plate of the series is made of besides its own folder: the shared library's code, the
     templates (page, styles, scaffold) and the series' volume files."""
-    from .theme import TEMPLATES
+    from ..page.theme import TEMPLATES
     digest = hashlib.sha256(repr(plates.library_code()).encode())
     digest.update(repr(_files_of(TEMPLATES)).encode())
     for path in volume.volume_files(root):

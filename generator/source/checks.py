@@ -251,11 +251,13 @@ def checked(content_dir: Path) -> Checked:
 
 def page_checked(result: Checked) -> None:
     """What the build's page stage refuses of a plate's PAGE, with nothing written or bundled: its Python compiled
-    for the page (generator/compiler.py: a call or construct the page cannot run, at its file and line) and joined
+    for the page (generator/page/compiler.py: a call or construct the page cannot run, at its file and line) and joined
     with the engine's page modules, and its promises at the default selection (render.page_datasets: every figure
     has rows, a title and words, every control changes something), the figures drawn or, as a build does, taken
     from the build cache. `plate check` runs it, so that it fails wherever `plate build` would."""
-    from . import cache, jsmodules, render, runtime, texts  # here: only `plate check` needs them
+    from ..site import cache  # here: only `plate check` needs them
+    from ..page import jsmodules, render, runtime
+    from ..plate import texts
     c, model = result.content, result.model
     module = c.module
     if texts.page_of(module) is None:

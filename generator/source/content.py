@@ -1,6 +1,6 @@
 """Read a plate's content folder into validated dataclasses, checked by schema.py: every mistake as `file, line N: …`.
 
-The plate module (generator/plates.py finds it) reads its own presets and its [default]; this module reads the rest."""
+The plate module (generator/plate/plates.py finds it) reads its own presets and its [default]; this module reads the rest."""
 from __future__ import annotations
 
 import dataclasses
@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from . import plates
+from ..plate import plates
 from .schema import MAX_ENTRIES, Problems, describe_value, fields, keyed, locate, quote, read_text, read_toml, unknown_tables
 
 FIGURES_MARK = "[[figures]]"

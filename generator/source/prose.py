@@ -20,9 +20,9 @@ import markdown
 import nh3
 import numpy as np
 
-from . import plates
+from ..plate import plates
 from .content import Content, Prose
-from .notation import about, billions, data_size, fraction, gigabytes, num, percent, seconds, sig
+from ..page.notation import about, billions, data_size, fraction, gigabytes, num, percent, seconds, sig
 from .schema import ContentError, describe_value, quote, shown_path
 
 try:
@@ -37,7 +37,7 @@ PROSE_ATTRIBUTES = {"a": {"href", "title"}, "abbr": {"title"}}
 CITE_TOKEN = "\u27e6cite:{}\u27e7"  # survives Markdown and sanitising, then becomes a link
 
 
-# --- numbers as the prose writes them: generator/notation.py, shared with the readouts and tables ----
+# --- numbers as the prose writes them: generator/page/notation.py, shared with the readouts and tables ----
 
 
 def _needs_value(name: str, function):
@@ -431,7 +431,7 @@ def fill_slots(prose: Prose, context: ProseContext, problems: list[str], root: P
         where = _prose_line(error, name)
         line = f", line {prose.first_line + where - 1}" if where else ""
         names = context.content.module.PROSE_NAMES
-        if names is None:  # the plate declares none (generator/plates.py): the names its slots are given
+        if names is None:  # the plate declares none (generator/plate/plates.py): the names its slots are given
             names = tuple(context.variables())
         problems.append(f"{shown}{line}: {_slot_message(error, names)}")
     return ""

@@ -10,11 +10,12 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup, escape
 
-from . import charts, crossrefs, publish, theme
+from ..plate import charts
+from ..page import crossrefs, theme
+from ..site import publish
 from .content import split_front_matter
-from .schema import (ID_PATTERN, Problems, describe_value, fields, locate, quote, read_text, read_toml,
-                     unknown_tables)
-from .theme import TEMPLATES
+from .schema import ID_PATTERN, Problems, describe_value, fields, locate, quote, read_text, read_toml, unknown_tables
+from ..page.theme import TEMPLATES
 
 VOLUME_FILE = "volume.toml"
 # The series' own file beside the volume files: its [site] is the engine's; every other table in it is the plates'
@@ -581,7 +582,7 @@ def index_html(volume: Volume, built: dict[int, tuple[str, str, str]], pictures:
 
 def _styled(env: jinja2.Environment, *more: str) -> dict:
     """An index page's style (the plate's stylesheet, then the index's rules, then more) and its CSP hash."""
-    from .render import csp_hash  # the plate page's hashing, so every page carries the same policy
+    from ..page.render import csp_hash  # the plate page's hashing, so every page carries the same policy
     style = "\n".join([theme.current().page_css()] + [env.loader.get_source(env, name)[0]
                                                       for name in (INDEX_STYLE, *more)])
     return {"style": Markup(style), "csp_style": Markup(csp_hash(style))}

@@ -17,7 +17,7 @@ from platelib.buckets import MAX_LAYERS
 
 CATALOGUE = "series.toml"  # the series' file, beside the plates' folders: the catalogue, and the engine's [site]
 PRESETS = "presets.toml"  # a plate's own file: its own tables, and entries it adds to the catalogue's or replaces
-SITE_TABLES = ("site",)  # series.toml's tables that are the engine's (generator/volume.py), not the catalogue's
+SITE_TABLES = ("site",)  # series.toml's tables that are the engine's (generator/source/volume.py), not the catalogue's
 KEYED = ("gpus", "models", "batches", "networks", "layouts")  # tables of entries, [gpus.<id>], …
 TABLES = ("workshop", *KEYED)
 

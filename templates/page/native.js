@@ -1,5 +1,5 @@
-// What the page's formatter (generator/notation.py, compiled) cannot say in the Python the page runs: a double's
-// exact decimal digits. generator/native.py has the same two functions for the build; tests/test_notation.py holds
+// What the page's formatter (generator/page/notation.py, compiled) cannot say in the Python the page runs: a double's
+// exact decimal digits. generator/page/native.py has the same two functions for the build; tests/test_notation.py holds
 // the two to the same text for any double.
 
 /** native.fixed: value rounded half-up on its exact binary value to digits places (negative: tens, hundreds, …),

@@ -1,4 +1,4 @@
-// numpy and math as the page's compiled Python sees them (generator/compiler.py): the same names on single numbers,
+// numpy and math as the page's compiled Python sees them (generator/page/compiler.py): the same names on single numbers,
 // each doing what numpy does to one element, so a function the build broadcasts over arrays runs here per value.
 const isnan = (x) => Number.isNaN(x);
 export const np = {

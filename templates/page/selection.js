@@ -1,5 +1,5 @@
 // A plate's selection in the page: its facts and its figures' rows, made by the plate's own Python (its PAGE's
-// facts and datasets), compiled for the page at build time (generator/compiler.py). A plate's page/selection.js
+// facts and datasets), compiled for the page at build time (generator/page/compiler.py). A plate's page/selection.js
 // replaces this module.
 import { data } from "./data.js";
 import { page_datasets, page_facts } from "./py.page.js";

@@ -100,8 +100,8 @@ function fillReadout(paragraphs) {
   had.forEach((p, i) => { if (p.textContent !== paragraphs[i]) p.replaceChildren(...linked(paragraphs[i])); });
 }
 
-// "plate XIV.5" as a link when that plate is built alongside: where a reference is, generator/references.py says
-// (compiled, references.js), as it does for the page as built (generator/crossrefs.py).
+// "plate XIV.5" as a link when that plate is built alongside: where a reference is, generator/page/references.py says
+// (compiled, references.js), as it does for the page as built (generator/page/crossrefs.py).
 const LINKS = data.links || {};
 
 /** A text as nodes: its references to the plates built alongside as links, the rest as text. */

@@ -1,5 +1,5 @@
 // A plate's words in the page: its PAGE's readout, title, describe and table_rows, compiled from its Python at build
-// time (generator/compiler.py); the build runs the same Python for the page as built. A plate's page/words.js replaces
+// time (generator/page/compiler.py); the build runs the same Python for the page as built. A plate's page/words.js replaces
 // this module.
 import { page_describe, page_readout, page_table_rows, page_title } from "./py.page.js";
 

@@ -1,5 +1,5 @@
 """Plate XI.2's model and the facts of one selection as plain data, written once: the build runs these functions,
-and the page runs them compiled (generator/compiler.py), so this module keeps to the Python the page runs.
+and the page runs them compiled (generator/page/compiler.py), so this module keeps to the Python the page runs.
 
 Steps and tokens to a target loss against the global batch B (McCandlish et al. 2018): S(B) = S_min·(1 + B_crit/B),
 E(B) = E_min·(1 + B/B_crit), E_min = S_min·B_crit. A step's time on n replicas is the series' (platelib, as plate

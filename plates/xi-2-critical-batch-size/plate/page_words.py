@@ -1,8 +1,8 @@
 """Plate XI.2's words, written once: the readout, each figure's description and data table of one selection.
 
-The build runs these on page_facts.facts's dict, and the page runs them compiled (generator/compiler.py), so the page
+The build runs these on page_facts.facts's dict, and the page runs them compiled (generator/page/compiler.py), so the page
 as built and the live page say the same. W is the page data's words_context: the plates this one refers to
-(plate.md's [plates]). Every number written is one of the facts, formatted by generator.notation.
+(plate.md's [plates]). Every number written is one of the facts, formatted by generator.page.notation.
 """
 from generator.api import num, percent, seconds, sig
 

@@ -13,7 +13,7 @@ from . import figures as figures_module  # noqa: E402 - the modules whose names 
 from . import page_facts, page_own, page_rows, page_words
 page_module = sys.modules[f"{__name__}.page"]
 
-# What the page runs compiled from this Python (generator/compiler.py; docs/plates.md): each number and sentence once.
+# What the page runs compiled from this Python (generator/page/compiler.py; docs/plates.md): each number and sentence once.
 PAGE = {"facts": page_facts.facts, "datasets": page_rows.datasets, "readout": page_words.readout,
         "title": page_words.title,
         "describe": page_words.describe, "table_rows": page_words.table_rows, "csv_rows": page_rows.csv_rows,

@@ -1,4 +1,4 @@
-"""XIV.4's four figures: their Altair charts and the rows they draw for one selection (generator/charts.py compiles
+"""XIV.4's four figures: their Altair charts and the rows they draw for one selection (generator/plate/charts.py compiles
 and draws them)."""
 from __future__ import annotations
 

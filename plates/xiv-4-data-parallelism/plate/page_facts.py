@@ -1,5 +1,5 @@
 """XIV.4's facts of one selection as plain data (the model's run and what is read off it), in the page's subset."""
-# The page computes them compiled (generator/compiler.py) for the selection shown, the build in Python for the
+# The page computes them compiled (generator/page/compiler.py) for the selection shown, the build in Python for the
 # default (words.facts_data); the words (page_words) and rows (page_rows) read them. `presets` is the page data's.
 import math
 

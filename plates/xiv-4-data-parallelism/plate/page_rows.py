@@ -1,5 +1,5 @@
 """XIV.4's figures' rows and a selection's CSV rows for one selection's facts, in the Python the page runs compiled."""
-# The build draws the default's figures from these rows; the page runs them compiled by generator/compiler.py for
+# The build draws the default's figures from these rows; the page runs them compiled by generator/page/compiler.py for
 # the selection shown. They read the facts as plain data (the page's shape: see words.facts_data).
 from generator.api import num, seconds
 

@@ -1,6 +1,6 @@
 """XIV.4's words for one selection's facts (readout, descriptions, tables), in the Python the page runs compiled."""
 # The build calls these on the default's facts as plain data (the page's shape); the page runs them compiled by
-# generator/compiler.py, so the page as built and the live page say the same. W is what the words need besides the
+# generator/page/compiler.py, so the page as built and the live page say the same. W is what the words need besides the
 # facts: the sharding options' labels, the workshop's sequence length and the plates this one refers to.
 import math
 

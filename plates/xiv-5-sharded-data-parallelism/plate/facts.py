@@ -34,7 +34,7 @@ class Selection:
 
 
 def front_matter(plate_folder: Path) -> dict:
-    """plate.md's front matter, split by generator.content's reader (its mistakes raised as ContentError)."""
+    """plate.md's front matter, split by generator.source.content's reader (its mistakes raised as ContentError)."""
     path = Path(plate_folder) / "plate.md"
     problems = Problems(path.parent)
     parts = split_front_matter(problems, path, path.read_text(encoding="utf-8"))

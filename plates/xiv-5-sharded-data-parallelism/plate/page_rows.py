@@ -1,6 +1,6 @@
 """Plate XIV.5's rows of one selection, written once: each dataset the figures' Vega specs read, and the selection's
 CSV rows. The build draws the figures and writes the site's CSV from these; the page runs them compiled
-(generator/compiler.py). f is page_facts.facts's dict."""
+(generator/page/compiler.py). f is page_facts.facts's dict."""
 import numpy as np
 
 from generator.api import num

@@ -1,9 +1,9 @@
 """Plate XIV.5's words, written once: the readout, each figure's description and data table of one selection.
 
-The build calls these on the facts as plain data (page_facts.facts; generator/texts.py), the page runs them compiled
-(generator/compiler.py), so the page as built and the live page say the same. f is page_facts.facts's dict, W the
+The build calls these on the facts as plain data (page_facts.facts; generator/plate/texts.py), the page runs them compiled
+(generator/page/compiler.py), so the page as built and the live page say the same. f is page_facts.facts's dict, W the
 page data's words_context: of it they read only the plates this one refers to (plate.md's [plates]). Every number
-written is one of the facts, formatted by generator.notation (the page's notation.js).
+written is one of the facts, formatted by generator.page.notation (the page's notation.js).
 """
 from generator.api import data_size, num, seconds, sig
 from platelib.zero import STATE_FIGURES

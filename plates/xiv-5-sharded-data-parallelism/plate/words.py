@@ -1,5 +1,5 @@
 """Plate XIV.5's words for facts computed here: page_words's readout, descriptions and tables (the functions the page
-runs compiled), made by the engine's texts runner (generator/texts.py) on the facts as the page has them."""
+runs compiled), made by the engine's texts runner (generator/plate/texts.py) on the facts as the page has them."""
 from __future__ import annotations
 
 import importlib
@@ -17,7 +17,7 @@ def _package():
 
 def words_of(facts: list[Facts], plates: dict | None = None, store=None) -> list[dict]:
     """Each facts' words ({readout: [paragraphs], describe: {figure: text}, tables: {figure: rows}}), by the
-    engine's texts runner (generator/texts.py; kept in store, a cache.Cache, when given)."""
+    engine's texts runner (generator/plate/texts.py; kept in store, a cache.Cache, when given)."""
     return engine_words(_package(), facts, plates, store)
 
 

@@ -187,7 +187,7 @@ def test_the_runs_size_scales_every_time_and_moves_no_knee(size):
 def test_the_words_say_where_a_fixed_global_batch_splits_sequences_and_a_link_passes_its_domain():
     """The readout and Figure 2's words flag what no run can use: replicas under a whole sequence with a fixed global
     batch, and a ring over the GPU's own link past the largest domain sold; each count derived here from the presets."""
-    from generator.notation import num
+    from generator.page.notation import num
     words = submodule("page_words")
     p = presets()
     seq_len = p["workshop"]["seq_len"]
@@ -215,7 +215,7 @@ def test_the_readout_says_how_far_past_b_crit_a_knee_is_and_when_sequences_run_o
     """A knee set by the critical batch is given as a multiple of B_crit and the steps one doubling of the batch there
     still saves (McCandlish's S(B) written out here); a fixed global batch whose knee lies past the last replica count
     with a whole sequence each says that sequences run out first, and only then."""
-    from generator.notation import num, percent, sig
+    from generator.page.notation import num, percent, sig
     words = submodule("page_words")
     p = presets()
     met = {"critical": 0, "sequences first": 0, "knee before": 0}

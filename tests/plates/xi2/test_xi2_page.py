@@ -10,8 +10,10 @@ import subprocess
 import pytest
 
 from conftest import current, wait_until
-from generator import build, cli, texts
-from generator.notation import num
+from generator.plate import texts
+from generator.site import build
+from generator.commands import cli
+from generator.page.notation import num
 from test_compiler import agree, page_data, perturbed, selections
 from test_every_plate import (  # the engine's promises, held for this page as for the listed ones
     test_axe_finds_no_wcag_violation_on_any_plate as axe_clean,
@@ -119,7 +121,7 @@ def test_readout_and_figures_follow_the_controls_in_the_browser(site, open_page)
 
 def test_each_figure_s_title_says_its_selection_s_numbers():
     """Every choice of every control, one at a time: Figure 1's title names the critical batch, Figure 2's each knee
-    of the selection (or that there is none), each number generator/notation.py's formatting of the facts'."""
+    of the selection (or that there is none), each number generator/page/notation.py's formatting of the facts'."""
     words = submodule("page_words")
     checked = 0
     for key, table in (("critical", "critical"), ("size", "size"), ("network", "networks"), ("gpu", "gpus"),

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import platelib.compute
-from generator import content
+from generator.source import content
 from xi2_support import XIV4_FOLDER, facts, presets, submodule
 from xiv4 import facts as xiv4_facts
 from xiv4 import model as xiv4_model

@@ -1,4 +1,4 @@
-"""Plate XI.2's content and plate package, loaded as the engine loads them (generator/content.py, generator/plates.py).
+"""Plate XI.2's content and plate package, loaded as the engine loads them (generator/source/content.py, generator/plate/plates.py).
 A module of its own, not a conftest.py: a second conftest would take the name `conftest` from tests/conftest.py."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import importlib
 from functools import cache
 from pathlib import Path
 
-from generator import content
+from generator.source import content
 
 ROOT = Path(__file__).resolve().parents[3]
 FOLDER = ROOT / "plates" / "xi-2-critical-batch-size"

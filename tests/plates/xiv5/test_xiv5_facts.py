@@ -11,9 +11,9 @@ import jinja2
 import numpy as np
 import pytest
 
-from generator.content import load_sources, load_terms
-from generator.prose import FILTERS
-from generator.schema import Problems
+from generator.source.content import load_sources, load_terms
+from generator.source.prose import FILTERS
+from generator.source.schema import Problems
 from xiv5_support import SPEC_GPU, SPEC_MODEL, FOLDER, default, fits_from, has_spec, pairs, presets  # noqa: F401
 from xiv5_support import plate_facts
 from xiv5_support import model

@@ -9,8 +9,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from generator import charts
-from generator.notation import num
+from generator.plate import charts
+from generator.page.notation import num
 from xiv5_support import SPEC_GPU, SPEC_MODEL, default, fits_from, has_spec, pairs, presets  # noqa: F401
 from xiv5_support import plate_facts
 from xiv5_support import plate_figures
@@ -178,7 +178,7 @@ def test_stage_names_keep_out_of_each_other_s_way(presets):
 def test_every_stage_colour_is_a_theme_variable_with_its_rule_and_dark_value(made):
     """The stages' colours are named by variable (charts.ink), each set in the theme block, re-inked by a figure rule
     and given a value of its own in dark mode; the compiled figures carry the theme block's light values."""
-    from generator import theme
+    from generator.page import theme
     t = theme.current()
     dark = re.search(r"@media \(prefers-color-scheme: dark\) \{\s*:root \{(.*?)\}", t.css, re.S)[1]
     inked = [(name, "stroke") for name in plate_figures.STAGE_INK] + [(n, "fill") for n in plate_figures.LABEL_INK]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from generator.notation import num
+from generator.page.notation import num
 from xiv5_support import K, SPEC_GPU, SPEC_MODEL, fits_from, has_spec, kept, pairs, presets  # noqa: F401
 from xiv5_support import plate_facts
 from xiv5_support import model

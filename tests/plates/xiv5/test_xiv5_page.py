@@ -11,7 +11,8 @@ from dataclasses import replace
 import pytest
 from conftest import current, open_disclosure
 
-from generator import build, charts
+from generator.plate import charts
+from generator.site import build
 from xiv5_support import FOLDER, default, plate_facts, plate_figures, plate_words, presets  # noqa: F401
 from xiv5_support import braid_problems, data, page_words
 

@@ -1,6 +1,6 @@
 """Plate XIV.5's page functions, the Python the page runs compiled (tests/test_compiler.py holds the compiled code
 equal to it): page_facts.facts against the build's vectorised facts, page_rows's datasets and CSV rows against the
-model's arrays, and every number page_words writes against generator/notation.py's formatting of the facts."""
+model's arrays, and every number page_words writes against generator/page/notation.py's formatting of the facts."""
 from __future__ import annotations
 
 import itertools
@@ -11,8 +11,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from generator import texts
-from generator.notation import data_size, num, seconds, sig
+from generator.plate import texts
+from generator.page.notation import data_size, num, seconds, sig
 from xiv5_support import presets  # noqa: F401 (fixtures)
 from xiv5_support import data, page_facts, page_rows, page_words, plate_facts, plate_figures, plate_words
 from xiv5_support import submodule
@@ -181,7 +181,7 @@ TIME = rf"({NUM[1:-1]} (?:s|ms|µs|ns))"
 
 
 def check_readout(readout: list[str], f) -> None:
-    """The readout's numbers, each generator/notation.py's formatting of a Python fact at its place."""
+    """The readout's numbers, each generator/page/notation.py's formatting of a Python fact at its place."""
     fit, traffic = readout
     s = f.selected
     memory = rf"one {re.escape(f.gpu.name)} GPU's {NUM} GB \(10⁹ B\)"
@@ -233,7 +233,7 @@ def check_readout(readout: list[str], f) -> None:
 
 
 def check_describe(describe: dict, f) -> None:
-    """The descriptions' numbers, each a Python fact through generator/notation.py."""
+    """The descriptions' numbers, each a Python fact through generator/page/notation.py."""
     states = describe["fig-states"]
     head = (rf"Model states per GPU against data-parallel replicas for ZeRO stages 0 to 3, log–log, "
             rf"{re.escape(f.model.name)} on the {re.escape(f.gpu.name)}: stage 0 stays at {SIZE}, (under|above) the "
@@ -259,7 +259,7 @@ def check_describe(describe: dict, f) -> None:
 
 
 def check_titles(title: dict, f) -> None:
-    """Each figure's point for the selected stage, its numbers Python facts through generator/notation.py."""
+    """Each figure's point for the selected stage, its numbers Python facts through generator/page/notation.py."""
     s, k = f.selected, f.stage_index
     memory = rf"one {re.escape(f.gpu.name)}'s {NUM} GB"
     found = re.fullmatch(rf"Under stage (\d), {re.escape(f.model.name)}'s states "

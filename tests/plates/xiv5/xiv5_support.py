@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import plates
+from generator.plate import plates
 
 ROOT = Path(__file__).resolve().parents[3]
 FOLDER = ROOT / "plates" / "xiv-5-sharded-data-parallelism"
@@ -20,7 +20,7 @@ PACKAGE = "xiv5_plate"  # a name of its own: every plate's package is called pla
 
 
 def load_package():
-    """plates/xiv-5-…/plate/ loaded as the engine loads it (generator/plates.py), also named xiv5_plate here, so that
+    """plates/xiv-5-…/plate/ loaded as the engine loads it (generator/plate/plates.py), also named xiv5_plate here, so that
     the tests and a build share one module (and its dataclasses)."""
     if PACKAGE not in sys.modules:
         sys.modules[PACKAGE] = plates.load(FOLDER / "plate")
@@ -38,7 +38,7 @@ plate_facts, plate_figures, plate_words, preview, model, page_facts, page_words,
 
 def data(f) -> dict:
     """A selection's facts as the page has them (plain JSON): what page_words and page_rows are given."""
-    from generator import texts
+    from generator.plate import texts
     return texts.plain(plate_facts.facts_data(f))
 
 
