@@ -94,7 +94,7 @@ def test_docs_plates_lists_every_public_name():
     text = (ROOT / "docs" / "plates.md").read_text(encoding="utf-8")
     section = text.split("## The engine's API", 1)
     assert len(section) == 2, "docs/plates.md has no section \"The engine's API\""
-    listed = set(re.findall(r"^\| `(\w+)`", section[1].split("\n## ", 1)[0], re.M))
+    listed = set(re.findall(r"`(\w+)`", section[1].split("\n## ", 1)[0])) - {"platelib"}
     assert listed == set(api.__all__), (sorted(set(api.__all__) - listed), sorted(listed - set(api.__all__)))
 
 
