@@ -12,8 +12,9 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 WORDS_AT_MOST = 13_000  # "about 12,000 words" (issue 44), counted as `wc -w docs/*.md` counts them
 # A path from the repository's top: its first folder one of these, then names; <placeholders>, globs and "…" stop it.
 PATH = re.compile(r"(?<![\w./-])((?:generator|plates|templates|tests|docs|\.ci)/[\w.-]+(?:/[\w.-]+)*/?)")
-# What the docs' examples make: the folder `plate new` starts, a test file's name as a pattern.
-EXAMPLES = {"plates/xiv-9-expert-parallelism", "plates/xiv-8-pipeline", "tests/test_x.py"}
+# What the docs name that a clean checkout does not hold: the folders their examples of `plate new` start, a test
+# file's name as a pattern, and the folder `npm install --prefix tests/.node` makes for the tests' own tools.
+EXAMPLES = {"plates/xiv-9-expert-parallelism", "plates/xiv-8-pipeline", "tests/test_x.py", "tests/.node"}
 MODULE = re.compile(r"(?<![\w./-])((?:generator|platelib)(?:\.[A-Za-z_]\w*)+)")
 
 
