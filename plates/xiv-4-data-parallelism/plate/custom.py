@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from . import model, page_own
 from .presets import (BATCH_SCHEMA, MODEL_SCHEMA, NETWORK_SCHEMA, WORKSHOP_SCHEMA, Batch, Model, Network,
                       Selection)
-from .facts import Atlas, Facts, gpus_of, inputs, layout_of
+from .facts import Atlas, Facts, facts_data, gpus_of, inputs, layout_of
 from generator.api import given, num, percent, plain, rules
 
 CUSTOM = "custom"  # the id of the reader's own model, batch or network, in the controls and the URL
@@ -89,7 +89,6 @@ TOO_FAR = ("together with the other values, too large or too small for the model
 def model_problem(f: Facts) -> str | None:
     """Values that pass each field's check can still overflow the model, as presets can (build.check_grid): the
     facts as the page holds them, read as the page reads them (page_own.model_problem)."""
-    from .facts import facts_data
     return page_own.model_problem(plain(facts_data(f)), {"results": list(RESULTS), "largest": LARGEST,
                                                          "too_far": TOO_FAR})
 

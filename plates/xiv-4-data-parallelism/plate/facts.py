@@ -9,6 +9,7 @@ from functools import cached_property
 
 import numpy as np
 
+from generator.api import plain
 from platelib.cluster import cluster_domain
 from platelib.layout import chosen_layout
 
@@ -676,6 +677,5 @@ def facts_data(f: Facts) -> dict:
 
 def selection_rows(f: Facts) -> list[dict]:
     """A selection's CSV as the page writes it (page_rows.csv_rows, SELECTION_COLUMNS): one row per replica count."""
-    from generator.api import plain
     names = [c[0] for c in SELECTION_COLUMNS]
     return [dict(zip(names, row)) for row in csv_rows(plain(facts_data(f)))]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from generator.api import Cache, Figure, HEIGHT, INK, MUTED, WIDTH, figure, ink
+from generator.api import Cache, Figure, HEIGHT, INK, MUTED, WIDTH, figure, ink, plain
 
 from . import page_rows
-from .facts import Atlas, Facts
+from .facts import Atlas, Facts, facts_data
 from .page_rows import BUCKET_GROUPS  # noqa: F401 - the page data names it
 
 if TYPE_CHECKING:
@@ -47,8 +47,6 @@ def facts_rows(f: Facts, label: str) -> list[dict]:
 
 def _data(f: Facts) -> dict:
     """The facts as the page holds them (plain data), which page_rows reads."""
-    from generator.api import plain
-    from .facts import facts_data
     return plain(facts_data(f))
 
 

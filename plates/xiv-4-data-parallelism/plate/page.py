@@ -12,7 +12,7 @@ from platelib.layout import PUBLISHED
 from .facts import CLUSTER_KEYS, CLUSTER_OPTIONS, CSV_COLUMNS, KEYS, OPTIONS, SELECTION_COLUMNS, Atlas, gpus_of
 from .options import PUBLISHED_NAME
 from .presets import Selection
-from .words import TABLE_COLUMNS, words_context
+from .words import TABLE_COLUMNS, words_context, words_of  # words_of: the default's words, PAGE's in Python
 
 # The controls beside the figures: (key, label), named as readers would; their options come from the presets and
 # facts.OPTIONS. TIPS: the engineer's term for a control, in its tip.
@@ -90,7 +90,6 @@ def page_data(content: Content, atlas: Atlas, figures: list[Figure], dataflows: 
 def page(content: Content, atlas: Atlas, figures: list[Figure], dataflows: dict[str, dict] | None,
          store=None) -> dict:
     """What the page template fills in for this plate: the controls, the default's words and the script's data."""
-    from .words import words_of  # the default's words: PAGE's, in Python
     plate = content.plate
     default = atlas.complete(plate.default)
     default_facts = atlas.facts(default)

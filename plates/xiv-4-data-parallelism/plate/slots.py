@@ -10,6 +10,7 @@ import numpy as np
 from generator.api import Problems, describe_value, locate, quote, shown_path, split_front_matter
 from platelib.layout import PUBLISHED, WORKSHOP
 
+from . import measured
 from .facts import CLUSTER_OPTIONS, OPTIONS, Atlas, Facts, evaluate, extremes, gpus_of
 from .presets import Batch, Gpu, Layout, Model, Network, Selection, WorkshopSettings
 
@@ -150,7 +151,6 @@ def unused(c) -> list[str]:
     controls.)"""
     import tomllib
 
-    from . import measured
     problems = Problems(c.root)
     try:
         presets_text = (c.root / "presets.toml").read_text(encoding="utf-8-sig")
