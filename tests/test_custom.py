@@ -1,6 +1,6 @@
 """The reader's own run (issue 10): free inputs checked as the content schema checks the same fields, in Python
 and in the page alike; bad values get an inline message and leave the figures alone; a custom run's numbers and
-words equal generator/model.py's; the URL reproduces it; the Sharding control and the memory figure."""
+words equal XIV.4's plate/model.py's; the URL reproduces it; the Sharding control and the memory figure."""
 import json
 
 import pytest
