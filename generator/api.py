@@ -31,6 +31,8 @@ from .page.native import exponent
 # Content: a plate's TOML and front matter checked field by field, every mistake at file, line
 from .source.schema import Problems
 """Collects content mistakes (file, line, message) so that a build reports them all at once."""
+from .source.schema import ContentError
+"""Content mistakes, each `file, line N: …` (ContentError([lines])): what Problems.raise_if_any raises, as check_model may."""
 from .source.schema import Range
 """A number kind ('positive' or 'fraction') with bounds, for fields() and rules()."""
 from .source.schema import fields
@@ -101,7 +103,7 @@ from .plate.plates import load
 """A plate's package imported from its folder as the engine imports it (for a plate's own scripts)."""
 
 __all__ = ["num", "sig", "given", "seconds", "data_size", "gigabytes", "percent", "fraction", "fixed", "exponent",
-           "Problems", "Range", "fields", "keyed", "read_toml", "unknown_tables", "default_choice", "rules", "locate",
+           "Problems", "ContentError", "Range", "fields", "keyed", "read_toml", "unknown_tables", "default_choice", "rules", "locate",
            "quote", "describe_value", "shown_path", "grid_rows", "SINGULAR", "MAX_SELECTIONS", "MAX_CSV_ROWS",
            "split_front_matter", "belongs", "Content", "Plate", "Source",
            "figure", "Figure", "ink", "INK", "MUTED", "WIDTH", "HEIGHT", "words", "plain", "csv_cell", "csv_column",
