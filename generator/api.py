@@ -1,8 +1,9 @@
 """The engine's one door for plate modules and platelib: every name they may import from the engine, and no other.
 
-A plate's Python imports this module, platelib, the standard library and numpy (tests/test_api.py holds it to that).
-Its page Python (the modules compiled for the page) imports the formatter's names from here too: generator/page/compiler.py
-maps them to the page's own notation.js and native.js. Each name is documented in docs/plates.md, "The engine's API".
+A plate's Python imports this module, platelib, the standard library and numpy (tests/test_api.py holds it to
+that). Its page Python (the modules compiled for the page) imports the formatter's names from here too:
+generator/page/compiler.py maps them to the page's own notation.js and native.js. Each name is listed in
+docs/plates.md, "The engine's API".
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ from .page.native import exponent
 from .source.schema import Problems
 """Collects content mistakes (file, line, message) so that a build reports them all at once."""
 from .source.schema import ContentError
-"""Content mistakes, each `file, line N: …` (ContentError([lines])): what Problems.raise_if_any raises, as check_model may."""
+"""Content mistakes, each `file, line N: …`: what Problems.raise_if_any raises, as a check_model hook may."""
 from .source.schema import Range
 """A number kind ('positive' or 'fraction') with bounds, for fields() and rules()."""
 from .source.schema import fields
@@ -102,9 +103,9 @@ from .site.cache import Cache
 from .plate.plates import load
 """A plate's package imported from its folder as the engine imports it (for a plate's own scripts)."""
 
-__all__ = ["num", "sig", "given", "seconds", "data_size", "gigabytes", "percent", "fraction", "fixed", "exponent",
-           "Problems", "ContentError", "Range", "fields", "keyed", "read_toml", "unknown_tables", "default_choice", "rules", "locate",
-           "quote", "describe_value", "shown_path", "grid_rows", "SINGULAR", "MAX_SELECTIONS", "MAX_CSV_ROWS",
-           "split_front_matter", "belongs", "Content", "Plate", "Source",
-           "figure", "Figure", "ink", "INK", "MUTED", "WIDTH", "HEIGHT", "words", "plain", "csv_cell", "csv_column",
-           "Cache", "load"]
+__all__ = ["num", "sig", "given", "seconds", "data_size", "gigabytes", "percent", "fraction", "fixed",
+           "exponent", "Problems", "ContentError", "Range", "fields", "keyed", "read_toml",
+           "unknown_tables", "default_choice", "rules", "locate", "quote", "describe_value", "shown_path",
+           "grid_rows", "SINGULAR", "MAX_SELECTIONS", "MAX_CSV_ROWS", "split_front_matter", "belongs",
+           "Content", "Plate", "Source", "figure", "Figure", "ink", "INK", "MUTED", "WIDTH", "HEIGHT",
+           "words", "plain", "csv_cell", "csv_column", "Cache", "load"]
