@@ -164,7 +164,7 @@ def _check_entry(problems, path, offset, block, section, values, label, presets,
         if values["calibrates"]:
             one_of("calibrates", tuple(CALIBRATES))
         if values["low"] > values["high"]:
-            add("high", f"high {num(values['high'], 2)} is below low {num(values['low'], 2)}: a range is written "
+            add("high", f"high {as_given(values['high'])} is below low {as_given(values['low'])}: a range is written "
                         "low first")
         if presets is not None:
             for key, table in (("gpu", {**presets.gpus, presets.workshop.gpu: presets.gpu}),
