@@ -102,7 +102,9 @@ def traffic_text(f, W):
     latency = ""
     if f["stage"] > 0 and not f["network"]["nvlink"]:
         latency = " At " + num(f["latency_at"]) + " GPUs NCCL's cost model adds " + seconds(s["latency_at_s"]) + \
-            " of latency per step: it has no tree for these calls, and FSDP makes them per layer."
+            " of latency per step: it has no tree for these calls, and " + \
+            ("stage 1 is priced as FSDP's stage 2, a gather and a reduce-scatter per layer (DeepSpeed's buckets "
+             "set its real count)." if f["stage"] == 1 else "FSDP makes them per layer.")
     return sent + what + ". " + time + latency
 
 
