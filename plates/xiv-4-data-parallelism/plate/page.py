@@ -143,8 +143,8 @@ def _capped(rows: list) -> str:
     nic = [r for r in rows if r.calibrates == "nic" and r.achieved < model.NIC_MEASURED_GBPS]
     if not nic:
         return ""
-    return (f" {num(model.NODE_GPUS)} NICs at {num(model.NIC_MEASURED_GBPS)} GB/s would pass NVLink's achieved "
-            f"{num(model.NVLINK_MEASURED_GBPS)} GB/s, so the model's ring across H100 nodes runs at "
+    return (f" {num(model.NODE_GPUS)} NICs at {num(model.NIC_MEASURED_GBPS)} GB/s would pass the H100's achieved "
+            f"{num(model.NVLINK_MEASURED_GBPS)} GB/s inside its node, so the model's ring across H100 nodes runs at "
             f"{sig(nic[0].achieved, 3)} GB/s per NIC.")
 
 
