@@ -66,7 +66,7 @@ def test_page_states_the_claims_of_model_md(spec_site):
     assert readout.lstrip().startswith("512 replicas are the most that still give each a whole sequence")
     assert "(half a sequence)" in readout and "0.500" not in readout
     assert "read as 80 GiB, it is 85.9 GB, and the verdict stands" in words
-    assert "each replica spanned 128 GPUs (tensor parallel 8 × pipeline parallel 16), so with 8,192-token sequences 8,192 GPUs held 64 " \
+    assert "each replica spanned 128 GPUs (tensor parallel 8 × pipeline parallel 16): in its runs on 8,192-token sequences 8,192 GPUs held 64 " \
            "replicas and 16,384 held 128" in words
     referred = content.load(CONTENT).plate.plates  # the prose names the plates of plate.md's [plates]
     assert referred and all(f"plate {ref}" in words for ref in referred.values())

@@ -200,8 +200,8 @@ def test_the_domain_words_name_the_gpu_s_own_link(built):
 
 def test_layout_words_hold(built):
     _, text = built
-    layout = re.search(r"each replica spanned ([\d,]+) GPUs \(tensor parallel (\d+) × pipeline parallel (\d+)\), so "
-                       r"with [\d,]+-token sequences ([\d,]+) GPUs held ([\d,]+) replicas and ([\d,]+) held ([\d,]+)\.", text)
+    layout = re.search(r"each replica spanned ([\d,]+) GPUs \(tensor parallel (\d+) × pipeline parallel (\d+)\): in "
+                       r"its runs on [\d,]+-token sequences ([\d,]+) GPUs held ([\d,]+) replicas and ([\d,]+) held ([\d,]+)\.", text)
     assert layout, text
     span, tp, pp, g1, r1, g2, r2 = map(number, layout.groups())
     assert span == tp * pp and r1 == g1 / span and r2 == g2 / span

@@ -492,7 +492,7 @@ def describe(f, figure_id, W):
             comm = f["cluster"]["comm_s"]
             end = priced_at(f)
             text += (" The dash-dotted line is DDP on a real cluster: its " + num(len(f["buckets"][0])) +
-                     " buckets' all-reduces, each by NCCL's cheaper of ring and tree (NVLS left out) " +
+                     " buckets' all-reduces, each by NCCL's cheaper of ring and tree (NVLS and NVLSTree left out) " +
                      cluster_where(f) + ", latency included: " + seconds(comm[1]) + " on 2 replicas and " +
                      seconds(comm[end]) + " on " + num(points[end]["replicas"]) + "." + plain_ddp(f))
     else:

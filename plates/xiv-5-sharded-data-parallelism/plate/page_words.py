@@ -13,7 +13,7 @@ TABLE_FIELDS = {"fig-states": "states_bytes", "fig-traffic": "traffic_bytes"}  #
 
 
 def see_plate(W, subject):
-    """' (plate XIV.6)' when the content names the plate on that subject, else nothing."""
+    """' (plate XIV.3)' when the content names the plate on that subject, else nothing."""
     plate = W["plates"].get(subject)
     return " (plate " + plate + ")" if plate else ""
 

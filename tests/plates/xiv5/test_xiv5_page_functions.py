@@ -18,7 +18,7 @@ from xiv5_support import data, page_facts, page_rows, page_words, plate_facts, p
 from xiv5_support import submodule
 
 RTOL = 1e-12
-PLATES = {"activations": "XIV.6"}  # a plate cross-reference, as plate.md's [plates] gives them
+PLATES = {"activations": "XIV.3"}  # a plate cross-reference, as plate.md's [plates] gives them
 
 
 def same(got, expected, where="") -> None:
@@ -232,7 +232,7 @@ def check_readout(readout: list[str], f) -> None:
                           rf"these calls, and {why}\. ", rest)
         assert priced and priced[1] == num(f.latency_at) and priced[2] == seconds(s.latency_at_s), rest
         rest = rest[priced.end():]
-    assert "activations (plate XIV.6)" in rest and not re.search(r"\d", rest.replace("XIV.6", "")), rest
+    assert "activations (plate XIV.3)" in rest and not re.search(r"\d", rest.replace("XIV.3", "")), rest
 
 
 def check_describe(describe: dict, f) -> None:
