@@ -75,8 +75,8 @@ def test_each_collective_is_priced_at_line_rate_and_at_achieved_rates(shipped, r
         assert row.line == pytest.approx(line, rel=1e-9) and row.achieved == pytest.approx(achieved, rel=1e-9)
         assert cell[3] == sig(line / middle, 3) and cell[5] == sig(achieved / middle, 3)
         # an expectation, and a figure a factor is set from, say so where the value is
-        assert ("expected" in cell[1]) == (entry["basis"] == "expectation")
-        assert ("sets the factor" in cell[1]) == bool(entry.get("calibrates"))
+        assert ("expected, not a run" in cell[0]) == (entry["basis"] == "expectation")
+        assert ("sets the model's factor" in cell[0]) == bool(entry.get("calibrates"))
         assert row.test == (entry["basis"] == "run" and not entry.get("calibrates"))
 
 
@@ -102,7 +102,7 @@ def row_of(kind="busbw", low=100.0, high=None, achieved=100.0, line=None, algori
 
 def test_a_range_is_printed_low_to_high_and_a_thread_by_its_repository():
     cells = measured.table([row_of("per_nic", 46, 48, 47, basis="expectation")], {})
-    assert cells[0][1] == "46–48 GB/s (expected)"
+    assert cells[0][1] == "46–48 GB/s" and cells[0][0].endswith("(expected, not a run)")
     assert measured.table([row_of(low=368.76, high=368.76)], {})[0][1] == "368.76 GB/s"
     assert measured.thread_label("https://github.com/NVIDIA/nccl-tests/issues/309") == "nccl-tests #309"
     assert measured.thread_label("https://github.com/NVIDIA/nccl/issues/2140/") == "nccl #2140"

@@ -18,8 +18,8 @@ from .presets import check_content as check_presets
 
 FILE = "measured.toml"
 LARGE_BYTES = 2**33  # an 8 GiB all-reduce: nccl-tests' largest sizes, where bandwidth alone counts
-COLUMNS = ["Measurement", "Measured", "Model at line rate", "Line-rate ratio", "Model at achieved rates",
-           "Achieved ratio", "Source"]
+COLUMNS = ["Measurement", "Measured", "Model, line rate", "Line ÷ measured", "Model, achieved", "Achieved ÷ measured",
+           "Source"]
 ALGORITHMS = ("ring", "nvls", "default")  # what NCCL ran: the model's ring, in-switch reduction, NCCL's own pick
 BASES = ("run", "expectation")  # a measurement, or a maintainer's figure of what one should see
 CALIBRATES = {"nvlink": "NVLINK_MEASURED_GBPS", "nic": "NIC_MEASURED_GBPS"}  # the factor a figure sets
@@ -249,8 +249,14 @@ def _measured(row: Row) -> str:
     if row.kind == "scaling":
         return sig(row.low, 3)
     shown = as_given(row.low) if row.low == row.high else f"{as_given(row.low)}–{as_given(row.high)}"
-    notes = [n for n, on in (("expected", row.basis == "expectation"), ("sets the factor", bool(row.calibrates))) if on]
-    return shown + " GB/s" + (f" ({', '.join(notes)})" if notes else "")
+    return shown + " GB/s"
+
+
+def _notes(row: Row) -> str:
+    """What the measurement cell adds: an expectation, not a run; the figure a factor is set from."""
+    notes = [n for n, on in (("expected, not a run", row.basis == "expectation"),
+                             ("sets the model's factor", bool(row.calibrates))) if on]
+    return f" ({'; '.join(notes)})" if notes else ""
 
 
 def thread_label(address: str) -> str:
@@ -260,12 +266,12 @@ def thread_label(address: str) -> str:
 
 
 def table(rows_: list[Row], labels: dict[str, str]) -> list[list]:
-    """The table's cells, a row per measurement: what and where, measured (an expectation marked), the model at
-    line rate and its ratio, at achieved rates and its ratio, source. A figure that sets a factor says so."""
+    """The table's cells, a row per measurement: what and where (an expectation, and a figure that sets a factor,
+    said there), measured, the model at line rate and its ratio, at achieved rates and its ratio, source."""
     what = {"busbw": "busbw", "per_nic": "busbw per NIC", "scaling": "scaling"}
 
     def head(r: Row):
-        text = f"{what[r.kind]}: {r.setup}"
+        text = f"{what[r.kind]}: {r.setup}{_notes(r)}"
         return [text, r.href] if r.href else text
 
     return [[head(r), _measured(r),
