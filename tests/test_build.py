@@ -59,8 +59,8 @@ def test_page_states_the_claims_of_model_md(spec_site):
     assert "about 5,930 at 50 GB/s and about 659 over NVLink" in words
     assert "A 1M-token batch brings it in to ≈ 178, first passed at 256." in words
     assert "For Llama 3 8B that is 128.5 GB, which does not fit in the 80 GB of an H100 SXM" in words
-    assert "reduce in FP32 (n* ≈ 354)" in words and "taking off the second, n* ≈ 756." in words
-    assert "(+13.4% for Llama 3 8B)" in words and "an over-count of 6.54%" in words  # about 13% and 6.5%
+    assert "reduce in FP32 (n* ≈ 354)" in words and "with both corrected, n* ≈ 756." in words
+    assert "(+13.4% for Llama 3 8B)" in words and "which multiplies nothing, by 6.54%" in words  # about 13% and 6.5%
     assert "NCCL’s cost model charges a ring call 13,520 µs and a tree call 260 µs" in words
     readout = text_of(readout_of((spec_site / "index.html").read_text()))
     assert readout.lstrip().startswith("512 replicas are the most that still give each a whole sequence")

@@ -86,7 +86,7 @@ def load(root: Path) -> dict:
 def check_content(problems: Problems, root: Path, front: str, plate, presets, ids, sources) -> None:
     """The plate's content checks (presets.check_content), then measured.toml's (check)."""
     check_presets(problems, root, front, plate, presets, ids, sources)
-    check(problems, root, presets, sources)
+    check(problems, root, presets, sources, ids)
 
 
 def _blocks(text: str, section: str) -> list[tuple[int, str]]:
@@ -109,7 +109,7 @@ def _key_line(offset: int, block: str, key: str) -> int:
     return offset + 1
 
 
-def check(problems: Problems, root: Path, presets=None, sources=None) -> None:
+def check(problems: Problems, root: Path, presets=None, sources=None, ids=None) -> None:
     """measured.toml, each mistake at its line: TOML syntax, unknown tables and keys, each value's kind, range and
     unit (GB/s, TFLOP/s), NaN and text where a number belongs, low ≤ high, and the ids it names (a GPU, network or
     selection of presets.toml, a source of sources.toml)."""
@@ -128,6 +128,12 @@ def check(problems: Problems, root: Path, presets=None, sources=None) -> None:
         problems.add(path, int(found.group(1)) if found else None,
                      f"TOML syntax error: {re.sub(r' [(]at line .*[)]$', '', str(error))}")
         return
+    ids = dict(ids or {})
+    try:  # the selections presets.toml declares, each with or without mistakes of its own
+        declared = tomllib.loads((root / "presets.toml").read_text(encoding="utf-8-sig")).get("selections", {})
+        ids["selections"] = list(declared) if isinstance(declared, dict) else []
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        ids["selections"] = []
     for name in data:
         if name not in ("collectives", "runs"):
             line = next((n + 1 for n, s in enumerate(text.splitlines())
@@ -145,11 +151,12 @@ def check(problems: Problems, root: Path, presets=None, sources=None) -> None:
             values = fields(problems, path, block, (section,), entry, schema_, optional, line_offset=offset,
                             label=label)
             if values is not None:
-                _check_entry(problems, path, offset, block, section, values, label, presets, sources)
+                _check_entry(problems, path, offset, block, section, values, label, presets, sources, ids)
 
 
-def _check_entry(problems, path, offset, block, section, values, label, presets, sources) -> None:
-    """One entry's values against each other and the ids they name."""
+def _check_entry(problems, path, offset, block, section, values, label, presets, sources, ids) -> None:
+    """One entry's values against each other and the ids they name (an id presets.toml declares, even with a
+    mistake of its own there, is no second mistake here)."""
     def add(key, message):
         problems.add(path, _key_line(offset, block, key), f"{label}: {message}")
 
@@ -167,12 +174,13 @@ def _check_entry(problems, path, offset, block, section, values, label, presets,
             add("high", f"high {as_given(values['high'])} is below low {as_given(values['low'])}: a range is written "
                         "low first")
         if presets is not None:
-            for key, table in (("gpu", {**presets.gpus, presets.workshop.gpu: presets.gpu}),
-                               ("network", presets.networks)):
+            for key, table in (("gpu", {**presets.gpus, presets.workshop.gpu: presets.gpu, **dict.fromkeys(
+                                   ids.get("gpus", []))}), ("network", {**presets.networks,
+                                                                        **dict.fromkeys(ids.get("networks", []))})):
                 if values[key] not in table:
                     add(key, f"{key} {quote(values[key])} is not a preset of presets.toml "
                              f"(known: {', '.join(table)})")
-    elif presets is not None and values["selection"] not in presets.selections:
+    elif presets is not None and values["selection"] not in {*presets.selections, *ids.get("selections", [])}:
         add("selection", f"selection {quote(values['selection'])} is not a [selections.<id>] of presets.toml "
                          f"(known: {', '.join(presets.selections) or 'none'})")
     if bool(values["thread"]) == bool(values["source"]):
