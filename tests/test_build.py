@@ -60,14 +60,14 @@ def test_page_states_the_claims_of_model_md(spec_site):
     assert "about 5,930 at 50 GB/s and about 659 over NVLink" in words
     assert "A 1M-token batch brings it in to ≈ 178, first passed at 256." in words
     assert "For Llama 3 8B that is 128.5 GB, which does not fit in the 80 GB of an H100 SXM" in words
-    assert "reduce in FP32 (n* ≈ 354)" in words and "correcting both, n* ≈ 756." in words
-    assert "(+13.4% for Llama 3 8B)" in words and "multiplies nothing (+6.54%)" in words  # about 13% and 6.5%
+    assert "reduce in FP32 (n* ≈ 354)" in words and "with both corrected, n* ≈ 756." in words
+    assert "(+13.4% for Llama 3 8B)" in words and "which multiplies nothing, by 6.54%" in words  # about 13% and 6.5%
     assert "NCCL’s cost model charges a ring call 13,520 µs and a tree call 260 µs" in words
     readout = text_of(readout_of((spec_site / "index.html").read_text()))
     assert readout.lstrip().startswith("512 replicas are the most that still give each a whole sequence")
     assert "(half a sequence)" in readout and "0.500" not in readout
     assert "read as 80 GiB, it is 85.9 GB, and the verdict stands" in words
-    assert "each replica spanned 128 GPUs (tensor parallel 8 × pipeline parallel 16), so with 8,192-token sequences 8,192 GPUs held 64 " \
+    assert "each replica spanned 128 GPUs (tensor parallel 8 × pipeline parallel 16): in its runs on 8,192-token sequences 8,192 GPUs held 64 " \
            "replicas and 16,384 held 128" in words
     referred = content.load(CONTENT).plate.plates  # the prose names the plates of plate.md's [plates]
     assert referred and all(f"plate {ref}" in words for ref in referred.values())

@@ -154,7 +154,7 @@ def test_the_corrected_statements_are_the_formulas_on_the_presets(site):
     attention = m.layers * m.d_model * w.seq_len / m.params  # causal: 12·L·d·s / 2 against 6N
     lookup = m.vocab * m.d_model / m.params  # the input embedding's 6·V·d of 6N
     assert f"(+{percent(attention)} for {m.name})" in words
-    assert f"multiplies nothing (+{percent(lookup)}): correcting both, n* ≈ " \
+    assert f"over-counts the embedding lookup, which multiplies nothing, by {percent(lookup)}: with both corrected, n* ≈ " \
            f"{num(crossing(2, 1 + attention - lookup))}." in words
     # the seed's 128.5 GB, to four figures: the one readers know
     assert f"For {m.name} that is {sig((2 + w.bytes_per_grad + 12) * m.params / 1e9, 4)} GB, which" in words

@@ -409,3 +409,49 @@ def test_one_plate_built_into_its_series_site_never_writes_over_another_plate_s_
     plate_md.write_text(text, encoding="utf-8")
     build.build(vol.folder(entry), out)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # the same plate, the same bytes: all kept
+
+
+@pytest.mark.browser
+def test_a_link_to_a_plate_carries_the_choices_its_url_reads(series_site, browser):
+    """A plate module's LINK_KEYS: every link to that plate (the prose's, the readout's, a control's) carries the
+    selection's choices for those keys, follows a change of control, and opens the other plate on them."""
+    from conftest import wait_until
+    pages = {}
+    for path in sorted(series_site.glob("*.html")):
+        found = re.search(r'<script[^>]*id="plate-data"[^>]*>(.*?)</script>', path.read_text(encoding="utf-8"), re.S)
+        if found:
+            pages[path.name] = __import__("json").loads(html.unescape(found.group(1)))
+    carrying = {name: d for name, d in pages.items() if d.get("carry")}
+    assert carrying, "no plate of the series carries choices to another (XI.2 carries XIV.4's)"
+    context = browser.new_context(offline=True)
+    try:
+        for name, data in carrying.items():
+            target, keys = next(iter(data["carry"].items()))
+            link = data["links"][target]
+            # a choice other than the default for each carried key that has one, by URL
+            chosen = {k: next((c for c in data["choices"][k] if c != data["default"][k]), data["default"][k])
+                      for k in keys if k in data["choices"]}
+            page = context.new_page()
+            page.goto((series_site / name).resolve().as_uri() + "#" + "&".join(f"{k}={v}" for k, v in chosen.items()))
+            wait_until(page, "document.documentElement.dataset.ready")
+            hrefs = f"() => [...document.querySelectorAll('a[href]')].map((a) => a.getAttribute('href'))" \
+                    f".filter((h) => h.split('#')[0] === {__import__('json').dumps(link)})"
+            expected = link + "#" + "&".join(f"{k}={({**data['default'], **chosen})[k]}" for k in keys)
+            assert set(page.evaluate(hrefs)) == {expected}, name
+            # a change of control moves every such link
+            key = next(k for k in keys if k in data["choices"] and len(data["choices"][k]) > 1)
+            other = next(c for c in data["choices"][key] if c != chosen[key])
+            page.select_option(f"#choose-{key}", other)
+            wait_until(page, f"() => document.documentElement.dataset.drawn !== undefined && "
+                             f"({hrefs})().some((h) => h.includes({__import__('json').dumps(f'{key}={other}')}))")
+            moved = {**data["default"], **chosen, key: other}
+            assert set(page.evaluate(hrefs)) == {link + "#" + "&".join(f"{k}={moved[k]}" for k in keys)}, name
+            # and the other plate opens on those choices
+            there = context.new_page()
+            address, _, fragment = page.evaluate(hrefs)[0].partition("#")
+            there.goto((series_site / address).resolve().as_uri() + "#" + fragment)
+            wait_until(there, "document.documentElement.dataset.ready")
+            selection = there.evaluate("() => window.plate.selection()")
+            assert {k: selection[k] for k in keys} == {k: moved[k] for k in keys}, name
+    finally:
+        context.close()

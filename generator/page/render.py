@@ -251,6 +251,9 @@ def page(content: Content, model, figures: list[Figure], live: Runtime, store=No
     # The plates built alongside: the readout's and the takeaway's references become links (texts.js does the same
     # for the live readout), and a control named by a [plates] subject links to the plate of that subject.
     data["links"] = pages
+    # A link to a plate carries the choices the plate module names for its subject (LINK_KEYS: {subject: keys}).
+    data["carry"] = {plate.plates[s]: list(keys) for s, keys in module.LINK_KEYS.items()
+                     if s in plate.plates and plate.plates[s] in pages}
     fill["readout"] = [Markup(crossrefs.link_plates(str(escape(p)), pages)) for p in fill["readout"]]
     see = {key: (plate.plates[key], pages[plate.plates[key]]) for key in plate.plates if plate.plates[key] in pages}
     data["figures"] = [live_figure(f, live.dataflows) for f in figures]

@@ -33,7 +33,7 @@ RETURNS = {"Selection": None, "load_presets": (tuple, "a (presets, {table: ids} 
 VALUES = {"DEFAULT_SCHEMA": (dict, "a dict"), "DEFAULT_OPTIONAL": (dict, "a dict"),
           "PROSE_NAMES": ((tuple, list, set, frozenset), "a tuple of names"), "SLOT_TABLES": (dict, "a dict"),
           "SLOT_ROOTS": (dict, "a dict"), "SLOT_CALLS": (dict, "a dict"), "FIGURES": ((tuple, list), "a tuple of ids"),
-          "PAGE": (dict, "a dict of functions by role")}
+          "PAGE": (dict, "a dict of functions by role"), "LINK_KEYS": (dict, "a dict of key lists by subject")}
 PAGE_ROLES = ("facts", "datasets", "readout", "title", "describe", "table_rows", "csv_rows")  # PAGE's functions, every one
 # PAGE's optional functions, each with what the page has without it (docs/plates.md): `own`, the reader's own values
 PAGE_OPTIONAL = {"own": "no free inputs: the page reads the controls alone"}
@@ -345,6 +345,7 @@ DEFAULTS = {
     "FIGURES": lambda plate: (),
     "facts_data": lambda plate: lambda facts: facts,
     "words_context": lambda plate: lambda facts, plates=None: {},
+    "LINK_KEYS": lambda plate: {},
 }
 
 

@@ -7,7 +7,7 @@ import { model } from "./model.js";
 import { ALL, CLUSTER_KEYS, KEYS, data, form, readout, selects } from "./data.js";
 import { DATASETS, factsOf } from "./selection.js";
 import { downloadSelection, selectionCsv } from "./csv.js";
-import { fillTexts, texts } from "./texts.js";
+import { carryLinks, fillTexts, texts } from "./texts.js";
 import { ownFromUrl, ownRead, ownSelection, ownSliderShown, ownUrlEntries } from "./own.js";
 import { currentSelection, extraEntries, sayUnknown, selectionFromUrl, selectionToUrl, unknownInUrl, writeUrl }
   from "./state.js";
@@ -39,6 +39,7 @@ async function start() {
     selectionToUrl(sel);
     writeUrl();
   }
+  carryLinks(sel); // links to other plates carry the choices they read
   // The page as built shows the default's texts (render.py writes them; tests/test_engine.py holds them equal to
   // this script's), so the default's facts wait until a view needs them.
   let shown = null;
@@ -181,6 +182,7 @@ async function start() {
 
   async function show(next, keepUrl = false) {
     sel = { ...data.default, ...next }; // a partial selection keeps the workshop's other choices
+    carryLinks(sel);
     // Where the figures lie, read before the texts change the layout (one layout, clean at a change).
     const away = new Set(data.figures.map((fig) => fig.id).filter((id) => !inSight(id)));
     const f = (shown = factsOf(sel));

@@ -107,5 +107,30 @@ const LINKS = data.links || {};
 /** A text as nodes: its references to the plates built alongside as links, the rest as text. */
 function linked(text) {
   return split_references(text, LINKS, []).map((piece, i) => (i % 2 === 0 ? document.createTextNode(piece)
-    : Object.assign(document.createElement("a"), { href: LINKS[piece[1]], textContent: piece[0] })));
+    : Object.assign(document.createElement("a"), { href: carried(piece[1]), textContent: piece[0] })));
+}
+
+// A link to a plate whose URL reads some of this page's choices carries them (the plate module's LINK_KEYS, as
+// render.py gives them: {plate id: keys}), so the reader arrives at the same model, GPU, network or batch.
+const CARRY = data.carry || {};
+let carrying = null; // the selection shown, whose choices the links carry
+
+/** The address of plate id's page, with the choices it reads from the selection shown. */
+function carried(id) {
+  const keys = CARRY[id];
+  if (!keys || !carrying) return LINKS[id];
+  const entries = keys.filter((k) => carrying[k] !== undefined).map((k) => `${k}=${encodeURIComponent(carrying[k])}`);
+  return entries.length ? `${LINKS[id]}#${entries.join("&")}` : LINKS[id];
+}
+
+/** Every link to a plate that carries choices, pointed at sel's (called before the texts are written for sel). */
+export function carryLinks(sel) {
+  carrying = sel;
+  const ids = Object.keys(CARRY).filter((id) => LINKS[id]);
+  if (!ids.length) return;
+  for (const a of document.querySelectorAll("a[href]")) {
+    const page = a.getAttribute("href").split("#")[0];
+    const id = ids.find((i) => LINKS[i] === page);
+    if (id) a.setAttribute("href", carried(id));
+  }
 }

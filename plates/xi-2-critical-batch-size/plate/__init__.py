@@ -26,7 +26,10 @@ TIPS = {"critical": "B_crit: set in tokens, or from a target loss through Kaplan
         "batch": "Figure 2's second way: the replicas share one global batch",
         "layout": "Tensor × pipeline parallelism; as published: the layout the model's published run used, else one "
                   "GPU",
-        "step": "The workshop's optimistic bound, or DDP's buckets priced by NCCL's cost model (plate XIV.4)"}
+        "step": "The workshop's bound (one flat ring at line rate, no latency), or DDP's buckets priced by NCCL's "
+                "cost model (plate XIV.4)"}
+# The choices a link to plate XIV.4 carries: those its URL reads too (the series' catalogue ids).
+LINK_KEYS = {"data_parallelism": ["model", "batch", "network", "gpu", "layout"]}
 PUBLISHED_NAME = "as published"  # the layout control's first choice (platelib.layout.PUBLISHED)
 
 

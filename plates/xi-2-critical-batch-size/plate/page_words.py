@@ -75,7 +75,8 @@ def way_text(f, way, W):
         how = "With " + f["per_replica"]["name"] + " (" + num(f["per_replica"]["tokens"]) + " tokens each), " + \
             "adding replicas grows the global batch"
     else:
-        how = "With a fixed global batch of " + f["batch"]["name"] + ", adding replicas shrinks each one's share"
+        how = "With a fixed global batch of " + f["batch"]["name"] + " (" + count(f["batch"]["tokens"]) + \
+            "), adding replicas shrinks each one's share"
     if way["knee"] < 0:
         return how + ": every doubling up to " + num(f["max_replicas"]) + " replicas still saves " + \
             percent(f["saving"]) + " or more of the time to the target." + partial_text(f, way)

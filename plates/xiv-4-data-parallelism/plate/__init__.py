@@ -4,7 +4,8 @@ Each name below is a hook the engine calls; the modules beside this one hold the
 import sys
 
 from .facts import Atlas, Facts  # noqa: F401 - the model's grid and one selection's facts, for readers of the plate
-from .presets import DEFAULT_OPTIONAL, DEFAULT_SCHEMA, Selection, check_content, load_presets  # noqa: F401
+from .presets import DEFAULT_OPTIONAL, DEFAULT_SCHEMA, Selection, load_presets  # noqa: F401
+from .measured import check_content  # noqa: F401 - presets.toml's joins, then measured.toml
 from .slots import (PROSE_NAMES, SLOT_CALLS, SLOT_ROOTS, SLOT_TABLES, check_model, model_of,  # noqa: F401
                     prose_names, scenario_ids, unused)
 from .words import FIGURES, facts_data, words_context  # noqa: F401

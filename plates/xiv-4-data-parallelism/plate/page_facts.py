@@ -201,6 +201,7 @@ def facts(selection, presets):
     bucketed = max(0.0, forward_comm - t["compute_s"] / 3) + bucketed_tail_seconds(t["compute_s"], f["timeline_comm_s"],
                                                                                   sizes, ready)
     bound = float(step_seconds(t["compute_s"], t["comm_s"], True, forward_comm)) - t["compute_s"]
+    f["forward_exposed_s"] = max(0.0, forward_comm - t["compute_s"] / 3) if x["backward_only"] else 0.0
     f["timeline_tail_s"] = bucketed if x["backward_only"] else t["exposed_s"]
     f["timeline_bound_s"] = bound if x["backward_only"] else f["timeline_tail_s"]
     return f

@@ -337,6 +337,17 @@ def describe_timeline(f):
                  ("the" if f["sharding_stage"] == 3 else "the next") + " forward pass. ")
     if tail <= 0:
         return text + "The link finishes with compute: nothing is exposed." + one_micro_batch(f)
+    ahead = f["forward_exposed_s"]  # what the forward pass cannot hide of its all-gather (ZeRO)
+    if ahead > 0:
+        # the exposed time is the all-gather overrunning its forward pass, the buckets' share apart
+        text += (capital(gather_of(f)) + " takes " + seconds(f["forward_comm_s"]) + " against " +
+                 seconds(compute / 3) + " of forward pass, so " + seconds(ahead) + " of it is exposed; ")
+        behind = tail - ahead
+        text += ("the buckets finish with the backward pass. " if behind <= 0 else "the last bucket finishes " +
+                 seconds(behind) + " after compute. ")
+        return (text + "That is an exposed tail of " + seconds(tail) + " (bottom row). Perfect overlap within each " +
+                "pass would leave " + seconds(bound) + " (dotted rule, the ideal); the buckets add " +
+                seconds(tail - bound) + "." + one_micro_batch(f))
     return (text + "The last bucket finishes at " + seconds(compute + tail) + ": an exposed tail of " + seconds(tail) +
             " after compute (bottom row). Perfect overlap within the backward pass would leave " + seconds(bound) +
             " (dotted rule, the ideal); the buckets add " + seconds(tail - bound) + "." + one_micro_batch(f))
@@ -481,7 +492,7 @@ def describe(f, figure_id, W):
             comm = f["cluster"]["comm_s"]
             end = priced_at(f)
             text += (" The dash-dotted line is DDP on a real cluster: its " + num(len(f["buckets"][0])) +
-                     " buckets' all-reduces, each by NCCL's cheaper of ring and tree (NVLS left out) " +
+                     " buckets' all-reduces, each by NCCL's cheaper of ring and tree (NVLS and NVLSTree left out) " +
                      cluster_where(f) + ", latency included: " + seconds(comm[1]) + " on 2 replicas and " +
                      seconds(comm[end]) + " on " + num(points[end]["replicas"]) + "." + plain_ddp(f))
     else:

@@ -13,7 +13,7 @@ TABLE_FIELDS = {"fig-states": "states_bytes", "fig-traffic": "traffic_bytes"}  #
 
 
 def see_plate(W, subject):
-    """' (plate XIV.6)' when the content names the plate on that subject, else nothing."""
+    """' (plate XIV.3)' when the content names the plate on that subject, else nothing."""
     plate = W["plates"].get(subject)
     return " (plate " + plate + ")" if plate else ""
 
@@ -102,7 +102,9 @@ def traffic_text(f, W):
     latency = ""
     if f["stage"] > 0 and not f["network"]["nvlink"]:
         latency = " At " + num(f["latency_at"]) + " GPUs NCCL's cost model adds " + seconds(s["latency_at_s"]) + \
-            " of latency per step: it has no tree for these calls, and FSDP makes them per layer."
+            " of latency per step: it has no tree for these calls, and " + \
+            ("stage 1 is priced as FSDP's stage 2, a gather and a reduce-scatter per layer (DeepSpeed's buckets "
+             "set its real count)." if f["stage"] == 1 else "FSDP makes them per layer.")
     return sent + what + ". " + time + latency
 
 
