@@ -266,7 +266,7 @@ def _plant(tmp_path, section: str, index: int, key: str, value: str) -> tuple[Pa
 
 @pytest.mark.parametrize("section, index, key, value, says", PLANTED, ids=[f"{p[0]}-{p[2]}-{p[3]}" for p in PLANTED])
 def test_a_mistake_in_measured_toml_is_reported_at_its_line(tmp_path, section, index, key, value, says):
-    from generator.schema import ContentError
+    from generator.source.schema import ContentError
     if index >= len(TOML.get(section, [])):
         pytest.skip(f"the content has no {section} entry {index}")  # an author's edit removed it
     root, line = _plant(tmp_path, section, index, key, value)
@@ -277,7 +277,7 @@ def test_a_mistake_in_measured_toml_is_reported_at_its_line(tmp_path, section, i
 
 
 def test_a_range_written_high_first_and_a_table_the_file_lacks_are_mistakes(tmp_path):
-    from generator.schema import ContentError
+    from generator.source.schema import ContentError
     root, line = _plant(tmp_path, "collectives", 0, "low", "999")
     text = (root / measured.FILE).read_text(encoding="utf-8")
     (root / measured.FILE).write_text(text + "\n[extra]\nx = 1\n", encoding="utf-8")
