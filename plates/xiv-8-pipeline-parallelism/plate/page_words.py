@@ -1,0 +1,136 @@
+"""Plate XIV.8's words, written once: the readout, each figure's title, description and data table of one selection.
+The build runs these on page_facts.facts's dict and the page runs them compiled (generator/compiler.py). W is the
+page data's words_context: the plates this one refers to (plate.md's [plates]). Every number is one of the facts,
+written by generator.notation."""
+from generator.notation import data_size, num, percent, seconds, sig
+
+FIGURES = ["fig-schedule", "fig-bubble", "fig-step"]  # the figures the words know
+KIND_NAMES = ["forward", "backward", "weight gradient"]
+
+
+def count(value):
+    """A parameter count in words: 3.17 billion, 109 million."""
+    if value >= 1e9:
+        return sig(value / 1e9) + " billion"
+    if value >= 1e6:
+        return sig(value / 1e6) + " million"
+    return num(value)
+
+
+def plate_ref(W, subject):
+    """'plate XIV.4' when plate.md names the plate on that subject, else ''."""
+    plate = W["plates"].get(subject)
+    return "plate " + plate if plate else ""
+
+
+def micro(value):
+    """'1 micro-batch', '8 micro-batches'."""
+    return num(value) + (" micro-batch" if value == 1 else " micro-batches")
+
+
+def held_text(f):
+    """What the drawn schedule keeps in flight, stage by stage."""
+    if f["most_held"] == f["least_held"]:
+        return "every stage holds the activations of " + sig(f["most_held"]) + " micro-batches at its peak"
+    return "the first stage holds the activations of " + sig(f["held"][0]) + " micro-batches at its peak and the " + \
+        "last " + sig(f["held"][len(f["held"]) - 1])
+
+
+def readout(f, W):
+    """The bubble's share, the micro-batches a 10% bubble needs, and what the schedule holds in flight."""
+    first = ""
+    if not f["runs"]:
+        first = "Interleaving needs the micro-batches to be a multiple of the " + num(f["p"]) + " stages, so this " + \
+            "step is drawn as plain 1F1B. "
+    name = f["drawn_name"] + (" with " + num(f["chunks_drawn"]) + " chunks per GPU" if f["chunks_drawn"] > 1 else "")
+    one = first + "With " + num(f["p"]) + " stages and " + micro(f["m"]) + " per step, " + name + " leaves each " + \
+        "GPU idle for " + percent(f["share"]) + " of the step, " + seconds(f["idle_s"]) + " of " + \
+        seconds(f["step_s"]) + ". It needs " + micro(f["fewest"]) + " per step to bring that to " + \
+        percent(f["target"]) + "; " + held_text(f) + "."
+    two = "Each stage sends the next " + data_size(f["p2p_bytes"]) + " of activations per micro-batch forward, " + \
+        "and as much back, " + seconds(f["p2p_s"]) + " at " + num(f["link_gbytes_per_s"]) + " GB/s beside a " + \
+        "forward pass of " + seconds(f["forward_s"]) + "."
+    if not f["fits"]:
+        ref = plate_ref(W, "sharding")
+        two = two + " Mind the memory: each GPU's model states alone, " + data_size(f["states_bytes"]) + \
+            ", pass the " + data_size(f["memory_bytes"]) + " of one " + f["gpu"]["name"] + "; a run would use " + \
+            "more stages or tensor parallelism, or shard them" + (" (" + ref + ")" if ref else "") + "."
+    return [one, two]
+
+
+def title(f, figure_id, W):
+    """A figure's point for one selection, the line above it."""
+    if figure_id == "fig-schedule":
+        return f["drawn_name"] + " on " + num(f["p"]) + " stages: idle " + percent(f["share"]) + " of the step"
+    if figure_id == "fig-bubble":
+        return "At " + num(f["p"]) + " stages, " + micro(f["fewest"]) + " bring " + f["drawn_name"] + \
+            "'s bubble to " + percent(f["target"])
+    best = None
+    for one in f["each"]:
+        if one["runs"] and (best is None or one["step_s"] < best["step_s"]):
+            best = one
+    return "The shortest step: " + best["name"] + ", " + seconds(best["step_s"]) + " for " + micro(f["m"])
+
+
+def describe(f, figure_id, W):
+    """A figure in words for one selection."""
+    if figure_id == "fig-schedule":
+        return "Each of the " + num(f["p"]) + " rows is a stage; each block one micro-batch's forward, backward" + \
+            (" or weight gradient" if f["drawn"] == "zb-h1" else "") + " on it, placed in time as " + \
+            f["drawn_name"] + " runs them; the grey behind the blocks is idle time. The step takes " + \
+            seconds(f["step_s"]) + ", of which each stage computes for " + seconds(f["busy_s"]) + "."
+    if figure_id == "fig-bubble":
+        parts = []
+        for one in f["each"]:
+            last = None
+            first = None
+            for point in f["curves"]:
+                if point["schedule"] == one["schedule"]:
+                    if first is None:
+                        first = point
+                    last = point
+            if first is not None:
+                parts.append(one["name"] + " from " + percent(first["share"]) + " at " + micro(first["m"]) + " to " +
+                             percent(last["share"]) + " at " + num(last["m"]))
+        return "The idle share of a step against micro-batches per step, at " + num(f["p"]) + " stages: " + \
+            "; ".join(parts) + ". A dashed line marks m = " + num(f["rule_factor"]) + "p = " + num(f["rule_m"]) + \
+            "; the diamond, Llama 3 405B's " + num(f["llama_p"]) + " stages with " + num(f["llama_m"]) + \
+            " micro-batches under 1F1B, " + percent(f["llama_share"]) + "."
+    parts = []
+    for one in f["each"]:
+        if one["runs"]:
+            parts.append(one["name"] + " " + seconds(one["step_s"]) + " a step, at most " + sig(one["most_held"]) +
+                         " micro-batches held")
+        else:
+            parts.append(one["name"] + " does not run with " + micro(f["m"]))
+    return "Micro-batches whose activations each stage holds at its peak, stage by stage, " + f["model"]["name"] + \
+        " on " + f["layout"]["name"] + " (" + count(f["per_gpu_params"]) + " parameters per GPU): " + \
+        "; ".join(parts) + "."
+
+
+def table_rows(f, figure_id):
+    """A figure's data table for one selection, as text."""
+    rows = []
+    if figure_id == "fig-schedule":
+        for s in range(f["p"]):
+            busy = 0.0
+            for op in f["ops"]:
+                if op["stage"] == s + 1:
+                    busy += op["end"] - op["start"]
+            first = None
+            last = 0.0
+            for op in f["ops"]:
+                if op["stage"] == s + 1:
+                    if first is None or op["start"] < first:
+                        first = op["start"]
+                    last = max(last, op["end"])
+            rows.append([num(s + 1), seconds(first), seconds(last), percent(1 - busy / f["step_s"])])
+    if figure_id == "fig-bubble":
+        for point in f["curves"]:
+            rows.append([point["name"], num(point["m"]), percent(point["share"])])
+    if figure_id == "fig-step":
+        for one in f["each"]:
+            if one["runs"]:
+                rows.append([one["name"], seconds(one["step_s"]), percent(one["share"]), sig(one["held"][0]),
+                             sig(one["most_held"])])
+    return rows
