@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from generator import charts
 
-from .page_rows import CURVES_DATA, HELD_DATA, LANES_DATA, MARKS_DATA, OPS_DATA
+from .page_rows import BUSY, CURVES_DATA, HELD_DATA, LANES_DATA, MARKS_DATA, OPS_DATA
 from .page_words import KIND_NAMES
 
 TITLES = {"fig-schedule": "The schedule: every micro-batch's passes on every stage",
           "fig-bubble": "The bubble against micro-batches per step",
           "fig-step": "What each stage holds in flight, and the step"}
-KIND_INKS = ["--c-compute", "--c-reduce", "--c-green"]  # forward, backward (input gradient), weight gradient
+KIND_INKS = ["--c-compute", "--c-reduce", "--c-green", "--chart-muted"]  # forward, backward (input gradient),
+# weight gradient, and passes merged where they are too short to draw apart
 SCHEDULE_NAMES = ["GPipe", "1F1B", "interleaved 1F1B", "ZB-H1"]  # page_facts.SCHEDULES's names, in ORDER
 SCHEDULE_INKS = ["--chart-muted", "--c-compute", "--c-reduce", "--c-green"]
 SCHEDULE_DASHES = [[2, 3], [], [6, 3], [1, 0]]
@@ -25,7 +26,7 @@ def schedule_chart():
     x = alt.X("start:Q", title="time in the step (s)", axis=alt.Axis(grid=False, format="~g"))
     lanes = alt.Chart(alt.Data(name=LANES_DATA)).mark_bar(color=charts.ink(IDLE_INK), height={"band": 0.8}).encode(
         x=x, x2=alt.X2("end:Q"), y=y)
-    kinds = alt.Color("kind:N", scale=alt.Scale(domain=KIND_NAMES, range=[charts.ink(c) for c in KIND_INKS]),
+    kinds = alt.Color("kind:N", scale=alt.Scale(domain=KIND_NAMES + [BUSY], range=[charts.ink(c) for c in KIND_INKS]),
                       legend=None)  # the key below the figure names them (page/legend.html.j2)
     blocks = alt.Chart(alt.Data(name=OPS_DATA)).mark_bar(
         height={"band": 0.8}, stroke=charts.ink("--paper"), strokeWidth=0.5).encode(

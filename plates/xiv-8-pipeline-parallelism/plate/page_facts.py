@@ -40,19 +40,24 @@ def axis(largest):
     return out
 
 
+def above(run, target):
+    """Whether the run's bubble is above the target share, beyond the rounding of its sums (15/150 is 10%)."""
+    return share_of(run) > target * (1 + 1e-9)
+
+
 def fewest(schedule, p, v, times, target):
     """The fewest micro-batches per step (multiples of p when interleaving) that bring the schedule's simulated
     bubble to at most `target` of the step: doubling, then halving the gap."""
     unit = p if schedule == INTERLEAVED else 1
     high = unit
-    while share_of(simulate(schedule, p, high, v, times[0], times[1], times[2])) > target:
+    while above(simulate(schedule, p, high, v, times[0], times[1], times[2], False), target):
         high = high * 2
     low = high // 2  # its bubble is above the target (or it is below one unit)
     while high - low > unit:
         mid = ((low + high) // 2 // unit) * unit
         if mid <= low:
             mid = low + unit
-        if share_of(simulate(schedule, p, mid, v, times[0], times[1], times[2])) > target:
+        if above(simulate(schedule, p, mid, v, times[0], times[1], times[2], False), target):
             low = mid
         else:
             high = mid
@@ -91,7 +96,7 @@ def facts(selection, presets):
     each = []
     for name in ORDER:
         ok = allowed(name, p, m)
-        one = simulate(name, p, m, v, f, b, wg) if ok else None
+        one = simulate(name, p, m, v, f, b, wg, False) if ok else None
         each.append({"schedule": name, "name": SCHEDULES[name]["name"], "runs": ok,
                      "step_s": one["end"] if ok else None, "share": share_of(one) if ok else None,
                      "held": one["held"] if ok else [], "most_held": max(one["held"]) if ok else None})
@@ -100,10 +105,10 @@ def facts(selection, presets):
         for count in axis(settings["largest_micro"]):
             if allowed(name, p, count):
                 curves.append({"schedule": name, "name": SCHEDULES[name]["name"], "m": count,
-                               "share": share_of(simulate(name, p, count, v, 1.0, ratio, ratio * settings[
-                                   "weight_share"]))})
+                               "share": share_of(simulate(name, p, count, v, 1.0, ratio, ratio * settings["weight_share"],
+                                                          False))})
     target = settings["bubble_target"]
-    llama = simulate(ONE_F_ONE_B, settings["llama_stages"], settings["llama_micro"], 1, 1.0, ratio, 1.0)
+    llama = simulate(ONE_F_ONE_B, settings["llama_stages"], settings["llama_micro"], 1, 1.0, ratio, 1.0, False)
     sequence_bytes = BF16_BYTES * w["seq_len"] * model["d_model"]  # one sequence's activations at a boundary
     link = (gpu["interconnect_gbytes_per_s"] if net["nvlink"] else net["link_gbytes_per_s"]) * 1e9
     layers = stage_layers(model["layers"], p)
@@ -118,7 +123,7 @@ def facts(selection, presets):
         "schedule": chosen, "schedule_name": SCHEDULES[chosen]["name"], "runs": runs, "drawn": drawn,
         "drawn_name": SCHEDULES[drawn]["name"], "p": p, "t": t, "m": m, "v": v,
         "chunks_drawn": v if drawn == INTERLEAVED else 1,
-        "ops": ops, "step_s": run["end"], "busy_s": run["busy"], "idle_s": run["end"] - run["busy"],
+        "ops": ops, "first_s": run["first"], "last_s": run["last"], "step_s": run["end"], "busy_s": run["busy"], "idle_s": run["end"] - run["busy"],
         "share": share_of(run), "ideal_share": (run["end"] - run["busy"]) / run["busy"],
         "held": held, "most_held": max(held), "least_held": min(held),
         "forward_s": f, "backward_s": b, "weight_s": wg,

@@ -7,14 +7,36 @@ LANES_DATA = "lanes"  # Figure 1: every operation; each stage's whole step (idle
 CURVES_DATA = "curves"  # Figure 2: the bubble against m per schedule
 MARKS_DATA = "marks"  # Figure 2: the bubble against m per schedule; m = 4p and Llama 3 405B
 HELD_DATA = "held"  # Figure 3: micro-batches held per stage per schedule
+MOST_BLOCKS = 256  # passes per stage Figure 1 draws one by one; past it each is under 3 px wide, and drawn merged
+BUSY = "passes too short to draw apart"  # Figure 1's kind for merged passes
+
+
+def blocks(f):
+    """Figure 1's blocks: every pass, or, with more than MOST_BLOCKS passes per stage, each run of passes a stage
+    works through without a pause merged into one block."""
+    rows = []
+    if len(f["ops"]) <= MOST_BLOCKS * f["p"]:
+        for op in f["ops"]:
+            rows.append({"stage": op["stage"], "kind": KIND_NAMES[op["kind"]], "start": op["start"], "end": op["end"],
+                         "micro": op["micro"]})
+        return rows
+    open_at = []
+    for s in range(f["p"]):
+        open_at.append(-1)
+    for op in f["ops"]:
+        s = op["stage"] - 1
+        at = open_at[s]
+        if at >= 0 and rows[at]["end"] >= op["start"] - 1e-12 * f["step_s"]:
+            rows[at]["end"] = op["end"]
+        else:
+            open_at[s] = len(rows)
+            rows.append({"stage": op["stage"], "kind": BUSY, "start": op["start"], "end": op["end"], "micro": 0})
+    return rows
 
 
 def datasets(f):
     """{dataset: rows} for each dataset the figures' Vega specs read."""
-    ops = []
-    for op in f["ops"]:
-        ops.append({"stage": op["stage"], "kind": KIND_NAMES[op["kind"]], "start": op["start"], "end": op["end"],
-                    "micro": op["micro"]})
+    ops = blocks(f)
     lanes = []
     for s in range(f["p"]):
         lanes.append({"stage": s + 1, "start": 0.0, "end": f["step_s"]})

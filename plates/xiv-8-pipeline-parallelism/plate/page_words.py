@@ -17,6 +17,13 @@ def count(value):
     return num(value)
 
 
+def held(value):
+    """Micro-batches held: whole ones as a count (4), chunks' shares to three figures (5.50)."""
+    if value == int(value):
+        return num(value)
+    return sig(value)
+
+
 def plate_ref(W, subject):
     """'plate XIV.4' when plate.md names the plate on that subject, else ''."""
     plate = W["plates"].get(subject)
@@ -31,9 +38,9 @@ def micro(value):
 def held_text(f):
     """What the drawn schedule keeps in flight, stage by stage."""
     if f["most_held"] == f["least_held"]:
-        return "every stage holds the activations of " + sig(f["most_held"]) + " micro-batches at its peak"
-    return "the first stage holds the activations of " + sig(f["held"][0]) + " micro-batches at its peak and the " + \
-        "last " + sig(f["held"][len(f["held"]) - 1])
+        return "every stage holds the activations of " + held(f["most_held"]) + " micro-batches at its peak"
+    return "the first stage holds the activations of " + held(f["held"][0]) + " micro-batches at its peak and the " + \
+        "last " + held(f["held"][len(f["held"]) - 1])
 
 
 def readout(f, W):
@@ -99,7 +106,7 @@ def describe(f, figure_id, W):
     parts = []
     for one in f["each"]:
         if one["runs"]:
-            parts.append(one["name"] + " " + seconds(one["step_s"]) + " a step, at most " + sig(one["most_held"]) +
+            parts.append(one["name"] + " " + seconds(one["step_s"]) + " a step, at most " + held(one["most_held"]) +
                          " micro-batches held")
         else:
             parts.append(one["name"] + " does not run with " + micro(f["m"]))
@@ -113,24 +120,25 @@ def table_rows(f, figure_id):
     rows = []
     if figure_id == "fig-schedule":
         for s in range(f["p"]):
-            busy = 0.0
-            for op in f["ops"]:
-                if op["stage"] == s + 1:
-                    busy += op["end"] - op["start"]
-            first = None
-            last = 0.0
-            for op in f["ops"]:
-                if op["stage"] == s + 1:
-                    if first is None or op["start"] < first:
-                        first = op["start"]
-                    last = max(last, op["end"])
-            rows.append([num(s + 1), seconds(first), seconds(last), percent(1 - busy / f["step_s"])])
+            rows.append([num(s + 1), seconds(f["first_s"][s]), seconds(f["last_s"][s]),
+                         percent(1 - f["busy_s"] / f["step_s"])])
     if figure_id == "fig-bubble":
+        counts = []
         for point in f["curves"]:
-            rows.append([point["name"], num(point["m"]), percent(point["share"])])
+            if point["m"] not in counts:
+                counts.append(point["m"])
+        for m in counts:
+            row = [num(m)]
+            for one in f["each"]:
+                cell = "–"  # interleaving needs m a multiple of p
+                for point in f["curves"]:
+                    if point["schedule"] == one["schedule"] and point["m"] == m:
+                        cell = percent(point["share"])
+                row.append(cell)
+            rows.append(row)
     if figure_id == "fig-step":
         for one in f["each"]:
             if one["runs"]:
-                rows.append([one["name"], seconds(one["step_s"]), percent(one["share"]), sig(one["held"][0]),
-                             sig(one["most_held"])])
+                rows.append([one["name"], seconds(one["step_s"]), percent(one["share"]), held(one["held"][0]),
+                             held(one["most_held"])])
     return rows

@@ -104,28 +104,32 @@ def stage_order(schedule, p, m, v, s):
     return one_f_one_b_order(p, m, s)
 
 
-def simulate(schedule, p, m, v, f, b, w):
-    """Every operation of one step placed in time: {"ops": [[stage, kind, micro-batch, chunk, start, end]], "end":
-    the step's time, "busy": one stage's compute, "held": the most micro-batches each stage holds in flight,
-    chunks counted as 1/v each, until the last pass that reads them, "complete": every operation placed}.
+def simulate(schedule, p, m, v, f, b, w, keep=True):
+    """Every operation of one step placed in time: {"ops": [[stage, kind, micro-batch, chunk, start, end]] (empty
+    unless keep), "end": the step's time, "busy": one stage's compute, "held": the most micro-batches each stage holds
+    in flight, chunks counted as 1/v each, until the last pass that reads them, "first" and "last": when each stage
+    starts and ends its work, "complete": every operation placed}.
     Each operation starts when its stage is free and what it needs is done: a forward the same chunk's forward one
     virtual stage earlier, a backward the one a virtual stage later (the last its own forward), W its own B."""
-    chunks = v if schedule == INTERLEAVED else 1
-    virtual = p * chunks
+    chunks = int(v) if schedule == INTERLEAVED else 1
+    virtual = int(p) * chunks
     split = schedule == ZB_H1
-    durations = [f / chunks, (b - w if split else b) / chunks, w / chunks]
+    durations = [float(f) / chunks, float(b - w if split else b) / chunks, float(w) / chunks]
     share = 1.0 / chunks  # a chunk holds this much of a micro-batch's activations on its stage
     freed = 2 if split else 1  # activations stay until the last pass that reads them: W under Zero Bubble, else B
-    done = [[-1.0] * (m * virtual), [-1.0] * (m * virtual), [-1.0] * (m * virtual)]
+    size = int(m) * virtual
+    done = [[-1.0] * size, [-1.0] * size, [-1.0] * size]
     orders = []
     at = []
     free = []
+    first = []
     held = []
     alive = []
     for s in range(p):
         orders.append(stage_order(schedule, p, m, chunks, s))
         at.append(0)
         free.append(0.0)
+        first.append(-1.0)
         held.append(0.0)
         alive.append(0.0)
     ops = []
@@ -136,35 +140,41 @@ def simulate(schedule, p, m, v, f, b, w):
         moved = 0
         for s in range(p):
             order = orders[s]
-            while at[s] < len(order):
-                op = order[at[s]]
-                kind = op[0]
-                j = op[1]
-                k = op[2] * p + s  # the virtual stage
+            placed = int(at[s])
+            clock = float(free[s])
+            while placed < len(order):
+                op = order[placed]
+                kind = int(op[0])
+                here = int(op[1]) * virtual + int(op[2]) * p + s  # micro-batch j at virtual stage k: j·(p·v) + k
                 if kind == 0:
-                    need = done[0][j * virtual + k - 1] if k > 0 else 0.0
+                    need = done[0][here - 1] if here % virtual > 0 else 0.0
                 elif kind == 1:
-                    need = done[1][j * virtual + k + 1] if k < virtual - 1 else done[0][j * virtual + k]
+                    need = done[1][here + 1] if here % virtual < virtual - 1 else done[0][here]
                 else:
-                    need = done[1][j * virtual + k]
+                    need = done[1][here]
                 if need < 0:
                     break
-                start = max(free[s], need)
-                end = start + durations[kind]
-                done[kind][j * virtual + k] = end
-                free[s] = end
-                ops.append([s, kind, j, op[2], start, end])
+                start = float(max(clock, need))
+                if first[s] < 0:
+                    first[s] = start
+                clock = start + durations[kind]
+                done[kind][here] = clock
+                if keep:
+                    ops.append([s, kind, op[1], op[2], start, clock])
                 if kind == 0:
                     alive[s] += share
                     held[s] = max(held[s], alive[s])
                 if kind == freed:
                     alive[s] -= share
-                at[s] += 1
+                placed += 1
                 moved += 1
                 left -= 1
+            at[s] = placed
+            free[s] = clock
         if moved == 0:
             break  # an order that waits on itself: never for the schedules above
     last = 0.0
     for s in range(p):
         last = max(last, free[s])
-    return {"ops": ops, "end": last, "busy": m * (f + b), "held": held, "complete": left == 0}
+    return {"ops": ops, "end": last, "busy": m * (f + b), "held": held, "first": first, "last": free,
+            "complete": left == 0}
