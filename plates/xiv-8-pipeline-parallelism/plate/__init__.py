@@ -90,11 +90,15 @@ class Model:
 
     def __init__(self, content):
         self.content, self.presets = content, content.presets
+        self.made = {}  # facts by selection: the prose asks for a few selections several times
 
     def facts(self, selection) -> dict:
         """A selection's facts (a Selection, or a dict of ids), made as the page makes them."""
         ids = selection if isinstance(selection, dict) else dataclasses.asdict(selection)
-        return page_facts.facts(ids, self.presets)
+        key = tuple(sorted(ids.items()))
+        if key not in self.made:
+            self.made[key] = page_facts.facts(ids, self.presets)
+        return self.made[key]
 
     def default(self) -> dict:
         return self.facts(self.content.plate.default)

@@ -110,7 +110,7 @@ def facts(selection, presets):
     target = settings["bubble_target"]
     llama = simulate(ONE_F_ONE_B, settings["llama_stages"], settings["llama_micro"], 1, 1.0, ratio, 1.0, False)
     sequence_bytes = BF16_BYTES * w["seq_len"] * model["d_model"]  # one sequence's activations at a boundary
-    link = (gpu["interconnect_gbytes_per_s"] if net["nvlink"] else net["link_gbytes_per_s"]) * 1e9
+    link = (gpu["nvlink_gbytes_per_s"] if net["nvlink"] else net["link_gbytes_per_s"]) * 1e9
     layers = stage_layers(model["layers"], p)
     held = run["held"]
     return {
