@@ -2,6 +2,8 @@
 them compiled (generator/compiler.py), so this module keeps to the Python the page runs. Every bubble here is read off
 the schedules placed in time (schedule.simulate); the layout, each GPU's parameters and the compute per token are the
 series' (platelib), as plate XIV.4 states them."""
+import math
+
 from generator.notation import num
 from platelib.compute import compute_seconds, gpu_params
 from platelib.layout import replica_gpus, stage_layers
@@ -47,21 +49,19 @@ def above(run, target):
 
 def fewest(schedule, p, v, times, target):
     """The fewest micro-batches per step (multiples of p when interleaving) that bring the schedule's simulated
-    bubble to at most `target` of the step: doubling, then halving the gap."""
+    bubble to at most `target` of the step. From p micro-batches on each schedule's idle time no longer changes
+    with m (the simulation at 2p gives it), so m·(f + b) must reach idle·(1 − target)/target; the count found is
+    then checked against the simulation itself, one unit either side."""
     unit = p if schedule == INTERLEAVED else 1
-    high = unit
-    while above(simulate(schedule, p, high, v, times[0], times[1], times[2], False), target):
-        high = high * 2
-    low = high // 2  # its bubble is above the target (or it is below one unit)
-    while high - low > unit:
-        mid = ((low + high) // 2 // unit) * unit
-        if mid <= low:
-            mid = low + unit
-        if above(simulate(schedule, p, mid, v, times[0], times[1], times[2], False), target):
-            low = mid
-        else:
-            high = mid
-    return high
+    work = times[0] + times[1]
+    run = simulate(schedule, p, 2 * p, v, times[0], times[1], times[2], False)
+    idle = run["end"] - run["busy"]
+    m = max(unit, int(math.ceil(idle * (1 - target) / target / work / unit - 1e-9)) * unit)
+    while above(simulate(schedule, p, m, v, times[0], times[1], times[2], False), target):
+        m = m + unit
+    while m > unit and not above(simulate(schedule, p, m - unit, v, times[0], times[1], times[2], False), target):
+        m = m - unit
+    return m
 
 
 def facts(selection, presets):
@@ -101,12 +101,19 @@ def facts(selection, presets):
                      "step_s": one["end"] if ok else None, "share": share_of(one) if ok else None,
                      "held": one["held"] if ok else [], "most_held": max(one["held"]) if ok else None})
     curves = []
+    unit_w = ratio * settings["weight_share"]
     for name in ORDER:
+        settled = -1.0  # the idle time from p micro-batches on, which a larger m no longer changes (simulated once)
         for count in axis(settings["largest_micro"]):
             if allowed(name, p, count):
-                curves.append({"schedule": name, "name": SCHEDULES[name]["name"], "m": count,
-                               "share": share_of(simulate(name, p, count, v, 1.0, ratio, ratio * settings["weight_share"],
-                                                          False))})
+                if settled < 0:
+                    one = simulate(name, p, count, v, 1.0, ratio, unit_w, False)
+                    share = share_of(one)
+                    if count >= p:
+                        settled = one["end"] - one["busy"]
+                else:
+                    share = settled / (count * (1.0 + ratio) + settled)
+                curves.append({"schedule": name, "name": SCHEDULES[name]["name"], "m": count, "share": share})
     target = settings["bubble_target"]
     llama = simulate(ONE_F_ONE_B, settings["llama_stages"], settings["llama_micro"], 1, 1.0, ratio, 1.0, False)
     sequence_bytes = BF16_BYTES * w["seq_len"] * model["d_model"]  # one sequence's activations at a boundary

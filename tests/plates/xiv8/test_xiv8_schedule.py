@@ -148,3 +148,28 @@ def test_16_stages_need_135_micro_batches_for_10_percent():
 def test_zb_h1_idles_15_63_at_p_m_16_with_equal_times():
     run = schedule.simulate("zb-h1", 16, 16, 1, 1.0, 2.0, 1.0, False)
     assert Fraction(idle_share(run)).limit_denominator(1000) == Fraction(15, 63)
+
+
+@pytest.mark.parametrize("name", ["gpipe", "1f1b", "interleaved", "zb-h1"])
+def test_from_p_micro_batches_on_the_idle_time_no_longer_changes_with_m(name):
+    """What Figure 2 and the readout's search rely on: past the first allowed m ≥ p, one simulation's idle time
+    serves every larger m (held here against the full simulation at each)."""
+    for p in (2, 3, 4, 8, 16):
+        for v in ((1, 2, 4, 8) if name == "interleaved" else (1,)):
+            unit = p if name == "interleaved" else 1
+            first = schedule.simulate(name, p, p, v, 1.0, 2.0, 1.0, False)
+            idle = first["end"] - first["busy"]
+            for m in range(p, 4 * p + 1, unit):
+                run = schedule.simulate(name, p, m, v, 1.0, 2.0, 1.0, False)
+                assert abs(run["end"] - run["busy"] - idle) <= TOL * run["end"], (p, m, v)
+
+
+def test_figure_2s_points_are_the_full_simulations():
+    from xiv8_support import facts
+    for layout in ("pp4", "tp8-pp16"):
+        for chunks in ("v2", "v8"):
+            f = facts(layout=layout, chunks=chunks)
+            for point in f["curves"]:
+                v = f["v"] if point["schedule"] == "interleaved" else 1
+                run = schedule.simulate(point["schedule"], f["p"], point["m"], v, 1.0, 2.0, 1.0, False)
+                assert abs(point["share"] - idle_share(run)) <= TOL, (layout, chunks, point)
