@@ -8,6 +8,7 @@ import itertools
 from dataclasses import make_dataclass
 from pathlib import Path
 
+from generator.notation import given
 from generator.render import csv_cell
 from generator.schema import Range, default_choice, fields, keyed
 from platelib import catalogue  # the series catalogue: its models, GPUs, networks and layouts
@@ -40,6 +41,16 @@ CSV_COLUMNS = ["layout", "micro", "chunks", "model", "gpu", "network", "schedule
 FIGURES = page_words.FIGURES
 FIRST_KEYS = ["schedule", "layout", "micro", "chunks"]  # always in the URL; the catalogue's only when not the default's
 HARDWARE_KEYS = ["model", "gpu", "network"]
+
+def option_name(key: str, choice: dict) -> str:
+    """A choice as its select names it, short enough for the three controls beside Figure 1 to share a phone's width
+    (the caption and words keep the full names): stages as "16 (TP 8)", interleaved 1F1B as "interleaved"."""
+    if key == "layout":
+        return given(choice["pipeline"]) + (" (TP " + given(choice["tensor"]) + ")" if choice["tensor"] > 1 else "")
+    if key == "schedule" and choice["name"].startswith("interleaved"):
+        return "interleaved"
+    return choice["name"]
+
 
 Selection = make_dataclass("Selection", [(key, str) for key in CONTROLS], frozen=True)  # one id per control
 
@@ -164,7 +175,8 @@ def page(content, model: Model, figures: list, dataflows, store=None) -> dict:
         "words_context": W, "csv_columns": CSV_COLUMNS, "csv_name": plate.data_file,
     }
     return dict(
-        controls=[(key, LABELS[key], {i: c["name"] for i, c in p[table].items()}) for key, table in CONTROLS.items()],
+        controls=[(key, LABELS[key], {i: option_name(key, c) for i, c in p[table].items()})
+                  for key, table in CONTROLS.items()],
         tips=TIPS, selected=default, readout=page_words.readout(f, W), caption=f["caption"], columns=TABLE_COLUMNS,
         tables={fig.id: page_words.table_rows(f, fig.id) for fig in figures},
         descriptions={fig.id: page_words.describe(f, fig.id, W) for fig in figures}, data=data,

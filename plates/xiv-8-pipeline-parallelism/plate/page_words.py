@@ -24,6 +24,11 @@ def held(value):
     return sig(value)
 
 
+def held_micro(value):
+    """'1 micro-batch', '4 micro-batches', '5.50 micro-batches'."""
+    return held(value) + (" micro-batch" if value == 1 else " micro-batches")
+
+
 def plate_ref(W, subject):
     """'plate XIV.4' when plate.md names the plate on that subject, else ''."""
     plate = W["plates"].get(subject)
@@ -38,8 +43,8 @@ def micro(value):
 def held_text(f):
     """What the drawn schedule keeps in flight, stage by stage."""
     if f["most_held"] == f["least_held"]:
-        return "every stage holds the activations of " + held(f["most_held"]) + " micro-batches at its peak"
-    return "the first stage holds the activations of " + held(f["held"][0]) + " micro-batches at its peak and the " + \
+        return "every stage holds the activations of " + held_micro(f["most_held"]) + " at its peak"
+    return "the first stage holds the activations of " + held_micro(f["held"][0]) + " at its peak and the " + \
         "last " + held(f["held"][len(f["held"]) - 1])
 
 
@@ -54,9 +59,12 @@ def readout(f, W):
         "GPU idle for " + percent(f["share"]) + " of the step, " + seconds(f["idle_s"]) + " of " + \
         seconds(f["step_s"]) + ". It needs " + micro(f["fewest"]) + " per step to bring that to " + \
         percent(f["target"]) + "; " + held_text(f) + "."
-    two = "Each stage sends the next " + data_size(f["p2p_bytes"]) + " of activations per micro-batch forward, " + \
-        "and as much back, " + seconds(f["p2p_s"]) + " at " + num(f["link_gbytes_per_s"]) + " GB/s beside a " + \
-        "forward pass of " + seconds(f["forward_s"]) + "."
+    who = "Each GPU sends its peer in the next stage " if f["t"] > 1 else "Each stage sends the next "
+    share = " (its 1/" + num(f["t"]) + " share under tensor parallelism)" if f["t"] > 1 else ""
+    more = "; interleaving sends " + num(f["chunks_drawn"]) + " times as many" if f["chunks_drawn"] > 1 else ""
+    two = who + data_size(f["p2p_bytes"]) + " of activations per micro-batch forward" + share + ", and as much " + \
+        "back, " + seconds(f["p2p_s"]) + " at " + num(f["link_gbytes_per_s"]) + " GB/s beside a forward pass of " + \
+        seconds(f["forward_s"]) + more + "."
     if not f["fits"]:
         ref = plate_ref(W, "sharding")
         two = two + " Mind the memory: each GPU's model states alone, " + data_size(f["states_bytes"]) + \
