@@ -27,7 +27,8 @@ TIPS = {"schedule": "The order each stage runs its forward and backward passes i
 SETTINGS = {"micro_sequences": Range("count", 1, 1024), "backward_ratio": Range("positive", 0.5, 10),
             "weight_share": Range("fraction", 0.01, 0.99), "bubble_target": Range("fraction", 0.001, 0.9),
             "rule_factor": Range("count", 1, 64), "largest_micro": Range("count", 1, 1024),
-            "llama_stages": Range("count", 1, 64), "llama_micro": Range("count", 1, 1024)}
+            "llama_stages": Range("count", 1, 64), "llama_micro": Range("count", 1, 1024),
+            "llama_gpus": Range("count", 1, 10**6)}
 COUNT = {"name": "text", "count": Range("count", 1, 256)}
 CHUNKS = {"name": "text", "count": Range("count", 1, 8)}
 OWN_TABLES = ("settings", "micro", "chunks")

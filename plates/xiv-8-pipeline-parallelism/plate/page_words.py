@@ -59,12 +59,12 @@ def readout(f, W):
         "GPU idle for " + percent(f["share"]) + " of the step, " + seconds(f["idle_s"]) + " of " + \
         seconds(f["step_s"]) + ". It needs " + micro(f["fewest"]) + " per step to bring that to " + \
         percent(f["target"]) + "; " + held_text(f) + "."
-    who = "Each GPU sends its peer in the next stage " if f["t"] > 1 else "Each stage sends the next "
+    who = "each GPU of a stage sends its peer in the next " if f["t"] > 1 else "each stage but the last sends the next "
     share = " (its 1/" + num(f["t"]) + " share under tensor parallelism)" if f["t"] > 1 else ""
     more = "; interleaving sends " + num(f["chunks_drawn"]) + " times as many" if f["chunks_drawn"] > 1 else ""
-    two = who + data_size(f["p2p_bytes"]) + " of activations per micro-batch forward" + share + ", and as much " + \
-        "back, " + seconds(f["p2p_s"]) + " at " + num(f["link_gbytes_per_s"]) + " GB/s beside a forward pass of " + \
-        seconds(f["forward_s"]) + more + "."
+    two = "Per micro-batch, " + who + data_size(f["p2p_bytes"]) + " of activations" + share + ", and gets as " + \
+        "many bytes of gradients back: " + seconds(f["p2p_s"]) + " each way at " + num(f["link_gbytes_per_s"]) + \
+        " GB/s, beside a forward pass of " + seconds(f["forward_s"]) + more + "."
     if not f["fits"]:
         ref = plate_ref(W, "sharding")
         two = two + " Mind the memory: each GPU's model states alone, " + data_size(f["states_bytes"]) + \
@@ -90,8 +90,9 @@ def title(f, figure_id, W):
 def describe(f, figure_id, W):
     """A figure in words for one selection."""
     if figure_id == "fig-schedule":
-        return "Each of the " + num(f["p"]) + " rows is a stage; each block one micro-batch's forward, backward" + \
-            (" or weight gradient" if f["drawn"] == "zb-h1" else "") + " on it, placed in time as " + \
+        return "Each of the " + num(f["p"]) + " rows is a stage; each block one micro-batch's forward" + \
+            (", input gradient or weight gradient" if f["drawn"] == "zb-h1" else " or backward pass") + \
+            " on it, placed in time as " + \
             f["drawn_name"] + " runs them; the grey behind the blocks is idle time. The step takes " + \
             seconds(f["step_s"]) + ", of which each stage computes for " + seconds(f["busy_s"]) + "."
     if figure_id == "fig-bubble":

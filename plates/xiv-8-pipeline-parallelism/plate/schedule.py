@@ -68,9 +68,10 @@ def interleaved_order(p, m, v, s):
 
 
 def zb_h1_order(p, m, s):
-    """ZB-H1 on stage s (arXiv:2401.10241 §3.1): 1F1B's forwards and input gradients, at most p − s micro-batches
-    in flight, with the weight gradients W deferred: stage s holds back min(s, m) of them, runs one after each input
-    gradient once it holds that many, and runs the rest at the end, where they fill the drain."""
+    """ZB-H1 on stage s (arXiv:2401.10241 §3.1), in an order written here: 1F1B's forwards and input gradients,
+    with the weight gradients W deferred: stage s holds back min(s, m) of them, runs one after each input gradient
+    once it holds that many, and the rest at the end, where they fill the drain. It gives the paper's bubble,
+    (p − 1)(T_F + T_B − T_W) from m = p on while T_W ≤ T_B, and its peak of p micro-batches held (tests)."""
     warm = min(p - s - 1, m)
     deferred = min(s, m)
     order = []
