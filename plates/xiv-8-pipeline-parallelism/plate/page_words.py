@@ -59,7 +59,9 @@ def readout(f, W):
         "GPU idle for " + percent(f["share"]) + " of the step, " + seconds(f["idle_s"]) + " of " + \
         seconds(f["step_s"]) + ". It needs " + micro(f["fewest"]) + " per step to bring that to " + \
         percent(f["target"]) + "; " + held_text(f) + "."
-    who = "each GPU of every stage but the last sends its peer in the next " if f["t"] > 1 else "each stage but the last sends the next "
+    who = "each stage but the last sends the next "
+    if f["t"] > 1:
+        who = "each GPU of every stage but the last sends its peer in the next "
     share = " (its 1/" + num(f["t"]) + " share under tensor parallelism)" if f["t"] > 1 else ""
     more = "; interleaving sends " + num(f["chunks_drawn"]) + " times as many" if f["chunks_drawn"] > 1 else ""
     two = "Per micro-batch, " + who + data_size(f["p2p_bytes"]) + " of activations" + share + ", and gets as " + \

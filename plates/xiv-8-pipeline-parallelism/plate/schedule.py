@@ -52,7 +52,8 @@ def micro_of(k, p, v):
 
 def interleaved_order(p, m, v, s):
     """Interleaved 1F1B on stage s (arXiv:2104.04473 §2.2.2; Megatron-LM): m·v forwards and backwards of chunks,
-    (p − s − 1)·2 + (v − 1)·p forwards to warm up, then one forward and one backward in turn; m a multiple of p."""
+    (p − s − 1)·2 + (v − 1)·p forwards to warm up, then one forward and one backward in turn; m a multiple of
+    p."""
     total = m * v
     warm = min((p - s - 1) * 2 + (v - 1) * p, total)
     order = []
