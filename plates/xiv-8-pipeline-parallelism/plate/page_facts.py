@@ -96,7 +96,9 @@ def facts(selection, presets):
     each = []
     for name in ORDER:
         ok = allowed(name, p, m)
-        one = simulate(name, p, m, v, f, b, wg, False) if ok else None
+        one = None
+        if ok:
+            one = run if name == drawn else simulate(name, p, m, v, f, b, wg, False)
         each.append({"schedule": name, "name": SCHEDULES[name]["name"], "runs": ok,
                      "step_s": one["end"] if ok else None, "share": share_of(one) if ok else None,
                      "held": one["held"] if ok else [], "most_held": max(one["held"]) if ok else None})

@@ -7,7 +7,7 @@ LANES_DATA = "lanes"  # Figure 1: every operation; each stage's whole step (idle
 CURVES_DATA = "curves"  # Figure 2: the bubble against m per schedule
 MARKS_DATA = "marks"  # Figure 2: the bubble against m per schedule; m = 4p and Llama 3 405B
 HELD_DATA = "held"  # Figure 3: micro-batches held per stage per schedule
-MOST_BLOCKS = 256  # passes per stage Figure 1 draws one by one; past it each is under 3 px wide, and drawn merged
+MOST_BLOCKS = 64  # passes per stage Figure 1 draws one by one; past it each is under 11 px wide, and drawn merged
 BUSY = "passes too short to draw apart"  # Figure 1's kind for merged passes
 
 
