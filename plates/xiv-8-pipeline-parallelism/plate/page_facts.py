@@ -47,16 +47,23 @@ def above(run, target):
     return share_of(run) > target * (1 + 1e-9)
 
 
-def fewest(schedule, p, v, times, target):
+def settled_idle(schedule, p, v, times):
+    """The schedule's idle time per step from p micro-batches on, where a larger m no longer changes it
+    (tests/plates/xiv8 hold this against the full simulation): the simulation at m = p."""
+    run = simulate(schedule, p, p, v, times[0], times[1], times[2], False)
+    return run["end"] - run["busy"]
+
+
+def fewest(schedule, p, v, times, target, idle):
     """The fewest micro-batches per step (multiples of p when interleaving) that bring the schedule's simulated
-    bubble to at most `target` of the step. From p micro-batches on each schedule's idle time no longer changes
-    with m (the simulation at 2p gives it), so m·(f + b) must reach idle·(1 − target)/target; the count found is
-    then checked against the simulation itself, one unit either side."""
+    bubble to at most `target` of the step, given its idle time from p micro-batches on: m·(f + b) must reach
+    idle·(1 − target)/target. A count below p, where the idle time may differ, is checked against the simulation
+    itself, one unit either side."""
     unit = p if schedule == INTERLEAVED else 1
     work = times[0] + times[1]
-    run = simulate(schedule, p, 2 * p, v, times[0], times[1], times[2], False)
-    idle = run["end"] - run["busy"]
     m = max(unit, int(math.ceil(idle * (1 - target) / target / work / unit - 1e-9)) * unit)
+    if m >= p:
+        return m
     while above(simulate(schedule, p, m, v, times[0], times[1], times[2], False), target):
         m = m + unit
     while m > unit and not above(simulate(schedule, p, m - unit, v, times[0], times[1], times[2], False), target):
@@ -94,27 +101,27 @@ def facts(selection, presets):
         ops.append({"stage": op[0] + 1, "kind": op[1], "micro": op[2] + 1, "chunk": op[3] + 1, "start": op[4],
                     "end": op[5]})
     each = []
+    idles = {}  # each schedule's idle time from p micro-batches on, in seconds
     for name in ORDER:
         ok = allowed(name, p, m)
         one = None
         if ok:
             one = run if name == drawn else simulate(name, p, m, v, f, b, wg, False)
+            if m >= p:
+                idles[name] = one["end"] - one["busy"]
+        if name not in idles:
+            idles[name] = settled_idle(name, p, v, times)
         each.append({"schedule": name, "name": SCHEDULES[name]["name"], "runs": ok,
                      "step_s": one["end"] if ok else None, "share": share_of(one) if ok else None,
                      "held": one["held"] if ok else [], "most_held": max(one["held"]) if ok else None})
     curves = []
-    unit_w = ratio * settings["weight_share"]
     for name in ORDER:
-        settled = -1.0  # the idle time from p micro-batches on, which a larger m no longer changes (simulated once)
         for count in axis(settings["largest_micro"]):
             if allowed(name, p, count):
-                if settled < 0:
-                    one = simulate(name, p, count, v, 1.0, ratio, unit_w, False)
-                    share = share_of(one)
-                    if count >= p:
-                        settled = one["end"] - one["busy"]
+                if count < p:
+                    share = share_of(simulate(name, p, count, v, f, b, wg, False))
                 else:
-                    share = settled / (count * (1.0 + ratio) + settled)
+                    share = idles[name] / (count * (f + b) + idles[name])
                 curves.append({"schedule": name, "name": SCHEDULES[name]["name"], "m": count, "share": share})
     target = settings["bubble_target"]
     llama = simulate(ONE_F_ONE_B, settings["llama_stages"], settings["llama_micro"], 1, 1.0, ratio, 1.0, False)
@@ -137,7 +144,7 @@ def facts(selection, presets):
         "share": share_of(run), "ideal_share": (run["end"] - run["busy"]) / run["busy"],
         "held": held, "most_held": max(held), "least_held": min(held),
         "forward_s": f, "backward_s": b, "weight_s": wg,
-        "fewest": fewest(drawn, p, v, times, target), "target": target,
+        "fewest": fewest(drawn, p, v, times, target, idles[drawn]), "target": target,
         "each": each, "curves": curves, "rule_m": settings["rule_factor"] * p, "rule_factor": settings["rule_factor"],
         "llama_p": settings["llama_stages"], "llama_m": settings["llama_micro"], "llama_share": share_of(llama),
         "model": {"name": model["name"], "params": model["params"], "layers": model["layers"],
