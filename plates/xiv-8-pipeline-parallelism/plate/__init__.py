@@ -36,7 +36,8 @@ CATALOGUE_TABLES = ("models", "gpus", "networks", "layouts")
 MOST_STAGES = 64  # the simulation's bound on p: a layout with more stages is not offered
 TABLE_COLUMNS = {"fig-schedule": ("Stage", "First pass starts", "Last pass ends", "Idle share"),
                  "fig-bubble": ("Micro-batches", "GPipe", "1F1B", "Interleaved 1F1B", "ZB-H1"),
-                 "fig-step": ("Schedule", "Step", "Idle share", "Held by stage 1", "Held at most")}
+                 "fig-step": ("Schedule", "Step", "Idle share", "Held by stage 1", "Held at most",
+                              "Sent per boundary, GPU and direction")}
 CSV_COLUMNS = ["layout", "micro", "chunks", "model", "gpu", "network", "schedule", "stages", "micro_batches",
                "chunks_per_gpu", "step_s", "idle_share", "most_held", "p2p_bytes_per_micro_batch"]
 FIGURES = page_words.FIGURES

@@ -100,6 +100,7 @@ def facts(selection, presets):
     for op in run["ops"]:
         ops.append({"stage": op[0] + 1, "kind": op[1], "micro": op[2] + 1, "chunk": op[3] + 1, "start": op[4],
                     "end": op[5]})
+    sequence_bytes = BF16_BYTES * w["seq_len"] * model["d_model"]  # one sequence's activations at a boundary
     each = []
     idles = {}  # each schedule's idle time from p micro-batches on, in seconds
     for name in ORDER:
@@ -111,7 +112,8 @@ def facts(selection, presets):
                 idles[name] = one["end"] - one["busy"]
         if name not in idles:
             idles[name] = settled_idle(name, p, v, times)
-        each.append({"schedule": name, "name": SCHEDULES[name]["name"], "runs": ok,
+        sends = m * (v if name == INTERLEAVED else 1)  # activations sent across one boundary per step, each way
+        each.append({"schedule": name, "name": SCHEDULES[name]["name"], "runs": ok, "sends": sends,
                      "step_s": one["end"] if ok else None, "share": share_of(one) if ok else None,
                      "held": one["held"] if ok else [], "most_held": max(one["held"]) if ok else None})
     curves = []
@@ -125,7 +127,6 @@ def facts(selection, presets):
                 curves.append({"schedule": name, "name": SCHEDULES[name]["name"], "m": count, "share": share})
     target = settings["bubble_target"]
     llama = simulate(ONE_F_ONE_B, settings["llama_stages"], settings["llama_micro"], 1, 1.0, ratio, 1.0, False)
-    sequence_bytes = BF16_BYTES * w["seq_len"] * model["d_model"]  # one sequence's activations at a boundary
     link = (gpu["nvlink_gbytes_per_s"] if net["nvlink"] else net["link_gbytes_per_s"]) * 1e9
     layers = stage_layers(model["layers"], p)
     held = run["held"]

@@ -118,7 +118,8 @@ def describe(f, figure_id, W):
     for one in f["each"]:
         if one["runs"]:
             parts.append(one["name"] + " " + seconds(one["step_s"]) + " a step, at most " + held(one["most_held"]) +
-                         " micro-batches held")
+                         " micro-batches held, " + data_size(one["sends"] * f["p2p_bytes"]) + " a step over each " +
+                         "boundary, per GPU and direction")
         else:
             parts.append(one["name"] + " does not run with " + micro(f["m"]))
     return "Micro-batches whose activations each stage holds at its peak, stage by stage, " + f["model"]["name"] + \
@@ -151,5 +152,5 @@ def table_rows(f, figure_id):
         for one in f["each"]:
             if one["runs"]:
                 rows.append([one["name"], seconds(one["step_s"]), percent(one["share"]), held(one["held"][0]),
-                             held(one["most_held"])])
+                             held(one["most_held"]), data_size(one["sends"] * f["p2p_bytes"])])
     return rows
