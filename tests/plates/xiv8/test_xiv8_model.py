@@ -108,3 +108,11 @@ def test_xiv4_and_xiv8_state_the_same_parameters_per_gpu_and_move_together_with_
     assert g4["points"][0]["states_bytes"] == pytest.approx(1.25 * states4, rel=REL)
     assert g8["states_bytes"] == pytest.approx(1.25 * f8["states_bytes"], rel=REL)
     assert g8["per_gpu_params"] == pytest.approx(1.25 * f8["per_gpu_params"], rel=REL)
+
+
+@pytest.mark.parametrize("chunks", list(presets()["chunks"]))
+def test_figure_3_counts_m_sends_a_boundary_per_step_and_v_times_as_many_under_interleaving(chunks):
+    f = facts(layout="tp8-pp16", micro="m32", chunks=chunks)
+    v = presets()["chunks"][chunks]["count"]
+    assert {one["schedule"]: one["sends"] for one in f["each"]} == {"gpipe": 32, "1f1b": 32, "zb-h1": 32,
+                                                                    "interleaved": 32 * v}
