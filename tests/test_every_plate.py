@@ -131,10 +131,11 @@ def test_without_javascript_every_plate_shows_its_words_figures_and_tables(serie
 
 @pytest.mark.browser
 @pytest.mark.parametrize("page", PAGES)
-def test_every_plate_prints_within_the_readmes_budget(series_site, browser, page):
+def test_every_plate_prints_within_the_readmes_budget(series_site, print_browser, page):
+    """With and without fonts-liberation (print_browser's two font sets), as the README promises."""
     from pypdf import PdfReader
     import io
-    context, tab, _, _ = open_plate(browser, series_site, page)
+    context, tab, _, _ = open_plate(print_browser, series_site, page)
     try:
         wait_until(tab, "document.documentElement.dataset.ready")
         for fmt, most in readme_pages().items():
