@@ -22,6 +22,9 @@ TIPS = {"schedule": "The order each stage runs its forward and backward passes i
         "micro": "m: the micro-batches each step's batch is cut into, per pipeline",
         "chunks": "v: interleaving's model chunks per GPU (Figure 2 draws it at this v)",
         "network": "The link between stages, for the activations each micro-batch sends"}
+# The choices a link to another plate carries: the series catalogue's ids every one of them reads from its URL (not
+# the stages, whose choices include this plate's own [layouts.pp4]).
+LINK_KEYS = {subject: ["model", "gpu", "network"] for subject in ("data_parallelism", "sharding", "critical_batch")}
 SETTINGS = {"micro_sequences": Range("count", 1, 1024), "backward_ratio": Range("positive", 0.5, 10),
             "weight_share": Range("fraction", 0.01, 0.99), "bubble_target": Range("fraction", 0.001, 0.9),
             "rule_factor": Range("count", 1, 64), "largest_micro": Range("count", 1, 1024),
