@@ -441,7 +441,8 @@ def test_a_link_to_a_plate_carries_the_choices_its_url_reads(series_site, browse
             # a change of control moves every such link
             key = next(k for k in keys if k in data["choices"] and len(data["choices"][k]) > 1)
             other = next(c for c in data["choices"][key] if c != chosen[key])
-            page.evaluate("() => document.querySelectorAll('details').forEach((d) => { d.open = true; })")  # as a reader would
+            # a reader opens the disclosure a control sits in
+            page.evaluate("() => document.querySelectorAll('details').forEach((d) => { d.open = true; })")
             page.select_option(f"#choose-{key}", other)
             wait_until(page, f"() => document.documentElement.dataset.drawn !== undefined && "
                              f"({hrefs})().some((h) => h.includes({__import__('json').dumps(f'{key}={other}')}))")
