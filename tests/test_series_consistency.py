@@ -36,7 +36,7 @@ def page_presets(folder: str) -> dict:
     """The presets as the plate's page data carries them (what its compiled PAGE functions read)."""
     c = plate(folder)
     if folder == XIV4:
-        return texts.plain(c.module.page_module.presets_data(c))
+        return texts.plain(c.module.presets_data(c))
     if folder == XIV5:
         return texts.plain(c.module.facts.presets_data(c.presets))
     return texts.plain(c.presets)
@@ -105,7 +105,7 @@ def memory_differences(model: str, gpu: str, stage: str, precision: str, network
         out.append(f"the CSVs' states per GPU: {states4} against {states5}")
     # the pages' words: the model states each page writes for the whole state (stage 0 on one GPU), and the count
     # from which the selected stage fits
-    W4 = texts.plain(plate(XIV4).module.words.context(plate(XIV4).presets.workshop.seq_len, {}))
+    W4 = texts.plain(plate(XIV4).module.context(plate(XIV4).presets.workshop.seq_len, {}))
     if k == 0:
         said4 = re.search(r"Model states: (.+?) per GPU", " ".join(plate(XIV4).module.PAGE["readout"](four, W4)))
         said5 = re.search(r"stage 0 stays at (.+?),", plate(XIV5).module.PAGE["describe"](five, "fig-states",
@@ -240,7 +240,7 @@ def test_fp32_gradients_make_the_states_18_bytes_a_parameter_on_both_pages_and_b
     network = next(iter(c.presets.networks))
     # XIV.4: the readout's memory paragraph and its page CSV, FP32 gradients, no sharding and ZeRO-1
     four = page_facts(XIV4, xiv4_selection(model=model, precision="fp32", network=network, layout="one-gpu"))
-    W4 = texts.plain(plate(XIV4).module.words.context(plate(XIV4).presets.workshop.seq_len, {}))
+    W4 = texts.plain(plate(XIV4).module.context(plate(XIV4).presets.workshop.seq_len, {}))
     said = " ".join(plate(XIV4).module.PAGE["readout"](four, W4))
     assert f"Model states: {size} per GPU" in said and f"Sharded with ZeRO-1 they would fit from {n} replicas" in said
     c4 = [x[0] for x in plate(XIV4).module.page_rows.SELECTION_COLUMNS]

@@ -1,15 +1,32 @@
 """The shipped Plate XIV.4's plate module for the tests: its package (plates/xiv-4-data-parallelism/plate/) and
 its modules by name, loaded as the engine loads it."""
 from pathlib import Path
+from types import SimpleNamespace
 
 from generator.plate import plates
 
 SHIPPED = Path(__file__).resolve().parent.parent / "plates" / "xiv-4-data-parallelism"
 PLATE = plates.load(SHIPPED / plates.PACKAGE)
 model, facts, custom, xpresets, slots = PLATE.model, PLATE.facts, PLATE.custom, PLATE.presets, PLATE.slots
-xfigures, xpage, xwords = PLATE.figures_module, PLATE.page_module, PLATE.words
+xfigures, xpage = PLATE.figures_module, PLATE  # the hooks that fill the page are the package's own (__init__.py)
 Selection = xpresets.Selection
 PAGE = SHIPPED / plates.PAGE  # its page modules
+
+
+def _of(f, plates_: dict[str, str] | None = None) -> dict:
+    """One facts' words ({readout, describe, tables}), PAGE's in Python, as the page writes them."""
+    return PLATE.words_of([f], plates_)[0]
+
+
+# One selection's words as the tests read them: the plate's words (PLATE.words_of, W, the figures' ids and tables'
+# columns), and views of one facts' words.
+xwords = SimpleNamespace(
+    FIGURES=PLATE.FIGURES, TABLE_COLUMNS=PLATE.TABLE_COLUMNS, context=PLATE.context,
+    words_context=PLATE.words_context, words_of=PLATE.words_of, facts_data=PLATE.facts_data, of=_of,
+    readout_paragraphs=lambda f, plates_=None: _of(f, plates_)["readout"],
+    readout=lambda f, plates_=None: " ".join(_of(f, plates_)["readout"]),
+    describe=lambda f, figure_id, plates_=None: _of(f, plates_)["describe"][figure_id],
+    table_rows=lambda f, figure_id: _of(f)["tables"][figure_id])
 
 
 def page_modules() -> dict[str, str]:
