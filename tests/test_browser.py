@@ -9,7 +9,7 @@ import pytest
 from conftest import CONTENT, current, plates, wait_until
 from generator.source import content
 from generator.page import render
-from xiv4 import facts, xfigures, xpage, xwords
+from xiv4 import facts, rows_of, xfigures, xpage, xwords
 
 pytestmark = pytest.mark.browser
 # Each control's label, and the field of a selection it sets.
@@ -272,11 +272,11 @@ def figure_data(f) -> dict:
     # Fields the rows carry but no mark draws since the keys replaced the in-plot labels (the facts' label is
     # overwritten by the crossing's own words; the GPU's memory is named by the title): a change to them alone
     # leaves the figure as it was.
-    facts_drawn = [{k: v for k, v in row.items() if k != "label"} for row in xfigures.facts_rows(f, f.caption)]
-    memory_drawn = [{k: v for k, v in row.items() if k != "gpu_label"} for row in xfigures.memory_rows(f)]
-    lines = (xfigures.grid_rows(f), facts_drawn)
+    facts_drawn = [{k: v for k, v in row.items() if k != "label"} for row in rows_of(f)["facts"]]
+    memory_drawn = [{k: v for k, v in row.items() if k != "gpu_label"} for row in rows_of(f)["memory"]]
+    lines = (rows_of(f)["grid"], facts_drawn)
     return {"fig-time": lines, "fig-efficiency": lines,
-            "fig-timeline": (xfigures.timeline_rows(f), xfigures.timeline_facts(f)), "fig-memory": memory_drawn}
+            "fig-timeline": (rows_of(f)["timeline"], rows_of(f)["timeline_facts"]), "fig-memory": memory_drawn}
 
 
 @pytest.mark.parametrize("label, last", [(label, False) for label in CONTROLS] + [("GPU", True)])
@@ -586,8 +586,8 @@ def test_the_real_clusters_controls_redraw_its_line_and_are_kept_in_the_url(site
     wait_until(page, f"document.documentElement.dataset.shown === '{key}'")
     wait_until(page, "location.hash.includes('micro=2')")
     assert page.url.endswith("&bucket=500&micro=2")
-    expected = xfigures.grid_rows(atlas.facts(sel))
-    assert expected != xfigures.grid_rows(atlas.facts(d))
+    expected = rows_of(atlas.facts(sel))["grid"]
+    assert expected != rows_of(atlas.facts(d))["grid"]
     for figure in (0, 1):
         drawn = page.evaluate(f"() => window.plate.views[{figure}].data('grid')")
         for name in ("cluster_s", "cluster_efficiency"):

@@ -11,7 +11,7 @@ from xiv4 import Selection
 from generator.page.notation import num
 
 from conftest import CONTENT, covered, spec_selection
-from xiv4 import facts, xfigures
+from xiv4 import facts, rows_of, xfigures
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +112,7 @@ def test_facts_rows_mark_crossing_and_one_sequence(made):
     atlas, _ = made
     for sel in covered(atlas):  # every two choices of any two controls together, and more at random
         f = atlas.facts(sel)
-        row = xfigures.facts_rows(f, f.caption)[0]
+        row = rows_of(f)["facts"][0]
         assert row["crossing"] == f.crossing_replicas and row["n_star_text"] == "n* ≈ " + num(f.continuous_crossing)
         assert row["one_sequence"] == f.batch.tokens / atlas.presets.workshop.seq_len
         domain = f.gpu.nvlink_domain  # in GPUs; the shading counts replicas of gpus_per_replica GPUs each
@@ -125,7 +125,7 @@ def test_facts_rows_state_the_spec_claims(made):
     and gets less than one 8,192-token sequence per replica from 512."""
     atlas, _ = made
     f = atlas.facts(spec_selection(atlas.presets))
-    row = xfigures.facts_rows(f, f.caption)[0]
+    row = rows_of(f)["facts"][0]
     assert row["crossing"] == 1024 and row["one_sequence"] == 512 and row["hypothetical_from"] is None
     assert row["n_star_text"] == "n* ≈ 708"
 
@@ -170,7 +170,7 @@ def test_the_real_cluster_is_drawn_beside_the_workshop_on_figures_1_and_2(made):
     SVGs of the time and efficiency figures, fed by the default's own rows."""
     atlas, figures = made
     f = default_facts(atlas)
-    rows = xfigures.grid_rows(f)
+    rows = rows_of(f)["grid"]
     assert [r["cluster_s"] for r in rows] == f.cluster["comm_s"]
     assert [r["cluster_efficiency"] for r in rows] == f.cluster["efficiency"]
     colour = charts.ink(xfigures.SERIES["real cluster"][0])
@@ -220,7 +220,7 @@ def test_the_communication_line_meets_the_line_it_hides_behind_at_n_star(made):
     met = []
     for sel in covered(atlas):  # every two choices of any two controls together, and more at random
         f = atlas.facts(sel)
-        rows = xfigures.grid_rows(f)
+        rows = rows_of(f)["grid"]
         sides = sides_of_n_star(rows, f.continuous_crossing)
         if sides is not None:
             assert sides[0] < 0 < sides[1], (sel, f.continuous_crossing, sides)

@@ -14,7 +14,7 @@ from generator.source import content
 from generator.plate import texts
 
 from conftest import CONTENT, EVERY_SELECTION, covering, plates
-from xiv4 import PLATE, custom, facts, model, xfigures, xpage, xwords
+from xiv4 import PLATE, custom, facts, model, rows_of, xpage, xwords
 
 FIELDS = ("compute_s", "allreduce_s", "comm_s", "step_s", "exposed_s", "efficiency", "tokens_per_replica",
           "sequences_per_replica", "states_bytes")
@@ -238,8 +238,8 @@ def test_the_page_prices_a_covering_set_of_selections_real_cluster_as_python_doe
         label = xpage.selection_key(sel)
         assert got["buckets"] == [list(v) for v in f.cluster_buckets], label
         assert got["cluster"] == f.cluster, label
-        assert PAGE["datasets"](got)["grid"] == xfigures.grid_rows(f), label
-        assert PAGE["datasets"](got)["timeline"] == xfigures.timeline_rows(f), label
+        assert PAGE["datasets"](got)["grid"] == rows_of(f)["grid"], label
+        assert PAGE["datasets"](got)["timeline"] == rows_of(f)["timeline"], label
 
 
 def test_the_pages_communication_line_meets_the_backward_pass_at_n_star_under_zero3(every):

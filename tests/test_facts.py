@@ -11,7 +11,7 @@ from generator.page import render
 from xiv4 import Selection
 
 from conftest import CONTENT, covered, spec_selection
-from xiv4 import facts, xfigures, xpage, xwords
+from xiv4 import facts, rows_of, xpage, xwords
 from generator.page.notation import percent
 
 
@@ -199,9 +199,9 @@ def test_bucketed_tail_is_at_least_the_backward_bound_and_within_one_bucket(atla
         # the timeline draws the chosen overlap: these buckets for the backward pass only; for the workshop's whole
         # step the readout's own step − compute, so the figure and the readout agree on every selection
         tail = f.bucketed_tail_s if f.backward_only else p.step_s - p.compute_s
-        bars = [r for r in xfigures.timeline_rows(f) if r["kind"] == "tail"]
+        bars = [r for r in rows_of(f)["timeline"] if r["kind"] == "tail"]
         assert (bars[0]["end"] - bars[0]["start"] if bars else 0.0) == pytest.approx(tail, rel=1e-12, abs=1e-15)
-        facts_row, = xfigures.timeline_facts(f)
+        facts_row, = rows_of(f)["timeline_facts"]
         assert facts_row["step_end"] == pytest.approx(p.compute_s + tail, rel=1e-12)
 
 

@@ -17,7 +17,7 @@ from xiv4 import Selection
 
 from conftest import CONTENT, covered
 import shown_numbers
-from xiv4 import facts, xfigures, xwords
+from xiv4 import facts, rows_of, xwords
 
 
 @pytest.mark.parametrize("value, digits, text", [
@@ -197,7 +197,7 @@ def test_descriptions_never_start_the_all_reduce_from_one_replica(atlas):
             text = xwords.describe(f, fid)
             assert "rises from" not in text and "none" not in text.split("ZeRO")[0], (sel, text)
             assert not shown_numbers.problems(text), (sel, fid, shown_numbers.problems(text))
-        line = next(r for r in xfigures.grid_rows(f) if r["replicas"] == 2)  # the dashed line the words describe
+        line = next(r for r in rows_of(f)["grid"] if r["replicas"] == 2)  # the dashed line the words describe
         assert f"takes {notation.seconds(line['comm_s'])} on 2 replicas" in xwords.describe(f, "fig-time")
 
 

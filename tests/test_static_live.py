@@ -1,5 +1,5 @@
-"""The static page against the live one: the rows Python draws the figures from (xfigures.grid_rows, facts_rows,
-timeline_rows) against the rows the page makes (its PAGE's datasets on its facts from the page data), for every preset
+"""The static page against the live one: the rows Python draws the figures from (xiv4.rows_of:
+page_rows.datasets) against the rows the page makes (its PAGE's datasets on its facts from the page data), for every preset
 selection with every option, on the shipped content and on content made of edges: an NVLink domain exactly as
 large as the replica grid, gradients that fill one bucket, and a GPU slow enough that a reader's own run nears
 the overflow guard."""
@@ -21,7 +21,7 @@ from xiv4 import Selection
 
 from conftest import CONTENT, XIV4_MINI, covering, wait_until
 from test_engine import assert_texts_as_built
-from xiv4 import custom, facts, xfigures, xpage, xwords
+from xiv4 import custom, facts, rows_of, xfigures, xpage, xwords
 
 pytestmark = pytest.mark.browser
 
@@ -140,12 +140,12 @@ def test_the_page_makes_python_s_rows_for_a_covering_set_of_selections(edges, wh
         overlaps.add(f.backward_only)
         drawn = page["datasets"](texts.plain(page["facts"]({k: getattr(sel, k) for k in facts.KEYS + facts.CLUSTER_KEYS},
                                                             presets)))
-        same_rows(drawn["grid"], xfigures.grid_rows(f), f"{label}: grid")
+        same_rows(drawn["grid"], rows_of(f)["grid"], f"{label}: grid")
         assert_allclose([r["compute_s"] for r in drawn["grid"]], f.grid.compute_s, rtol=RTOL, err_msg=label)
         assert_allclose([r["efficiency"] for r in drawn["grid"]], f.grid.efficiency, rtol=RTOL, err_msg=label)
-        same_rows(drawn["facts"], xfigures.facts_rows(f, f.caption), f"{label}: facts")
-        same_rows(drawn["timeline"], xfigures.timeline_rows(f), f"{label}: timeline")
-        same_rows(drawn["timeline_facts"], xfigures.timeline_facts(f), f"{label}: timeline facts")
+        same_rows(drawn["facts"], rows_of(f)["facts"], f"{label}: facts")
+        same_rows(drawn["timeline"], rows_of(f)["timeline"], f"{label}: timeline")
+        same_rows(drawn["timeline_facts"], rows_of(f)["timeline_facts"], f"{label}: timeline facts")
     assert overlaps == {False, True}  # both windows: the whole step and the backward pass
 
 

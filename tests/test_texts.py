@@ -16,7 +16,7 @@ from generator.page.notation import gigabytes, num, percent, seconds
 
 from conftest import CONTENT, ROOT, copy_plate
 import content_edit
-from xiv4 import PAGE, PLATE, custom, facts, model, xfigures, xpage, xwords
+from xiv4 import PAGE, PLATE, custom, facts, model, rows_of, xpage, xwords
 
 WORDS = PAGE.parent / "plate" / "page_words.py"  # the plate's words, which the page runs compiled
 
@@ -60,7 +60,7 @@ def expected_numbers(f: facts.Facts) -> dict[str, list[str]]:
     memory.append(f"Model states: {gigabytes(first.states_gb, 4)} per GPU" if f.sharding_stage == 0 else
                   f"from {gigabytes(first.states_gb, 4)} on one replica to {gigabytes(last.states_gb, 4)} on "
                   f"{num(last.replicas)}")
-    line = [r["comm_s"] for r in xfigures.grid_rows(f)]  # Figure 1's communication line, as drawn
+    line = [r["comm_s"] for r in rows_of(f)["grid"]]  # Figure 1's communication line, as drawn
     drawn = [f"takes {seconds(line[1])} on 2 replicas and {seconds(line[-1])} on {num(last.replicas)}"] \
         if len(line) > 1 else []
     return {"hiding": hiding, "cost": cost, "memory": memory,
@@ -73,7 +73,7 @@ def expected_tables(f: facts.Facts) -> dict[str, list[list[str]]]:
     """The number tables of one selection, each cell notation.py's formatting of facts.py's value."""
     crossed = [num(p.replicas) + (" (crossed)" if p.replicas == f.crossing_replicas else "") for p in f.points]
     c = f.cluster
-    line = [r["comm_s"] for r in xfigures.grid_rows(f)]  # the table shows the numbers of Figure 1's line
+    line = [r["comm_s"] for r in rows_of(f)["grid"]]  # the table shows the numbers of Figure 1's line
     # beyond the NVLink domain (Network = NVLink) the real cluster is not priced
     priced = lambda value, write: "not priced" if value is None else write(value)  # noqa: E731
     return {

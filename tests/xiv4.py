@@ -13,6 +13,13 @@ Selection = xpresets.Selection
 PAGE = SHIPPED / plates.PAGE  # its page modules
 
 
+def rows_of(f) -> dict:
+    """{dataset: rows} the figures draw for one selection's facts: page_rows.datasets (the page's own) of its facts as
+    the page holds them."""
+    from generator.plate import texts
+    return PLATE.page_rows.datasets(texts.plain(PLATE.facts_data(f)))
+
+
 def _of(f, plates_: dict[str, str] | None = None) -> dict:
     """One facts' words ({readout, describe, tables}), PAGE's in Python, as the page writes them."""
     return PLATE.words_of([f], plates_)[0]

@@ -1,5 +1,5 @@
-"""XIV.4's four figures: their Altair charts and the rows they draw for one selection (generator/plate/charts.py compiles
-and draws them)."""
+"""XIV.4's four figures: their Altair charts, drawn with the default's rows (page_rows.datasets, the page's own) and
+compiled by the engine's figure()."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from generator.api import Cache, Figure, HEIGHT, INK, MUTED, WIDTH, figure, ink, plain
 
 from . import page_rows
-from .facts import Atlas, Facts, facts_data
+from .facts import Atlas, facts_data
 from .page_rows import BUCKET_GROUPS  # noqa: F401 - the page data names it
 
 if TYPE_CHECKING:
@@ -35,33 +35,8 @@ ROOM_PX = 34  # px the all-reduce's label needs below a line: the cluster's, if 
 FOOT_PX = 24  # px between the line and the plot's foot that the words need below it (8 + 13 tall, and a margin)
 
 
-def grid_rows(f: Facts) -> list[dict]:
-    """The rows Figures 1 and 2 draw for one selection (page_rows, which the page runs compiled)."""
-    return page_rows.grid_rows(_data(f))
-
-
-def facts_rows(f: Facts, label: str) -> list[dict]:
-    """The one row of marks for a selection: label, crossing, n*, one sequence, NVLink's reach."""
-    return [{**page_rows.facts_rows(_data(f))[0], "label": label}]
-
-
-def _data(f: Facts) -> dict:
-    """The facts as the page holds them (plain data), which page_rows reads."""
-    return plain(facts_data(f))
-
-
 TIMELINE_DATA = "timeline"  # the timeline's bars: forward, backward layer by layer, bucket groups, the tail
 TIMELINE_FACTS = "timeline_facts"  # its rules and labels
-
-
-def timeline_rows(f: Facts) -> list[dict]:
-    """One step at the timeline's replica count as bars (page_rows, which the page runs compiled)."""
-    return page_rows.timeline_rows(_data(f))
-
-
-def timeline_facts(f: Facts) -> list[dict]:
-    """The timeline's rules and labels: where compute ends, the backward-only bound, the bucketed end."""
-    return page_rows.timeline_facts(_data(f))
 
 
 # Encodings name their channel class (alt.X("f:Q"), alt.YValue(0)), never a bare "f:Q" or alt.value(0): Altair
@@ -245,35 +220,9 @@ def timeline_chart() -> alt.LayerChart:
     return alt.layer(bars, compute_end, bound, tail_label, where).properties(width=WIDTH, height=HEIGHT * 0.52)
 
 
-def figures(atlas: Atlas, default, store: Cache | None = None) -> list[Figure]:
-    """The figures, compiled for the page (no data) and drawn for the default selection (its rows only); with a
-    store (the build cache), what it already holds is not made again."""
-    store = store or Cache(None)
-    f = atlas.facts(default)
-    data = {GRID_DATA: grid_rows(f), FACTS_DATA: facts_rows(f, f.caption), TIMELINE_DATA: timeline_rows(f),
-            TIMELINE_FACTS: timeline_facts(f)}
-    made = []
-    for fid, title, chart, description in (
-        ("fig-time", "Compute and all-reduce time per step", (time_chart, (f.max_replicas,)),
-         "Per-step compute time and gradient all-reduce time against data-parallel replicas, log–log."),
-        ("fig-efficiency", "Scaling efficiency", (efficiency_chart, (f.max_replicas,)),
-         "Scaling efficiency against data-parallel replicas."),
-        ("fig-timeline", "One training step as a timeline", (timeline_chart, ()),
-         "One optimiser step: forward and backward compute, the gradient all-reduce (in buckets when only the backward pass hides it), the exposed tail."),
-    ):
-        made.append(figure(fid, title, chart, description, data, store))
-    made.append(memory_figure(f, store))
-    return made
-
-
 # --- Figure: model-state memory per GPU (issue 10) ----------------------------------------------------
 
 MEMORY_DATA = "memory"  # the shown selection's states per GPU at each replica count, and the GPU's memory
-
-
-def memory_rows(f: Facts) -> list[dict]:
-    """The memory figure's rows for one selection (page_rows, which the page runs compiled)."""
-    return page_rows.memory_rows(_data(f))
 
 
 def memory_chart(max_replicas: int) -> alt.LayerChart:
@@ -307,8 +256,26 @@ def memory_chart(max_replicas: int) -> alt.LayerChart:
     return alt.layer(memory, fit_rule, fit_label, line).properties(width=WIDTH, height=HEIGHT * 0.72)
 
 
-def memory_figure(f: Facts, store: Cache | None = None) -> Figure:
-    """The memory figure, compiled (no data) and drawn for the default selection."""
-    return figure("fig-memory", "Model states per GPU", (memory_chart, (f.max_replicas,)),
-                  "Model-state memory per GPU against data-parallel replicas, with the GPU's memory as a line.",
-                  {MEMORY_DATA: memory_rows(f)}, store or Cache(None))
+def figures(atlas: Atlas, default, store: Cache | None = None) -> list[Figure]:
+    """The figures, compiled for the page (no data) and drawn for the default selection: its facts as the page holds
+    them, made once, and page_rows's datasets of them (the page's own); with a store (the build cache), what it
+    already holds is not made again."""
+    store = store or Cache(None)
+    f = atlas.facts(default)
+    rows = page_rows.datasets(plain(facts_data(f)))
+    data = {name: rows[name] for name in (GRID_DATA, FACTS_DATA, TIMELINE_DATA, TIMELINE_FACTS)}
+    made = []
+    for fid, title, chart, description, drawn in (
+        ("fig-time", "Compute and all-reduce time per step", (time_chart, (f.max_replicas,)),
+         "Per-step compute time and gradient all-reduce time against data-parallel replicas, log–log.", data),
+        ("fig-efficiency", "Scaling efficiency", (efficiency_chart, (f.max_replicas,)),
+         "Scaling efficiency against data-parallel replicas.", data),
+        ("fig-timeline", "One training step as a timeline", (timeline_chart, ()),
+         "One optimiser step: forward and backward compute, the gradient all-reduce (in buckets when only the backward pass hides it), the exposed tail.",
+         data),
+        ("fig-memory", "Model states per GPU", (memory_chart, (f.max_replicas,)),
+         "Model-state memory per GPU against data-parallel replicas, with the GPU's memory as a line.",
+         {MEMORY_DATA: rows[MEMORY_DATA]}),
+    ):
+        made.append(figure(fid, title, chart, description, drawn, store))
+    return made
