@@ -9,7 +9,7 @@ import pytest
 from conftest import CONTENT, current, plates, wait_until
 from generator.source import content
 from generator.page import render
-from xiv4 import facts, rows_of, xfigures, xpage, xwords
+from xiv4 import facts, rows_of, selection_rows, xfigures, xpage, xwords
 
 pytestmark = pytest.mark.browser
 # Each control's label, and the field of a selection it sets.
@@ -563,7 +563,7 @@ def test_one_click_saves_the_shown_selections_csv_offline(site, open_page):
         assert saved.suggested_filename == f"{stem}-{'-'.join(getattr(sel, k) for k in facts.KEYS)}.csv"
         assert saved.url.startswith("blob:")
         written = list(csv.reader(io.StringIO(open(saved.path(), encoding="utf-8").read())))
-        assert written[0] == [name for name in facts.selection_rows(atlas.facts(sel))[0]]
+        assert written[0] == [name for name in selection_rows(atlas.facts(sel))[0]]
         assert_csv_is_pythons(written[1:], atlas.facts(sel), xpage.selection_key(sel))
     assert watched.outside_requests(site) == [] and page.evaluate("window.__violations") == []
 

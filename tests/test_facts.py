@@ -11,7 +11,7 @@ from generator.page import render
 from xiv4 import Selection
 
 from conftest import CONTENT, covered, spec_selection
-from xiv4 import facts, rows_of, xpage, xwords
+from xiv4 import PLATE, facts, rows_of, selection_rows, site_rows, xpage, xwords
 from generator.page.notation import percent
 
 
@@ -46,12 +46,12 @@ def test_at_rejects_a_count_off_the_grid(atlas):
 
 def test_rows_cover_every_preset_and_replica_count(atlas):
     """The site's CSV: every model, batch and network under the workshop, one row per replica count, nothing else."""
-    rows = atlas.rows()
+    rows = site_rows(atlas)
     p = atlas.presets
     # each model on its published layout: its replica axis stops where its replicas' GPUs reach the cap
     axis = {m: len(atlas.facts(Selection(m, next(iter(p.batches)), next(iter(p.networks)))).points) for m in p.models}
     assert len(rows) == sum(axis[m] for m in p.models) * len(p.batches) * len(p.networks)
-    assert tuple(rows[0]) == facts.CSV_COLUMNS
+    assert tuple(rows[0]) == xpage.CSV_COLUMNS
     assert len({tuple(r[k] for k in ("model", "batch", "network", "replicas")) for r in rows}) == len(rows)
     assert {r["model"] for r in rows} == set(p.models) and {r["network"] for r in rows} == set(p.networks)
 
@@ -89,8 +89,8 @@ def test_csv_rows_agree_with_model_md_formulas(atlas):
     """Every row of the site's CSV, and of a covering set of selections' CSVs (which the page writes), recomputed
     from MODEL.md's formulas, independently of model.py."""
     rows = list(csv.DictReader(io.StringIO(xpage.csv_text(atlas))))
-    assert len(rows) == len(atlas.rows())
-    assert list(rows[0]) == list(facts.CSV_COLUMNS)
+    assert len(rows) == len(site_rows(atlas))
+    assert list(rows[0]) == list(xpage.CSV_COLUMNS)
     w = atlas.presets.workshop
     for r in rows:  # under the workshop: its GPU and options
         _agrees_with_model_md(atlas, {**r, "gpu": w.gpu, "overlap": "step", "gradient_precision": "bf16",
@@ -99,9 +99,9 @@ def test_csv_rows_agree_with_model_md_formulas(atlas):
                                       "gpu_memory_gb": atlas.presets.gpu.memory_gb, "bytes_per_grad": w.bytes_per_grad})
     for sel in covered(atlas, 300):  # every two choices of any two controls together, and more at random
         f = atlas.facts(sel)
-        got = facts.selection_rows(f)
+        got = selection_rows(f)
         assert [r["replicas"] for r in got] == [p.replicas for p in f.points] and list(got[0]) == \
-            [c[0] for c in facts.SELECTION_COLUMNS]
+            [c[0] for c in PLATE.page_rows.SELECTION_COLUMNS]
         assert f.points[-1].replicas * f.layout.gpus <= atlas.presets.workshop.max_replicas or len(f.points) == 1
         for r in got:
             assert all(r[k] == getattr(atlas.complete(sel), k) for k in ("model", "batch", "network", "gpu",
@@ -256,7 +256,7 @@ def test_the_real_cluster_beside_the_workshop_for_the_spec_selection(atlas):
     assert_allclose(f.cluster_comm_s, f.cluster_latency_s + f.cluster_bandwidth_s, rtol=1e-12)
     assert f.cluster_step_s >= f.at(1024).compute_s and f.cluster_efficiency == f.at(1024).compute_s / f.cluster_step_s
     # the selection's CSV (the page's download) puts each of them under its own column, not its neighbour's
-    row = next(r for r in facts.selection_rows(f) if r["replicas"] == 1024)
+    row = next(r for r in selection_rows(f) if r["replicas"] == 1024)
     assert_allclose([row["cluster_latency_s"], row["cluster_bandwidth_s"], row["cluster_comm_s"]],
                     [162 * 260.4e-6, f.cluster_comm_s - 162 * 260.4e-6, f.cluster_comm_s], rtol=1e-9)
     assert row["cluster_tree_calls"] == 162
@@ -342,7 +342,7 @@ def test_the_real_cluster_over_nvlink_stays_inside_the_nvlink_domain(atlas):
     for beyond in (128, f.max_replicas):  # past the 72-GPU rack no NVLink reaches: not priced, not drawn
         assert all(v is None for v in f.cluster_at(beyond).values())
     assert f.cluster_reach == 64
-    rows = facts.selection_rows(f)
+    rows = selection_rows(f)
     assert [r["cluster_step_s"] == "" for r in rows] == [r["replicas"] > 72 for r in rows]
     text = xwords.describe(f, "fig-time")
     assert "inside one NVLink domain of up to 72 GPUs" in text and "stops at 64 replicas" in text

@@ -20,6 +20,23 @@ def rows_of(f) -> dict:
     return PLATE.page_rows.datasets(texts.plain(PLATE.facts_data(f)))
 
 
+def selection_rows(f) -> list[dict]:
+    """A selection's CSV as the page writes it (page_rows.csv_rows under SELECTION_COLUMNS): one row per replica
+    count."""
+    from generator.plate import texts
+    names = [c[0] for c in PLATE.page_rows.SELECTION_COLUMNS]
+    return [dict(zip(names, row)) for row in PLATE.page_rows.csv_rows(texts.plain(PLATE.facts_data(f)))]
+
+
+def site_rows(atlas) -> list[dict]:
+    """The site's CSV as dicts (PLATE.CSV_COLUMNS): one row per model, batch, network and replica count."""
+    out = []
+    for m in atlas.presets.models:
+        cols = PLATE.csv_columns(atlas, m)
+        out += [dict(zip(cols, values)) for values in zip(*cols.values())]
+    return out
+
+
 def _of(f, plates_: dict[str, str] | None = None) -> dict:
     """One facts' words ({readout, describe, tables}), PAGE's in Python, as the page writes them."""
     return PLATE.words_of([f], plates_)[0]

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import itertools
+
+import numpy as np
 
 from generator.api import Content, Figure, csv_column, num, sig, words
 from platelib.layout import PUBLISHED
@@ -12,16 +15,23 @@ from platelib.layout import PUBLISHED
 from . import custom, measured, model
 from . import figures as figures_module
 from . import page_facts, page_own, page_rows, page_words
-from .facts import (CLUSTER_KEYS, CLUSTER_OPTIONS, CSV_COLUMNS, KEYS, OPTIONS, SELECTION_COLUMNS, Atlas, Facts,
-                    facts_data, gpus_of)
+from .facts import (CLUSTER_KEYS, CLUSTER_OPTIONS, KEYS, OPTIONS, Atlas, Facts, evaluate, evaluate_inputs,
+                    facts_data, gpus_of, layout_of)
 from .measured import check_content  # noqa: F401 - presets.toml's joins, then measured.toml
 from .options import PUBLISHED_NAME
+from .page_rows import SELECTION_COLUMNS
 from .presets import DEFAULT_OPTIONAL, DEFAULT_SCHEMA, Selection, load_presets  # noqa: F401
 from .slots import (PROSE_NAMES, SLOT_CALLS, SLOT_ROOTS, SLOT_TABLES, check_model, model_of,  # noqa: F401
                     prose_names, scenario_ids, unused)
 
 FIGURES = ("fig-time", "fig-efficiency", "fig-timeline", "fig-memory")  # the figures the words know
 # What each figure's data table shows, column by column; page_words fills the same columns for any selection.
+# The site's CSV: every model, batch and network under the workshop (its GPU and options) at every replica count,
+# its columns named as page_rows.SELECTION_COLUMNS (a selection's CSV, which the page writes) names them; the
+# workshop's own values (GPU, MFU, precisions, options) are in presets.toml, not repeated on every row.
+CSV_COLUMNS = ("model", "batch", "network", "replicas", "gpus_per_replica", "params", "global_batch_tokens",
+               "link_gbytes_per_s", "compute_s", "allreduce_s", "step_s", "efficiency", "tokens_per_replica",
+               "sequences_per_replica", "model_states_gb", "fits_in_memory")
 TABLE_COLUMNS = {
     "fig-time": ("Replicas", "Compute per step", "Communication per step, as drawn", "Real cluster's all-reduces"),
     "fig-efficiency": ("Replicas", "Tokens per replica", "Scaling efficiency", "Real cluster's efficiency"),
@@ -64,12 +74,38 @@ def selection_key(sel: Selection, default: Selection | None = None) -> str:
     return "&".join(["|".join(getattr(sel, k) for k in KEYS), *extra])
 
 
+def csv_columns(atlas: Atlas, model_id: str) -> dict[str, list]:
+    """One model's part of the site's CSV, column by column (CSV_COLUMNS): every batch and network under the
+    workshop (its GPU and options), a row per replica count, evaluated at once."""
+    p = atlas.presets
+    choices = {"model": [model_id], "gpu": [p.workshop.gpu], **{k: list(v)[:1] for k, v in OPTIONS.items()}}
+    ax = {**atlas.axes, **choices}
+    axis = model.replica_counts(p.workshop.max_replicas, layout_of(p, Selection(model_id, "", "")).gpus)
+    run, ins = evaluate(p, choices, axis), evaluate_inputs(p, choices)
+    repeat = len(axis)
+    sels = [Selection(*combo) for combo in itertools.product(*(ax[k] for k in KEYS))]
+    declared = {name: (source, field, divisor) for name, source, field, divisor in SELECTION_COLUMNS}
+    out = {}
+    for name in CSV_COLUMNS:
+        source, field, divisor = declared[name]
+        if source == "selection":
+            out[name] = [getattr(s, field) for s in sels for _ in range(repeat)]
+            continue
+        value = np.asarray(getattr(ins if source == "inputs" else run, field))
+        if source == "inputs":  # one per selection, on each of its rows
+            value = np.repeat(value.reshape(-1), repeat)
+        else:
+            value = np.broadcast_to(value, run.step_s.shape).reshape(-1)
+        out[name] = (value if value.dtype == bool or divisor == 1 else value / divisor).tolist()
+    return out
+
+
 def csv_text(atlas: Atlas) -> str:
     """The site's CSV: every model, batch and network under the workshop, one row per replica count; written a
     model at a time, column by column, so that a series of 100 models × 20 batches × 20 networks takes seconds."""
     parts = [",".join(CSV_COLUMNS)]
     for m in atlas.presets.models:
-        cells = [csv_column(values) for values in atlas.columns(m).values()]
+        cells = [csv_column(values) for values in csv_columns(atlas, m).values()]
         parts += map(",".join, zip(*cells))
     return "\n".join(parts) + "\n"
 

@@ -1,4 +1,5 @@
-"""The model's facts for the prose, the readouts and the CSV, one selection at a time: crossings, thresholds, memory."""
+"""The model's facts for the prose and the build, one selection at a time: crossings, thresholds, memory; and
+facts_data, the same selection's facts as the page holds them (page_facts.facts)."""
 from __future__ import annotations
 
 import dataclasses
@@ -9,39 +10,16 @@ from functools import cached_property
 
 import numpy as np
 
-from generator.api import plain
 from platelib.cluster import cluster_domain
 from platelib.layout import chosen_layout
 
 from . import model, page_facts
 from . import options as _options
 from .options import CAPTIONS, CLUSTER_OPTIONS, FP32_BYTES, OPTIONS  # noqa: F401 - the controls, declared once
-from .page_rows import SELECTION_COLUMNS, csv_rows
 from .presets import Batch, Gpu, Layout, Model, Network, Presets, Selection, WorkshopSettings
 
 CLUSTER_KEYS = tuple(_options.CLUSTER_KEYS)
 KEYS = tuple(_options.KEYS)
-
-# The columns of a selection's CSV are page_rows.SELECTION_COLUMNS (the page writes that CSV): the site's CSV
-# takes its columns from them, by name.
-# The site's CSV: every model, batch and network under the workshop (its GPU and options) at every replica count;
-# the workshop's own values (GPU, MFU, precisions, options) are in presets.toml, not repeated on every row.
-CSV_COLUMNS = ("model", "batch", "network", "replicas", "gpus_per_replica", "params", "global_batch_tokens",
-               "link_gbytes_per_s", "compute_s", "allreduce_s", "step_s", "efficiency", "tokens_per_replica", "sequences_per_replica",
-               "model_states_gb", "fits_in_memory")
-
-
-def workshop_of(presets: Presets) -> model.Workshop:
-    """The model's workshop from the author's presets (units converted to SI)."""
-    w = presets.workshop
-    return model.Workshop(
-        gpu_peak_flops=presets.gpu.peak_tflops * 1e12,
-        gpu_memory_bytes=presets.gpu.memory_gb * model.GB,
-        mfu=w.mfu,
-        bytes_per_grad=w.bytes_per_grad,
-        seq_len=w.seq_len,
-    )
-
 
 def gpus_of(presets: Presets) -> dict[str, Gpu]:
     """Every GPU the reader can choose; the workshop's is `presets.gpu` (at least that one)."""
@@ -584,7 +562,7 @@ class Facts:
 
 
 class Atlas:
-    """The presets and their options: facts for any selection, evaluated when first asked for; rows for the CSV."""
+    """The presets and their options: facts for any selection, evaluated when first asked for."""
 
     def __init__(self, presets: Presets):
         self.presets = presets
@@ -616,39 +594,6 @@ class Atlas:
         goes through them all."""
         return [Selection(*combo) for combo in itertools.product(*self.axes.values())]
 
-    def columns(self, model_id: str) -> dict[str, list]:
-        """One model's part of the site's CSV, column by column (CSV_COLUMNS): every batch and network under the
-        workshop (its GPU and options), a row per replica count, evaluated at once."""
-        p = self.presets
-        choices = {"model": [model_id], "gpu": [p.workshop.gpu], **{k: list(v)[:1] for k, v in OPTIONS.items()}}
-        ax = {**self.axes, **choices}
-        axis = model.replica_counts(p.workshop.max_replicas, layout_of(p, Selection(model_id, "", "")).gpus)
-        run, ins = evaluate(p, choices, axis), evaluate_inputs(p, choices)
-        repeat = len(axis)
-        sels = [Selection(*combo) for combo in itertools.product(*(ax[k] for k in KEYS))]
-        declared = {name: (source, field, divisor) for name, source, field, divisor in SELECTION_COLUMNS}
-        out = {}
-        for name in CSV_COLUMNS:
-            source, field, divisor = declared[name]
-            if source == "selection":
-                out[name] = [getattr(s, field) for s in sels for _ in range(repeat)]
-                continue
-            value = np.asarray(getattr(ins if source == "inputs" else run, field))
-            if source == "inputs":  # one per selection, on each of its rows
-                value = np.repeat(value.reshape(-1), repeat)
-            else:
-                value = np.broadcast_to(value, run.step_s.shape).reshape(-1)
-            out[name] = (value if value.dtype == bool or divisor == 1 else value / divisor).tolist()
-        return out
-
-    def rows(self) -> list[dict]:
-        """The site's CSV as dicts (CSV_COLUMNS): one row per model, batch, network and replica count."""
-        out = []
-        for m in self.presets.models:
-            cols = self.columns(m)
-            out += [dict(zip(cols, values)) for values in zip(*cols.values())]
-        return out
-
 
 def evaluate_inputs(presets: Presets, choices: dict[str, list[str]]) -> model.Inputs:
     """The model's inputs over the product of the given ids, as evaluate stacks them."""
@@ -674,8 +619,3 @@ def facts_data(f: Facts) -> dict:
                "layouts": {f.layout.id: dataclasses.asdict(f.layout)} if f.layout.id else {}}
     return page_facts.facts(sel, presets)
 
-
-def selection_rows(f: Facts) -> list[dict]:
-    """A selection's CSV as the page writes it (page_rows.csv_rows, SELECTION_COLUMNS): one row per replica count."""
-    names = [c[0] for c in SELECTION_COLUMNS]
-    return [dict(zip(names, row)) for row in csv_rows(plain(facts_data(f)))]
