@@ -17,7 +17,7 @@ def rows_of(f) -> dict:
     """{dataset: rows} the figures draw for one selection's facts: page_rows.datasets (the page's own) of its facts as
     the page holds them."""
     from generator.plate import texts
-    return PLATE.page_rows.datasets(texts.plain(PLATE.facts_data(f)))
+    return PLATE.page_rows.datasets(texts.plain(PLATE.facts.facts_data(f)))
 
 
 def selection_rows(f) -> list[dict]:
@@ -25,7 +25,7 @@ def selection_rows(f) -> list[dict]:
     count."""
     from generator.plate import texts
     names = [c[0] for c in PLATE.page_rows.SELECTION_COLUMNS]
-    return [dict(zip(names, row)) for row in PLATE.page_rows.csv_rows(texts.plain(PLATE.facts_data(f)))]
+    return [dict(zip(names, row)) for row in PLATE.page_rows.csv_rows(texts.plain(PLATE.facts.facts_data(f)))]
 
 
 def site_rows(atlas) -> list[dict]:
@@ -39,14 +39,17 @@ def site_rows(atlas) -> list[dict]:
 
 def _of(f, plates_: dict[str, str] | None = None) -> dict:
     """One facts' words ({readout, describe, tables}), PAGE's in Python, as the page writes them."""
-    return PLATE.words_of([f], plates_)[0]
+    return PLATE.words_of([PLATE.facts.facts_data(f)], plates_)[0]
 
 
-# One selection's words as the tests read them: the plate's words (PLATE.words_of, W, the figures' ids and tables'
-# columns), and views of one facts' words.
+# The words as the tests read them: the plate's (PLATE.words_of, W, the figures' ids and tables' columns) on facts.Facts,
+# each made the page's facts by facts.facts_data first, and views of one facts' words.
 xwords = SimpleNamespace(
     FIGURES=PLATE.FIGURES, TABLE_COLUMNS=PLATE.TABLE_COLUMNS, context=PLATE.context,
-    words_context=PLATE.words_context, words_of=PLATE.words_of, facts_data=PLATE.facts_data, of=_of,
+    words_context=lambda fs, plates_=None: PLATE.words_context([PLATE.facts.facts_data(f) for f in fs], plates_),
+    words_of=lambda fs, plates_=None, store=None: PLATE.words_of([PLATE.facts.facts_data(f) for f in fs], plates_,
+                                                                 store),
+    facts_data=PLATE.facts.facts_data, of=_of,
     readout_paragraphs=lambda f, plates_=None: _of(f, plates_)["readout"],
     readout=lambda f, plates_=None: " ".join(_of(f, plates_)["readout"]),
     describe=lambda f, figure_id, plates_=None: _of(f, plates_)["describe"][figure_id],

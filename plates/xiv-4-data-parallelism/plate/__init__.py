@@ -15,8 +15,8 @@ from platelib.layout import PUBLISHED
 from . import custom, measured, model
 from . import figures as figures_module
 from . import page_facts, page_own, page_rows, page_words
-from .facts import (CLUSTER_KEYS, CLUSTER_OPTIONS, KEYS, OPTIONS, Atlas, Facts, evaluate, evaluate_inputs,
-                    facts_data, gpus_of, layout_of)
+from .facts import (CLUSTER_KEYS, CLUSTER_OPTIONS, KEYS, OPTIONS, Atlas, Facts, evaluate, evaluate_inputs, gpus_of,
+                    layout_of)
 from .measured import check_content  # noqa: F401 - presets.toml's joins, then measured.toml
 from .options import PUBLISHED_NAME
 from .page_rows import SELECTION_COLUMNS
@@ -143,8 +143,9 @@ def page(content: Content, atlas: Atlas, figures: list[Figure], dataflows: dict[
     """What the page template fills in for this plate: the controls, the default's words and the script's data."""
     plate = content.plate
     default = atlas.complete(plate.default)
-    default_facts = atlas.facts(default)
-    words = words_of([default_facts], plate.plates, store)[0]
+    data = page_data(content, atlas, figures, dataflows)
+    f = page_facts.facts(data["default"], data["presets"])  # the default's facts, made as the page makes them
+    words = words_of([f], plate.plates, store)[0]
     p = content.presets
     names = {"model": p.models, "batch": p.batches, "network": p.networks, "gpu": gpus_of(p)}
     options = {**CLUSTER_OPTIONS, "layout": layout_choices(p)}
@@ -152,15 +153,14 @@ def page(content: Content, atlas: Atlas, figures: list[Figure], dataflows: dict[
                  {i: (option_name(key, names[key][i]) if key in names else OPTIONS[key][i]) for i in atlas.axes[key]})
                 for key, label in CONTROLS]
     controls = custom.with_custom(controls)
-    data = page_data(content, atlas, figures, dataflows)
     data["own"] = custom.page_data(atlas, default)
     data["plates"] = plate.plates
-    data["words_context"] = words_context([default_facts], plate.plates)  # W, as the build gives it to the words
+    data["words_context"] = words_context([f], plate.plates)  # W, as the build gives it to the words
     for key in {c for c, _, _ in custom.FIELDS.values()} & set(data["choices"]):
         data["choices"][key] = [*data["choices"][key], custom.CUSTOM]
     return dict(
         controls=controls, tips=TIPS, selected={k: getattr(default, k) for k in KEYS + CLUSTER_KEYS},
-        readout=words["readout"], caption=default_facts.caption, columns=TABLE_COLUMNS,
+        readout=words["readout"], caption=f["caption"], columns=TABLE_COLUMNS,
         tables={f.id: words["tables"][f.id] for f in figures},
         descriptions={f.id: words["describe"][f.id] for f in figures},
         data=data, own=data["own"], presets=p, static_tables=static_tables(content, atlas, default),
@@ -207,16 +207,17 @@ def context(seq_len: int, plates: dict[str, str] | None = None) -> dict:
     return {"sharding": [list(o) for o in OPTIONS["sharding"].items()], "seq_len": seq_len, "plates": plates or {}}
 
 
-def words_context(facts: list[Facts], plates: dict[str, str] | None = None) -> dict:
-    """W for these facts, which must share a workshop (one sequence length)."""
-    seq_len = {f.workshop.seq_len for f in facts}
+def words_context(facts: list[dict], plates: dict[str, str] | None = None) -> dict:
+    """W for these facts (page_facts.facts's), which must share a workshop (one sequence length)."""
+    seq_len = {int(f["inputs"]["seq_len"]) for f in facts}
     if len(seq_len) > 1:
         raise ValueError("facts of different workshops: their words need one sequence length")
     return context(seq_len.pop() if seq_len else 0, plates)
 
 
-def words_of(facts: list[Facts], plates: dict[str, str] | None = None, store=None) -> list[dict]:
-    """Each facts' words ({readout, describe, tables}): PAGE's words, in Python, on the facts as the page holds them."""
+def words_of(facts: list[dict], plates: dict[str, str] | None = None, store=None) -> list[dict]:
+    """Each facts' words ({readout, title, describe, tables}): PAGE's words, in Python, on facts as the page holds
+    them (page_facts.facts's; facts.facts_data makes them of a facts.Facts)."""
     return words(importlib.import_module(__name__), facts, plates, store)
 
 
