@@ -25,7 +25,7 @@ PAGE = texts.page_of(PLATE)
 @pytest.fixture(scope="module")
 def shipped():
     c = content.load(CONTENT)
-    return c, facts.Atlas(c.presets), texts.plain(xpage.presets_data(c))
+    return c, facts.Atlas(c.presets), texts.plain(facts.presets_data(c.presets))
 
 
 @pytest.fixture(scope="module")

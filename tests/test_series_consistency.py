@@ -36,7 +36,7 @@ def page_presets(folder: str) -> dict:
     """The presets as the plate's page data carries them (what its compiled PAGE functions read)."""
     c = plate(folder)
     if folder == XIV4:
-        return texts.plain(c.module.presets_data(c))
+        return texts.plain(c.module.facts.presets_data(c.presets))
     if folder == XIV5:
         return texts.plain(c.module.facts.presets_data(c.presets))
     return texts.plain(c.presets)

@@ -127,7 +127,7 @@ def test_the_page_makes_python_s_rows_for_a_covering_set_of_selections(edges, wh
     root = CONTENT if which == "content" else edges[0]
     c = content.load(root)
     atlas = facts.Atlas(c.presets)
-    presets = texts.plain(xpage.presets_data(c))
+    presets = texts.plain(facts.presets_data(c.presets))
     page = texts.page_of(PLATE)
     # every two choices of any two controls together, and random ones (conftest.covering): every preset and option
     selections = [facts.Selection(*[row[k] for k in atlas.axes]) for row in covering(atlas.axes)]

@@ -3,7 +3,6 @@ contract"). Its numbers and words are page_facts, page_rows and page_words, whic
 build runs as they are; the hooks below read the presets, draw the figures and fill the page."""
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import itertools
 
@@ -16,7 +15,7 @@ from . import custom, measured, model
 from . import figures as figures_module
 from . import page_facts, page_own, page_rows, page_words
 from .facts import (CLUSTER_KEYS, CLUSTER_OPTIONS, KEYS, OPTIONS, Atlas, Facts, evaluate, evaluate_inputs, gpus_of,
-                    layout_of)
+                    layout_of, presets_data)
 from .measured import check_content  # noqa: F401 - presets.toml's joins, then measured.toml
 from .options import PUBLISHED_NAME
 from .page_rows import SELECTION_COLUMNS
@@ -110,19 +109,6 @@ def csv_text(atlas: Atlas) -> str:
     return "\n".join(parts) + "\n"
 
 
-def presets_data(content: Content) -> dict:
-    """The presets as the page's facts read them (PAGE's facts, page_facts.facts): the inputs, not their results."""
-    p = content.presets
-    return {
-        "workshop": dataclasses.asdict(p.workshop),
-        "gpus": {i: dataclasses.asdict(g) for i, g in gpus_of(p).items()},
-        "models": {i: dataclasses.asdict(m) for i, m in p.models.items()},
-        "batches": {i: dataclasses.asdict(b) for i, b in p.batches.items()},
-        "networks": {i: dataclasses.asdict(n) for i, n in p.networks.items()},
-        "layouts": {i: dataclasses.asdict(l) for i, l in p.layouts.items()},
-    }
-
-
 def page_data(content: Content, atlas: Atlas, figures: list[Figure], dataflows: dict[str, dict] | None) -> dict:
     """Everything the page script needs, in one JSON object: presets, options, the default, the figures."""
     default = atlas.complete(content.plate.default)
@@ -132,7 +118,7 @@ def page_data(content: Content, atlas: Atlas, figures: list[Figure], dataflows: 
         "cluster_keys": list(CLUSTER_KEYS),
         "choices": {**{k: list(v) for k, v in atlas.axes.items()}, **{k: list(v) for k, v in CLUSTER_OPTIONS.items()},
                     "layout": list(layout_choices(content.presets))},
-        "presets": presets_data(content),
+        "presets": presets_data(content.presets),
         "csv_columns": [c[0] for c in SELECTION_COLUMNS],  # over the rows of PAGE's csv_rows
         "csv_name": content.plate.data_file,
     }

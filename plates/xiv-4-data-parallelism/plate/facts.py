@@ -26,6 +26,18 @@ def gpus_of(presets: Presets) -> dict[str, Gpu]:
     return {**presets.gpus, presets.workshop.gpu: presets.gpu}
 
 
+def presets_data(presets: Presets) -> dict:
+    """The presets as the page's facts read them (PAGE's facts, page_facts.facts): the inputs, not their results."""
+    return {
+        "workshop": dataclasses.asdict(presets.workshop),
+        "gpus": {i: dataclasses.asdict(g) for i, g in gpus_of(presets).items()},
+        "models": {i: dataclasses.asdict(m) for i, m in presets.models.items()},
+        "batches": {i: dataclasses.asdict(b) for i, b in presets.batches.items()},
+        "networks": {i: dataclasses.asdict(n) for i, n in presets.networks.items()},
+        "layouts": {i: dataclasses.asdict(v) for i, v in presets.layouts.items()},
+    }
+
+
 def layout_of(presets: Presets, sel: Selection) -> Layout:
     """The selection's layout: the catalogue's by id, or (PUBLISHED) its model's published one, else one GPU
     (platelib.layout.chosen_layout, the page's own)."""

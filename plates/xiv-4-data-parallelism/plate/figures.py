@@ -6,9 +6,8 @@ from typing import TYPE_CHECKING
 
 from generator.api import Cache, Figure, HEIGHT, INK, MUTED, WIDTH, figure, ink, plain
 
-from . import page_rows
-from .facts import Atlas, facts_data
-from .page_rows import BUCKET_GROUPS  # noqa: F401 - the page data names it
+from . import page_facts, page_rows
+from .facts import CLUSTER_KEYS, KEYS, Atlas, presets_data
 
 if TYPE_CHECKING:
     import altair as alt
@@ -257,23 +256,24 @@ def memory_chart(max_replicas: int) -> alt.LayerChart:
 
 
 def figures(atlas: Atlas, default, store: Cache | None = None) -> list[Figure]:
-    """The figures, compiled for the page (no data) and drawn for the default selection: its facts as the page holds
-    them, made once, and page_rows's datasets of them (the page's own); with a store (the build cache), what it
-    already holds is not made again."""
+    """The figures, compiled for the page (no data) and drawn for the default selection: its facts made as the page
+    makes them (page_facts.facts), and page_rows's datasets of them; with a store (the build cache), what it already
+    holds is not made again."""
     store = store or Cache(None)
-    f = atlas.facts(default)
-    rows = page_rows.datasets(plain(facts_data(f)))
+    sel = atlas.complete(default)
+    f = page_facts.facts({k: getattr(sel, k) for k in KEYS + CLUSTER_KEYS}, presets_data(atlas.presets))
+    rows = page_rows.datasets(plain(f))
     data = {name: rows[name] for name in (GRID_DATA, FACTS_DATA, TIMELINE_DATA, TIMELINE_FACTS)}
     made = []
     for fid, title, chart, description, drawn in (
-        ("fig-time", "Compute and all-reduce time per step", (time_chart, (f.max_replicas,)),
+        ("fig-time", "Compute and all-reduce time per step", (time_chart, (f["max_replicas"],)),
          "Per-step compute time and gradient all-reduce time against data-parallel replicas, log–log.", data),
-        ("fig-efficiency", "Scaling efficiency", (efficiency_chart, (f.max_replicas,)),
+        ("fig-efficiency", "Scaling efficiency", (efficiency_chart, (f["max_replicas"],)),
          "Scaling efficiency against data-parallel replicas.", data),
         ("fig-timeline", "One training step as a timeline", (timeline_chart, ()),
          "One optimiser step: forward and backward compute, the gradient all-reduce (in buckets when only the backward pass hides it), the exposed tail.",
          data),
-        ("fig-memory", "Model states per GPU", (memory_chart, (f.max_replicas,)),
+        ("fig-memory", "Model states per GPU", (memory_chart, (f["max_replicas"],)),
          "Model-state memory per GPU against data-parallel replicas, with the GPU's memory as a line.",
          {MEMORY_DATA: rows[MEMORY_DATA]}),
     ):

@@ -82,7 +82,7 @@ def test_interleaving_with_m_not_a_multiple_of_p_is_drawn_as_1f1b_and_says_so():
 def xiv4_and_xiv8():
     """Each GPU's parameters for Llama 3.1 405B on TP 8 × PP 16, as XIV.4's and XIV.8's pages compute them."""
     four = content.load(SERIES / "xiv-4-data-parallelism")
-    presets4 = texts.plain(four.module.presets_data(four))
+    presets4 = texts.plain(four.module.facts.presets_data(four.presets))
     d = four.plate.default
     sel4 = {"model": "llama3-405b", "batch": d.batch, "network": d.network, "gpu": four.presets.workshop.gpu,
             "overlap": "step", "precision": "bf16", "topology": "flat", "sharding": "none", "bucket": "default",
