@@ -16,10 +16,10 @@ from . import figures as figures_module
 from . import page_facts, page_own, page_rows, page_words
 from .facts import (CLUSTER_KEYS, CLUSTER_OPTIONS, KEYS, OPTIONS, Atlas, Facts, evaluate, evaluate_inputs, gpus_of,
                     layout_of, presets_data)
-from .measured import check_content  # noqa: F401 - presets.toml's joins, then measured.toml
 from .options import PUBLISHED_NAME
 from .page_rows import SELECTION_COLUMNS
 from .presets import DEFAULT_OPTIONAL, DEFAULT_SCHEMA, Selection, load_presets  # noqa: F401
+from .presets import check_content as check_joins
 from .slots import (PROSE_NAMES, SLOT_CALLS, SLOT_ROOTS, SLOT_TABLES, check_model, model_of,  # noqa: F401
                     prose_names, scenario_ids, unused)
 
@@ -179,6 +179,13 @@ def _capped(rows: list) -> str:
     return (f" {num(model.NODE_GPUS)} NICs at {num(model.NIC_MEASURED_GBPS)} GB/s would pass the H100's achieved "
             f"{num(model.NVLINK_MEASURED_GBPS)} GB/s inside its node, so the model's ring across H100 nodes runs at "
             f"{sig(nic[0].achieved, 3)} GB/s per NIC.")
+
+
+def check_content(problems, root, front: str, plate, presets, ids, sources) -> None:
+    """What joins the files ([default] and [selections] name presets and choices, each GPU's source is cited:
+    presets.check_content), then measured.toml (measured.check)."""
+    check_joins(problems, root, front, plate, presets, ids, sources)
+    measured.check(problems, root, presets, sources, ids)
 
 
 def select_choices(content: Content) -> dict[str, list[str]]:

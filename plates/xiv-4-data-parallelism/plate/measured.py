@@ -13,7 +13,6 @@ from generator.api import Problems, Range, fields, num, percent, quote, sig
 from . import model
 from .facts import Atlas, inputs
 from .presets import Selection, run_selection
-from .presets import check_content as check_presets
 
 FILE = "measured.toml"
 LARGE_BYTES = 2**33  # an 8 GiB all-reduce: nccl-tests' largest sizes, where bandwidth alone counts
@@ -81,12 +80,6 @@ def load(root: Path) -> dict:
 
 
 # --- the file's checks -------------------------------------------------------------------------------------------
-
-def check_content(problems: Problems, root: Path, front: str, plate, presets, ids, sources) -> None:
-    """The plate's content checks (presets.check_content), then measured.toml's (check)."""
-    check_presets(problems, root, front, plate, presets, ids, sources)
-    check(problems, root, presets, sources, ids)
-
 
 def _blocks(text: str, section: str) -> list[tuple[int, str]]:
     """Each [[section]] entry of TOML text: (the line before its header, its text up to the next header)."""
