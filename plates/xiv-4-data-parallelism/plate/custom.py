@@ -70,12 +70,14 @@ def shape_problem(values: dict) -> tuple[str, str] | None:
 
 
 def defaults(atlas: Atlas, default: Selection) -> dict[str, str]:
-    """What the free inputs hold before the reader types: the default selection's own values."""
+    """What the free inputs hold before the reader types: the default selection's own values, read off the presets
+    (its link as facts.Facts.link_gbytes_per_s gives it)."""
     p = atlas.presets
-    f = atlas.facts(default)
-    m = f.model
+    sel = atlas.complete(default)
+    m = p.models[sel.model]
+    link = p.networks[sel.network].link_bytes_per_s(gpus_of(p)[sel.gpu]) / model.GB
     return {"params": str(m.params), "layers": str(m.layers), "d_model": str(m.d_model), "ffn": str(m.ffn),
-            "vocab": str(m.vocab), "tokens": str(f.batch.tokens), "gbps": given(f.link_gbytes_per_s).replace(",", ""),
+            "vocab": str(m.vocab), "tokens": str(p.batches[sel.batch].tokens), "gbps": given(link).replace(",", ""),
             "mfu": str(p.workshop.mfu)}
 
 
