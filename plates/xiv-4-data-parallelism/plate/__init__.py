@@ -14,7 +14,7 @@ from platelib.layout import PUBLISHED
 from . import custom, measured, model
 from . import figures as figures_module
 from . import page_facts, page_own, page_rows, page_words
-from .facts import (CLUSTER_KEYS, CLUSTER_OPTIONS, KEYS, OPTIONS, Atlas, Facts, evaluate, evaluate_inputs, gpus_of,
+from .facts import (CLUSTER_KEYS, CLUSTER_OPTIONS, KEYS, OPTIONS, Atlas, evaluate, evaluate_inputs, gpus_of,
                     layout_of, presets_data)
 from .options import PUBLISHED_NAME
 from .page_rows import SELECTION_COLUMNS
