@@ -65,3 +65,19 @@ def test_the_altair_anchors_figures_filter_on_their_bound_controls(tmp_path):
         key = "|".join(chosen)
         assert labels(svg) == {r["label"] for r in rows["points"] if r[benchmark.SELECTION] == key}
         assert svg.count(f"row {''.join(chosen)} 0<") == 2  # in each figure
+
+
+def test_the_change_trace_splits_main_thread_time_into_self_time_by_kind():
+    """tests/change_trace.py: a nested event's time is its own kind's, its parent keeps only the rest; an event with
+    no kind of its own takes its parent's; another thread and a background renderer thread count nothing."""
+    import change_trace
+    main = {"pid": 1, "tid": 7}
+    events = [{"ph": "M", "name": "thread_name", "args": {"name": "CrRendererMain"}, **main},
+              {"ph": "M", "name": "thread_name", "args": {"name": "Compositor"}, "pid": 1, "tid": 8},
+              {"ph": "X", "name": "RunTask", "ts": 0, "dur": 10_000, **main},
+              {"ph": "X", "name": "FunctionCall", "ts": 1_000, "dur": 6_000, **main},
+              {"ph": "X", "name": "Layout", "ts": 2_000, "dur": 2_000, **main},  # a forced layout inside the script
+              {"ph": "X", "name": "SomethingUnnamed", "ts": 5_000, "dur": 1_000, **main},
+              {"ph": "X", "name": "Paint", "ts": 8_000, "dur": 1_500, **main},
+              {"ph": "X", "name": "Paint", "ts": 0, "dur": 9_000, "pid": 1, "tid": 8}]
+    assert change_trace.self_times(events) == {"other": 2.5, "script": 4.0, "layout": 2.0, "paint": 1.5}
