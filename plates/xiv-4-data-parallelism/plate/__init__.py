@@ -49,7 +49,8 @@ TIPS = {"network": "An InfiniBand or Ethernet NIC, or the GPU's own link; per GP
         "sharding": "ZeRO stage (FSDP: stage 3)", "bucket": "DDP's bucket_cap_mb",
         "micro": "Gradient accumulation (DDP's no_sync)",
         "layout": "Tensor × pipeline parallelism: the GPUs that hold one replica; as published: the layout the "
-                  "model's published run used, else one GPU; the MFU includes the pipeline's bubble"}
+                  "model's published run used, else one GPU; the MFU includes the pipeline's bubble as in that run: with "
+                  "fewer micro-batches per replica the bubble grows (plate XIV.8) and the step here is optimistic"}
 
 
 def option_name(key: str, preset) -> str:
