@@ -181,11 +181,20 @@ def test_prints_without_javascript_too(print_browser, site):
     assert "Figure 1." in " ".join(pages) and default_caption(content.load(CONTENT)) in " ".join(pages)
 
 
+@pytest.fixture(scope="module")
+def narrow_tab(print_browser):
+    """One tab per font set for the narrow-window prints; each test sets its width, then opens the plate in it anew."""
+    context = print_browser.new_context(offline=True, viewport={"width": 360, "height": 800})
+    yield context.new_page()
+    context.close()
+
+
 @pytest.mark.parametrize("width", [360, 800])
-def test_printing_from_a_phone_or_narrow_window_redraws_figures_for_paper(print_browser, site, width):
-    context = print_browser.new_context(offline=True, viewport={"width": width, "height": 800})
-    page = context.new_page()
+def test_printing_from_a_phone_or_narrow_window_redraws_figures_for_paper(narrow_tab, site, width):
+    page = narrow_tab
+    page.set_viewport_size({"width": width, "height": 800})
     page.goto((site / "index.html").resolve().as_uri())
+    assert page.evaluate("innerWidth") == width
     wait_until(page, "document.documentElement.dataset.ready === 'true'")
     page.evaluate("() => window.plate.live().then(() => true)")  # as a reader who has scrolled through the plate
     on_screen = page.evaluate("window.plate.views.map(v => v.width())")
@@ -196,5 +205,4 @@ def test_printing_from_a_phone_or_narrow_window_redraws_figures_for_paper(print_
     assert all(p > s for p, s in zip(paper, on_screen)), (paper, on_screen)  # redrawn wider, for the paper
     # Back to the screen's width once printed (waited for: afterprint redraws).
     page.wait_for_function("(w) => window.plate.views.every((v, i) => v.width() === w[i])", arg=on_screen)
-    context.close()
     assert all(within_print_budget(n, fmt) for n, fmt in zip(counts, FORMATS)), counts
