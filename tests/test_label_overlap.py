@@ -1,6 +1,6 @@
 """No word of a figure touches another, nor a line, a rule, a point or a shading's edge (issues 20 and 32): the
 geometry of every live figure of every plate in the series, measured in the page (text boxes as laid out, the marks'
-outlines sampled along their paths), compared as shapes, never as pixels; at a desktop's and a phone's width, over
+outlines read from their paths' own pieces), compared as shapes, never as pixels; at a desktop's and a phone's width, over
 every preset selection of a plate that has few, and over a covering set (conftest.covering: every two choices of any
 two controls together, and random selections) of one that has many."""
 from __future__ import annotations
@@ -20,8 +20,9 @@ EVERY_MOST = 5_000 if EVERY_SELECTION else 150
 PRESETS_MOST = 300  # beyond, every preset selection too, if they are at most this many
 WIDTHS = (1280, 390)
 
-# For each figure: every visible text's box and every mark's outline as short segments (a line's, a rule's, a point's,
-# a rect's edges: shading and bars), each with half its stroke's width, in the page's pixels; then each text that
+# For each figure: every visible text's box and every mark's outline as segments (a line's, a rule's, a point's, a
+# rect's edges: shading and bars; straight pieces as written, arcs as chords of at most 2 px, any other curve sampled
+# every 2 px along it), each with half its stroke's width, in the page's pixels; then each text that
 # touches another text or comes within a segment's half-width of one. Axis labels and titles count as words; grid
 # lines are no obstacle (words may cross them, as in any chart), and the axes' own words are not checked against
 # their ticks (Vega sets them clear). A mark's own words are held to it like any other's: "touching" is a collision.
