@@ -108,14 +108,15 @@ def test_an_id_the_controls_do_not_have_fails(presets):
 
 def expected_rows(f) -> dict:
     """The figures' rows written out from the vectorised facts."""
-    above = page_rows.label_above(data(f))
+    page = data(f)  # the facts as the page has them, made once for both
+    above = page_rows.label_above(page)
     groups = {}
     for s in f.stages:
         groups.setdefault(s.traffic_ratio, []).append(s.stage)
     ordered = sorted(groups.items())
     # Figure 1's span: a third of the least of stage 3 where its name sits, stage 2's floor and the GPU's memory, up
     # to twice the unsharded states (the name's place is the rows' own: label_index)
-    at = min(page_rows.label_index(data(f)), len(f.replicas) - 1)
+    at = min(page_rows.label_index(page), len(f.replicas) - 1)
     low = min(float(f.stages[3].states_bytes[at]), float(f.stages[2].states_bytes[-1]), f.memory_bytes) / 3
     return {
         page_rows.STATES_DATA: [{"replicas": int(n), "stage": f"stage {s.stage}", "states_gb": float(b) / 1e9,
