@@ -201,15 +201,20 @@ def check_every_workshop_selection(page, c, atlas) -> None:
                                                                                                      s.network))]
     shown = page.evaluate(SHOW_ALL, [{"model": s.model, "batch": s.batch, "network": s.network} for s in workshop])
     assert len(shown) == len(workshop) == len(c.presets.models) * len(c.presets.batches) * len(c.presets.networks)
+    named = plates()
     for sel in workshop:
         got = shown[xpage.selection_key(sel)]
         f = atlas.facts(sel)
         check_readout(got["readout"], spec(c.presets, sel), c.presets)  # against MODEL.md's formulas
         check_descriptions(got["describe"], spec(c.presets, sel))
-        assert got["readout"] == "".join(xwords.readout_paragraphs(f, plates()))  # the page's = Python's, for no-JS
+        # Python's words of the selection, made once: with the plates the content names (the readout), and without
+        # (the tables and descriptions, as xwords.table_rows and xwords.describe make them)
+        data = xwords.facts_data(f)
+        words, plain = (xpage.words_of([data], given)[0] for given in (named, None))
+        assert got["readout"] == "".join(words["readout"])  # the page's = Python's, for no-JS
         for fid in got["tables"]:
-            assert got["tables"][fid] == xwords.table_rows(f, fid), (sel, fid)
-            assert got["describe"][fid] == xwords.describe(f, fid)
+            assert got["tables"][fid] == plain["tables"][fid], (sel, fid)
+            assert got["describe"][fid] == plain["describe"][fid]
         assert all(f.caption in caption for caption in got["captions"])
         if f.crossing_replicas:  # the readout's numbers are the table's, digit for digit
             row = next(r for r in got["tables"]["fig-time"] if r[0].endswith("(crossed)"))

@@ -1,6 +1,6 @@
 """No word of a figure touches another, nor a line, a rule, a point or a shading's edge (issues 20 and 32): the
 geometry of every live figure of every plate in the series, measured in the page (text boxes as laid out, the marks'
-outlines sampled along their paths), compared as shapes, never as pixels; at a desktop's and a phone's width, over
+outlines read from their paths' own pieces), compared as shapes, never as pixels; at a desktop's and a phone's width, over
 every preset selection of a plate that has few, and over a covering set (conftest.covering: every two choices of any
 two controls together, and random selections) of one that has many."""
 from __future__ import annotations
@@ -20,19 +20,22 @@ EVERY_MOST = 5_000 if EVERY_SELECTION else 150
 PRESETS_MOST = 300  # beyond, every preset selection too, if they are at most this many
 WIDTHS = (1280, 390)
 
-# For each figure: every visible text's box and every mark's outline as short segments (a line's, a rule's, a point's,
-# a rect's edges: shading and bars), each with half its stroke's width, in the page's pixels; then each text that
+# For each figure: every visible text's box and every mark's outline as segments (a line's, a rule's, a point's, a
+# rect's edges: shading and bars; straight pieces as written, arcs as chords of at most 2 px, any other curve sampled
+# every 2 px along it), each with half its stroke's width, in the page's pixels; then each text that
 # touches another text or comes within a segment's half-width of one. Axis labels and titles count as words; grid
 # lines are no obstacle (words may cross them, as in any chart), and the axes' own words are not checked against
 # their ticks (Vega sets them clear). A mark's own words are held to it like any other's: "touching" is a collision.
-GEOMETRY = """() => [...document.querySelectorAll('figure .chart svg')].map((svg) => {
-  const shown = (el) => {
-    for (let e = el; e && e !== svg; e = e.parentElement) {
+GEOMETRY = r"""() => [...document.querySelectorAll('figure .chart svg')].map((svg) => {
+  const known = new Map();  // an element's answer, kept for its descendants (many marks share each group)
+  const shown = (e) => {
+    if (!e || e === svg) return true;
+    if (!known.has(e)) {
       const style = getComputedStyle(e);
-      if (style.display === 'none' || style.visibility === 'hidden' || Number(style.opacity) === 0) return false;
-      if (e.getAttribute('opacity') === '0') return false;
+      known.set(e, !(style.display === 'none' || style.visibility === 'hidden' || Number(style.opacity) === 0
+        || e.getAttribute('opacity') === '0') && shown(e.parentElement));
     }
-    return true;
+    return known.get(e);
   };
   const texts = [...svg.querySelectorAll('text')].filter((t) => shown(t) && t.textContent.trim() !== '')
     .map((t) => {
@@ -40,6 +43,84 @@ GEOMETRY = """() => [...document.querySelectorAll('figure .chart svg')].map((svg
       return { text: t.textContent, axis: !!t.closest('.role-axis'), l: r.left, t: r.top, r: r.right, b: r.bottom };
     }).filter((b) => b.r - b.l > 1 && b.b - b.t > 1);
   const segments = [];
+  // An elliptical arc (SVG's endpoint form, as the SVG spec converts it to its centre) as chords at most 2 px long,
+  // computed here: Chromium's getPointAtLength on an arc costs about a millisecond a call.
+  const arc = (out, x1, y1, rx, ry, degrees, large, sweep, x2, y2) => {
+    if (x1 === x2 && y1 === y2) return;
+    rx = Math.abs(rx); ry = Math.abs(ry);
+    if (rx === 0 || ry === 0) { out.push([x1, y1, x2, y2]); return; }
+    const phi = degrees * Math.PI / 180, cos = Math.cos(phi), sin = Math.sin(phi);
+    const xp = cos * (x1 - x2) / 2 + sin * (y1 - y2) / 2, yp = -sin * (x1 - x2) / 2 + cos * (y1 - y2) / 2;
+    const grow = xp * xp / (rx * rx) + yp * yp / (ry * ry);
+    if (grow > 1) { rx *= Math.sqrt(grow); ry *= Math.sqrt(grow); }
+    const num = rx * rx * ry * ry - rx * rx * yp * yp - ry * ry * xp * xp, den = rx * rx * yp * yp + ry * ry * xp * xp;
+    const co = Math.sqrt(Math.max(0, num / den)) * (large === sweep ? -1 : 1);
+    const cxp = co * rx * yp / ry, cyp = -co * ry * xp / rx;
+    const cx = cos * cxp - sin * cyp + (x1 + x2) / 2, cy = sin * cxp + cos * cyp + (y1 + y2) / 2;
+    const angle = (ux, uy, vx, vy) => Math.atan2(ux * vy - uy * vx, ux * vx + uy * vy);
+    const ux = (xp - cxp) / rx, uy = (yp - cyp) / ry, vx = (-xp - cxp) / rx, vy = (-yp - cyp) / ry;
+    const start = angle(1, 0, ux, uy);
+    let sweepAngle = angle(ux, uy, vx, vy);
+    if (!sweep && sweepAngle > 0) sweepAngle -= 2 * Math.PI;
+    if (sweep && sweepAngle < 0) sweepAngle += 2 * Math.PI;
+    const steps = Math.max(1, Math.ceil(Math.max(rx, ry) * Math.abs(sweepAngle) / 2));
+    let px = x1, py = y1;
+    for (let i = 1; i <= steps; i++) {
+      const t = start + sweepAngle * i / steps;
+      const nx = i === steps ? x2 : cx + rx * cos * Math.cos(t) - ry * sin * Math.sin(t);
+      const ny = i === steps ? y2 : cy + rx * sin * Math.cos(t) + ry * cos * Math.sin(t);
+      out.push([px, py, nx, ny]);
+      px = nx; py = ny;
+    }
+  };
+  // A path of straight pieces and arcs (Vega's lines, rects, symbols: M, L, H, V, A, Z, absolute or relative) as its
+  // own segments, exactly (an arc as chords of at most 2 px); a lone moveto as a point; null for any other path (a
+  // Bezier curve), which is sampled instead.
+  const straight = (d) => {
+    const tokens = d.match(/[A-Za-z]|[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/g) || [];
+    const out = [];
+    let i = 0, command = null, x = 0, y = 0, sx = 0, sy = 0, drawn = true;
+    const number = () => {
+      const v = Number(tokens[i++]);
+      if (!Number.isFinite(v)) throw new Error('not a number');
+      return v;
+    };
+    const to = (nx, ny) => { out.push([x, y, nx, ny]); x = nx; y = ny; drawn = true; };
+    try {
+      while (i < tokens.length) {
+        if (/[A-Za-z]/.test(tokens[i])) command = tokens[i++];
+        else if (command === null) return null;
+        switch (command) {
+          case 'M': case 'm': {
+            if (!drawn) out.push([x, y, x, y]);
+            const nx = number(), ny = number();
+            x = command === 'M' ? nx : x + nx; y = command === 'M' ? ny : y + ny;
+            sx = x; sy = y; drawn = false; command = command === 'M' ? 'L' : 'l';
+            break;
+          }
+          case 'L': { const nx = number(); to(nx, number()); break; }
+          case 'l': { const nx = number(); to(x + nx, y + number()); break; }
+          case 'H': to(number(), y); break;
+          case 'h': to(x + number(), y); break;
+          case 'V': to(x, number()); break;
+          case 'v': to(x, y + number()); break;
+          case 'A': case 'a': {
+            const rx = number(), ry = number(), degrees = number(), large = number(), sweep = number();
+            if (![0, 1].includes(large) || ![0, 1].includes(sweep)) return null;
+            let nx = number(), ny = number();
+            if (command === 'a') { nx += x; ny += y; }
+            arc(out, x, y, rx, ry, degrees, large, sweep, nx, ny);
+            x = nx; y = ny; drawn = true;
+            break;
+          }
+          case 'Z': case 'z': to(sx, sy); command = null; break;
+          default: return null;
+        }
+      }
+    } catch (e) { return null; }
+    if (!drawn) out.push([x, y, x, y]);
+    return out;
+  };
   const marks = svg.querySelectorAll('.mark-line path, .mark-rule line, .mark-rule path, .mark-rect path, '
     + '.mark-symbol path, .mark-area path');
   for (const el of marks) {
@@ -59,7 +140,12 @@ GEOMETRY = """() => [...document.querySelectorAll('figure .chart svg')].map((svg
       continue;
     }
     if (!(el.getAttribute('d') || '').trim()) continue;  // an empty path (a mark with no data) draws nothing
-    const length = el.getTotalLength();
+    const exact = straight(el.getAttribute('d'));
+    if (exact) {
+      for (const [x1, y1, x2, y2] of exact) segments.push([...at(x1, y1), ...at(x2, y2), half, name, axis]);
+      continue;
+    }
+    const length = el.getTotalLength();  // a curve (a circle's arcs): sampled along its length
     const steps = Math.max(1, Math.ceil(length / 2));
     let last = null;
     for (let i = 0; i <= steps; i++) {
@@ -183,7 +269,8 @@ def test_no_word_of_a_figure_touches_another_or_a_mark(series_site, new_page, na
 
 
 def test_a_label_moved_onto_a_line_is_found(series_site, new_page):
-    """The check can fail: Figure 1's first word of a plot, moved onto the middle of its first line."""
+    """The check can fail: Figure 1's first word of a plot, moved onto the middle of its first line, is found touching
+    the line; another of its words, ringed by a circle drawn as a symbol's arcs, is found touching the circle."""
     name = pages(series_site)[0]
     page = open_plate(new_page, series_site, name, WIDTHS[0])
     data = page.evaluate("JSON.parse(document.getElementById('plate-data').textContent)")
@@ -197,7 +284,26 @@ def test_a_label_moved_onto_a_line_is_found(series_site, new_page):
       text.setAttribute('transform', `translate(${local.x},${local.y})`);
       return [svg.closest('figure').id, text.textContent];
     }""")
+    # and a circle (a symbol's arcs, as Vega writes them) drawn through the box of another word of the same figure
+    ringed = page.evaluate("""(moved) => {
+      const svg = document.querySelector('figure .chart svg');
+      const text = [...svg.querySelectorAll('text')].find((t) => t.textContent.trim() !== '' && t.textContent !== moved
+        && !t.closest('.role-axis'));
+      const r = text.getBoundingClientRect(), inverse = text.parentNode.getScreenCTM().inverse();
+      const c = new DOMPoint((r.left + r.right) / 2, (r.top + r.bottom) / 2).matrixTransform(inverse);
+      const edge = new DOMPoint(r.right, (r.top + r.bottom) / 2).matrixTransform(inverse);
+      const radius = Math.hypot(edge.x - c.x, edge.y - c.y);
+      const g = document.createElementNS('http://www.w3.org/2000/svg', 'g');
+      g.setAttribute('class', 'mark-symbol role-mark planted-ring');
+      const path = document.createElementNS('http://www.w3.org/2000/svg', 'path');
+      path.setAttribute('transform', `translate(${c.x},${c.y})`);
+      path.setAttribute('d', `M${radius},0A${radius},${radius},0,1,1,${-radius},0A${radius},${radius},0,1,1,${radius},0`);
+      path.setAttribute('fill', 'none'); path.setAttribute('stroke', '#000'); path.setAttribute('stroke-width', '1');
+      g.appendChild(path); text.parentNode.appendChild(g);
+      return text.textContent;
+    }""", moved[1])
     after = {f["figure"]: f["hits"] for f in page.evaluate(GEOMETRY)}
     figure, word = moved
-    assert not any(word in hit for hit in before[figure])
-    assert any(hit[0] == word for hit in after[figure]), after[figure]
+    assert not any(word in hit for hit in before[figure]) and not any(ringed in hit for hit in before[figure])
+    assert any(hit[0] == word and "mark-line" in hit[1] for hit in after[figure]), after[figure]
+    assert [ringed, "mark-symbol role-mark planted-ring"] in after[figure], after[figure]

@@ -24,7 +24,14 @@ VISIBLE_TEXT = """() => {
   return { words: words.join(" ").replace(/\\s+/g, " "), axis: axis.join(" ") };
 }"""
 
-SHOW = """(sel) => { window.plate.show(sel); return true; }"""
+SHOW_AND_READ = f"""async ([sel, key]) => {{
+  const root = document.documentElement;
+  window.plate.show(sel);
+  for (const t0 = performance.now(); root.dataset.shown !== key; await new Promise(requestAnimationFrame)) {{
+    if (performance.now() - t0 > 15000) throw new Error(`the page never showed ${{key}}: data-shown is ${{root.dataset.shown}}`);
+  }}
+  return ({VISIBLE_TEXT})();
+}}"""
 
 
 def checked(shown: dict, where) -> None:
@@ -78,11 +85,9 @@ def test_the_live_page_shows_numbers_by_the_rule_on_every_selection_and_option(p
     default, choices = selections
     walked = walk(default, choices)
     assert len(walked) > sum(len(v) for v in choices.values())  # the walk reached past the default
-    for sel in walked:
-        plate.evaluate(SHOW, sel)
-        data = plate.evaluate("JSON.parse(document.getElementById('plate-data').textContent)")
-        wait_until(plate, f"document.documentElement.dataset.shown === {shown_key(data, sel)!r}")
-        checked(plate.evaluate(VISIBLE_TEXT), sel)
+    data = plate.evaluate("JSON.parse(document.getElementById('plate-data').textContent)")
+    for sel in walked:  # in one round trip each: show, wait until the page says it shows sel, read its words
+        checked(plate.evaluate(SHOW_AND_READ, [sel, shown_key(data, sel)]), sel)
 
 
 EVERY_TEXT = """(selections) => selections.map((sel) => {

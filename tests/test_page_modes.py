@@ -34,16 +34,18 @@ PHONE = {"viewport": {"width": 360, "height": 740}, "is_mobile": True, "has_touc
 # --- offline and self-contained ------------------------------------------------------------------
 
 # Each option in turn, until every figure shows it (those out of sight brought at once); a second at most,
-# for options that draw nothing by themselves ("Custom…" before a value is typed).
+# for options that draw nothing by themselves ("Custom…" before a value is typed); two frames for the option already
+# chosen (each control's first), which changes nothing to wait for.
 EVERY_OPTION = """async () => {
   const seen = [], root = document.documentElement;
   for (const select of document.querySelectorAll('#controls select')) {
     for (const option of [...select.options]) {
-      const before = root.dataset.shown, t0 = performance.now();
+      const before = root.dataset.shown, t0 = performance.now(), same = select.value === option.value;
       select.value = option.value;
       select.dispatchEvent(new Event('change', {bubbles: true}));
       window.plate.current(); // what waits out of sight too
-      while (root.dataset.shown === before && performance.now() - t0 < 1000) await new Promise(requestAnimationFrame);
+      for (let frames = 0; root.dataset.shown === before && (same ? frames < 2 : performance.now() - t0 < 1000);
+        frames += 1) await new Promise(requestAnimationFrame);
       seen.push(root.dataset.shown);
     }
   }

@@ -27,8 +27,10 @@ def shipped():
     return c, facts.Atlas(c.presets)
 
 
-def expected_numbers(f: facts.Facts) -> dict[str, list[str]]:
-    """What each text must say of one selection's facts, each number formatted by notation.py."""
+def expected_numbers(f: facts.Facts, rows: dict | None = None) -> dict[str, list[str]]:
+    """What each text must say of one selection's facts, each number formatted by notation.py (rows: rows_of(f),
+    when the caller has them)."""
+    rows = rows_of(f) if rows is None else rows
     first, last = f.points[0], f.points[-1]
     hiding, cost = [f"n* ≈ {num(f.continuous_crossing)}"], []
     if f.crossing_replicas is None:
@@ -60,7 +62,7 @@ def expected_numbers(f: facts.Facts) -> dict[str, list[str]]:
     memory.append(f"Model states: {gigabytes(first.states_gb, 4)} per GPU" if f.sharding_stage == 0 else
                   f"from {gigabytes(first.states_gb, 4)} on one replica to {gigabytes(last.states_gb, 4)} on "
                   f"{num(last.replicas)}")
-    line = [r["comm_s"] for r in rows_of(f)["grid"]]  # Figure 1's communication line, as drawn
+    line = [r["comm_s"] for r in rows["grid"]]  # Figure 1's communication line, as drawn
     drawn = [f"takes {seconds(line[1])} on 2 replicas and {seconds(line[-1])} on {num(last.replicas)}"] \
         if len(line) > 1 else []
     return {"hiding": hiding, "cost": cost, "memory": memory,
@@ -69,11 +71,13 @@ def expected_numbers(f: facts.Facts) -> dict[str, list[str]]:
             "fig-memory": [f"one {f.gpu.name}'s memory, {num(f.gpu_memory_gb)} GB."]}
 
 
-def expected_tables(f: facts.Facts) -> dict[str, list[list[str]]]:
-    """The number tables of one selection, each cell notation.py's formatting of facts.py's value."""
+def expected_tables(f: facts.Facts, rows: dict | None = None) -> dict[str, list[list[str]]]:
+    """The number tables of one selection, each cell notation.py's formatting of facts.py's value (rows: rows_of(f),
+    when the caller has them)."""
+    rows = rows_of(f) if rows is None else rows
     crossed = [num(p.replicas) + (" (crossed)" if p.replicas == f.crossing_replicas else "") for p in f.points]
     c = f.cluster
-    line = [r["comm_s"] for r in rows_of(f)["grid"]]  # the table shows the numbers of Figure 1's line
+    line = [r["comm_s"] for r in rows["grid"]]  # the table shows the numbers of Figure 1's line
     # beyond the NVLink domain (Network = NVLink) the real cluster is not priced
     priced = lambda value, write: "not priced" if value is None else write(value)  # noqa: E731
     return {
@@ -114,19 +118,21 @@ def expected_titles(f: facts.Facts) -> dict[str, str]:
     return {"fig-time": time, "fig-efficiency": efficiency, "fig-timeline": timeline, "fig-memory": memory}
 
 
-def check_words(words: dict, f: facts.Facts, label) -> None:
-    """One selection's words against its facts: every number named, every table cell, each figure's point."""
+def check_words(words: dict, f: facts.Facts, label, rows: dict | None = None) -> None:
+    """One selection's words against its facts: every number named, every table cell, each figure's point (rows:
+    rows_of(f), when the caller has them)."""
+    rows = rows_of(f) if rows is None else rows
     for fid, text in expected_titles(f).items():
         assert text in words["title"][fid], (label, fid, text, words["title"][fid])
-    want = expected_numbers(f)
+    want = expected_numbers(f, rows)
     for i, part in enumerate(("hiding", "cost", "memory")):
         for text in want[part]:
             assert text in words["readout"][i], (label, part, text, words["readout"][i])
     for fid in ("fig-time", "fig-memory"):
         for text in want[fid]:
             assert text in words["describe"][fid], (label, fid, text)
-    for fid, rows in expected_tables(f).items():
-        assert words["tables"][fid] == rows, (label, fid)
+    for fid, table in expected_tables(f, rows).items():
+        assert words["tables"][fid] == table, (label, fid)
     zero = f.sharding_stage > 0 and f.backward_only
     assert (f"ZeRO-{f.sharding_stage}'s traffic at the backward pass's scale" in words["describe"]["fig-time"]) == \
         (zero and len(f.points) > 1), label
@@ -187,8 +193,9 @@ def test_every_selections_words_say_the_facts_numbers(shipped):
     past = any(n.nvlink for n in p.networks.values()) and \
         any(g.nvlink_domain is not None and g.nvlink_domain < p.workshop.max_replicas for g in p.gpus.values())
     assert any(f.hypothetical_from for f in fs) == past and any(f.sharding_stage for f in fs)
-    for f, words in zip(fs, xwords.words_of(fs, c.plate.plates)):
-        check_words(words, f, xpage.selection_key(f.selection))
+    datas = [xwords.facts_data(f) for f in fs]  # each selection's page facts made once, for its words and its rows
+    for f, data, words in zip(fs, datas, xpage.words_of(datas, c.plate.plates)):
+        check_words(words, f, xpage.selection_key(f.selection), PLATE.page_rows.datasets(texts.plain(data)))
 
 
 def test_a_wrong_number_in_a_sentence_fails_the_check(shipped):
