@@ -64,6 +64,10 @@ SPEC_SELECTION = {"model": "llama3-8b", "batch": "4M", "network": "ib-400", "gpu
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--disable-default-apps",
+    # The tests open only local pages: one renderer process serves them all, and a page left for about:blank is not
+    # kept alive for going back. About 13% less of Chromium's CPU in tests/test_label_overlap.py (docs/testing.md).
+    "--renderer-process-limit=1", "--disable-site-isolation-trials",
+    "--disable-features=site-per-process,IsolateOrigins,BackForwardCache",
 ]
 
 
@@ -187,6 +191,97 @@ def browser(playwright):
     chromium.close()
 
 
+class PagePool:
+    """Playwright pages kept open from test to test, one context each, by context options: making a page costs
+    Chromium about 1 CPU-second (its window, a renderer, cold caches), loading a plate into a page it has about a
+    quarter of that. A page comes back as a new one would be: about:blank, the options' offline, viewport and media,
+    no listener, route or cookie of the last test; a page a test changed in a way that cannot be undone (an init
+    script, an exposed function, a default timeout, its context closed) is closed instead."""
+
+    UNDOABLE = ("add_init_script", "expose_binding", "expose_function", "set_default_timeout",
+                "set_default_navigation_timeout", "route_from_har")
+
+    def __init__(self, browser):
+        self.browser = browser
+        self.idle: dict[str, list] = {}
+
+    def take(self, **options):
+        """A page of a context made with these options (Browser.new_context's), fresh or reused."""
+        import json
+        key = json.dumps(options, sort_keys=True, default=str)
+        page = self.idle.get(key, []).pop() if self.idle.get(key) else None
+        if page is None:
+            page = self.browser.new_context(**options).new_page()
+        page._pool = {"key": key, "options": options, "listeners": [], "spoilt": False}
+
+        def listen(how):
+            def add(event, handler):
+                page._pool["listeners"].append((event, handler))
+                getattr(type(page), how)(page, event, handler)
+            return add
+
+        def spoiling(name):
+            def call(*args, **kwargs):
+                page._pool["spoilt"] = True
+                return getattr(type(page), name)(page, *args, **kwargs)
+            return call
+
+        page.on, page.once = listen("on"), listen("once")
+        for name in self.UNDOABLE:
+            setattr(page, name, spoiling(name))
+        return page
+
+    def give(self, page) -> None:
+        """Take a page back: kept for the next test, reset, or closed if it cannot be."""
+        state, context = page._pool, page.context
+        for name in ("on", "once", *self.UNDOABLE):
+            page.__dict__.pop(name, None)
+        try:
+            if state["spoilt"] or page.is_closed() or len(context.pages) != 1:
+                raise ValueError("not reusable")
+            for event, handler in state["listeners"]:
+                page.remove_listener(event, handler)
+            page.goto("about:blank")
+            page.unroute_all(behavior="ignoreErrors")
+            context.unroute_all(behavior="ignoreErrors")
+            context.clear_cookies()
+            context.set_offline(bool(state["options"].get("offline")))
+            page.set_viewport_size(state["options"].get("viewport") or {"width": 1280, "height": 720})
+            page.emulate_media(media="null", color_scheme=state["options"].get("color_scheme", "light"),
+                               reduced_motion=state["options"].get("reduced_motion", "no-preference"),
+                               forced_colors=state["options"].get("forced_colors", "none"))
+            page.mouse.move(0, 0)
+        except Exception:  # noqa: BLE001 - whatever went wrong, the page is not handed out again
+            try:
+                context.close()
+            except Exception:  # noqa: BLE001 - already closed with its browser
+                pass
+            return
+        self.idle.setdefault(state["key"], []).append(page)
+
+
+@pytest.fixture(scope="session")
+def page_pool(browser) -> PagePool:
+    """The worker's pool of reused pages (PagePool)."""
+    return PagePool(browser)
+
+
+@pytest.fixture
+def new_page(page_pool):
+    """new_page(**context_options): a page as browser.new_context(**options).new_page() gives, from the pool and
+    given back after the test; its context is page.context (do not close it)."""
+    taken = []
+
+    def take(**options):
+        page = page_pool.take(**options)
+        taken.append(page)
+        return page
+
+    yield take
+    for page in taken:
+        page_pool.give(page)
+
+
 # A page count depends on the reader's fonts. Debian's Chromium comes with fonts-liberation (metric clones of
 # Arial and Times) when installed with its recommended packages, and without it otherwise; the two lay the plate
 # out differently (the sans text takes Liberation Sans or DejaVu Sans). The print tests run under both and hold
@@ -215,8 +310,12 @@ def font_env(font_set: str, folder: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="session", params=FONT_SETS)
 def print_browser(request, playwright, tmp_path_factory):
-    """A headless Chromium seeing one of the two common Debian font sets, for tests whose result is a page count."""
+    """A headless Chromium seeing one of the two common Debian font sets, for tests whose result is a page count; with
+    the system's own fonts (no environment to add), the session's browser, which sees them already."""
     env = font_env(request.param, tmp_path_factory.mktemp("fonts"))
+    if not env:
+        yield request.getfixturevalue("browser")
+        return
     chromium = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS,
                                           env={**os.environ, **env})
     yield chromium
@@ -273,9 +372,8 @@ def open_disclosure(page) -> None:
 
 
 @pytest.fixture
-def open_page(browser):
+def open_page(new_page):
     """Open a built page from disk with the network off; yields a function returning a Watched page."""
-    contexts = []
 
     def opener(site_dir: Path, hash: str = "", wait_ready: bool = True, all_live: bool = True,
                open_more: bool = True, **context_options) -> Watched:
@@ -284,9 +382,7 @@ def open_page(browser):
         other controls, as a reader reaching for one does (test_first_screen checks it closed at load)."""
         options = {"offline": True, "viewport": {"width": 1100, "height": 900}}
         options.update(context_options)
-        context = browser.new_context(**options)
-        contexts.append(context)
-        watched = Watched(context.new_page())
+        watched = Watched(new_page(**options))
         watched.page.goto((site_dir / "index.html").resolve().as_uri() + hash)
         if wait_ready:
             wait_until(watched.page, "document.documentElement.dataset.ready")
@@ -298,9 +394,7 @@ def open_page(browser):
                     open_disclosure(watched.page)
         return watched
 
-    yield opener
-    for context in contexts:
-        context.close()
+    return opener
 
 
 def readme_pages() -> dict[str, int]:

@@ -57,76 +57,67 @@ def test_every_inline_script_and_style_is_allowed_by_its_hash_and_nothing_else(s
     assert not re.search(r"<script(?![^>]*type=\"(module|application/json|text/plain)\")", html)
 
 
-def open_plate(browser, site: Path, page: str, **options):
-    """A page of the site opened from disk with the network off; (page, what it logged, what it asked for)."""
-    context = browser.new_context(offline=True, viewport={"width": 1100, "height": 900}, **options)
-    tab = context.new_page()
+def open_plate(new_page, site: Path, page: str, **options):
+    """A page of the site opened from disk with the network off, in a page new_page(**context options) gives (the
+    pool's, conftest.new_page); (page, what it logged, what it asked for)."""
+    tab = new_page(offline=True, viewport={"width": 1100, "height": 900}, **options)
     logged, asked = [], []
     tab.on("console", lambda m: logged.append((m.type, m.text)))
     tab.on("pageerror", lambda e: logged.append(("pageerror", str(e))))
     tab.on("request", lambda r: asked.append(r.url))
     tab.goto((site / page).resolve().as_uri())
-    return context, tab, logged, asked
+    return tab, logged, asked
 
 
 @pytest.mark.browser
 @pytest.mark.parametrize("page", PAGES)
-def test_every_page_goes_live_offline_and_redraws_for_another_choice(series_site, browser, page):
-    context, tab, logged, asked = open_plate(browser, series_site, page)
-    try:
-        wait_until(tab, "document.documentElement.dataset.ready")
-        assert tab.evaluate("() => document.documentElement.dataset.ready") == "true", logged
-        tab.evaluate("() => window.plate.live().then(() => true)")
-        data = tab.evaluate("() => JSON.parse(document.getElementById('plate-data').textContent)")
-        before = tab.evaluate("() => document.getElementById('readout').textContent")
-        # another choice of every control that offers one: the readout follows, and every figure is a live view
-        changed = False
-        for key in data["keys"]:
-            other = next((c for c in data["choices"][key] if c != data["default"][key] and c != "custom"), None)
-            if other is None:
-                continue
-            tab.evaluate("(s) => window.plate.show(s)", {key: other})
-            changed = changed or tab.evaluate("() => document.getElementById('readout').textContent") != before
-        assert changed
-        assert tab.evaluate("() => window.plate.views.length") == len(data["figures"])
-        assert [u for u in asked if not u.startswith("file://")] == [] and len(set(asked)) == 1
-        assert [m for m in logged if m[0] in ("error", "pageerror")] == []
-    finally:
-        context.close()
+def test_every_page_goes_live_offline_and_redraws_for_another_choice(series_site, new_page, page):
+    tab, logged, asked = open_plate(new_page, series_site, page)
+    wait_until(tab, "document.documentElement.dataset.ready")
+    assert tab.evaluate("() => document.documentElement.dataset.ready") == "true", logged
+    tab.evaluate("() => window.plate.live().then(() => true)")
+    data = tab.evaluate("() => JSON.parse(document.getElementById('plate-data').textContent)")
+    before = tab.evaluate("() => document.getElementById('readout').textContent")
+    # another choice of every control that offers one: the readout follows, and every figure is a live view
+    changed = False
+    for key in data["keys"]:
+        other = next((c for c in data["choices"][key] if c != data["default"][key] and c != "custom"), None)
+        if other is None:
+            continue
+        tab.evaluate("(s) => window.plate.show(s)", {key: other})
+        changed = changed or tab.evaluate("() => document.getElementById('readout').textContent") != before
+    assert changed
+    assert tab.evaluate("() => window.plate.views.length") == len(data["figures"])
+    assert [u for u in asked if not u.startswith("file://")] == [] and len(set(asked)) == 1
+    assert [m for m in logged if m[0] in ("error", "pageerror")] == []
 
 
 @pytest.mark.browser
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("page", PAGES)
-def test_axe_finds_no_wcag_violation_on_any_plate(series_site, browser, axe_js, page, scheme):  # noqa: F811
-    context, tab, _, _ = open_plate(browser, series_site, page, bypass_csp=True, color_scheme=scheme)
-    try:
-        wait_until(tab, "document.documentElement.dataset.ready")
-        tab.evaluate("for (const d of document.querySelectorAll('details')) d.open = true")
-        tab.add_script_tag(content=axe_js)
-        assert tab.evaluate(AXE_RUN, WCAG) == []
-    finally:
-        context.close()
+def test_axe_finds_no_wcag_violation_on_any_plate(series_site, new_page, axe_js, page, scheme):  # noqa: F811
+    tab, _, _ = open_plate(new_page, series_site, page, bypass_csp=True, color_scheme=scheme)
+    wait_until(tab, "document.documentElement.dataset.ready")
+    tab.evaluate("for (const d of document.querySelectorAll('details')) d.open = true")
+    tab.add_script_tag(content=axe_js)
+    assert tab.evaluate(AXE_RUN, WCAG) == []
 
 
 @pytest.mark.browser
 @pytest.mark.parametrize("page", PAGES)
-def test_without_javascript_every_plate_shows_its_words_figures_and_tables(series_site, browser, page):
-    context, tab, _, _ = open_plate(browser, series_site, page, java_script_enabled=False)
-    try:
-        figures = tab.locator("figure.figure").count()
-        assert figures >= 1
-        assert tab.locator("figure.figure .chart svg").count() == figures
-        assert tab.locator("#readout p").count() >= 1 and tab.locator("#readout").inner_text().strip()
-        assert tab.locator("[data-describe]").count() == figures
-        assert all(tab.locator(f"[data-describe] >> nth={i}").text_content().strip() for i in range(figures))
-        assert tab.locator("table[data-table] tbody tr").count() >= figures
-        # the controls need the script: none shows (the form still holds the assumptions, open)
-        controls = tab.locator("#controls .control")
-        assert controls.count() >= 1
-        assert not any(controls.nth(i).is_visible() for i in range(controls.count()))
-    finally:
-        context.close()
+def test_without_javascript_every_plate_shows_its_words_figures_and_tables(series_site, new_page, page):
+    tab, _, _ = open_plate(new_page, series_site, page, java_script_enabled=False)
+    figures = tab.locator("figure.figure").count()
+    assert figures >= 1
+    assert tab.locator("figure.figure .chart svg").count() == figures
+    assert tab.locator("#readout p").count() >= 1 and tab.locator("#readout").inner_text().strip()
+    assert tab.locator("[data-describe]").count() == figures
+    assert all(tab.locator(f"[data-describe] >> nth={i}").text_content().strip() for i in range(figures))
+    assert tab.locator("table[data-table] tbody tr").count() >= figures
+    # the controls need the script: none shows (the form still holds the assumptions, open)
+    controls = tab.locator("#controls .control")
+    assert controls.count() >= 1
+    assert not any(controls.nth(i).is_visible() for i in range(controls.count()))
 
 
 @pytest.mark.browser
@@ -135,7 +126,8 @@ def test_every_plate_prints_within_the_readmes_budget(series_site, print_browser
     """With and without fonts-liberation (print_browser's two font sets), as the README promises."""
     from pypdf import PdfReader
     import io
-    context, tab, _, _ = open_plate(print_browser, series_site, page)
+    tab, _, _ = open_plate(lambda **o: print_browser.new_context(**o).new_page(), series_site, page)
+    context = tab.context
     try:
         wait_until(tab, "document.documentElement.dataset.ready")
         for fmt, most in readme_pages().items():

@@ -45,23 +45,18 @@ def first_keys(c: content.Content, page) -> list[str]:
 
 
 @pytest.fixture
-def opened(browser, series_site):
-    """Open a plate's page of the built series in a fresh context; yields a function returning the page."""
-    contexts = []
-
+def opened(new_page, series_site):
+    """Open a plate's page of the built series in a page of a context with these options (conftest.new_page);
+    returns a function returning the page."""
     def opener(plate, ready: bool = True, **options):
-        context = browser.new_context(offline=True, **options)
-        contexts.append(context)
-        page = context.new_page()
+        page = new_page(offline=True, **options)
         page.goto((series_site / page_of(series_site, plate)).resolve().as_uri())
         if ready:
             wait_until(page, "document.documentElement.dataset.ready")
             assert page.evaluate("document.documentElement.dataset.ready") == "true"
         return page
 
-    yield opener
-    for context in contexts:
-        context.close()
+    return opener
 
 
 # Where an element lies against the first screen, and whether the page has scrolled.

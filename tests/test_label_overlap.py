@@ -128,15 +128,14 @@ def selections(data: dict) -> tuple[list[dict], bool]:
     return [s for i, s in enumerate(walked) if s not in walked[:i]], False
 
 
-def open_plate(browser, site, name: str, width: int):
-    context = browser.new_context(offline=True, viewport={"width": width, "height": 900})
-    page = context.new_page()
+def open_plate(new_page, site, name: str, width: int):
+    page = new_page(offline=True, viewport={"width": width, "height": 900})
     page.goto((site / name).resolve().as_uri())
     wait_until(page, "document.documentElement.dataset.ready === 'true'")
     # Every view made before the first measure: the default's data-shown holds at once, while figures out of sight
     # may still show their static SVG (exact, but not the live marks this test measures).
     page.evaluate("() => window.plate.live().then(() => true)")
-    return context, page
+    return page
 
 
 # In one round trip: show the selection, wait for every figure to show it (data-shown) and a frame, then measure.
@@ -166,10 +165,10 @@ def test_every_written_plate_is_walked(series_site):
 @pytest.mark.parametrize("half", [0, 1])
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("name", PAGES)
-def test_no_word_of_a_figure_touches_another_or_a_mark(series_site, browser, name, width, half):
+def test_no_word_of_a_figure_touches_another_or_a_mark(series_site, new_page, name, width, half):
     """Every other selection of the walk (half 0 the first, third, ...; half 1 the second, fourth, ...)."""
     found = {}
-    context, page = open_plate(browser, series_site, name, width)
+    page = open_plate(new_page, series_site, name, width)
     data = page.evaluate("JSON.parse(document.getElementById('plate-data').textContent)")
     chosen, every = selections(data)
     for sel in chosen[half::2]:
@@ -179,15 +178,14 @@ def test_no_word_of_a_figure_touches_another_or_a_mark(series_site, browser, nam
         for f in figures:
             if f["hits"]:
                 found[(name, f["figure"], json.dumps(sel, sort_keys=True))] = f["hits"]
-    context.close()
     assert len(chosen) > 1, (name, len(chosen), every)
     assert found == {}, f"{len(found)} figure selections with collisions; the first: {list(found.items())[:8]}"
 
 
-def test_a_label_moved_onto_a_line_is_found(series_site, browser):
+def test_a_label_moved_onto_a_line_is_found(series_site, new_page):
     """The check can fail: Figure 1's first word of a plot, moved onto the middle of its first line."""
     name = pages(series_site)[0]
-    context, page = open_plate(browser, series_site, name, WIDTHS[0])
+    page = open_plate(new_page, series_site, name, WIDTHS[0])
     data = page.evaluate("JSON.parse(document.getElementById('plate-data').textContent)")
     before = {f["figure"]: f["hits"] for f in measure(page, data, {})}
     moved = page.evaluate("""() => {
@@ -200,7 +198,6 @@ def test_a_label_moved_onto_a_line_is_found(series_site, browser):
       return [svg.closest('figure').id, text.textContent];
     }""")
     after = {f["figure"]: f["hits"] for f in page.evaluate(GEOMETRY)}
-    context.close()
     figure, word = moved
     assert not any(word in hit for hit in before[figure])
     assert any(hit[0] == word for hit in after[figure]), after[figure]

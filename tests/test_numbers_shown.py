@@ -34,13 +34,12 @@ def checked(shown: dict, where) -> None:
 
 
 @pytest.fixture(scope="module")
-def plate(site, browser):
-    context = browser.new_context(offline=True)
-    page = context.new_page()
+def plate(site, page_pool):
+    page = page_pool.take(offline=True)
     page.goto((site / "index.html").resolve().as_uri())
     wait_until(page, "document.documentElement.dataset.ready === 'true'")
     yield page
-    context.close()
+    page_pool.give(page)
 
 
 @pytest.fixture(scope="module")
@@ -50,12 +49,10 @@ def selections(plate):
     return data["default"], {k: [v for v in values if v != "custom"] for k, values in data["choices"].items()}
 
 
-def test_the_static_page_shows_numbers_by_the_rule(site, browser):
-    context = browser.new_context(offline=True, java_script_enabled=False)
-    page = context.new_page()
+def test_the_static_page_shows_numbers_by_the_rule(site, new_page):
+    page = new_page(offline=True, java_script_enabled=False)
     page.goto((site / "index.html").resolve().as_uri())
     shown = page.evaluate(VISIBLE_TEXT)
-    context.close()
     assert "replicas" in shown["words"] and len(shown["words"]) > 10_000  # the walker read the page's words
     checked(shown, "static page")
 

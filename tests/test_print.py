@@ -41,10 +41,15 @@ MARK = """(selector) => {
 }"""
 
 
-def texts(pdf: bytes) -> list[str]:
+def texts(pdf: bytes | PdfReader) -> list[str]:
     """Each page's text, ligatures undone, whitespace collapsed."""
-    reader = PdfReader(io.BytesIO(pdf))
+    reader = pdf if isinstance(pdf, PdfReader) else PdfReader(io.BytesIO(pdf))
     return [" ".join(unicodedata.normalize("NFKC", p.extract_text()).split()) for p in reader.pages]
+
+
+def page_count(pdf: bytes) -> int:
+    """The PDF's pages, as pypdf reads them (len(texts(pdf)) without extracting any text)."""
+    return len(PdfReader(io.BytesIO(pdf)).pages)
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +64,8 @@ def printed(print_browser, site):
     out = {"page": page}
     for fmt in FORMATS:
         pdf = page.pdf(format=fmt)
-        out[fmt] = {"pdf": pdf, "texts": texts(pdf), "images": sum(len(p.images) for p in PdfReader(io.BytesIO(pdf)).pages)}
+        reader = PdfReader(io.BytesIO(pdf))  # read once, for its texts and its images
+        out[fmt] = {"pdf": pdf, "texts": texts(reader), "images": sum(len(p.images) for p in reader.pages)}
     out["blocks"] = page.evaluate(MARK, BLOCKS)
     for fmt in FORMATS:
         out[fmt]["marked"] = texts(page.pdf(format=fmt))
@@ -175,20 +181,28 @@ def test_prints_without_javascript_too(print_browser, site):
     assert "Figure 1." in " ".join(pages) and default_caption(content.load(CONTENT)) in " ".join(pages)
 
 
+@pytest.fixture(scope="module")
+def narrow_tab(print_browser):
+    """One tab per font set for the narrow-window prints; each test sets its width, then opens the plate in it anew."""
+    context = print_browser.new_context(offline=True, viewport={"width": 360, "height": 800})
+    yield context.new_page()
+    context.close()
+
+
 @pytest.mark.parametrize("width", [360, 800])
-def test_printing_from_a_phone_or_narrow_window_redraws_figures_for_paper(print_browser, site, width):
-    context = print_browser.new_context(offline=True, viewport={"width": width, "height": 800})
-    page = context.new_page()
+def test_printing_from_a_phone_or_narrow_window_redraws_figures_for_paper(narrow_tab, site, width):
+    page = narrow_tab
+    page.set_viewport_size({"width": width, "height": 800})
     page.goto((site / "index.html").resolve().as_uri())
+    assert page.evaluate("innerWidth") == width
     wait_until(page, "document.documentElement.dataset.ready === 'true'")
     page.evaluate("() => window.plate.live().then(() => true)")  # as a reader who has scrolled through the plate
     on_screen = page.evaluate("window.plate.views.map(v => v.width())")
     assert len(on_screen) == page.locator("figure.figure").count()
     page.evaluate("addEventListener('beforeprint', () => { window.__paper = window.plate.views.map(v => v.width()); })")
-    counts = [len(texts(page.pdf(format=fmt))) for fmt in FORMATS]
+    counts = [page_count(page.pdf(format=fmt)) for fmt in FORMATS]
     paper = page.evaluate("window.__paper")
     assert all(p > s for p, s in zip(paper, on_screen)), (paper, on_screen)  # redrawn wider, for the paper
     # Back to the screen's width once printed (waited for: afterprint redraws).
     page.wait_for_function("(w) => window.plate.views.every((v, i) => v.width() === w[i])", arg=on_screen)
-    context.close()
     assert all(within_print_budget(n, fmt) for n, fmt in zip(counts, FORMATS)), counts

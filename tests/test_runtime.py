@@ -467,11 +467,10 @@ def with_whole_vega(html: str, live, specs: dict) -> str:
     return html[:block.start(2)] + str(render.script_json(data)) + html[block.end(2):]
 
 
-def open_live(browser, folder: Path):
+def open_live(new_page, folder: Path):
     """The page in folder, every figure live (those below the fold too); the page's CSP lifted, since a copy with
     the whole of Vega swapped in carries a script its CSP does not list."""
-    context = browser.new_context(offline=True, bypass_csp=True, viewport={"width": 1100, "height": 900})
-    page = context.new_page()
+    page = new_page(offline=True, bypass_csp=True, viewport={"width": 1100, "height": 900})
     page.goto((folder / "index.html").as_uri())
     wait_until(page, "document.documentElement.dataset.ready === 'true'")
     page.evaluate("() => window.plate.live().then(() => true)")
@@ -479,17 +478,16 @@ def open_live(browser, folder: Path):
 
 
 @pytest.mark.browser
-def test_the_page_draws_the_same_figures_as_with_the_whole_of_vega(mini_site, live, specs, browser, tmp_path):
+def test_the_page_draws_the_same_figures_as_with_the_whole_of_vega(mini_site, live, specs, new_page, tmp_path):
     """vl-convert's whole Vega, swapped in for the bundle and given the specs, draws the same SVGs as the bundle's
     dataflows and compiled expressions."""
     html = (mini_site / "index.html").read_text(encoding="utf-8")
     (tmp_path / "index.html").write_text(with_whole_vega(html, live, specs), encoding="utf-8")
     drawn = []
     for folder in (mini_site, tmp_path):
-        page = open_live(browser, folder)
+        page = open_live(new_page, folder)
         assert page.locator(".chart[data-live='true'] svg").count() == page.locator(".chart").count() > 0
         drawn.append(page.evaluate("[...document.querySelectorAll('.chart')].map(c => c.innerHTML)"))
-        page.context.close()
     assert drawn[0] == drawn[1]
 
 
@@ -509,23 +507,19 @@ STEP = """async ([id, value]) => {
 
 
 @pytest.mark.browser
-def test_the_page_redraws_the_same_figures_as_with_the_whole_of_vega(mini_site, live, specs, browser, tmp_path):
+def test_the_page_redraws_the_same_figures_as_with_the_whole_of_vega(mini_site, live, specs, new_page, tmp_path):
     """bundle.mjs's patches change how a redraw runs (fold keeps its folded tuples when its rows only change values,
     so Figure 1's marks stay), and parse.mjs compiles the expressions, never what is drawn: after every change of
     every control, each figure's SVG is the one vl-convert's whole Vega draws from the specs."""
     html = (mini_site / "index.html").read_text(encoding="utf-8")
     (tmp_path / "index.html").write_text(with_whole_vega(html, live, specs), encoding="utf-8")
-    pages = [open_live(browser, folder) for folder in (mini_site, tmp_path)]
-    try:
-        steps = pages[0].evaluate(STEPS)
-        assert len(steps) >= 4, steps  # the fixture offers other presets and options to change to
-        for step in steps:
-            bundled, whole_vega = (page.evaluate(STEP, step) for page in pages)
-            assert len(bundled) == len(whole_vega) > 0
-            assert bundled == whole_vega, step
-    finally:
-        for page in pages:
-            page.context.close()
+    pages = [open_live(new_page, folder) for folder in (mini_site, tmp_path)]
+    steps = pages[0].evaluate(STEPS)
+    assert len(steps) >= 4, steps  # the fixture offers other presets and options to change to
+    for step in steps:
+        bundled, whole_vega = (page.evaluate(STEP, step) for page in pages)
+        assert len(bundled) == len(whole_vega) > 0
+        assert bundled == whole_vega, step
 
 
 # --- the fallback: vl-convert's bundle, with the parser --------------------------------------------------------

@@ -72,19 +72,19 @@ def test_every_inline_script_and_style_is_allowed_by_its_hash(site):
 
 
 @pytest.mark.browser
-def test_the_page_goes_live_offline(site, browser):
-    goes_live(site, browser, PAGE)
+def test_the_page_goes_live_offline(site, new_page):
+    goes_live(site, new_page, PAGE)
 
 
 @pytest.mark.browser
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_axe_finds_no_wcag_violation(site, browser, axe_js, scheme):  # noqa: F811
-    axe_clean(site, browser, axe_js, PAGE, scheme)
+def test_axe_finds_no_wcag_violation(site, new_page, axe_js, scheme):  # noqa: F811
+    axe_clean(site, new_page, axe_js, PAGE, scheme)
 
 
 @pytest.mark.browser
-def test_without_javascript_the_page_shows_its_words_figures_and_tables(site, browser):
-    reads_without_javascript(site, browser, PAGE)
+def test_without_javascript_the_page_shows_its_words_figures_and_tables(site, new_page):
+    reads_without_javascript(site, new_page, PAGE)
 
 
 @pytest.mark.browser
