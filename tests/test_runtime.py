@@ -853,13 +853,13 @@ def processes_in(folder: Path) -> list[int]:
 
 @pytest.mark.usefixtures("unpackaged")
 def test_a_registry_that_never_answers_gives_up_and_says_so(tmp_path, monkeypatch, silent_registry):
-    monkeypatch.setattr(runtime, "NPM_TIMEOUT_S", 4)
+    monkeypatch.setattr(runtime, "NPM_TIMEOUT_S", 2)  # npm is checked on every second: one progress line at least
     monkeypatch.setattr(runtime, "PROGRESS_S", 1)
     monkeypatch.setenv("npm_config_registry", silent_registry)
     cache, said = tmp_path / "cache", []
-    with pytest.raises(runtime.Unavailable, match=rf"after 4 s \(the registry {silent_registry} does not answer"):
+    with pytest.raises(runtime.Unavailable, match=rf"after 2 s \(the registry {silent_registry} does not answer"):
         runtime.toolchain(cache, said.append)
-    assert "installing" in said[0] and "gives up after 4 s" in said[0]
+    assert "installing" in said[0] and "gives up after 2 s" in said[0]
     assert any("npm is still installing" in line and "packages in place" in line for line in said[1:]), said
     assert not list(cache.glob("node-*.tmp")) and processes_in(cache) == []
 
