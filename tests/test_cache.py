@@ -4,6 +4,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -146,11 +147,21 @@ def test_the_font_fingerprint_sees_a_new_font(tmp_path, monkeypatch):
         cache.fonts.cache_clear()
 
 
-@pytest.mark.parametrize("damage", ["truncated", "byte flipped", "seal only", "empty", "not an entry"])
-def test_a_damaged_entry_is_made_again_never_used(mini, made, tmp_path, damage):
+@pytest.fixture(scope="module")
+def filled(mini, tmp_path_factory) -> tuple[Path, list]:
+    """A cache the fixture's figures were made into, from empty, once for the module: (its folder, the figures). The
+    tests copy it (drawing the figures costs more than the copy) and only read the copy's source."""
     atlas, default = mini
-    store = Cache(tmp_path / "cache")
-    good = xfigures.figures(atlas, default, store)
+    folder = tmp_path_factory.mktemp("filled") / "cache"
+    return folder, xfigures.figures(atlas, default, Cache(folder))
+
+
+@pytest.mark.parametrize("damage", ["truncated", "byte flipped", "seal only", "empty", "not an entry"])
+def test_a_damaged_entry_is_made_again_never_used(mini, made, filled, tmp_path, damage):
+    atlas, default = mini
+    shutil.copytree(filled[0], tmp_path / "cache")
+    store, good = Cache(tmp_path / "cache"), filled[1]
+    assert xfigures.figures(atlas, default, store) == good and made == {"vega": 0, "svg": 0}  # the copy is whole
     for entry in sorted((tmp_path / "cache").iterdir()):
         data = entry.read_bytes()
         entry.write_bytes({"truncated": data[:len(data) // 2],

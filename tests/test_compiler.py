@@ -573,11 +573,13 @@ def unspelt(value):
     return value
 
 
-def agree(module, data: dict, sels: list[dict], presets: dict, folder: Path) -> list[str]:
-    """Where the compiled page and the Python part, for these selections under these presets."""
+def agree(module, data: dict, sels: list[dict], presets: dict | list[dict], folder: Path) -> list[str]:
+    """Where the compiled page and the Python part, for these selections under these presets (or under presets[i]
+    for sels[i]: several rounds of presets in the same two node processes)."""
     page_fns = texts.page_of(module)
     modules = texts.page_modules(module)
-    calls = calls_for(data, sels, presets)
+    each = presets if isinstance(presets, list) else [presets] * len(sels)
+    calls = [call for sel, p in zip(sels, each, strict=True) for call in calls_for(data, [sel], p)]
     python = python_run(page_fns, calls)
     page = node_run(modules, calls, folder / "facts")
     problems = [f"facts of {sels[i]}: {d}" for i, (a, b) in enumerate(zip(python, page)) for d in differences(a, b)]
@@ -620,11 +622,12 @@ def test_every_plates_compiled_page_agrees_on_random_presets(series_site, tmp_pa
     module = content.load(folder).module
     data = page_data((series_site / page_file).read_text(encoding="utf-8"))
     rng = random.Random(2029)
-    problems = []
-    for round_ in range(12):
-        presets = perturbed(data["presets"], rng)
-        sels = selections(data, 4, round_)[-4:]
-        problems += agree(module, data, sels, presets, tmp_path / str(round_))
+    sels, presets = [], []
+    for round_ in range(12):  # the rounds' calls in one node process (two node processes, not two a round)
+        perturbation = perturbed(data["presets"], rng)
+        sels += selections(data, 4, round_)[-4:]
+        presets += [perturbation] * 4
+    problems = agree(module, data, sels, presets, tmp_path)
     assert problems[:20] == []
 
 

@@ -2,6 +2,7 @@
 needs the parser, the cache checked on every read, and vl-convert's bundle when node's packages cannot be had."""
 import copy
 import dataclasses
+import functools
 import json
 import os
 import re
@@ -50,6 +51,25 @@ def tools() -> "runtime.Path":
     return runtime.toolchain(assembly.cache_dir())
 
 
+@pytest.fixture(scope="module")
+def parsed(specs, tools) -> dict:
+    """runtime.parse() of the fixture's specs, read once for the module (node's parse is deterministic: each test
+    that only reads it sees what a call of its own would give)."""
+    return json.loads(runtime.parse(specs, tools))
+
+
+_BUNDLES: dict[str, str] = {}
+
+
+def bundled(needs: dict, tools) -> str:
+    """runtime.bundle(needs), made once per module for each needs (esbuild costs about a CPU-second a bundle; the
+    tests below ask for some of the same needs, and only read what comes back)."""
+    key = json.dumps(needs, sort_keys=True)
+    if key not in _BUNDLES:
+        _BUNDLES[key] = runtime.bundle(needs, tools)
+    return _BUNDLES[key]
+
+
 def transform_types(node) -> set[str]:
     """Every `type` of every step in every `transform` list anywhere in a spec (a walk independent of runtime.py)."""
     found = set()
@@ -91,8 +111,7 @@ def test_bundle_imports_nothing(live):
     assert urls <= {"http://www.w3.org/2000/svg", "http://www.w3.org/2000/xmlns/", "http://www.w3.org/1999/xlink"}
 
 
-def test_the_dataflows_run_every_transform_the_specs_use(specs, tools):
-    parsed = json.loads(runtime.parse(specs, tools))
+def test_the_dataflows_run_every_transform_the_specs_use(specs, parsed):
     used = set().union(*(transform_types(s) for s in specs.values()))
     assert used, "the fixture's specs use no transform: the check below would prove nothing"
     assert used <= set(parsed["needs"]["operators"])
@@ -102,32 +121,32 @@ def test_the_dataflows_run_every_transform_the_specs_use(specs, tools):
     assert parsed["needs"]["bindings"] is False  # the plate binds no signal to an input
 
 
-def test_the_dataflows_name_each_expression_by_a_token_the_bundle_compiled(live, specs, tools):
+def test_the_dataflows_name_each_expression_by_a_token_the_bundle_compiled(live, parsed):
     """An expression in a dataflow is only a token ({"code": "#n"}), an encoder too (its channels go); the bundle holds
     one function per token, and no syntax tree is left for an interpreter."""
     text = json.dumps(live.dataflows)
     codes = set(re.findall(r'"code": "([^"]*)"', text))
     assert codes and all(re.fullmatch(r"#\d+", c) for c in codes)
     assert '"ast"' not in text and '"channels"' not in text
-    expressions = json.loads(runtime.parse(specs, tools))["needs"]["expressions"]
+    expressions = parsed["needs"]["expressions"]
     table = set(re.findall(r'(?:^\{|,\n)"(#\d+)":function', expressions))
     assert table == codes  # every token has its function, and no function is carried for nothing
     assert all(f'"{c}":function' in live.code.replace(" ", "") for c in codes)
 
 
 def test_the_bundle_holds_only_the_operators_asked_for(tools):
-    small = runtime.bundle({"operators": ["collect", "filter"], "bindings": False}, tools)
-    more = runtime.bundle({"operators": ["collect", "filter", "regression"], "bindings": False}, tools)
+    small = bundled({"operators": ["collect", "filter"], "bindings": False}, tools)
+    more = bundled({"operators": ["collect", "filter", "regression"], "bindings": False}, tools)
     assert len(more) > len(small) + 1000  # regression pulls in its own code, which the smaller one left out
-    bound = runtime.bundle({"operators": ["collect", "filter"], "bindings": True}, tools)
+    bound = bundled({"operators": ["collect", "filter"], "bindings": True}, tools)
     assert "bundled without signal bindings" in small and "bundled without signal bindings" not in bound
     assert len(bound) > len(small)
 
 
-def test_the_parser_names_the_schemes_geo_functions_and_formats_the_figures_use(specs, tools):
+def test_the_parser_names_the_schemes_geo_functions_and_formats_the_figures_use(specs, parsed, tools):
     """What the bundle may leave out, said by the parser: the plate's figures name no colour scheme, call no geo
     function and load no data from a URL (whose format the page would read); a spec that does each is seen doing it."""
-    plain = json.loads(runtime.parse(specs, tools))["needs"]
+    plain = parsed["needs"]
     assert (plain["schemes"], plain["geo"], plain["formats"]) == ([], False, False)
     spec = next(iter(specs.values()))
     extra = copy.deepcopy(spec)
@@ -148,10 +167,13 @@ def test_the_parser_names_the_schemes_geo_functions_and_formats_the_figures_use(
 
 
 def test_the_bundle_holds_only_the_schemes_geo_and_formats_asked_for(tools):
-    base = {"operators": ["collect", "scale"], "bindings": False}  # a scale: what reads the schemes
-    small = runtime.bundle({**base, "schemes": [], "geo": False, "formats": False}, tools)
-    named = runtime.bundle({**base, "schemes": ["viridis"], "geo": False, "formats": False}, tools)
-    every = runtime.bundle({**base, "schemes": True, "geo": True, "formats": True}, tools)
+    # a scale: what reads the schemes; every function, mark, curve and scale type, as when the keys are left out (the
+    # bundle without these schemes is also the one the functions' test below holds its smaller ones against)
+    base = {"operators": ["collect", "scale"], "bindings": False, "functions": True, "marks": True, "curves": True,
+            "scales": True}
+    small = bundled({**base, "schemes": [], "geo": False, "formats": False}, tools)
+    named = bundled({**base, "schemes": ["viridis"], "geo": False, "formats": False}, tools)
+    every = bundled({**base, "schemes": True, "geo": True, "formats": True}, tools)
     viridis, tableau = "440154470e61481a6c482575472f7d", "4c78a8f58518e4575672b7b254a24beeca3bb279a2ff9da69d755dbab0ac"
     assert viridis not in small and tableau not in small
     assert viridis in named and tableau not in named
@@ -196,11 +218,11 @@ def parsed_with_asts(specs: dict, tools) -> list:
     return json.loads(done.stdout)
 
 
-def test_the_parser_names_the_functions_marks_and_curves_the_figures_use(specs, tools):
+def test_the_parser_names_the_functions_marks_and_curves_the_figures_use(specs, parsed, tools):
     """The functions, mark types and curves the bundle keeps are those in the dataflows (and the functions the
     compiled code calls on Vega's table, the scales' __bandwidth among them); an interpolate a signal chooses asks
     for every curve."""
-    plain = json.loads(runtime.parse(specs, tools))["needs"]
+    plain = parsed["needs"]
     found = called_marked_curved(parsed_with_asts(specs, tools))
     assert found["functions"] and found["marks"]
     called = set(re.findall(r"\bthis\.(\w+)", plain["expressions"]))
@@ -223,9 +245,9 @@ def test_the_parser_names_the_functions_marks_and_curves_the_figures_use(specs, 
     assert json.loads(runtime.parse({"f": chosen}, tools))["needs"]["curves"] is True
 
 
-def test_the_parser_names_the_scale_types_the_figures_use(specs, live, tools):
+def test_the_parser_names_the_scale_types_the_figures_use(specs, parsed, live, tools):
     """The scale types in the dataflows, a scale without a type being linear, vega-encode's default."""
-    plain = json.loads(runtime.parse(specs, tools))["needs"]["scales"]
+    plain = parsed["needs"]["scales"]
     types = {(op.get("params") or {}).get("type", "linear") for flow in live.dataflows.values()
              for op in flow["operators"] if op["type"] == "scale"}
     assert types and set(plain) == types
@@ -237,11 +259,14 @@ def test_the_parser_names_the_scale_types_the_figures_use(specs, live, tools):
 
 
 def test_the_bundle_holds_only_the_functions_marks_and_curves_asked_for(tools):
-    base = {"operators": ["collect", "scale"], "bindings": False, "schemes": [], "geo": False, "formats": False}
-    small = runtime.bundle({**base, "functions": [], "marks": ["line"], "curves": []}, tools)
-    named = runtime.bundle({**base, "functions": ["vlSelectionTest"], "marks": ["arc", "line"],
-                            "curves": ["catmull-rom"]}, tools)
-    every = runtime.bundle({**base, "functions": True, "marks": True, "curves": True}, tools)
+    # every scale type, as when the key is left out: `every` is the schemes' test's bundle without schemes, `small`
+    # the scale types' test's bundle with every scale type (each made once, bundled())
+    base = {"operators": ["collect", "scale"], "bindings": False, "schemes": [], "geo": False, "formats": False,
+            "scales": True}
+    small = bundled({**base, "functions": [], "marks": ["line"], "curves": []}, tools)
+    named = bundled({**base, "functions": ["vlSelectionTest"], "marks": ["arc", "line"],
+                     "curves": ["catmull-rom"]}, tools)
+    every = bundled({**base, "functions": True, "marks": True, "curves": True}, tools)
     # (names the minified bundle keeps: the tables' keys)
     assert "vlSelectionTest" not in small and "vlSelectionTest" in named and "vlSelectionTest" in every
     assert "cumulativeLogNormal" not in named and "cumulativeLogNormal" in every
@@ -256,9 +281,9 @@ def test_the_bundle_holds_only_the_functions_marks_and_curves_asked_for(tools):
 def test_the_bundle_holds_only_the_scale_types_asked_for(tools):
     base = {"operators": ["collect", "scale"], "bindings": False, "schemes": [], "geo": False, "formats": False,
             "functions": [], "marks": ["line"], "curves": []}
-    small = runtime.bundle({**base, "scales": ["linear"]}, tools)
-    timed = runtime.bundle({**base, "scales": ["time"]}, tools)
-    every = runtime.bundle({**base, "scales": True}, tools)
+    small = bundled({**base, "scales": ["linear"]}, tools)
+    timed = bundled({**base, "scales": ["time"]}, tools)
+    every = bundled({**base, "scales": True}, tools)
     # (what the minified bundle keeps: the time scale's tick format for years, the discretizing scales' inverse)
     assert small.count('"%Y"') < timed.count('"%Y"') and timed.count("invertExtent") < every.count("invertExtent")
     assert len(small) + 1000 < len(timed) < len(every) - 5000
@@ -355,12 +380,12 @@ EXPRESSIONS = """([token, encoder, plain, reads]) => {
 
 
 @pytest.mark.browser
-def test_the_expression_maker_hands_vega_the_compiled_functions_and_names_a_missing_one(live, specs, tools, browser):
+def test_the_expression_maker_hands_vega_the_compiled_functions_and_names_a_missing_one(live, parsed, browser):
     """vega-view takes window.vegaExpressions as its expression maker: a function for each token, whichever kind of
     expression asks (the figures have no event streams, so the event and handler makers run only here), and for a
     token the bundle lacks, an error that says so. (Drawing what the whole of Vega draws, below, holds what they
     compute.)"""
-    expressions = json.loads(runtime.parse(specs, tools))["needs"]["expressions"]
+    expressions = parsed["needs"]["expressions"]
     written = re.findall(r'"(#\d+)":function\(_,datum,event\)\{return\((.*?)\);\}(?=,\n|\}$)', expressions)
     plain = next(t for t, code in written if not re.search(r"_\[|datum|event|this\.", code))
     reads = next(t for t, code in written if "datum[" in code and not re.search(r"_\[|event", code))
@@ -420,13 +445,19 @@ window.vegaExpressionInterpreter = expressionInterpreter;
 """
 
 
+@functools.cache
+def whole_vega_bundle() -> str:
+    """vl-convert's bundle of WHOLE_VEGA, made once for the module (about a CPU-second; the same text each time)."""
+    return vlc.javascript_bundle(WHOLE_VEGA)
+
+
 def with_whole_vega(html: str, live, specs: dict) -> str:
     """The page with vl-convert's whole Vega run at load in place of the bundle, each figure given its spec as the
     fallback page gives it: the whole Vega parses the specs and interprets their expressions itself, so what it
     draws owes nothing to parse.mjs or bundle.mjs."""
     inert = f'<script type="text/plain" id="vega-runtime">{render.script_safe(live.code)}</script>'
     assert html.count(inert) == 1  # carried inert: the page runs it when the first view is made
-    whole = render.script_safe(vlc.javascript_bundle(WHOLE_VEGA))
+    whole = render.script_safe(whole_vega_bundle())
     assert len(whole) > len(live.code)
     html = html.replace(inert, f'<script type="module">{whole}</script>')
     block = re.search(r'(<script type="application/json" id="plate-data">)(.*?)(</script>)', html, re.S)
@@ -682,9 +713,8 @@ def test_an_empty_bundle_fails_the_build_and_keeps_the_site(counted, tmp_path, m
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
-def test_a_truncated_cache_gives_the_same_page(tmp_path, monkeypatch):
-    build.build(FIXTURE, tmp_path / "a")
-    page = (tmp_path / "a" / "index.html").read_bytes()
+def test_a_truncated_cache_gives_the_same_page(mini_site, tmp_path, monkeypatch):
+    page = (mini_site / "index.html").read_bytes()  # the run's build of the fixture, with the usual cache
     monkeypatch.setenv("PLATE_CACHE", str(tmp_path / "cache"))
     build.build(FIXTURE, tmp_path / "b")  # a cache of its own, made from nothing (the install too)
     entries = list((tmp_path / "cache" / assembly.RUNTIME_FOLDER).iterdir())
