@@ -30,6 +30,12 @@ TOY = FIXTURES / "toy"  # the engine's own plate: its content and Python, no Jav
 EVERY_SELECTION = os.environ.get("PLATE_EVERY_SELECTION") == "1"
 
 
+def pytest_xdist_auto_num_workers(config) -> int:
+    """`-n auto`: one worker per core and one more, since tests also wait on subprocesses, timers and the browser
+    (two workers on 2 cores left 7-9% of the CPU idle; three took 273 s instead of 303, docs/testing.md)."""
+    return (os.cpu_count() or 1) + 1
+
+
 def copy_plate(plate: Path, dest: Path, **copytree) -> Path:
     """A plate's folder copied to dest, with its series' catalogue (series.toml beside it, platelib.catalogue) beside
     the copy when it has one and dest's parent none: a plate reads its models, GPUs and networks from there."""
