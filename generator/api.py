@@ -98,6 +98,10 @@ from .page.render import csv_cell
 """A number or id as the CSVs write it: the shortest round-trip text of a float, no '.0'; true/false."""
 from .page.render import csv_column
 """csv_cell of every value of a column of one type, at a fraction of the calls."""
+from .page.render import csv_table
+"""A CSV's text: the header, then one line of csv_cell per row."""
+from .page.render import controls_page
+"""What the template fills in for a plate whose controls each pick an entry of a presets table."""
 from .site.cache import Cache
 """The build cache a plate's hooks are given: costly, deterministic outputs kept between builds."""
 from .plate.plates import load
@@ -108,4 +112,4 @@ __all__ = ["num", "sig", "given", "seconds", "data_size", "gigabytes", "percent"
            "unknown_tables", "default_choice", "rules", "locate", "quote", "describe_value", "shown_path",
            "grid_rows", "SINGULAR", "MAX_SELECTIONS", "MAX_CSV_ROWS", "split_front_matter", "belongs",
            "Content", "Plate", "Source", "figure", "Figure", "ink", "INK", "MUTED", "WIDTH", "HEIGHT",
-           "words", "plain", "csv_cell", "csv_column", "Cache", "load"]
+           "words", "plain", "csv_cell", "csv_column", "csv_table", "controls_page", "Cache", "load"]

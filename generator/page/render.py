@@ -3,6 +3,7 @@ words and data (docs/plates.md); this module assembles the page, its script and 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import json
 import re
@@ -57,6 +58,31 @@ def csv_cell(value) -> str:
         return "true" if value else "false"
     text = repr(value) if isinstance(value, float) else str(value)
     return text[:-2] if text.endswith(".0") else text
+
+
+def csv_table(columns, rows) -> str:
+    """A CSV's text: the header of columns, then one line of csv_cell per row."""
+    return "\n".join([",".join(columns), *(",".join(map(csv_cell, row)) for row in rows)]) + "\n"
+
+
+def controls_page(content, facts: dict, figures: list, words, *, keys, cluster_keys, controls: dict, labels: dict,
+                  tips: dict, option_name, columns, csv_columns, context: dict) -> dict:
+    """What the template fills in for a plate whose controls each pick an entry of a presets table (controls: key ->
+    table): the controls, the default's words (words: readout, describe, table_rows) and the page script's data."""
+    plate, p = content.plate, content.presets
+    default = dataclasses.asdict(plate.default)
+    data = {
+        "keys": keys, "default": default, "cluster_keys": cluster_keys, "presets": p,
+        "choices": {key: list(p[table]) for key, table in controls.items()}, "plates": plate.plates,
+        "words_context": context, "csv_columns": csv_columns, "csv_name": plate.data_file,
+    }
+    return dict(
+        controls=[(key, labels[key], {i: option_name(key, c) for i, c in p[table].items()})
+                  for key, table in controls.items()],
+        tips=tips, selected=default, readout=words.readout(facts, context), caption=facts["caption"],
+        columns=columns, tables={fig.id: words.table_rows(facts, fig.id) for fig in figures},
+        descriptions={fig.id: words.describe(facts, fig.id, context) for fig in figures}, data=data,
+    )
 
 
 def csv_column(values: list) -> list[str]:

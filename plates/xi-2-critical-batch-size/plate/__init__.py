@@ -8,7 +8,7 @@ import itertools
 from dataclasses import make_dataclass
 from pathlib import Path
 
-from generator.api import Range, csv_cell, default_choice, fields, given, keyed, locate, quote
+from generator.api import Range, controls_page, csv_table, default_choice, fields, given, keyed, locate, quote
 from platelib import catalogue  # the series catalogue: its models, GPUs, networks, batches and layouts
 from platelib.layout import PUBLISHED
 
@@ -181,29 +181,16 @@ def _csv_selections(model: Model):
 
 def csv_text(model: Model) -> str:
     """The site's CSV, under CSV_COLUMNS: page_rows.csv_rows of each of its selections."""
-    lines = [",".join(CSV_COLUMNS)]
-    for sel in _csv_selections(model):
-        lines += [",".join(map(csv_cell, row)) for row in page_rows.csv_rows(model.facts(sel))]
-    return "\n".join(lines) + "\n"
+    return csv_table(CSV_COLUMNS, (row for sel in _csv_selections(model)
+                                   for row in page_rows.csv_rows(model.facts(sel))))
 
 
 def page(content, model: Model, figures: list, dataflows, store=None) -> dict:
     """The controls, the default's words (page_words's, as the page makes them) and the page script's data."""
-    plate, f, p = content.plate, model.default(), content.presets
-    default = dataclasses.asdict(plate.default)
-    W = words_context(None, plate.plates)
-    data = {
-        "keys": BATCH_KEYS, "default": default, "cluster_keys": HARDWARE_KEYS, "presets": p,
-        "choices": {key: list(p[table]) for key, table in CONTROLS.items()}, "plates": plate.plates,
-        "words_context": W, "csv_columns": CSV_COLUMNS, "csv_name": plate.data_file,
-    }
-    return dict(
-        controls=[(key, LABELS[key], {i: option_name(key, c) for i, c in p[table].items()})
-                  for key, table in CONTROLS.items()], tips=TIPS,
-        selected=default, readout=page_words.readout(f, W), caption=f["caption"], columns=TABLE_COLUMNS,
-        tables={fig.id: page_words.table_rows(f, fig.id) for fig in figures},
-        descriptions={fig.id: page_words.describe(f, fig.id, W) for fig in figures}, data=data,
-    )
+    return controls_page(content, model.default(), figures, page_words, keys=BATCH_KEYS, cluster_keys=HARDWARE_KEYS,
+                         controls=CONTROLS, labels=LABELS, tips=TIPS, option_name=option_name,
+                         columns=TABLE_COLUMNS, csv_columns=CSV_COLUMNS,
+                         context=words_context(None, content.plate.plates))
 
 
 # The page's functions by role (docs/plates.md, "The page"): the build makes the default's words, the figures' rows
